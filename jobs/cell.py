@@ -1,0 +1,124 @@
+"""The Cell: everything one training run needs, and nothing about where it ran.
+
+The same frozen object flows plan -> sbatch -> job -> result JSON. Its id is a short
+hash of its fields, so the same cell has the same id on any machine and a rerun finds
+its earlier result.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+ENGINES = ("single", "dp", "ddp")
+MODELS = ("resnet18", "tiny")
+DATASETS = ("cifar10", "synthetic")
+PIPELINES = ("faithful", "fast")
+PRECISIONS = ("fp32", "bf16")
+LR_SCALINGS = ("none", "linear")
+CIFAR10_TRAIN_IMAGES = 50_000
+
+
+class CellError(ValueError):
+    """A cell field holds a value no run can use; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    engine: str  # single: 1 process 1 GPU; dp: 1 process all GPUs; ddp: 1 process per GPU
+    batch_per_gpu: int  # images per GPU per step; the global batch is this x GPUs
+    nodes: int = 1
+    gpus_per_node: int = 1
+    model: str = "resnet18"
+    dataset: str = "cifar10"  # "synthetic": random pixels in the real on-disk format
+    train_images: int = CIFAR10_TRAIN_IMAGES  # a prefix of the training set
+    epochs: int = 2
+    timed_epoch: int = 2  # 1-based; the figure the tables report
+    pipeline: str = "faithful"  # faithful: torchvision transforms + loader workers; fast: data on GPU
+    precision: str = "fp32"
+    loader_workers: int = 2
+    lr: float = 0.1
+    momentum: float = 0.9
+    weight_decay: float = 5e-4
+    lr_scaling: str = "none"  # linear: lr x global_batch / lr_ref_batch (Goyal et al. 2017)
+    lr_ref_batch: int = 128
+    warmup_epochs: int = 0  # ramp the LR linearly from lr to its scaled value over these epochs
+    sync_bn: bool = False
+    seed: int = 0
+    repeat: int = 0  # distinguishes repeats of the same configuration
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            _check_type(field.name, getattr(self, field.name), field.type)
+        _check_choice("engine", self.engine, ENGINES)
+        _check_choice("model", self.model, MODELS)
+        _check_choice("dataset", self.dataset, DATASETS)
+        _check_choice("pipeline", self.pipeline, PIPELINES)
+        _check_choice("precision", self.precision, PRECISIONS)
+        _check_choice("lr_scaling", self.lr_scaling, LR_SCALINGS)
+        for name in ("batch_per_gpu", "nodes", "gpus_per_node", "train_images", "epochs", "lr_ref_batch"):
+            if getattr(self, name) <= 0:
+                raise CellError(f"{name} must be > 0, got {getattr(self, name)}")
+        for name in ("loader_workers", "warmup_epochs", "seed", "repeat"):
+            if getattr(self, name) < 0:
+                raise CellError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not 1 <= self.timed_epoch <= self.epochs:
+            raise CellError(f"timed_epoch must be within 1..epochs ({self.epochs}), got {self.timed_epoch}")
+        if self.engine != "ddp" and self.nodes > 1:
+            raise CellError(f"engine '{self.engine}' runs in one process on one node; use engine = \"ddp\" for nodes = {self.nodes}")
+        if self.engine == "single" and self.gpus_per_node != 1:
+            raise CellError(f"engine 'single' uses 1 GPU, got gpus_per_node = {self.gpus_per_node}; use \"dp\" or \"ddp\"")
+        if self.dataset == "cifar10" and self.train_images > CIFAR10_TRAIN_IMAGES:
+            raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES} for cifar10, got {self.train_images}")
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def tasks_per_node(self) -> int:
+        """Processes per node: one per GPU under DDP, one driving all GPUs otherwise."""
+        return self.gpus_per_node if self.engine == "ddp" else 1
+
+    @property
+    def global_batch(self) -> int:
+        return self.batch_per_gpu * self.gpus
+
+    @property
+    def cell_id(self) -> str:
+        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+    @property
+    def label(self) -> str:
+        """A human name; not unique (the id is)."""
+        shape = f"{self.nodes}x{self.gpus_per_node}" if self.nodes > 1 else f"{self.gpus}g"
+        return f"{self.engine}-{shape}-b{self.batch_per_gpu}-e{self.epochs}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Cell":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise CellError(f"unknown cell field(s) {unknown}; valid fields: {sorted(names)}")
+        return cls(**dict(data))
+
+
+_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
+
+
+def _check_type(name: str, value: Any, type_name: str) -> None:
+    wanted = _TYPES[type_name]
+    # bool is an int in Python, but `batch_per_gpu = true` is a mistake
+    if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
+        raise CellError(f"{name} must be of type {type_name}, got {value!r} ({type(value).__name__})")
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise CellError(f"{name} must be one of {list(choices)}, got {value!r}")

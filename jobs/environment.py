@@ -1,0 +1,44 @@
+"""What the job ran on: GPUs, driver, library versions, hosts. Recorded in every result."""
+from __future__ import annotations
+
+import platform
+import socket
+import subprocess
+from typing import Any, Optional
+
+import torch
+
+
+def gpu_driver() -> Optional[str]:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20, check=True,
+        )
+        return out.stdout.split("\n")[0].strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def describe(device: torch.device) -> dict[str, Any]:
+    """This process's view; hostnames and node names are gathered across ranks by the caller."""
+    cuda = device.type == "cuda"
+    nccl = None
+    if cuda and hasattr(torch.cuda, "nccl"):
+        try:
+            nccl = ".".join(str(v) for v in torch.cuda.nccl.version())
+        except Exception:  # NCCL missing from this build
+            nccl = None
+    return {
+        "device": device.type,
+        "gpu_model": torch.cuda.get_device_name(device) if cuda else "cpu",
+        "gpus_visible": torch.cuda.device_count() if cuda else 0,
+        "driver": gpu_driver() if cuda else None,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if cuda else None,
+        "nccl": nccl,
+        "python": platform.python_version(),
+        "cpu_threads": torch.get_num_threads(),
+        "hostname": socket.gethostname(),
+    }

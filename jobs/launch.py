@@ -1,0 +1,74 @@
+"""Where this process sits in the job: rank, world size and rendezvous, read from the environment.
+
+One reader for every launcher: torchrun, srun under SLURM, submitit's local executor,
+or none (a single process).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+# Below Linux's ephemeral range (32768+), so a port we pick is not one the kernel hands out.
+PORT_BASE = 20_000
+PORT_SPAN = 12_000
+
+
+@dataclass(frozen=True)
+class Placement:
+    rank: int
+    world_size: int
+    local_rank: int
+    master_addr: str
+    master_port: int
+    launcher: str  # torchrun | slurm | submitit-local | none
+    job_id: Optional[str] = None
+    array_task_id: Optional[str] = None
+    node_name: Optional[str] = None
+
+
+def port_for_job(job_id: str) -> int:
+    """A port two jobs on one node don't share: every job (and array task) has its own id."""
+    digits = re.sub(r"\D", "", job_id) or "0"
+    return PORT_BASE + int(digits) % PORT_SPAN
+
+
+def first_host(nodelist: str) -> str:
+    """The first host of a SLURM node list: 'gr[001-003,007],ga001' -> 'gr001'."""
+    match = re.match(r"([^,\[]+)(?:\[([^\]]+)\])?", nodelist.strip())
+    if not match:
+        raise ValueError(f"cannot read SLURM node list {nodelist!r}")
+    prefix, ranges = match.groups()
+    if not ranges:
+        return prefix
+    return prefix + ranges.split(",")[0].split("-")[0]
+
+
+def detect(env: Optional[Mapping[str, str]] = None) -> Placement:
+    env = os.environ if env is None else env
+    if "RANK" in env and "WORLD_SIZE" in env and "MASTER_ADDR" in env:
+        return Placement(
+            rank=int(env["RANK"]), world_size=int(env["WORLD_SIZE"]),
+            local_rank=int(env.get("LOCAL_RANK", "0")), master_addr=env["MASTER_ADDR"],
+            master_port=int(env.get("MASTER_PORT", "29500")), launcher="torchrun",
+            job_id=env.get("SLURM_JOB_ID"), array_task_id=env.get("SLURM_ARRAY_TASK_ID"),
+            node_name=env.get("SLURMD_NODENAME"),
+        )
+    if "SLURM_PROCID" in env and "SLURM_STEP_ID" in env:  # a task of an srun step
+        job_id = env["SLURM_JOB_ID"]
+        nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST", "localhost")
+        return Placement(
+            rank=int(env["SLURM_PROCID"]), world_size=int(env.get("SLURM_STEP_NUM_TASKS", env.get("SLURM_NTASKS", "1"))),
+            local_rank=int(env.get("SLURM_LOCALID", "0")), master_addr=first_host(nodelist),
+            master_port=port_for_job(job_id), launcher="slurm", job_id=job_id,
+            array_task_id=env.get("SLURM_ARRAY_TASK_ID"), node_name=env.get("SLURMD_NODENAME"),
+        )
+    if "SUBMITIT_LOCAL_GLOBALID" in env:
+        job_id = env.get("SUBMITIT_LOCAL_JOB_ID", "0")
+        return Placement(
+            rank=int(env["SUBMITIT_LOCAL_GLOBALID"]), world_size=int(env.get("SUBMITIT_LOCAL_NTASKS", "1")),
+            local_rank=int(env.get("SUBMITIT_LOCAL_LOCALID", "0")), master_addr="127.0.0.1",
+            master_port=port_for_job(job_id), launcher="submitit-local", job_id=job_id,
+        )
+    return Placement(rank=0, world_size=1, local_rank=0, master_addr="127.0.0.1", master_port=0, launcher="none")
