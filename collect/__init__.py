@@ -1,0 +1,1 @@
+"""Results -> tables: reads result JSON (and the plan's cell list) only."""

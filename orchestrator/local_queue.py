@@ -1,0 +1,53 @@
+"""Off-cluster queue: a background process that runs the given cells one after another.
+
+One at a time, because cells sharing a machine would time each other (and its GPUs).
+`submit` starts it detached, so it outlives the shell; it records each job it starts.
+
+    python -m orchestrator.local_queue RESULTS_DIR CELL_ID...
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from jobs.result import read_good_result
+from orchestrator import registry
+from orchestrator.plan import read_plan
+from orchestrator.registry import Submission
+
+POLL_S = 1.0
+
+
+def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
+    plan = read_plan(results_dir)
+    from orchestrator.backends import now, start_local_job  # submitit and torch: only in this process
+
+    pid = os.getpid()
+    registry.append(results_dir, [
+        Submission(cid, "local", None, plan.array_of(cid).name, now(), queue_pid=pid) for cid in cell_ids
+    ])
+    print(f"queued {len(cell_ids)}", flush=True)  # `submit` waits for this line
+    _detach_stdout(Path(plan.log_dir) / "local-queue.log")
+    for cid in cell_ids:
+        if read_good_result(results_dir, cid) is not None:
+            continue
+        job, sub = start_local_job(plan, plan.cell(cid), pid)
+        registry.append(results_dir, [sub])
+        print(f"{cid}: started local job {job.job_id}", flush=True)
+        while not job.done():
+            time.sleep(POLL_S)
+        print(f"{cid}: ended ({job.state})", flush=True)
+
+
+def _detach_stdout(log: Path) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+if __name__ == "__main__":
+    queue_cells(Path(sys.argv[1]), sys.argv[2:])

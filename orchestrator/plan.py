@@ -1,0 +1,139 @@
+"""A study's cells grouped into job arrays, one per resource shape (pure), and the plan file.
+
+SLURM takes one option set per array, so cells that need the same nodes, GPUs, tasks and
+limits share an array. `plan` writes plan.json; `submit`, `status` and `collect` read it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jobs.cell import Cell
+from jobs.result import write_json_atomic
+from orchestrator.errors import PlanError
+from orchestrator.study import ClusterSpec, Study
+
+PLAN_FILE = "plan.json"
+STARTUP_S = 60.0  # per job, for the estimate: queue-to-first-step overhead
+
+
+@dataclass(frozen=True)
+class ResourceShape:
+    nodes: int
+    gpus_per_node: int
+    tasks_per_node: int
+    cpus_per_task: int
+    time_min: int
+    partition: str = ""
+    account: str = ""
+    qos: str = ""
+    constraint: str = ""
+    mem_gb: int = 0
+    gpu_request: str = "gpus-per-node"
+
+    @property
+    def name(self) -> str:
+        return f"n{self.nodes}-g{self.gpus_per_node}-t{self.tasks_per_node}"
+
+
+@dataclass(frozen=True)
+class ArrayPlan:
+    name: str
+    shape: ResourceShape
+    cell_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    study: str
+    description: str
+    data_dir: str  # absolute
+    results_dir: str  # absolute
+    cluster: ClusterSpec
+    cells: tuple[Cell, ...]
+    arrays: tuple[ArrayPlan, ...]
+    created_at: str
+
+    def cell(self, cell_id: str) -> Cell:
+        for cell in self.cells:
+            if cell.cell_id == cell_id:
+                return cell
+        raise PlanError(f"cell {cell_id} is not in the plan of study {self.study}; `status` lists its cells")
+
+    def array_of(self, cell_id: str) -> ArrayPlan:
+        return next(a for a in self.arrays if cell_id in a.cell_ids)
+
+    @property
+    def log_dir(self) -> Path:
+        return Path(self.results_dir) / "logs"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["cells"] = [c.to_dict() for c in self.cells]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Plan":
+        arrays = tuple(
+            ArrayPlan(a["name"], ResourceShape(**a["shape"]), tuple(a["cell_ids"])) for a in data["arrays"]
+        )
+        return cls(
+            study=data["study"], description=data["description"], data_dir=data["data_dir"],
+            results_dir=data["results_dir"], cluster=ClusterSpec(**data["cluster"]),
+            cells=tuple(Cell.from_dict(c) for c in data["cells"]), arrays=arrays, created_at=data["created_at"],
+        )
+
+
+def shape_of(cell: Cell, cluster: ClusterSpec) -> ResourceShape:
+    cpus = cluster.cpus_per_task or cell.loader_workers + 1
+    return ResourceShape(
+        nodes=cell.nodes, gpus_per_node=cell.gpus_per_node, tasks_per_node=cell.tasks_per_node,
+        cpus_per_task=cpus, time_min=cluster.time_min, partition=cluster.partition, account=cluster.account,
+        qos=cluster.qos, constraint=cluster.constraint, mem_gb=cluster.mem_gb, gpu_request=cluster.gpu_request,
+    )
+
+
+def group_arrays(cells: tuple[Cell, ...], cluster: ClusterSpec) -> tuple[ArrayPlan, ...]:
+    """One array per distinct shape, in the order the shapes first appear."""
+    groups: dict[ResourceShape, list[str]] = {}
+    for cell in cells:
+        groups.setdefault(shape_of(cell, cluster), []).append(cell.cell_id)
+    return tuple(ArrayPlan(shape.name, shape, tuple(ids)) for shape, ids in groups.items())
+
+
+def build_plan(study: Study, results_dir: Path, cwd: Path) -> Plan:
+    data_dir = Path(study.data_dir).expanduser()
+    if not data_dir.is_absolute():
+        data_dir = cwd / data_dir
+    return Plan(
+        study=study.name, description=study.description, data_dir=str(data_dir),
+        results_dir=str(Path(results_dir).absolute()), cluster=study.cluster, cells=study.cells,
+        arrays=group_arrays(study.cells, study.cluster),
+        created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def estimate_gpu_hours(cell: Cell, cluster: ClusterSpec) -> float:
+    """GPU-hours = GPUs x (epochs x images / (images/s per GPU x GPUs) + startup) / 3600."""
+    train_s = cell.epochs * cell.train_images / (cluster.images_per_s_per_gpu * cell.gpus)
+    return cell.gpus * (train_s + STARTUP_S) / 3600
+
+
+def write_plan(plan: Plan) -> Path:
+    path = Path(plan.results_dir) / PLAN_FILE
+    write_json_atomic(path, plan.to_dict())
+    return path
+
+
+def read_plan(results_dir: Path) -> Plan:
+    path = Path(results_dir) / PLAN_FILE
+    if not path.is_file():
+        raise PlanError(f"no plan in {results_dir}; run `python -m orchestrator plan` first (same --study/--results)")
+    try:
+        return Plan.from_dict(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PlanError(f"plan file {path} is unreadable ({exc}); run `python -m orchestrator plan` again") from exc

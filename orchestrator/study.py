@@ -1,0 +1,181 @@
+"""Study files (TOML) -> a validated Study -> its cells (pure and deterministic).
+
+A study holds the cluster's node shape and request ([cluster]), cell fields shared by
+every grid ([defaults]), and grids ([[grid]]): each list-valued key in a grid is
+expanded as a Cartesian product. A cell that two grids both produce is run once.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from jobs.cell import Cell, CellError
+from orchestrator.errors import StudyError
+
+STUDIES_DIR = Path(__file__).parent / "studies"
+_CELL_FIELDS = {f.name for f in dataclasses.fields(Cell)}
+_TOP_KEYS = {"name", "description", "data_dir", "cluster", "defaults", "grid"}
+# Values that reach sbatch lines: plain names only, so nothing can smuggle shell syntax in.
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.,:@+=/-]*$")
+GPU_REQUESTS = ("gpus-per-node", "gres")
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What a node has and what each job asks SLURM for."""
+
+    gpus_per_node: int = 4  # GPUs one node has; no cell may ask more per node
+    partition: str = ""  # empty: the cluster's default partition
+    account: str = ""
+    qos: str = ""
+    constraint: str = ""
+    time_min: int = 30  # time limit of each job
+    cpus_per_task: int = 0  # 0: loader workers + 1 per task
+    mem_gb: int = 0  # 0: the partition's default
+    gpu_request: str = "gpus-per-node"  # or "gres" (--gres=gpu:N) where a cluster refuses the other
+    array_parallelism: int = 0  # 0: no throttle (%N) on arrays
+    images_per_s_per_gpu: float = 5000.0  # only for the GPU-hour estimate that `plan` shows
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            wanted = {"int": int, "str": str, "float": (int, float)}[field.type]
+            if not isinstance(value, wanted) or isinstance(value, bool):
+                raise StudyError(f"[cluster] {field.name} must be of type {field.type}, got {value!r}")
+            if field.type == "str" and not _SAFE_NAME.match(value):
+                raise StudyError(
+                    f"[cluster] {field.name} = {value!r} holds characters SLURM names never use; "
+                    "use letters, digits and _.,:@+=/- only"
+                )
+        if self.gpu_request not in GPU_REQUESTS:
+            raise StudyError(f"[cluster] gpu_request must be one of {list(GPU_REQUESTS)}, got {self.gpu_request!r}")
+        for name in ("gpus_per_node", "time_min"):
+            if getattr(self, name) <= 0:
+                raise StudyError(f"[cluster] {name} must be > 0, got {getattr(self, name)}")
+        for name in ("cpus_per_task", "mem_gb", "array_parallelism"):
+            if getattr(self, name) < 0:
+                raise StudyError(f"[cluster] {name} must be >= 0, got {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    description: str
+    data_dir: str
+    cluster: ClusterSpec
+    cells: tuple[Cell, ...]
+    source: str  # the TOML text, kept with the plan
+
+
+def available_studies() -> list[str]:
+    return sorted(p.stem for p in STUDIES_DIR.glob("*.toml"))
+
+
+def find_study(name_or_path: str) -> Path:
+    """A shipped study by name, or a TOML file by path."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise StudyError(f"study file {path} does not exist")
+        return path
+    shipped = STUDIES_DIR / f"{name_or_path}.toml"
+    if not shipped.is_file():
+        raise StudyError(
+            f"unknown study {name_or_path!r}; shipped studies: {', '.join(available_studies())} "
+            "(or give the path of a .toml file)"
+        )
+    return shipped
+
+
+def load_study(name_or_path: str) -> Study:
+    path = find_study(name_or_path)
+    text = path.read_text()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        return parse_study(data, text, default_name=path.stem)
+    except StudyError as exc:
+        raise StudyError(f"{path}: {exc}") from exc
+
+
+def parse_study(data: dict[str, Any], source: str = "", default_name: str = "study") -> Study:
+    _reject_unknown("the top level", data, _TOP_KEYS)
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9_.-]+$", name):
+        raise StudyError(f"name must be letters, digits and _.- only, got {name!r}")
+    description = data.get("description", "")
+    data_dir = data.get("data_dir", "data")
+    if not isinstance(description, str) or not isinstance(data_dir, str):
+        raise StudyError("description and data_dir must be strings")
+    cluster_data = _table("cluster", data.get("cluster", {}))
+    _reject_unknown("[cluster]", cluster_data, {f.name for f in dataclasses.fields(ClusterSpec)})
+    cluster = ClusterSpec(**cluster_data)
+    defaults = _table("defaults", data.get("defaults", {}))
+    _reject_unknown("[defaults]", defaults, _CELL_FIELDS)
+    grids = data.get("grid", [])
+    if not isinstance(grids, list) or not grids:
+        raise StudyError("a study needs at least one [[grid]] table")
+    cells: dict[str, Cell] = {}
+    for index, grid in enumerate(grids):
+        where = f"grid[{index}]"
+        grid = _table(where, grid)
+        _reject_unknown(where, grid, _CELL_FIELDS | {"name"})
+        grid.pop("name", None)
+        for cell in expand_grid({**defaults, **grid}, where):
+            _check_fits_node(cell, cluster, where)
+            cells.setdefault(cell.cell_id, cell)
+    return Study(name, description, data_dir, cluster, tuple(cells.values()), source)
+
+
+def expand_grid(fields: dict[str, Any], where: str) -> list[Cell]:
+    """Every combination of the list-valued fields, in the order the keys are written."""
+    keys = list(fields)
+    choices = []
+    for key in keys:
+        value = fields[key]
+        if isinstance(value, list):
+            if not value:
+                raise StudyError(f"{where}.{key} is an empty list; give at least one value")
+            choices.append(value)
+        else:
+            choices.append([value])
+    cells = []
+    for combo in itertools.product(*choices):
+        try:
+            cells.append(Cell(**dict(zip(keys, combo))))
+        except CellError as exc:
+            raise StudyError(f"{where}: {exc}") from exc
+        except TypeError as exc:  # a required field is missing
+            raise StudyError(f"{where}: {exc}".replace("__init__()", "a cell")) from exc
+    return cells
+
+
+def _check_fits_node(cell: Cell, cluster: ClusterSpec, where: str) -> None:
+    if cell.gpus_per_node > cluster.gpus_per_node:
+        raise StudyError(
+            f"{where}: gpus_per_node = {cell.gpus_per_node}, but a node has {cluster.gpus_per_node} "
+            "([cluster] gpus_per_node); use more nodes or fewer GPUs per node"
+        )
+
+
+def _table(where: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise StudyError(f"{where} must be a table, got {type(value).__name__}")
+    return dict(value)
+
+
+def _reject_unknown(where: str, data: dict[str, Any], valid: set[str]) -> None:
+    unknown = sorted(set(data) - valid)
+    if unknown:
+        raise StudyError(f"unknown key(s) {unknown} in {where}; valid keys: {', '.join(sorted(valid))}")
+
+
+def find_cell(study: Study, cell_id: str) -> Optional[Cell]:
+    return next((c for c in study.cells if c.cell_id == cell_id), None)
