@@ -95,7 +95,9 @@ class Cell:
     def label(self) -> str:
         """A human name; not unique (the id is)."""
         shape = f"{self.nodes}x{self.gpus_per_node}" if self.nodes > 1 else f"{self.gpus}g"
-        return f"{self.engine}-{shape}-b{self.batch_per_gpu}-e{self.epochs}"
+        remedies = ("-lin" if self.lr_scaling == "linear" else "") + (
+            f"-wu{self.warmup_epochs}" if self.warmup_epochs else "") + ("-sbn" if self.sync_bn else "")
+        return f"{self.engine}-{shape}-b{self.batch_per_gpu}-e{self.epochs}{remedies}"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
