@@ -60,7 +60,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell]) -> list[
     """One sbatch for these cells of one array; returns what to record."""
     executor = PlannedSlurmExecutor(plan.log_dir, lambda count, command: render_sbatch(plan, array, count, command))
     shape = array.shape
-    executor.update_parameters(time=shape.time_min, nodes=shape.nodes, tasks_per_node=shape.tasks_per_node)
+    executor.update_parameters(time=shape.time_min, nodes=shape.nodes, ntasks_per_node=shape.tasks_per_node)
     try:
         with executor.batch():
             jobs = [executor.submit(run_cell, cell, plan.results_dir, plan.data_dir) for cell in cells]
