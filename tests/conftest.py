@@ -1,0 +1,32 @@
+"""Shared fixtures: the tests' tiny study, and the real local SLURM cluster (tests/cluster/start.sh)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+TINY_STUDY = TESTS / "studies" / "tiny.toml"
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> None:
+    """The real SLURM started by tests/cluster/start.sh. Off CI, tests needing it skip when it
+    is down; on CI (CI=true) that is a failure, since .ci/run starts it."""
+    ok = shutil.which("sinfo") is not None and subprocess.run(
+        ["sinfo", "-h"], capture_output=True, timeout=30).returncode == 0
+    if not ok:
+        message = "no SLURM: start it with `bash tests/cluster/start.sh` (as root)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch) -> Path:
+    """Run in an empty directory, as a newcomer would (runs/ and data/ land here)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

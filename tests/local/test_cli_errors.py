@@ -1,0 +1,69 @@
+"""A user's mistake gets one clear message naming the field or the fix, exit status 2,
+no traceback, and nothing submitted."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+from tests.conftest import TINY_STUDY
+
+GOOD = TINY_STUDY.read_text()
+
+
+def write_study(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "study.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def run_cli(capsys, *argv) -> tuple[int, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.err
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda s: s.replace("[cluster]", "[cluster]\ngpu_count = 4"), "unknown key(s) ['gpu_count'] in [cluster]"),
+    (lambda s: s.replace('engine = "single"', 'engine = "single"\nbatchsize = 3'), "unknown key(s) ['batchsize'] in grid[0]"),
+    (lambda s: s.replace("batch_per_gpu = 16", 'batch_per_gpu = "16"'), "batch_per_gpu must be of type int"),
+    (lambda s: s.replace("batch_per_gpu = 16", "batch_per_gpu = 0"), "batch_per_gpu must be > 0"),
+    (lambda s: s.replace('engine = "single"', 'engine = "horovod"'), "engine must be one of ['single', 'dp', 'ddp']"),
+    (lambda s: s.replace("gpus_per_node = 2\n", "gpus_per_node = 8\n", 1), "gpus_per_node = 8, but a node has 4"),
+    (lambda s: s.replace("time_min = 10", "time_min = 10\npartition = \"; rm -rf ~\""), "holds characters SLURM names never use"),
+    (lambda s: s + "\n[[grid]\n", "not valid TOML"),
+])
+def test_bad_study_file_is_one_line_exit_2_and_nothing_planned(tmp_path, in_tmp, capsys, edit, expected):
+    study = write_study(tmp_path, edit(GOOD))
+    code, err = run_cli(capsys, "plan", "--study", study)
+    assert code == 2
+    assert expected in err
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (in_tmp / "runs").exists()
+
+
+def test_unknown_study_name_lists_the_shipped_ones(in_tmp, capsys):
+    code, err = run_cli(capsys, "plan", "--study", "hw6")
+    assert code == 2
+    assert "unknown study 'hw6'" in err and "hw5" in err and "quick" in err
+
+
+def test_submit_before_plan_says_run_plan_and_submits_nothing(in_tmp, capsys):
+    code, err = run_cli(capsys, "submit", "--study", str(TINY_STUDY))
+    assert code == 2
+    assert "run `python -m orchestrator plan` first" in err
+    assert not (in_tmp / "runs" / "tiny" / "registry.jsonl").exists()
+
+
+def test_status_and_collect_need_a_plan_too(in_tmp, capsys):
+    assert run_cli(capsys, "status")[0] == 2
+    code, err = run_cli(capsys, "collect")
+    assert code == 2 and "run `plan` and `submit` first" in err
+
+
+def test_a_plan_of_another_study_is_not_used(in_tmp, capsys):
+    assert main(["plan", "--study", "quick", "--results", "runs/x"]) == 0
+    code, err = run_cli(capsys, "submit", "--study", str(TINY_STUDY), "--results", "runs/x")
+    assert code == 2 and "holds a plan of study 'quick'" in err

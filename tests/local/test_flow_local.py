@@ -1,0 +1,37 @@
+"""The newcomer's path off-cluster: plan -> submit --wait (submitit's local executor) ->
+status -> collect, and a second submit that submits nothing."""
+from __future__ import annotations
+
+import json
+
+from orchestrator.cli import main
+from tests.conftest import TESTS
+
+STUDY = TESTS / "studies" / "tiny-local.toml"
+
+
+def test_plan_submit_status_collect_locally(in_tmp, capsys):
+    study = str(STUDY)
+    assert main(["plan", "--study", study]) == 0
+    assert (in_tmp / "runs/tiny-local/plan.json").is_file()
+    assert sorted(p.name for p in (in_tmp / "runs/tiny-local/sbatch").iterdir()) == ["n1-g1-t1.sh", "n1-g2-t2.sh"]
+    capsys.readouterr()
+
+    assert main(["submit", "--study", study, "--executor", "local", "--wait", "--interval", "1"]) == 0
+    assert "local: submitted 2 cell(s)" in capsys.readouterr().out
+
+    assert main(["status", "--study", study, "--json"]) == 0
+    cells = json.loads(capsys.readouterr().out)["cells"]
+    assert [c["state"] for c in cells] == ["done", "done"]
+    assert all(c["job_id"] for c in cells)
+
+    assert main(["collect", "--study", study, "--json"]) == 0
+    table1 = json.loads(capsys.readouterr().out)["table1"]
+    assert {(r["engine"], r["gpus"], r["status"]) for r in table1} == {("single", 1, "ok"), ("ddp", 2, "ok")}
+    assert all(r["epoch_s"] > 0 for r in table1)
+    assert (in_tmp / "runs/tiny-local/tables.md").read_text().count("| 1 GPU |") == 1
+
+    lines = (in_tmp / "runs/tiny-local/registry.jsonl").read_text().count("\n")
+    assert main(["submit", "--study", study, "--executor", "local"]) == 0
+    assert "submitted 0 cell(s)" in capsys.readouterr().out
+    assert (in_tmp / "runs/tiny-local/registry.jsonl").read_text().count("\n") == lines

@@ -1,0 +1,82 @@
+"""The training job end to end with no SLURM: `python -m jobs` on a tiny model."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from jobs.cell import Cell
+from jobs.oom import SIMULATE_ENV
+from jobs.result import read_result, result_path
+
+TINY = dict(model="tiny", dataset="synthetic", train_images=48, loader_workers=1, epochs=2)
+
+
+def run_job(tmp_path: Path, cell: Cell, env_extra=None, timeout=180) -> tuple[int, Path]:
+    cell_file = tmp_path / "cell.json"
+    cell_file.write_text(json.dumps(cell.to_dict()))
+    out = tmp_path / "results"
+    env = dict(os.environ, **(env_extra or {}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobs", "--cell", str(cell_file), "--out", str(out), "--data", str(tmp_path / "data")],
+        env=env, timeout=timeout, capture_output=True, text=True,
+    )
+    assert "Traceback" not in proc.stderr or proc.returncode != 0, proc.stderr
+    return proc.returncode, result_path(out, cell.cell_id)
+
+
+def test_single_cell_writes_every_epoch_and_the_timed_one(tmp_path):
+    cell = Cell(engine="single", batch_per_gpu=16, **TINY)
+    code, path = run_job(tmp_path, cell)
+    assert code == 0
+    result = read_result(path)
+    assert result.status == "ok" and result.cell == cell.to_dict()
+    assert [e.epoch for e in result.epochs] == [1, 2]
+    assert all(e.images == 48 for e in result.epochs)
+    assert result.timed.epoch == 2 and result.timed.epoch_s == result.epochs[1].epoch_s
+    second = result.epochs[1]
+    assert 0 < second.train_s <= second.epoch_s
+    assert abs(second.train_s - (second.epoch_s - second.data_wait_s)) < 1e-9
+    assert result.env["world_size"] == 1 and result.env["gpu_model"] == "cpu"
+    assert not list(path.parent.glob(".*.tmp")), "no temporary file left behind"
+
+
+def test_ddp_cell_spawns_its_ranks_and_measures_allreduce(tmp_path):
+    cell = Cell(engine="ddp", gpus_per_node=2, batch_per_gpu=8, **TINY)
+    code, path = run_job(tmp_path, cell)
+    assert code == 0
+    result = read_result(path)
+    assert result.status == "ok" and result.env["world_size"] == 2
+    assert result.epochs[1].images == 48  # both ranks' shards together
+    assert result.comm.world_size == 2 and result.comm.backend == "gloo"
+    assert result.comm.grad_bytes == 1586 * 4  # the tiny CNN's parameters, fp32
+    assert abs(result.comm.busbw_gbps - result.comm.algbw_gbps * 2 * (2 - 1) / 2) < 1e-12
+
+
+def test_batch_that_does_not_fit_is_an_oom_result_and_no_rank_hangs(tmp_path):
+    cell = Cell(engine="ddp", gpus_per_node=2, batch_per_gpu=32, **TINY)
+    code, path = run_job(tmp_path, cell, {SIMULATE_ENV: "16"}, timeout=120)
+    assert code == 0
+    result = read_result(path)
+    assert result.status == "oom" and "does not fit" in result.error
+    assert result.epochs == [] and result.timed is None
+
+
+def test_a_good_result_is_never_redone(tmp_path):
+    cell = Cell(engine="single", batch_per_gpu=16, **TINY)
+    assert run_job(tmp_path, cell)[0] == 0
+    path = result_path(tmp_path / "results", cell.cell_id)
+    before = path.read_bytes()
+    assert run_job(tmp_path, cell)[0] == 0
+    assert path.read_bytes() == before
+
+
+def test_unreadable_cell_file_is_exit_2_without_traceback(tmp_path):
+    bad = tmp_path / "cell.json"
+    bad.write_text('{"engine": "single", "batch_per_gpu": 0}')
+    proc = subprocess.run([sys.executable, "-m", "jobs", "--cell", str(bad), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "batch_per_gpu must be > 0" in proc.stderr and "Traceback" not in proc.stderr
