@@ -1,16 +1,14 @@
-"""A short all-reduce measurement of the gradients' size, as nccl-tests define its figures."""
+"""All-reduce bandwidth in the job, as nccl-tests define it, at the gradients' sizes."""
 from __future__ import annotations
 
-import statistics
 import time
-from typing import Optional
 
 import torch
 import torch.distributed as dist
 
-from jobs.result import CommStats
-
-TRIALS = 10
+WARMUP = 5
+ITERS = 20
+DDP_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
 
 
 def busbw_factor(world_size: int) -> float:
@@ -18,26 +16,29 @@ def busbw_factor(world_size: int) -> float:
     return 2 * (world_size - 1) / world_size
 
 
-def measure(run) -> Optional[CommStats]:
-    """All-reduce one buffer the size of all gradients; None unless DDP on several ranks."""
-    if run.cell.engine != "ddp" or run.place.world_size < 2:
-        return None
-    params = sum(p.numel() for p in run.model.parameters() if p.requires_grad)
-    buffer = torch.ones(params, dtype=torch.float32, device=run.device)
-    times = []
-    for trial in range(TRIALS + 2):  # two warm-up trials
-        run.sync()
-        dist.barrier()
-        start = time.perf_counter()
+def time_allreduce(nbytes: int, device: torch.device) -> float:
+    """Seconds per all-reduce of nbytes (fp32): ITERS back to back, one sync, like nccl-tests."""
+    buffer = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
+    for _ in range(WARMUP):
         dist.all_reduce(buffer)
-        run.sync()
-        if trial >= 2:
-            times.append(time.perf_counter() - start)
-    seconds = statistics.median(times)
-    nbytes = buffer.numel() * buffer.element_size()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(ITERS):
+        dist.all_reduce(buffer)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return (time.perf_counter() - start) / ITERS
+
+
+def bandwidth(nbytes: int, seconds: float, world_size: int) -> dict[str, float]:
+    """algbw = bytes / time; busbw = algbw x 2(N-1)/N (GB/s, 1e9)."""
     algbw = nbytes / seconds / 1e9
-    return CommStats(
-        world_size=run.place.world_size, grad_bytes=nbytes, allreduce_s=seconds,
-        algbw_gbps=algbw, busbw_gbps=algbw * busbw_factor(run.place.world_size),
-        backend=dist.get_backend(),
-    )
+    return {"bytes": nbytes, "seconds": seconds, "algbw_gbps": algbw, "busbw_gbps": algbw * busbw_factor(world_size)}
+
+
+def measure(grad_bytes: int, device: torch.device, world_size: int) -> list[dict[str, float]]:
+    """The whole gradient in one buffer (the fast pipeline's exchange) and one DDP bucket."""
+    sizes = [grad_bytes] + ([DDP_BUCKET_BYTES] if grad_bytes > DDP_BUCKET_BYTES else [])
+    return [bandwidth(n, time_allreduce(n, device), world_size) for n in sizes]

@@ -42,3 +42,16 @@ def describe(device: torch.device) -> dict[str, Any]:
         "cpu_threads": torch.get_num_threads(),
         "hostname": socket.gethostname(),
     }
+
+
+def gather_hosts(place, env: dict[str, Any]) -> None:
+    """Every rank's hostname and SLURM node name, into env (hostnames, nodes)."""
+    import torch.distributed as dist
+
+    mine = (env["hostname"], place.node_name)
+    everyone = [mine]
+    if place.world_size > 1:
+        everyone = [None] * place.world_size
+        dist.all_gather_object(everyone, mine)
+    env["hostnames"] = sorted({h for h, _ in everyone})
+    env["nodes"] = sorted({n for _, n in everyone if n})

@@ -32,7 +32,7 @@ class EpochStats:
     data_wait_s: float  # blocked on the data loader
     h2d_s: float  # host-to-device copies
     compute_s: float  # forward, backward, optimizer step (exposed communication included)
-    comm_exposed_s: Optional[float] = None  # gradient all-reduce time not hidden by backward
+    comm_exposed_s: Optional[float] = None  # exposed all-reduce: comm.exposed_per_step_s x steps
 
 
 @dataclass
@@ -47,11 +47,13 @@ class Timed:
 @dataclass
 class CommStats:
     world_size: int
-    grad_bytes: int  # bytes of gradients all-reduced per step
-    allreduce_s: float  # one all-reduce of grad_bytes, median of the trials
+    grad_bytes: int  # bytes of gradients all-reduced per step (fp32)
+    allreduce_s: float  # one all-reduce of grad_bytes, mean of back-to-back runs
     algbw_gbps: float  # grad_bytes / allreduce_s / 1e9
     busbw_gbps: float  # algbw x 2(N-1)/N, as nccl-tests define it
     backend: str
+    exposed_per_step_s: Optional[float] = None  # step time with all-reduce minus without (no_sync)
+    sizes: list[dict[str, float]] = field(default_factory=list)  # the same figures per buffer size
 
 
 @dataclass

@@ -1,0 +1,69 @@
+"""The GPU benchmark's numbers and the issue's targets, as Markdown: python benchmarks/summarize.py RESULTS_DIR"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from jobs.result import Result, read_result
+
+
+def fmt(value, digits=3):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def row(r: Result) -> str:
+    c, e = r.cell, (r.epochs[-1] if r.epochs else None)
+    graph = "graph" if r.env.get("cuda_graph") else "eager"
+    util = r.gpu_util["util_mean_pct"] if r.gpu_util else None
+    first = r.epochs[0].epoch_s if r.epochs else None
+    busbw = r.comm.busbw_gbps if r.comm else None
+    return (f"| {c['pipeline']} | {c['engine']} | {c['nodes'] * c['gpus_per_node']} | {c['batch_per_gpu']} | {c['repeat']} "
+            f"| {r.status} | {fmt(first)} | {fmt(r.timed.epoch_s if r.timed else None)} | {fmt(r.timed.train_s if r.timed else None)} "
+            f"| {fmt(e.data_wait_s if e else None)} | {fmt(e.h2d_s if e else None)} | {fmt(e.compute_s if e else None)} "
+            f"| {fmt(e.comm_exposed_s if e else None, 4)} | {fmt(busbw, 1)} | {fmt(util, 0)} | {fmt(r.peak_mem_gib, 1)} | {graph} |")
+
+
+def timed(results, **want):
+    hits = [r.timed.epoch_s for r in results if r.timed and all(r.cell[k] == v for k, v in want.items())]
+    return hits
+
+
+def main(results_dir: Path) -> None:
+    results = [read_result(p) for p in sorted(results_dir.glob("*.json")) if p.name not in ("plan.json", "allreduce-plain.json")]
+    env = next((r.env for r in results if r.env.get("gpu_model")), {})
+    print(f"GPU: {env.get('gpu_model')} x{env.get('gpus_visible')}, driver {env.get('driver')}, torch {env.get('torch')}, "
+          f"CUDA {env.get('cuda')}, cuDNN {env.get('cudnn')}, NCCL {env.get('nccl')}\n")
+    print("| pipeline | engine | GPUs | batch/GPU | repeat | status | epoch 1 s | epoch 2 s | train s | data s | h2d s "
+          "| compute s | exposed comm s | busbw GB/s | GPU util % | peak GiB | step |")
+    print("|" + "---|" * 17)
+    for r in sorted(results, key=lambda r: (r.cell["pipeline"], r.cell["engine"], r.cell["gpus_per_node"], r.cell["batch_per_gpu"], r.cell["repeat"])):
+        print(row(r))
+    print("\nTargets (second epoch):")
+    checks = []
+    faithful = timed(results, pipeline="faithful", engine="ddp", gpus_per_node=4, batch_per_gpu=128)
+    checks.append(("faithful DDP 4 GPUs b128 <= 2.0 s", faithful, faithful and faithful[0] <= 2.0))
+    one = timed(results, pipeline="fast", engine="single", batch_per_gpu=512)
+    checks.append(("fast 1 GPU b512 <= 0.40 s (median of repeats)", one, one and sorted(one)[len(one) // 2] <= 0.40))
+    four = timed(results, pipeline="fast", engine="ddp", gpus_per_node=4, batch_per_gpu=512)
+    checks.append(("fast DDP 4 GPUs b512 <= 0.12 s", four, four and four[0] <= 0.12))
+    for b in (128, 512):
+        t1 = timed(results, pipeline="fast", engine="single", batch_per_gpu=b)
+        t4 = timed(results, pipeline="fast", engine="ddp", gpus_per_node=4, batch_per_gpu=b)
+        eff = min(t1) / (4 * t4[0]) if t1 and t4 else None
+        checks.append((f"fast weak-scaling efficiency T1/(4 T4) at b{b} >= 0.85", eff, eff is not None and eff >= 0.85))
+    if len(one) >= 3:
+        spread = (max(one) - min(one)) / min(one)
+        checks.append(("three repeats agree within 5%", f"{spread:.1%}", spread <= 0.05))
+    plain_file = results_dir / "allreduce-plain.json"
+    job = next((r.comm for r in results if r.comm and r.cell["pipeline"] == "fast" and r.comm.world_size == 4), None)
+    if plain_file.is_file() and job:
+        plain = next(p for p in json.loads(plain_file.read_text()) if p["bytes"] == job.grad_bytes)
+        gap = abs(job.busbw_gbps - plain["busbw_gbps"]) / plain["busbw_gbps"]
+        checks.append(("in-job busbw (44.7 MB, 4 GPUs) within 15% of plain", f"{job.busbw_gbps:.1f} vs {plain['busbw_gbps']:.1f} GB/s ({gap:.1%})", gap <= 0.15))
+    for name, value, ok in checks:
+        print(f"- {'PASS' if ok else 'MISS'} {name}: {value}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,32 @@
+"""Per-epoch checkpoints, so a requeued job (preemption, time limit) resumes instead of
+starting over, and its result still has every epoch exactly once."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+
+
+def checkpoint_path(out_dir: Path, cell_id: str) -> Path:
+    return Path(out_dir) / "checkpoints" / f"{cell_id}.pt"
+
+
+def save(path: Path, state: dict[str, Any]) -> None:
+    """Atomically: a job killed while saving leaves the previous checkpoint intact."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def load(path: Path, device: torch.device) -> Optional[dict[str, Any]]:
+    if not path.is_file():
+        return None
+    return torch.load(path, map_location=device, weights_only=False)

@@ -1,0 +1,150 @@
+"""The homework's training loop: torchvision pipeline, torch.optim.SGD, and the engine
+(one GPU, DataParallel, or DistributedDataParallel) wrapped around the model."""
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from jobs.cell import Cell
+from jobs.launch import Placement
+from jobs.model import build_model
+from jobs.pipeline import FaithfulPipeline
+from jobs.result import EpochStats
+from jobs.schedule import lr_at
+from jobs.timing import PhaseTimer
+
+WINDOW_STEPS = 10  # steps per window when timing exposed communication
+
+
+def sync_device(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def wrap_engine(model: nn.Module, cell: Cell, place: Placement, device: torch.device) -> nn.Module:
+    if cell.engine == "dp" and device.type == "cuda":
+        if torch.cuda.device_count() < cell.gpus_per_node:
+            raise RuntimeError(f"cell asks {cell.gpus_per_node} GPUs; this node shows {torch.cuda.device_count()}")
+        return nn.DataParallel(model, device_ids=list(range(cell.gpus_per_node)))
+    if cell.engine == "ddp" and place.world_size > 1:
+        return nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    return model
+
+
+def epoch_stats(epoch: int, epoch_s: float, totals: torch.Tensor, lr: float, phases: dict, world_size: int) -> EpochStats:
+    """Sum loss, hits and images over ranks; the breakdown is rank 0's."""
+    if world_size > 1:
+        dist.all_reduce(totals)
+    loss_sum, correct, images = totals.tolist()
+    wait = phases.get("data_wait", 0.0)
+    return EpochStats(
+        epoch=epoch, epoch_s=epoch_s, train_s=epoch_s - wait, images=int(images), images_per_s=images / epoch_s,
+        loss=loss_sum / images, accuracy=correct / images, lr=lr, data_wait_s=wait,
+        h2d_s=phases.get("h2d", 0.0), compute_s=phases.get("compute", 0.0),
+    )
+
+
+class FaithfulTrainer:
+    def __init__(self, cell: Cell, place: Placement, device: torch.device, data_dir: Path) -> None:
+        self.cell, self.place, self.device = cell, place, device
+        torch.manual_seed(cell.seed)
+        model = build_model(cell.model)
+        if cell.sync_bn and cell.engine == "ddp":
+            model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        self.model = wrap_engine(model.to(device), cell, place, device)
+        self.optimizer = torch.optim.SGD(
+            self.model.parameters(), lr=cell.lr, momentum=cell.momentum, weight_decay=cell.weight_decay
+        )
+        self.batch_size = cell.batch_per_gpu * (cell.gpus_per_node if cell.engine == "dp" else 1)
+        self.pipeline = FaithfulPipeline(
+            cell, data_dir, self.batch_size, place.rank, place.world_size, pin=device.type == "cuda"
+        )
+        self.steps = len(self.pipeline)
+
+    def _autocast(self):
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16")
+
+    def _no_sync(self, skip: bool = True):
+        ddp = isinstance(self.model, nn.parallel.DistributedDataParallel)
+        return self.model.no_sync() if ddp and skip else contextlib.nullcontext()
+
+    def probe(self) -> None:
+        """One full-size forward and backward (no gradient exchange), then forget it
+        (BatchNorm's running statistics included)."""
+        saved = {k: v.clone() for k, v in self.model.state_dict().items()}
+        images = torch.randn(self.batch_size, 3, 32, 32, device=self.device)
+        labels = torch.zeros(self.batch_size, dtype=torch.long, device=self.device)
+        with self._no_sync(), self._autocast():
+            nn.functional.cross_entropy(self.model(images), labels).backward()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.model.load_state_dict(saved)
+
+    def train_epoch(self, epoch: int) -> EpochStats:
+        """One epoch (1-based). Each phase is timed after a device sync, as the homework's
+        per-step loss.item() would sync anyway."""
+        self.model.train()
+        self.pipeline.set_epoch(epoch)
+        totals = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss sum, correct, images
+        timer = PhaseTimer(lambda: sync_device(self.device))
+        batches = iter(self.pipeline)
+        timer.restart()
+        start = time.perf_counter()
+        for step in range(self.steps):
+            images, labels = next(batches)
+            timer.lap("data_wait")
+            images = images.to(self.device, non_blocking=True)
+            labels = labels.to(self.device, non_blocking=True)
+            timer.lap("h2d")
+            lr = lr_at(self.cell, epoch - 1 + step / self.steps)
+            self._step(images, labels, lr, totals)
+            timer.lap("compute")
+        epoch_s = time.perf_counter() - start
+        return epoch_stats(epoch, epoch_s, totals, lr, timer.totals, self.place.world_size)
+
+    def _step(self, images, labels, lr: float, totals=None, sync: bool = True) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        with self._no_sync(skip=not sync), self._autocast():
+            logits = self.model(images)
+            loss = nn.functional.cross_entropy(logits, labels)
+        self.optimizer.zero_grad(set_to_none=True)
+        with self._no_sync(skip=not sync):
+            loss.backward()
+        self.optimizer.step()
+        if totals is not None:
+            with torch.no_grad():
+                n = torch.tensor(labels.numel(), dtype=torch.float64, device=self.device)
+                totals += torch.stack([loss.detach().double() * n, (logits.argmax(1) == labels).sum().double(), n])
+
+    def exposed_comm_per_step(self) -> float | None:
+        """Seconds per step that the gradient all-reduce adds: the same steps on one fixed
+        batch, timed with DDP's all-reduce and under no_sync(). None unless DDP on 2+ ranks."""
+        if not isinstance(self.model, nn.parallel.DistributedDataParallel):
+            return None
+        images = torch.randn(self.batch_size, 3, 32, 32, device=self.device)
+        labels = torch.randint(0, 10, (self.batch_size,), device=self.device)
+        times = {}
+        for sync in (True, False, True, False):  # twice each: the first pair warms up
+            sync_device(self.device)
+            dist.barrier()
+            start = time.perf_counter()
+            for _ in range(WINDOW_STEPS):
+                self._step(images, labels, self.cell.lr, sync=sync)
+            sync_device(self.device)
+            times[sync] = (time.perf_counter() - start) / WINDOW_STEPS
+        return max(0.0, times[True] - times[False])
+
+    def state(self) -> dict[str, Any]:
+        model = self.model.module if hasattr(self.model, "module") else self.model
+        return {"model": model.state_dict(), "optimizer": self.optimizer.state_dict()}
+
+    def load(self, state: dict[str, Any]) -> None:
+        model = self.model.module if hasattr(self.model, "module") else self.model
+        model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])

@@ -1,0 +1,220 @@
+"""The fast pipeline: the same model, optimizer and schedule, with the launch overhead gone.
+
+- The training set lives on the GPU as uint8; each epoch is shuffled, cropped and flipped
+  by a few whole-tensor operations (RandomCrop(32, padding=4) with zero fill, flip p=0.5).
+- bf16 autocast (when the cell says so) and channels_last.
+- One training step (zero grads, forward, backward, gradient all-reduce, SGD) is captured
+  once as a CUDA graph and replayed: a step costs one launch instead of hundreds.
+  Gradients live in one flat buffer, so DDP's exchange is one NCCL all-reduce per step.
+- Every step has the full batch: the epoch's last batch is topped up with repeated images
+  whose loss weight is 0 (as DistributedSampler repeats images to even out ranks), so the
+  gradient is exactly the mean over the real images.
+On a CPU (tests), or if capture fails, the same step runs eagerly.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+
+from jobs.cell import Cell
+from jobs.data import MEAN, STD, open_train_set
+from jobs.faithful import WINDOW_STEPS, epoch_stats, sync_device
+from jobs.launch import Placement
+from jobs.model import build_model
+from jobs.result import EpochStats
+from jobs.schedule import lr_at
+
+
+def sgd_step(params, grads, bufs, lr: torch.Tensor, momentum: float, weight_decay: float) -> None:
+    """torch.optim.SGD's update (no dampening, no Nesterov), with lr a device tensor so a
+    captured graph follows the schedule: d = g + wd p; buf = m buf + d; p -= lr buf."""
+    d = torch._foreach_add(grads, params, alpha=weight_decay)
+    torch._foreach_mul_(bufs, momentum)
+    torch._foreach_add_(bufs, d)
+    torch._foreach_sub_(params, torch._foreach_mul(bufs, lr))
+
+
+def augment(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Random 32x32 crops of the 4-pixel zero-padded images, each flipped with p=0.5."""
+    n = images.shape[0]
+    padded = F.pad(images, (4, 4, 4, 4))
+    dy = torch.randint(0, 9, (n,), device=images.device, generator=generator)
+    dx = torch.randint(0, 9, (n,), device=images.device, generator=generator)
+    span = torch.arange(32, device=images.device)
+    rows = (dy[:, None] + span)[:, None, :, None].expand(n, 3, 32, 40)
+    out = padded.gather(2, rows)
+    cols = (dx[:, None] + span)[:, None, None, :].expand(n, 3, 32, 32)
+    out = out.gather(3, cols)
+    flip = torch.rand(n, device=images.device, generator=generator) < 0.5
+    return torch.where(flip[:, None, None, None], out.flip(3), out)
+
+
+class ResidentData:
+    """This rank's share of each epoch, prepared on the device in one go."""
+
+    def __init__(self, cell: Cell, data_dir: Path, device: torch.device, place: Placement, batch: int) -> None:
+        dataset = open_train_set(cell, data_dir)
+        n = min(cell.train_images, len(dataset.data))
+        self.images = torch.from_numpy(dataset.data[:n]).to(device).permute(0, 3, 1, 2).contiguous()
+        self.labels = torch.tensor(dataset.targets[:n], device=device)
+        self.cell, self.place, self.batch, self.device = cell, place, batch, device
+        self.steps = math.ceil(n / (batch * place.world_size))
+        self.mean = torch.tensor(MEAN, device=device).view(1, 3, 1, 1) * 255
+        self.std = torch.tensor(STD, device=device).view(1, 3, 1, 1) * 255
+
+    def epoch(self, epoch: int, dtype: torch.dtype):
+        """(images, labels, weights), each shaped [steps, batch, ...]; the same shuffle on every rank."""
+        generator = torch.Generator(self.device).manual_seed(self.cell.seed * 100_003 + epoch)
+        n = self.images.shape[0]
+        total = self.steps * self.batch * self.place.world_size
+        order = torch.randperm(n, device=self.device, generator=generator)
+        order = torch.cat([order, order[: total - n]]) if total > n else order
+        weights = (torch.arange(total, device=self.device) < n).float()
+        mine = slice(self.place.rank, total, self.place.world_size)  # as DistributedSampler shards
+        index, weights = order[mine], weights[mine]
+        images = augment(self.images[index], generator).float().sub_(self.mean).div_(self.std)
+        images = images.to(dtype).contiguous(memory_format=torch.channels_last)
+        shape = (self.steps, self.batch)
+        return images.view(*shape, 3, 32, 32), self.labels[index].view(shape), weights.view(shape)
+
+
+class FastTrainer:
+    def __init__(self, cell: Cell, place: Placement, device: torch.device, data_dir: Path) -> None:
+        if cell.engine == "dp":
+            raise ValueError("pipeline 'fast' runs engines single and ddp; DataParallel cannot be graph-captured")
+        self.cell, self.place, self.device = cell, place, device
+        torch.manual_seed(cell.seed)
+        self.model = build_model(cell.model).to(device, memory_format=torch.channels_last)
+        if place.world_size > 1:  # every rank starts from rank 0's weights, as DDP would
+            for tensor in self.model.state_dict().values():
+                dist.broadcast(tensor, 0)
+        self.params = [p for p in self.model.parameters()]
+        self.flat = torch.zeros(sum(p.numel() for p in self.params), device=device)
+        offset = 0
+        for p in self.params:  # gradients as views of one flat buffer, in the parameter's own layout
+            p.grad = self.flat[offset: offset + p.numel()].as_strided(p.shape, p.stride())
+            offset += p.numel()
+        self.bufs = [torch.zeros_like(p) for p in self.params]
+        self.data = ResidentData(cell, data_dir, device, place, cell.batch_per_gpu)
+        self.steps = self.data.steps
+        self.dtype = torch.bfloat16 if cell.precision == "bf16" else torch.float32
+        b = cell.batch_per_gpu
+        self.x = torch.zeros(b, 3, 32, 32, device=device, dtype=self.dtype).contiguous(memory_format=torch.channels_last)
+        self.y = torch.zeros(b, dtype=torch.long, device=device)
+        self.w = torch.ones(b, device=device)
+        self.lr = torch.tensor(cell.lr, device=device)
+        self.totals = torch.zeros(3, dtype=torch.float64, device=device)
+        self.graphs: dict[bool, torch.cuda.CUDAGraph] = {}
+        self.graph_error: Optional[str] = None
+
+    def _body(self, sync: bool = True) -> None:
+        self.flat.zero_()
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16",
+                            cache_enabled=False):
+            logits = self.model(self.x)
+            losses = F.cross_entropy(logits, self.y, reduction="none")
+        n = self.w.sum()
+        loss = (losses.float() * self.w).sum() / n
+        loss.backward()
+        if sync and self.place.world_size > 1:
+            dist.all_reduce(self.flat)
+            self.flat.div_(self.place.world_size)
+        with torch.no_grad():
+            grads = [p.grad for p in self.params]
+            sgd_step(self.params, grads, self.bufs, self.lr, self.cell.momentum, self.cell.weight_decay)
+            hits = ((logits.argmax(1) == self.y).float() * self.w).sum()
+            self.totals += torch.stack([loss.detach() * n, hits, n]).double()
+
+    def probe(self) -> None:
+        """Warm up, capture the step graphs (this is where a batch too big runs out of
+        memory), then put weights and momentum back as they were."""
+        saved = [t.detach().clone() for t in self.model.state_dict().values()]
+        stream = torch.cuda.Stream() if self.device.type == "cuda" else None
+        with torch.cuda.stream(stream) if stream else contextlib.nullcontext():
+            for _ in range(3):
+                self._body()
+        if stream is not None:
+            torch.cuda.current_stream().wait_stream(stream)
+            self._capture()
+        with torch.no_grad():
+            for tensor, value in zip(self.model.state_dict().values(), saved):
+                tensor.copy_(value)
+            for buf in self.bufs:
+                buf.zero_()
+        self.totals.zero_()
+
+    def _capture(self) -> None:
+        try:
+            pool = None
+            for sync in (True, False) if self.place.world_size > 1 else (True,):
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, pool=pool):
+                    self._body(sync)
+                pool = graph.pool()
+                self.graphs[sync] = graph
+        except RuntimeError as exc:
+            if "out of memory" in str(exc).lower():
+                raise
+            self.graphs.clear()
+            self.graph_error = str(exc).splitlines()[0]
+        torch.cuda.synchronize(self.device)
+
+    def _run_step(self, sync: bool = True) -> None:
+        graph = self.graphs.get(sync)
+        graph.replay() if graph is not None else self._body(sync)
+
+    def train_epoch(self, epoch: int) -> EpochStats:
+        self.model.train()
+        self.totals.zero_()
+        sync_device(self.device)
+        start = time.perf_counter()
+        images, labels, weights = self.data.epoch(epoch, self.dtype)
+        sync_device(self.device)
+        prepared = time.perf_counter()
+        for step in range(self.steps):
+            lr = lr_at(self.cell, epoch - 1 + step / self.steps)
+            self.lr.fill_(lr)
+            self.x.copy_(images[step])
+            self.y.copy_(labels[step])
+            self.w.copy_(weights[step])
+            self._run_step()
+        sync_device(self.device)
+        end = time.perf_counter()
+        phases = {"data_wait": prepared - start, "compute": end - prepared}
+        return epoch_stats(epoch, end - start, self.totals.clone(), lr, phases, self.place.world_size)
+
+    def exposed_comm_per_step(self) -> float | None:
+        """Replays of the step with and without its all-reduce, timed with CUDA events."""
+        if self.place.world_size < 2 or self.device.type != "cuda":
+            return None
+        times = {}
+        for sync in (True, False, True, False):
+            dist.barrier()
+            torch.cuda.synchronize(self.device)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(WINDOW_STEPS):
+                self._run_step(sync)
+            end.record()
+            end.synchronize()
+            times[sync] = start.elapsed_time(end) / 1000 / WINDOW_STEPS
+        return max(0.0, times[True] - times[False])
+
+    def state(self) -> dict[str, Any]:
+        return {"model": self.model.state_dict(), "momentum": [b.clone() for b in self.bufs]}
+
+    def load(self, state: dict[str, Any]) -> None:
+        with torch.no_grad():
+            for name, tensor in self.model.state_dict().items():
+                tensor.copy_(state["model"][name])
+            for buf, saved in zip(self.bufs, state["momentum"]):
+                buf.copy_(saved)
+
