@@ -98,6 +98,7 @@ def train(cell: Cell, place: launch.Placement, device: torch.device, data_dir: P
     if getattr(trainer, "graph_error", None):
         result.env["cuda_graph_error"] = trainer.graph_error
     result.env["cuda_graph"] = bool(getattr(trainer, "graphs", None))
+    result.env["compiled"] = getattr(trainer, "step_model", None) is not getattr(trainer, "model", None)
 
 
 def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
