@@ -32,6 +32,8 @@ from jobs.model import build_model
 from jobs.result import EpochStats
 from jobs.schedule import lr_at
 
+MEMORY_FORMAT = torch.channels_last  # cuDNN's tensor-core convolutions want NHWC
+
 
 def sgd_step(params, grads, bufs, lr: torch.Tensor, momentum: float, weight_decay: float) -> None:
     """torch.optim.SGD's update (no dampening, no Nesterov), with lr a device tensor so a
@@ -81,7 +83,7 @@ class ResidentData:
         mine = slice(self.place.rank, total, self.place.world_size)  # as DistributedSampler shards
         index, weights = order[mine], weights[mine]
         images = augment(self.images[index], generator).float().sub_(self.mean).div_(self.std)
-        images = images.to(dtype).contiguous(memory_format=torch.channels_last)
+        images = images.to(dtype).contiguous(memory_format=MEMORY_FORMAT)
         shape = (self.steps, self.batch)
         return images.view(*shape, 3, 32, 32), self.labels[index].view(shape), weights.view(shape)
 
@@ -92,7 +94,7 @@ class FastTrainer:
             raise ValueError("pipeline 'fast' runs engines single and ddp; DataParallel cannot be graph-captured")
         self.cell, self.place, self.device = cell, place, device
         torch.manual_seed(cell.seed)
-        self.model = build_model(cell.model).to(device, memory_format=torch.channels_last)
+        self.model = build_model(cell.model).to(device, memory_format=MEMORY_FORMAT)
         # Inductor fuses BatchNorm and the elementwise ops (native channels_last BatchNorm
         # kernels were over a third of a step's GPU time); compiling happens in probe().
         self.step_model = torch.compile(self.model) if device.type == "cuda" else self.model
@@ -110,7 +112,7 @@ class FastTrainer:
         self.steps = self.data.steps
         self.dtype = torch.bfloat16 if cell.precision == "bf16" else torch.float32
         b = cell.batch_per_gpu
-        self.x = torch.zeros(b, 3, 32, 32, device=device, dtype=self.dtype).contiguous(memory_format=torch.channels_last)
+        self.x = torch.zeros(b, 3, 32, 32, device=device, dtype=self.dtype).contiguous(memory_format=MEMORY_FORMAT)
         self.y = torch.zeros(b, dtype=torch.long, device=device)
         self.w = torch.ones(b, device=device)
         self.lr = torch.tensor(cell.lr, device=device)

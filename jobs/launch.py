@@ -55,6 +55,14 @@ def detect(env: Optional[Mapping[str, str]] = None) -> Placement:
             job_id=env.get("SLURM_JOB_ID"), array_task_id=env.get("SLURM_ARRAY_TASK_ID"),
             node_name=env.get("SLURMD_NODENAME"),
         )
+    # before SLURM: a local job started from inside an srun shell inherits SLURM_* too
+    if "SUBMITIT_LOCAL_GLOBALID" in env:
+        job_id = env.get("SUBMITIT_LOCAL_JOB_ID", "0")
+        return Placement(
+            rank=int(env["SUBMITIT_LOCAL_GLOBALID"]), world_size=int(env.get("SUBMITIT_LOCAL_NTASKS", "1")),
+            local_rank=int(env.get("SUBMITIT_LOCAL_LOCALID", "0")), master_addr="127.0.0.1",
+            master_port=port_for_job(job_id), launcher="submitit-local", job_id=job_id,
+        )
     if "SLURM_PROCID" in env and "SLURM_STEP_ID" in env:  # a task of an srun step
         job_id = env["SLURM_JOB_ID"]
         nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST", "localhost")
@@ -63,12 +71,5 @@ def detect(env: Optional[Mapping[str, str]] = None) -> Placement:
             local_rank=int(env.get("SLURM_LOCALID", "0")), master_addr=first_host(nodelist),
             master_port=port_for_job(job_id), launcher="slurm", job_id=job_id,
             array_task_id=env.get("SLURM_ARRAY_TASK_ID"), node_name=env.get("SLURMD_NODENAME"),
-        )
-    if "SUBMITIT_LOCAL_GLOBALID" in env:
-        job_id = env.get("SUBMITIT_LOCAL_JOB_ID", "0")
-        return Placement(
-            rank=int(env["SUBMITIT_LOCAL_GLOBALID"]), world_size=int(env.get("SUBMITIT_LOCAL_NTASKS", "1")),
-            local_rank=int(env.get("SUBMITIT_LOCAL_LOCALID", "0")), master_addr="127.0.0.1",
-            master_port=port_for_job(job_id), launcher="submitit-local", job_id=job_id,
         )
     return Placement(rank=0, world_size=1, local_rank=0, master_addr="127.0.0.1", master_port=0, launcher="none")

@@ -43,7 +43,7 @@ def make_trainer(cell: Cell, place: launch.Placement, device: torch.device, data
     return trainer_class(cell, place, device, data_dir)
 
 
-def fit(trainer, ckpt: Path, log: Log) -> list[EpochStats]:
+def fit(trainer, ckpt: Path, log: Log, monitor: GpuMonitor) -> list[EpochStats]:
     """Train the remaining epochs; after each, rank 0 checkpoints (weights, optimizer,
     the epochs so far). A restarted job picks up after the last finished epoch."""
     cell, place = trainer.cell, trainer.place
@@ -55,12 +55,16 @@ def fit(trainer, ckpt: Path, log: Log) -> list[EpochStats]:
         epochs = [EpochStats(**e) for e in state["epochs"]]
         log(f"resumed from {ckpt} after epoch {len(epochs)}")
     for epoch in range(len(epochs) + 1, cell.epochs + 1):
-        stats = trainer.train_epoch(epoch)
+        if epoch == cell.timed_epoch:
+            with monitor:  # NVML samples while the timed epoch runs
+                stats = trainer.train_epoch(epoch)
+        else:
+            stats = trainer.train_epoch(epoch)
         epochs.append(stats)
+        if place.rank == 0 and epoch < cell.epochs:  # saved before the line that announces the epoch
+            checkpoint.save(ckpt, {"trainer": trainer.state(), "epochs": [dataclasses.asdict(e) for e in epochs]})
         log(f"epoch {epoch}/{cell.epochs}: {stats.epoch_s:.3f} s, train {stats.train_s:.3f} s, "
             f"loss {stats.loss:.4f}, acc {stats.accuracy:.3f}, {stats.images_per_s:.0f} img/s")
-        if place.rank == 0 and epoch < cell.epochs:
-            checkpoint.save(ckpt, {"trainer": trainer.state(), "epochs": [dataclasses.asdict(e) for e in epochs]})
     return epochs
 
 
@@ -89,8 +93,7 @@ def train(cell: Cell, place: launch.Placement, device: torch.device, data_dir: P
     trainer = make_trainer(cell, place, device, data_dir)
     ckpt = checkpoint.checkpoint_path(out_dir, cell.cell_id)
     monitor = GpuMonitor(physical_gpu(device) if device.type == "cuda" and place.rank == 0 else [])
-    with monitor:  # sampled over the whole run; the timed epoch dominates all but tiny runs
-        result.epochs = fit(trainer, ckpt, log)
+    result.epochs = fit(trainer, ckpt, log, monitor)
     timed = result.epochs[cell.timed_epoch - 1]
     result.timed = Timed(epoch=timed.epoch, epoch_s=timed.epoch_s, train_s=timed.train_s)
     result.gpu_util = monitor.summary()

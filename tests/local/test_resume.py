@@ -1,0 +1,36 @@
+"""A job stopped mid-training and started again resumes from its last finished epoch, and
+its result has every epoch exactly once (what a SLURM requeue does)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from jobs.cell import Cell
+from jobs.checkpoint import checkpoint_path
+from jobs.result import read_result, result_path
+
+
+def test_killed_job_resumes_after_its_last_epoch(tmp_path):
+    cell = Cell(engine="single", batch_per_gpu=16, model="tiny", dataset="synthetic", train_images=1200,
+                loader_workers=0, epochs=4, timed_epoch=4)
+    (tmp_path / "cell.json").write_text(json.dumps(cell.to_dict()))
+    command = [sys.executable, "-m", "jobs", "--cell", str(tmp_path / "cell.json"), "--out", str(tmp_path / "out"),
+               "--data", str(tmp_path / "data")]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    for line in first.stdout:
+        if "epoch 2/4" in line:
+            break
+    first.kill()  # the checkpoint is written before the epoch's line
+    first.wait()
+    assert not result_path(tmp_path / "out", cell.cell_id).exists()
+    assert checkpoint_path(tmp_path / "out", cell.cell_id).exists()
+
+    second = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert "resumed from" in second.stdout and "after epoch 2" in second.stdout
+    assert "epoch 1/4" not in second.stdout
+    result = read_result(result_path(tmp_path / "out", cell.cell_id))
+    assert [e.epoch for e in result.epochs] == [1, 2, 3, 4]
+    assert result.timed.epoch == 4
+    assert not checkpoint_path(tmp_path / "out", cell.cell_id).exists(), "checkpoint removed once the result is written"
