@@ -1,8 +1,16 @@
-"""Every result file of a results dir, and every planned cell, as one DataFrame row each."""
+"""Every result file of a results dir, and every planned cell, as one DataFrame row each.
+
+collect reads JSON only: the result files, the plan's cell list (plan.json) and the
+submission record (registry.jsonl). A planned cell with no result is "pending" when the
+registry has a line for it (submitted, not ended), else "missing" (never submitted).
+"""
 from __future__ import annotations
 
+import dataclasses
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Optional
 
 import pandas as pd
 
@@ -10,43 +18,114 @@ from jobs.cell import Cell
 from jobs.result import Result, read_result
 
 PLAN_FILE = "plan.json"
-CELL_COLUMNS = [f for f in Cell.__dataclass_fields__]
+REGISTRY_FILE = "registry.jsonl"
+CELL_COLUMNS = list(Cell.__dataclass_fields__)
+CELL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
+ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device")
+EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_exposed_s",
+              "loss", "accuracy", "images", "images_per_s", "lr")
+COMM_KEYS = ("grad_bytes", "allreduce_s", "algbw_gbps", "busbw_gbps", "backend")
+RESULT_COLUMNS = (
+    ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "hosts", "started_at", "ended_at"]
+    + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["gpu_model"]
+    + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS]
+)
+COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
+EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
+NUMERIC_COLUMNS = ["peak_mem_gib"] + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS if k != "backend"]
 
 
-def planned_cells(results_dir: Path) -> list[Cell]:
+@dataclass(frozen=True)
+class Loaded:
+    """frame: one row per cell (planned or with a result); epochs: one row per epoch of each result."""
+
+    frame: pd.DataFrame
+    epochs: pd.DataFrame
+    study: Optional[str]
+
+
+def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
+    """The study's name and its cells (field dicts, defaults filled in), from plan.json; none if absent."""
     path = Path(results_dir) / PLAN_FILE
     if not path.is_file():
-        return []
-    return [Cell.from_dict(c) for c in json.loads(path.read_text())["cells"]]
+        return None, []
+    data = json.loads(path.read_text())
+    return data.get("study"), [{**CELL_DEFAULTS, **c} for c in data.get("cells", [])]
+
+
+def cell_key(fields: dict[str, Any]) -> tuple:
+    """A cell's identity by content (what its id hashes), cheap enough for 10,000 cells."""
+    return tuple(fields.get(c) for c in CELL_COLUMNS)
+
+
+def submitted_ids(results_dir: Path) -> set[str]:
+    """Cell ids with a line in registry.jsonl. Only the ids matter here, so a line cut short
+    or unreadable is skipped (`status` is the verb that reports a corrupt registry)."""
+    path = Path(results_dir) / REGISTRY_FILE
+    if not path.is_file():
+        return set()
+    ids = set()
+    for line in path.read_text().splitlines():
+        try:
+            ids.add(json.loads(line)["cell_id"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return ids
 
 
 def result_files(results_dir: Path) -> list[Path]:
     return sorted(p for p in Path(results_dir).glob("*.json") if p.name != PLAN_FILE)
 
 
-def row_of(cell: Cell, result: Result | None) -> dict:
-    row = cell.to_dict()
-    row.update(cell_id=cell.cell_id, label=cell.label, gpus=cell.gpus, status="missing")
-    if result is None:
-        return row
-    row.update(status=result.status, gpu_model=result.env.get("gpu_model"), error=result.error)
-    if result.timed is not None:
-        row.update(timed_epoch_s=result.timed.epoch_s, timed_train_s=result.timed.train_s)
+def result_row(result: Result) -> dict[str, Any]:
+    """The flat row of one result: its cell's fields, status, environment, timed epoch, comm."""
+    row = {**CELL_DEFAULTS, **result.cell}  # a result written before a field was added has its default
+    env = result.env
+    row.update(
+        cell_id=result.cell_id, status=result.status, peak_mem_gib=result.peak_mem_gib,
+        error=(result.error or "").strip().splitlines()[-1] if result.error else None,
+        gpu_model=env.get("gpu_model"), hosts=",".join(env.get("hostnames") or []) or env.get("hostname"),
+        started_at=env.get("started_at"), ended_at=env.get("ended_at"),
+    )
+    row.update({f"env_{k}": env.get(k) for k in ENV_KEYS if k != "gpu_model"})
+    if result.timed is not None and 0 < result.timed.epoch <= len(result.epochs):
         timed = result.epochs[result.timed.epoch - 1]
-        row.update(timed_loss=timed.loss, timed_accuracy=timed.accuracy, timed_data_wait_s=timed.data_wait_s)
+        row.update({f"timed_{k}": getattr(timed, k) for k in EPOCH_KEYS})
+        row.update(timed_epoch_s=result.timed.epoch_s, timed_train_s=result.timed.train_s)
+    if result.comm is not None:
+        row.update({f"comm_{k}": getattr(result.comm, k) for k in COMM_KEYS})
     return row
 
 
+def epoch_rows(result: Result) -> list[tuple]:
+    return [(result.cell_id, e.epoch) + tuple(getattr(e, k) for k in EPOCH_KEYS) for e in result.epochs]
+
+
+def load(results_dir: Path) -> Loaded:
+    """Every cell of the plan and every result file. A corrupt result file raises
+    ResultError naming it (never a silent skip)."""
+    results_dir = Path(results_dir)
+    study, planned = read_plan_cells(results_dir)
+    results = [read_result(p) for p in result_files(results_dir)]
+    rows = {cell_key(row): row for row in map(result_row, results)}
+    submitted = submitted_ids(results_dir)
+    for fields in planned:
+        key = cell_key(fields)
+        if key not in rows:  # only these need the (slower) Cell: its checks and its id
+            cell = Cell.from_dict(fields)
+            status = "pending" if cell.cell_id in submitted else "missing"
+            rows[key] = dict(cell.to_dict(), cell_id=cell.cell_id, status=status)
+    frame = pd.DataFrame(list(rows.values()), columns=COLUMNS)
+    for column in NUMERIC_COLUMNS:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    frame["gpus"] = frame.nodes * frame.gpus_per_node
+    frame["global_batch"] = frame.gpus * frame.batch_per_gpu
+    epochs = pd.DataFrame([row for r in results for row in epoch_rows(r)], columns=EPOCH_COLUMNS)
+    for column in EPOCH_KEYS:
+        epochs[column] = pd.to_numeric(epochs[column], errors="coerce")
+    return Loaded(frame, epochs, study)
+
+
 def load_frame(results_dir: Path) -> pd.DataFrame:
-    """One row per cell: planned cells without a result have status "missing".
-    A corrupt result file raises ResultError naming it (never a silent skip)."""
-    results = {r.cell_id: r for r in (read_result(p) for p in result_files(results_dir))}
-    cells = {c.cell_id: c for c in planned_cells(results_dir)}
-    for cell_id, result in results.items():
-        cells.setdefault(cell_id, Cell.from_dict(result.cell))
-    rows = [row_of(cell, results.get(cell_id)) for cell_id, cell in cells.items()]
-    frame = pd.DataFrame(rows)
-    for column in ("timed_epoch_s", "timed_train_s", "timed_loss", "timed_accuracy", "gpu_model", "error"):
-        if column not in frame:
-            frame[column] = None
-    return frame
+    """One row per cell: planned cells without a result are "pending" or "missing"."""
+    return load(results_dir).frame

@@ -1,85 +1,125 @@
-"""Tables for people: wide layouts with a cell's status where it has no number,
-rendered as rich console tables, Markdown and CSV."""
+"""A table as text (Grid), and the Grid rendered as a rich console table, Markdown and LaTeX.
+
+Nothing here computes: numbers arrive as text from collect.grids.
+"""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import pandas as pd
+from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
-STATUS_TEXT = {"oom": "OOM", "failed": "failed", "timeout": "timeout", "missing": "missing"}
-ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
+MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
 
 
 @dataclass(frozen=True)
 class Grid:
-    """A table as text: title, caption (units, timed epoch, GPU, repeats), header, rows."""
+    """A table for people: title, caption (units, timed epoch, GPU, repeats), header, rows,
+    and the formulas that produce its numbers; `empty` says why it has no rows."""
 
+    key: str
     title: str
     caption: str
     header: list[str]
     rows: list[list[str]]
+    formulas: list[str] = field(default_factory=list)
+    empty: str = ""
+    text_columns: tuple[int, ...] = (0,)  # left-aligned; the rest are numbers, right-aligned
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def number(value, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """Fixed decimals; three significant digits for a value too small for them (tiny test
+    runs); "-" for a value that is not there."""
+    if _missing(value):
         return "-"
+    if value and abs(value) < 0.5 * 10 ** -digits:
+        return f"{value:.2e}"
     return f"{value:.{digits}f}"
 
 
-def cell_text(row: pd.Series, column: str, digits: int = 2) -> str:
-    if row.status != "ok":
-        return STATUS_TEXT.get(row.status, row.status)
-    return number(row[column], digits)
+def seconds(value) -> str:
+    """Two decimals; three below one second (tiny test runs)."""
+    if _missing(value):
+        return "-"
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
 
 
-def _setup_name(row: pd.Series) -> str:
-    if row.engine == "single":
-        return "1 GPU"
-    nodes = f", {row.nodes} nodes" if row.nodes > 1 else ""
-    return f"{row.gpus} GPUs{nodes}, {ENGINE_NAMES[row.engine]}"
-
-
-def table1_grid(table: pd.DataFrame, caption: str) -> Grid:
-    batches = sorted(table.batch_per_gpu.unique())
-    header = ["setup"] + [f"b{b}/GPU {what}" for b in batches for what in ("time (s)", "speedup")]
-    rows = []
-    for (name, _, _), group in table.groupby([table.apply(_setup_name, axis=1), "gpus", "nodes"], sort=False):
-        by_batch = {r.batch_per_gpu: r for r in group.itertuples(index=False)}
-        line = [name]
-        for b in batches:
-            r = by_batch.get(b)
-            if r is None:
-                line += ["not in study", ""]
-                continue
-            series = pd.Series(r._asdict())
-            line += [cell_text(series, "epoch_s"), cell_text(series, "speedup") if series.status == "ok" else ""]
-        rows.append(line)
-    return Grid("Table 1: time and speedup of one epoch", caption, header, rows)
-
-
-def q1_grid(table: pd.DataFrame, caption: str) -> Grid:
-    header = ["batch size", "train time (s), no data I/O", "epoch time (s)", "images/s"]
-    rows = [
-        [str(r.batch_per_gpu), cell_text(r, "train_s"), cell_text(r, "epoch_s"), cell_text(r, "images_per_s", 0)]
-        for _, r in table.iterrows()
-    ]
-    return Grid("Q1: one epoch on 1 GPU by batch size", caption, header, rows)
+def percent(value, digits: int = 1) -> str:
+    """A fraction (0..1) as a percentage."""
+    return "-" if _missing(value) else f"{100 * value:.{digits}f}%"
 
 
 def to_rich(grid: Grid) -> Table:
-    table = Table(title=grid.title, caption=grid.caption, caption_justify="left")
+    caption = grid.caption + ("\n" + "\n".join(grid.formulas) if grid.formulas else "")
+    if grid.empty:
+        caption = grid.empty + "\n" + caption
+    table = Table(title=grid.title, caption=caption, caption_justify="left")
     for i, name in enumerate(grid.header):
-        table.add_column(name, justify="left" if i == 0 else "right")
+        table.add_column(name, justify="left" if i in grid.text_columns else "right")
     for row in grid.rows:
         table.add_row(*row)
     return table
 
 
-def to_markdown(grid: Grid) -> str:
-    lines = [f"### {grid.title}", "", f"_{grid.caption}_", ""]
-    lines.append("| " + " | ".join(grid.header) + " |")
-    lines.append("|" + "|".join("---" for _ in grid.header) + "|")
-    lines += ["| " + " | ".join(row) + " |" for row in grid.rows]
+def print_grids(console: Console, grids) -> None:
+    """Each grid at its natural width even on a narrow terminal: a number is never cut short
+    (the terminal wraps a long line; a log file keeps it whole)."""
+    terminal = console.width
+    for grid in grids:
+        table = to_rich(grid)
+        natural = Measurement.get(console, console.options.update(max_width=MAX_WIDTH), table).maximum
+        console.width = max(terminal, min(natural, MAX_WIDTH))  # print() alone crops to the console's width
+        console.print(table)
+    console.width = terminal
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(grid: Grid, level: str = "###") -> str:
+    lines = [f"{level} {grid.title}", "", f"_{_md(grid.caption)}_", ""]
+    if grid.empty:
+        lines += [f"**{grid.empty}**", ""]
+    else:
+        lines.append("| " + " | ".join(_md(h) for h in grid.header) + " |")
+        lines.append("|" + "|".join("---" if i in grid.text_columns else "---:" for i, _ in enumerate(grid.header)) + "|")
+        lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in grid.rows]
+        lines.append("")
+    lines += [f"- `{_md(formula)}`" for formula in grid.formulas]
     return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "−": "-", "×": r"$\times$", "Δ": r"$\Delta$", "≤": r"$\le$"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(grid: Grid) -> str:
+    """A table environment (booktabs, graphicx): the caption and formulas under the tabular."""
+    lines = [r"\begin{table}[htbp]", r"\centering", r"\caption{" + latex_escape(grid.title) + "}",
+             r"\label{tab:" + grid.key + "}"]
+    if grid.empty:
+        lines.append(r"\emph{" + latex_escape(grid.empty) + "}")
+    else:
+        lines += [r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{" + "".join("l" if i in grid.text_columns else "r" for i in range(len(grid.header))) + "}",
+                  r"\toprule", " & ".join(latex_escape(h) for h in grid.header) + r" \\", r"\midrule"]
+        lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in grid.rows]
+        lines += [r"\bottomrule", r"\end{tabular}}"]
+    notes = [grid.caption] + grid.formulas
+    lines.append(r"\par\smallskip\footnotesize " + r" \\ ".join(latex_escape(n) for n in notes))
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\input{tables.tex} in the report.\n"

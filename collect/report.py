@@ -1,49 +1,153 @@
-"""collect: load the results, build the tables, write them as Markdown and CSV."""
+"""collect: load the results, build every table, write Markdown, CSV and LaTeX; on request the
+report (one self-contained HTML file, and Markdown with its PNG plots beside it)."""
 from __future__ import annotations
 
+import base64
+import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
+import jinja2
 import pandas as pd
 
-from collect import render, tables
-from collect.load import load_frame
+from collect import grids, render, tables
+from collect.load import load
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "q4")
+PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy"}
+ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visible"), ("driver", "env_driver"),
+            ("torch", "env_torch"), ("CUDA", "env_cuda"), ("cuDNN", "env_cudnn"), ("NCCL", "env_nccl"),
+            ("Python", "env_python"), ("all-reduce backend", "comm_backend"), ("hosts", "hosts"))
 
 
 @dataclass(frozen=True)
 class Collected:
-    frame: pd.DataFrame
-    table1: pd.DataFrame
-    q1: pd.DataFrame
+    results_dir: Path
+    study: Optional[str]
+    frame: pd.DataFrame  # one row per cell
+    epochs: pd.DataFrame  # one row per epoch of each result
+    tables: dict[str, pd.DataFrame]  # by key: q1, table1, strong, table2, table3, q4, q4_curves
     grids: tuple[render.Grid, ...]
     written: tuple[Path, ...]
 
+    @property
+    def table1(self) -> pd.DataFrame:
+        return self.tables["table1"]
 
-def caption(frame: pd.DataFrame, table: pd.DataFrame) -> str:
-    gpus = sorted({str(g) for g in frame.gpu_model.dropna()}) or ["unknown (no result yet)"]
-    repeats = sorted({int(r) for r in table.get("repeats", pd.Series([], dtype=int)) if r}) or [0]
-    return (f"Seconds for the 2nd of 2 epochs; GPU: {', '.join(gpus)}; "
-            f"repeats per cell: {'/'.join(map(str, repeats))} (median)")
+    @property
+    def q1(self) -> pd.DataFrame:
+        return self.tables["q1"]
+
+
+def build_tables(frame: pd.DataFrame, epochs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    scaling = tables.scaling_table(frame)  # shared by four tables
+    return {
+        "q1": tables.q1_table(frame), "table1": tables.table1(frame, scaling),
+        "strong": tables.strong_scaling(frame, scaling), "table2": tables.table2(frame, scaling),
+        "table3": tables.table3(frame, scaling), "q4": tables.q4_table(frame, epochs),
+        "q4_curves": tables.q4_curves(frame, epochs),
+    }
+
+
+def build_grids(frame: pd.DataFrame, built: dict[str, pd.DataFrame]) -> tuple[render.Grid, ...]:
+    protocol = tables.timing_protocol(frame)
+    return (
+        grids.q1_grid(built["q1"], protocol),
+        grids.table1_grid(built["table1"], protocol),
+        grids.strong_grid(built["strong"], protocol),
+        grids.table2_grid(built["table2"], protocol),
+        grids.table3_grid(built["table3"], protocol),
+        grids.q4_grid(built["q4"], tables.largest_fitting_batch(built["q1"])),
+    )
 
 
 def collect(results_dir: Path) -> Collected:
+    """Every table from the results dir; writes tables.md, tables.tex and one CSV per table there."""
     results_dir = Path(results_dir)
-    frame = load_frame(results_dir)
-    t1, q1 = tables.table1(frame), tables.q1_table(frame)
-    grids = (
-        render.table1_grid(t1, caption(frame, t1) + "; speedup = T1/TN, batch per GPU fixed"),
-        render.q1_grid(q1, caption(frame, q1) + "; train time excludes waiting on data"),
-    )
-    written = (
-        _write(results_dir / "tables.md", "".join(render.to_markdown(g) + "\n" for g in grids)),
-        _write(results_dir / "table1.csv", t1.to_csv(index=False)),
-        _write(results_dir / "q1.csv", q1.to_csv(index=False)),
-    )
-    return Collected(frame, t1, q1, grids, written)
+    loaded = load(results_dir)
+    built = build_tables(loaded.frame, loaded.epochs)
+    grid_list = build_grids(loaded.frame, built)
+    written = [
+        write_text(results_dir / "tables.md", "".join(render.to_markdown(g) + "\n" for g in grid_list)),
+        write_text(results_dir / "tables.tex", render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list)),
+    ]
+    written += [write_text(results_dir / f"{key}.csv", built[key].to_csv(index=False)) for key in TABLE_FILES]
+    return Collected(results_dir, loaded.study, loaded.frame, loaded.epochs, built, grid_list, tuple(written))
 
 
-def _write(path: Path, text: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
+def environment(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """What the runs ran on: each field's distinct values over the result files, with counts
+    where they differ, and the span of the runs."""
+    ran = frame[frame.status.isin(["ok", "oom", "failed", "timeout"])]
+    rows = []
+    for name, column in ENV_ROWS:
+        counts = ran[column].dropna().map(_plain).value_counts()
+        if len(counts) <= 1:
+            rows.append((name, counts.index[0] if len(counts) else "-"))
+        else:
+            rows.append((name, "; ".join(f"{v} ({n} runs)" for v, n in counts.items())))
+    started, ended = ran.started_at.dropna(), ran.ended_at.dropna()
+    rows.append(("runs", f"{started.min()} to {ended.max()}" if len(started) and len(ended) else "-"))
+    return rows
+
+
+def _plain(value) -> str:
+    """4.0 -> "4" (a column of ints with gaps reads back as floats)."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def status_counts(frame: pd.DataFrame) -> str:
+    counts = frame.status.value_counts()
+    order = [s for s in tables.STATUS_RANK if s in counts]
+    return ", ".join(f"{counts[s]} {s}" for s in order) or "no cells"
+
+
+def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
+    from collect import plots  # matplotlib: only for the report
+
+    return {
+        "q1": plots.epoch_time(built["q1"]), "table1": plots.speedup(built["table1"]),
+        "table2": plots.compute_comm(built["table2"]), "q4": plots.q4_curves(built["q4_curves"]),
+    }
+
+
+def template_env(autoescape: bool) -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
+                              autoescape=autoescape, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def write_report(collected: Collected) -> tuple[Path, ...]:
+    """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png
+    beside it, in the results dir."""
+    out = collected.results_dir
+    pngs = make_plots(collected.tables)
+    plot_dir = out / "plots"
+    plot_dir.mkdir(exist_ok=True)
+    files = {key: f"plots/{PLOT_OF[key]}.png" for key, png in pngs.items() if png}
+    written = [write_bytes(out / files[key], pngs[key]) for key in files]
+    context = dict(
+        study=collected.study or out.name, results_dir=str(out.absolute()),
+        generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        cells=status_counts(collected.frame), environment=environment(collected.frame),
+        sections=[dict(grid=g, plot_key=g.key if g.key in files else None) for g in collected.grids],
+        status_words=sorted(set(grids.STATUS_TEXT.values())),
+    )
+    images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
+    html = template_env(True).get_template("report.html.j2").render(context, images=images)
+    markdown = template_env(False).get_template("report.md.j2").render(
+        context, plot_files=files, markdown={g.key: render.to_markdown(g, "##") for g in collected.grids})
+    return (write_text(out / "report.html", html), write_text(out / "report.md", markdown), *written)
+
+
+def write_text(path: Path, text: str) -> Path:
+    return write_bytes(path, text.encode())
+
+
+def write_bytes(path: Path, data: bytes) -> Path:
+    """Whole or not at all: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
     tmp.replace(path)
     return path

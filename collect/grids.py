@@ -1,0 +1,239 @@
+"""The tables (collect.tables) laid out for people as Grids: the homework's layouts, a status
+where a configuration has no number, a caption with units, timed epoch, GPU and repeats, and
+the formulas beside each table."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import pandas as pd
+
+from collect import formulas as f
+from collect.render import Grid, number, percent, seconds
+from collect.tables import CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH
+
+STATUS_TEXT = {"oom": "OOM", "failed": "failed", "timeout": "timeout", "missing": "missing",
+               "pending": "pending", "not in study": "not in study"}
+ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
+SHOWN = {"engine", "nodes", "gpus_per_node", "batch_per_gpu"}
+
+
+def status_text(status: str) -> str:
+    return STATUS_TEXT.get(status, str(status))
+
+
+def setup_name(row) -> str:
+    """"1 GPU", "2 GPUs, DDP", "2 nodes x 2 GPUs, DDP"."""
+    if row.engine == "single":
+        return "1 GPU"
+    where = f"{row.nodes} nodes x {_gpus(row.gpus_per_node)}" if row.nodes > 1 else _gpus(row.gpus)
+    return f"{where}, {ENGINE_NAMES[row.engine]}"
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU{'s' if count > 1 else ''}"
+
+
+def remedy_name(row) -> str:
+    parts = []
+    if row.lr_scaling == "linear":
+        parts.append("linear LR scaling")
+    if row.warmup_epochs:
+        parts.append(f"{row.warmup_epochs}-epoch warmup")
+    if bool(row.sync_bn):
+        parts.append("SyncBatchNorm")
+    return " + ".join(parts) or "none"
+
+
+def varying(table: pd.DataFrame, shown: set[str]) -> list[str]:
+    """Configuration fields, other than those a grid shows, that differ between its rows."""
+    return [c for c in CONFIG if c not in shown and c in table and table[c].nunique(dropna=False) > 1]
+
+
+def row_name(row, fields: list[str]) -> str:
+    extra = ", ".join(f"{c}={getattr(row, c)}" for c in fields)
+    return setup_name(row) + (f" [{extra}]" if extra else "")
+
+
+def gpu_text(table: pd.DataFrame) -> str:
+    models = sorted({str(m) for m in table.gpu_model.dropna() if str(m)}) if len(table) else []
+    return ", ".join(models) or "unknown (no result yet)"
+
+
+def repeats_text(table: pd.DataFrame) -> str:
+    counts = sorted({int(r) for r in table.repeats if r}) if len(table) else []
+    if not counts:
+        return "no finished run yet"
+    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"{span} per configuration" + (" (median shown)" if counts[-1] > 1 else "")
+
+
+def caption(table: pd.DataFrame, units: str, timed: str) -> str:
+    return f"Units: {units}. Timed: {timed}. GPU: {gpu_text(table)}. Repeats: {repeats_text(table)}."
+
+
+def timed_text(protocol: Optional[tuple[int, int]]) -> str:
+    if protocol is None:
+        return "no timing runs in this study"
+    epochs, timed = protocol
+    return f"epoch {timed} of {epochs}" + (" (the earlier ones warm up)" if timed > 1 else "")
+
+
+def value_or_status(row, text: str) -> str:
+    return text if row.status == "ok" else status_text(row.status)
+
+
+def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
+    header = ["batch size", "train time (s)", "epoch time (s)", "data wait (s)", "train images/s",
+              "peak memory (GiB)", "repeats"]
+    fields = varying(q1, SHOWN)
+    rows = []
+    for r in q1.itertuples(index=False):
+        name = str(r.batch_per_gpu) + (f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else "")
+        if r.status != "ok":
+            rows.append([name, status_text(r.status)] + [""] * 4 + [str(r.runs)])
+            continue
+        rows.append([name, seconds(r.train_s), seconds(r.epoch_s), seconds(r.data_wait_s),
+                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), str(r.repeats)])
+    return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
+                header, rows,
+                ["train time = epoch time - data wait (copies to the GPU, forward, backward, update: the Q1 figure)",
+                 "train images/s = images per epoch / train time",
+                 "the sweep stops at the first batch that does not fit (OOM)"],
+                "" if rows else "No 1-GPU timing runs in this study.")
+
+
+def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
+    """The homework's layout: a row per setup, a time / speedup / efficiency column group per batch."""
+    batches = sorted(t1.batch_per_gpu.unique())
+    fields = varying(t1, SHOWN)
+    header = ["setup"] + [f"b={b} {what}" for b in batches for what in ("time (s)", "speedup", "efficiency")]
+    names = [row_name(r, fields) for r in t1.itertuples(index=False)]
+    rows = []
+    for name, group in t1.groupby(pd.Series(names, index=t1.index), sort=False):
+        by_batch = {r.batch_per_gpu: r for r in group.itertuples(index=False)}
+        line = [name]
+        for b in batches:
+            line += _table1_cells(by_batch.get(b))
+        rows.append(line)
+    formulas = [f.FORMULAS["speedup"], f.FORMULAS["efficiency"],
+                "T = the whole timed epoch, data loading included (the Q2 figure); T1 = engine single at the same b"]
+    return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
+                caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
+                header, rows, formulas, "" if rows else "No timing runs in this study.")
+
+
+def _table1_cells(r) -> list[str]:
+    if r is None:
+        return ["not in study", "", ""]
+    if r.status != "ok":
+        return [status_text(r.status), "", ""]
+    if isinstance(r.t1_s, float) and math.isnan(r.t1_s):
+        return [seconds(r.epoch_s), f"no T1 ({status_text(r.t1_s_status)})", ""]
+    return [seconds(r.epoch_s), number(r.speedup), number(r.efficiency)]
+
+
+def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
+    header = ["setup", "global batch B", "batch per GPU", "T1 at batch B (s)", "TN (s)", "speedup", "efficiency"]
+    fields = varying(strong, SHOWN | {"global_batch"})
+    rows = []
+    for r in strong.itertuples(index=False):
+        base = seconds(r.t1_strong_s) if r.t1_strong_status == "ok" else status_text(r.t1_strong_status)
+        line = [row_name(r, fields), str(r.global_batch), str(r.batch_per_gpu), base]
+        line += [seconds(r.epoch_s), number(r.speedup), number(r.efficiency)] if r.status == "ok" else \
+            [status_text(r.status), "", ""]
+        rows.append(line)
+    return Grid("strong", "Strong scaling: the global batch fixed",
+                caption(strong, "seconds per epoch; ratios", timed_text(protocol)), header, rows,
+                [f.FORMULAS["strong"], f.FORMULAS["efficiency"]],
+                "" if rows else "No strong-scaling pairs: no 1-GPU run at any N-GPU run's global batch.")
+
+
+def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
+    header = ["setup", "batch per GPU", "T1 (s)", "TN (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
+              "compute measured (s)", "comm measured (s)"]
+    fields = varying(t2, SHOWN)
+    rows = []
+    for r in t2.itertuples(index=False):
+        t1 = seconds(r.t1_train_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
+        line = [row_name(r, fields), str(r.batch_per_gpu), t1]
+        if r.status != "ok":
+            rows.append(line + [status_text(r.status)] + [""] * 4)
+            continue
+        not_measured = math.isnan(r.comm_measured_s)
+        line += [seconds(r.train_s), seconds(r.compute_est_s), seconds(r.comm_est_s)]
+        line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
+        rows.append(line)
+    formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
+                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither"]
+    return Grid("table2", "Table 2: compute and communication per epoch",
+                caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
+                "" if rows else "No multi-GPU timing runs in this study.")
+
+
+def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
+    header = ["setup", "batch per GPU", "steps", "P", "GB per GPU", "comm est. (s)", "util. est. (GB/s)",
+              "comm measured (s)", "util. measured (GB/s)", "busbw measured (GB/s)", "share est.", "share measured"]
+    fields = varying(t3, SHOWN)
+    rows = []
+    for r in t3.itertuples(index=False):
+        line = [row_name(r, fields), str(r.batch_per_gpu), str(r.steps), f"{r.gradients:,}", number(r.bytes_per_gpu / f.GB)]
+        if r.status != "ok":
+            rows.append(line + [status_text(r.status)] + [""] * 6)
+            continue
+        est = seconds(r.comm_est_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
+        line += [est, _gbps(r.util_est_gbps, r.comm_est_s), _or_not_measured(r.comm_measured_s, seconds),
+                 _or_not_measured(r.util_measured_gbps, number), _or_not_measured(r.busbw_gbps, number),
+                 _share(r.share_est, r.busbw_gbps), _share(r.share_measured, r.busbw_gbps)]
+        rows.append(line)
+    formulas = [f.FORMULAS["steps"], f.FORMULAS["bytes"], f.FORMULAS["bandwidth"], f.FORMULAS["share"],
+                f"P = the job's all-reduced bytes / 4 (else another run's of the same model), else ResNet-18's "
+                f"{f.RESNET18_GRADIENTS:,} gradients; "
+                "images = the cell's train_images (50,000 for CIFAR-10)",
+                "comm est. and comm measured are Table 2's; GB = 1e9 bytes"]
+    return Grid("table3", "Table 3: communication bandwidth utilization",
+                caption(t3, "GB/s (1e9 bytes per second) per GPU; GB per GPU per epoch", timed_text(protocol)),
+                header, rows, formulas, "" if rows else "No multi-GPU timing runs in this study.")
+
+
+def _gbps(value, comm_s) -> str:
+    if not math.isnan(comm_s) and comm_s <= 0:
+        return "n/a (comm est. <= 0)"
+    return number(value)
+
+
+def _share(value, busbw) -> str:
+    return "no busbw" if math.isnan(busbw) else percent(value)
+
+
+def _or_not_measured(value, fmt) -> str:
+    return "not measured" if value is None or math.isnan(value) else fmt(value)
+
+
+def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
+    header = ["setup", "batch per GPU", "global batch", "remedy", f"LR at epoch {Q4_EPOCH}", "loss", "accuracy",
+              "loss - baseline", "accuracy - baseline (points)", "note"]
+    fields = varying(q4, SHOWN | {"lr_scaling", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"})
+    rows = []
+    for r in q4.itertuples(index=False):
+        note = "baseline (Lab 2)" if r.baseline else (
+            "largest batch that fits 1 GPU (Q1)" if r.batch_per_gpu == largest_fit else "")
+        line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), remedy_name(r)]
+        if r.status != "ok" or math.isnan(r.loss):
+            text = status_text(r.status) if r.status != "ok" else f"no epoch {Q4_EPOCH}"
+            rows.append(line + [text, "", "", "", "", note])
+            continue
+        rows.append(line + [number(r.epoch_lr, 4), number(r.loss, 4), percent(r.accuracy, 2),
+                            "" if r.baseline else _signed(r.d_loss, 4), "" if r.baseline else _signed(100 * r.d_accuracy, 2),
+                            note])
+    formulas = [f"loss, accuracy = means over the {Q4_EPOCH}th epoch's training images, all GPUs",
+                f"baseline = batch {Q4_BASELINE_BATCH} on 1 GPU, no remedy; accuracy - baseline in percentage points",
+                "linear LR scaling: lr x global batch / lr_ref_batch; warmup: lr ramps to it over the warmup epochs"]
+    return Grid("q4", f"Q4: training loss and accuracy of epoch {Q4_EPOCH}, large batch vs batch {Q4_BASELINE_BATCH}",
+                caption(q4, "loss (cross-entropy), accuracy (%)", f"epoch {Q4_EPOCH}"), header, rows, formulas,
+                "" if rows else f"No runs of {Q4_EPOCH}+ epochs (1-GPU batch {Q4_BASELINE_BATCH}, or 4 GPUs) in this study.",
+                text_columns=(0, 3, 9))
+
+
+def _signed(value, digits: int) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:+.{digits}f}"

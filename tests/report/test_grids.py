@@ -1,0 +1,112 @@
+"""The tables laid out for people: statuses instead of dropped rows, captions with units,
+timed epoch, GPU and repeats, formulas beside each table; Markdown, LaTeX and rich output."""
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from collect import render
+from collect.report import collect
+from tests.report.factory import cell, result, write_dir
+
+
+@pytest.fixture(scope="module")
+def grids(mixed_dir):
+    return {g.key: g for g in collect(mixed_dir).grids}
+
+
+def rows_of(grid):
+    return {row[0]: row for row in grid.rows}
+
+
+def test_every_table_states_units_timed_epoch_gpu_and_repeats(grids):
+    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "q4"]
+    for grid in grids.values():
+        assert grid.caption.startswith("Units: ")
+        assert "GPU: NVIDIA H200." in grid.caption and "Repeats: " in grid.caption
+        assert grid.formulas and not grid.empty
+    for key in ("q1", "table1", "strong", "table2", "table3"):
+        assert "Timed: epoch 2 of 2" in grids[key].caption
+    assert "Timed: epoch 5" in grids["q4"].caption
+    assert "Repeats: 1-3 per configuration (median shown)" in grids["q1"].caption
+
+
+def test_q1_grid_shows_oom_and_pending(grids):
+    assert grids["q1"].rows == [
+        ["32", "32.00", "40.00", "8.00", "1562", "-", "1"],
+        ["128", "17.00", "22.00", "5.00", "2941", "-", "3"],
+        ["512", "OOM", "", "", "", "", "1"],
+        ["8192", "pending", "", "", "", "", "1"],
+    ]
+
+
+def test_table1_grid_is_the_homework_layout_with_statuses(grids):
+    grid = grids["table1"]
+    assert grid.header == ["setup", "b=32 time (s)", "b=32 speedup", "b=32 efficiency",
+                           "b=128 time (s)", "b=128 speedup", "b=128 efficiency"]
+    rows = rows_of(grid)
+    assert list(rows) == ["1 GPU", "2 GPUs, DataParallel", "2 GPUs, DDP", "4 GPUs, DataParallel", "4 GPUs, DDP"]
+    assert rows["1 GPU"] == ["1 GPU", "40.00", "1.00", "1.00", "22.00", "1.00", "1.00"]
+    assert rows["2 GPUs, DataParallel"] == ["2 GPUs, DataParallel", "30.00", "1.33", "0.67", "pending", "", ""]
+    assert rows["2 GPUs, DDP"] == ["2 GPUs, DDP", "25.00", "1.60", "0.80", "failed", "", ""]
+    assert rows["4 GPUs, DataParallel"][1] == "timeout"
+    assert rows["4 GPUs, DDP"] == ["4 GPUs, DDP", "12.50", "3.20", "0.80", "missing", "", ""]
+    assert any("T1 / TN" in f for f in grid.formulas)
+
+
+def test_table2_and_table3_grids_say_what_was_not_measured(grids):
+    t2 = {(r[0], r[1]): r for r in grids["table2"].rows}
+    assert t2[("2 GPUs, DDP", "32")] == ["2 GPUs, DDP", "32", "32.00", "20.00", "16.00", "4.00", "15.00", "2.00"]
+    assert t2[("2 GPUs, DataParallel", "32")][-2:] == ["not measured", "not measured"]
+    assert t2[("4 GPUs, DDP", "128")][3] == "missing"
+    t3 = {(r[0], r[1]): r for r in grids["table3"].rows}
+    assert t3[("2 GPUs, DDP", "32")] == ["2 GPUs, DDP", "32", "782", "11,173,962", "34.95", "4.00", "8.74", "2.00",
+                                          "17.48", "40.00", "21.8%", "43.7%"]
+    assert t3[("2 GPUs, DataParallel", "32")][-4:] == ["not measured", "not measured", "no busbw", "no busbw"]
+    assert t3[("2 GPUs, DDP", "128")][5] == "failed"
+
+
+def test_q4_grid_marks_the_baseline_and_the_oom(grids):
+    rows = grids["q4"].rows
+    assert rows[0] == ["1 GPU", "128", "128", "none", "0.1000", "0.8000", "70.00%", "", "", "baseline (Lab 2)"]
+    assert rows[1][:5] == ["4 GPUs, DDP", "8192", "32768", "none", "OOM"]
+    assert rows[-1] == ["4 GPUs, DDP", "2048", "8192", "linear LR scaling + 2-epoch warmup", "6.4000", "1.4000",
+                        "62.00%", "+0.6000", "-8.00", ""]
+
+
+def test_no_baseline_and_empty_tables_say_so(tmp_path):
+    grid_list = collect(write_dir(tmp_path, [result(cell("ddp", 64, 2), epoch_s=10.0, train_s=8.0)])).grids
+    grids = {g.key: g for g in grid_list}
+    assert grids["table1"].rows == [["2 GPUs, DDP", "10.00", "no T1 (not in study)", ""]]
+    assert grids["table2"].rows[0][2] == "no T1 (not in study)"
+    assert grids["q1"].empty and grids["strong"].empty and grids["q4"].empty
+    assert "Timed: epoch 2 of 2" in grids["table1"].caption
+
+
+def test_varying_fields_name_the_rows(tmp_path):
+    results = [result(cell("single", 32, pipeline=p), epoch_s=t, train_s=t) for p, t in (("faithful", 9.0), ("fast", 3.0))]
+    results += [result(cell("ddp", 32, 2, pipeline=p), epoch_s=t, train_s=t) for p, t in (("faithful", 6.0), ("fast", 2.0))]
+    rows = rows_of({g.key: g for g in collect(write_dir(tmp_path, results)).grids}["table1"])
+    assert rows["2 GPUs, DDP [pipeline=fast]"][2] == "1.50" and rows["2 GPUs, DDP [pipeline=faithful]"][2] == "1.50"
+
+
+def test_markdown_latex_and_rich(mixed_dir, grids):
+    text = (mixed_dir / "tables.md").read_text()
+    assert text.count("| 1 GPU |") == 2 and "### Table 3: communication bandwidth utilization" in text
+    assert "`speedup = T1 / TN" in text  # "1 GPU": Table 1's baseline row and Q4's
+    grid = render.Grid("x", "A | B", "50% of_it", ["a", "b"], [["x|y", "1"]])
+    assert "x\\|y" in render.to_markdown(grid)
+    latex = render.to_latex(grid)
+    assert r"50\% of\_it" in latex and r"\begin{tabular}{lr}" in latex
+    tex = (mixed_dir / "tables.tex").read_text()
+    assert tex.count(r"\begin{table}") == 6 and "booktabs" in tex
+    console = Console(record=True, width=250)
+    console.print(render.to_rich(grids["table1"]))
+    shown = console.export_text()
+    assert "2 GPUs, DDP" in shown and "failed" in shown and "Units: seconds" in shown
+
+
+def test_csv_files_hold_the_long_tables(mixed_dir):
+    collect(mixed_dir)
+    for name in ("q1", "table1", "strong", "table2", "table3", "q4"):
+        assert (mixed_dir / f"{name}.csv").read_text().startswith("engine,")

@@ -1,0 +1,98 @@
+"""The HTML report: self-contained (plots inline), the same content as the Markdown report,
+and it renders in headless Chromium with every plot loaded (a screenshot, not only parsing)."""
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import jinja2
+import pytest
+
+from collect.report import collect, template_env, write_report
+
+PROBE = """<script>
+window.addEventListener("load", () => {
+  const out = document.createElement("pre");
+  out.id = "img-check";
+  out.textContent = JSON.stringify([...document.images].map(i => [i.complete, i.naturalWidth, i.naturalHeight]));
+  document.body.appendChild(out);
+});
+</script>
+</body>"""
+
+
+@pytest.fixture(scope="module")
+def report(mixed_dir):
+    write_report(collect(mixed_dir))
+    return mixed_dir
+
+
+def test_html_is_self_contained_with_four_plots(report):
+    text = (report / "report.html").read_text()
+    assert text.count('<img src="data:image/png;base64,') == 4
+    assert not re.search(r'(src|href)="(https?:|//)', text)  # nothing fetched from the network
+    for title in ("Q1: one epoch on 1 GPU", "Table 1:", "Strong scaling", "Table 2:", "Table 3:", "Q4:", "Environment"):
+        assert title in text
+    assert "T1 / TN" in text and "2(N-1)/N x P x 4" in text and "NVIDIA H200" in text
+    assert '<td class="num status">OOM</td>' in text and "pending" in text and "missing" in text
+
+
+def test_markdown_report_links_its_plots(report):
+    text = (report / "report.md").read_text()
+    links = re.findall(r"!\[[^\]]*\]\((plots/[a-z0-9_]+\.png)\)", text)
+    assert len(links) == 4 and all((report / link).read_bytes().startswith(b"\x89PNG") for link in links)
+    assert "## Table 3: communication bandwidth utilization" in text and "| 2 GPUs, DDP | 32 | 782 |" in text
+
+
+def test_templates_are_strict():
+    env = template_env(True)
+    assert env.undefined is jinja2.StrictUndefined
+    with pytest.raises(jinja2.UndefinedError):
+        env.get_template("report.html.j2").render()
+
+
+def chromium_binary():
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is missing (CI installs it: apt-get install -y chromium)")
+        pytest.skip("no chromium: apt-get install -y chromium")
+    return found
+
+
+def run_chromium(binary, profile, *args):
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+             "--hide-scrollbars"]
+    return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120, check=True)
+
+
+def test_report_renders_in_chromium_with_its_plots(report, tmp_path):
+    from PIL import Image
+
+    binary = chromium_binary()
+    probe = tmp_path / "probe.html"
+    probe.write_text((report / "report.html").read_text().replace("</body>", PROBE))
+    dom = run_chromium(binary, tmp_path / "profile", "--virtual-time-budget=5000", "--dump-dom",
+                       probe.as_uri()).stdout
+    found = re.search(r'<pre id="img-check">(.*?)</pre>', dom, re.S)
+    assert found, "the probe script did not run"
+    images = json.loads(html.unescape(found.group(1)))
+    assert len(images) == 4
+    assert all(done and width >= 400 and height >= 200 for done, width, height in images), images
+
+    shot = tmp_path / "report.png"
+    run_chromium(binary, tmp_path / "profile", "--window-size=1280,4000", f"--screenshot={shot}",
+                 (report / "report.html").as_uri())
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1280, 4000)
+    colors = image.getcolors(maxcolors=1 << 20)
+    white = max(count for count, _ in colors)
+    assert len(colors) > 200, "the screenshot has almost no colors: blank?"
+    assert white < 0.97 * image.size[0] * image.size[1], "the screenshot is almost all one color"
+    plot_blue = sum(count for count, (r, g, b) in colors if b > 150 and r < 80 and 90 < g < 140)
+    assert plot_blue > 500, "no plot colors in the screenshot"  # matplotlib's first color, #1f77b4

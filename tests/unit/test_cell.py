@@ -1,0 +1,142 @@
+"""jobs.cell: the Cell's id, its validation and its derived numbers."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jobs.cell import Cell, CellError
+
+# Fixed by hand once: a change in how the id is hashed would make every earlier result
+# look missing (and rerun), so it must be a deliberate change of this line.
+DDP_2G_B128_ID = "fa7699ec3476"
+
+
+def ddp2() -> Cell:
+    return Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)
+
+
+def test_cell_id_is_the_recorded_hash():
+    assert ddp2().cell_id == DDP_2G_B128_ID
+
+
+def test_cell_id_is_the_same_in_another_process_with_another_hash_seed():
+    code = "from jobs.cell import Cell; print(Cell(engine='ddp', batch_per_gpu=128, gpus_per_node=2).cell_id)"
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == DDP_2G_B128_ID
+
+
+def test_cell_id_does_not_depend_on_field_order():
+    fields = ddp2().to_dict()
+    reversed_fields = dict(reversed(list(fields.items())))
+    assert list(reversed_fields)[0] == "repeat"
+    assert Cell.from_dict(reversed_fields).cell_id == DDP_2G_B128_ID
+    assert Cell(gpus_per_node=2, batch_per_gpu=128, engine="ddp").cell_id == DDP_2G_B128_ID
+
+
+def test_cell_id_survives_a_json_round_trip():
+    assert Cell.from_dict(json.loads(json.dumps(ddp2().to_dict()))).cell_id == DDP_2G_B128_ID
+
+
+@pytest.mark.parametrize("change", [
+    {"batch_per_gpu": 256}, {"gpus_per_node": 4}, {"engine": "dp"}, {"nodes": 2}, {"epochs": 3},
+    {"seed": 1}, {"repeat": 1}, {"lr": 0.2}, {"sync_bn": True}, {"pipeline": "fast"}, {"train_images": 1000},
+])
+def test_any_changed_field_changes_the_id(change):
+    cell = Cell(**{**ddp2().to_dict(), **change})
+    assert cell.cell_id != DDP_2G_B128_ID
+    assert len(cell.cell_id) == 12
+
+
+def test_equal_cells_have_equal_ids():
+    a, b = Cell(engine="single", batch_per_gpu=32, lr=1), Cell(engine="single", batch_per_gpu=32, lr=1.0)
+    assert a == b
+    assert a.cell_id == b.cell_id
+
+
+@pytest.mark.parametrize("field, value, type_name", [
+    ("batch_per_gpu", "32", "int"),
+    ("batch_per_gpu", True, "int"),  # bool is an int in Python, but `batch_per_gpu = true` is a mistake
+    ("epochs", 2.0, "int"),
+    ("engine", 1, "str"),
+    ("sync_bn", 1, "bool"),
+    ("lr", "0.1", "float"),
+])
+def test_a_value_of_the_wrong_type_names_the_field(field, value, type_name):
+    fields = {"engine": "single", "batch_per_gpu": 32, field: value}
+    with pytest.raises(CellError, match=rf"^{field} must be of type {type_name}"):
+        Cell(**fields)
+
+
+def test_an_int_is_accepted_for_a_float_field():
+    assert Cell(engine="single", batch_per_gpu=32, lr=1).lr == 1
+
+
+@pytest.mark.parametrize("fields, named", [
+    ({"batch_per_gpu": 0}, "batch_per_gpu must be > 0"),
+    ({"batch_per_gpu": -4}, "batch_per_gpu must be > 0"),
+    ({"epochs": 0, "timed_epoch": 1}, "epochs must be > 0"),
+    ({"loader_workers": -1}, "loader_workers must be >= 0"),
+    ({"warmup_epochs": -1}, "warmup_epochs must be >= 0"),
+    ({"timed_epoch": 3}, r"timed_epoch must be within 1..epochs \(2\)"),
+    ({"timed_epoch": 0}, "timed_epoch must be within"),
+    ({"engine": "horovod"}, "engine must be one of"),
+    ({"model": "resnet50"}, "model must be one of"),
+    ({"precision": "fp16"}, "precision must be one of"),
+    ({"lr_scaling": "sqrt"}, "lr_scaling must be one of"),
+    ({"train_images": 50_001}, "train_images must be <= 50000"),
+])
+def test_a_bad_value_names_the_field(fields, named):
+    with pytest.raises(CellError, match=named):
+        Cell(**{"engine": "single", "batch_per_gpu": 32, **fields})
+
+
+def test_synthetic_data_may_hold_more_images_than_cifar10():
+    assert Cell(engine="single", batch_per_gpu=32, dataset="synthetic", train_images=60_000).train_images == 60_000
+
+
+def test_engine_single_refuses_two_gpus():
+    with pytest.raises(CellError, match="engine 'single' uses 1 GPU, got gpus_per_node = 2"):
+        Cell(engine="single", batch_per_gpu=32, gpus_per_node=2)
+
+
+@pytest.mark.parametrize("engine", ["single", "dp"])
+def test_one_process_engines_refuse_two_nodes(engine):
+    with pytest.raises(CellError, match=f"engine '{engine}' runs in one process on one node"):
+        Cell(engine=engine, batch_per_gpu=32, nodes=2)
+
+
+def test_ddp_may_span_nodes():
+    assert Cell(engine="ddp", batch_per_gpu=32, nodes=2, gpus_per_node=2).gpus == 4
+
+
+@pytest.mark.parametrize("engine, nodes, gpn, tasks, gpus, global_batch", [
+    ("single", 1, 1, 1, 1, 512),
+    ("dp", 1, 4, 1, 4, 2048),  # one process drives all 4 GPUs
+    ("ddp", 1, 4, 4, 4, 2048),  # one process per GPU
+    ("ddp", 2, 2, 2, 4, 2048),  # 2 per node, 4 in all
+])
+def test_tasks_per_node_and_global_batch(engine, nodes, gpn, tasks, gpus, global_batch):
+    cell = Cell(engine=engine, batch_per_gpu=512, nodes=nodes, gpus_per_node=gpn)
+    assert (cell.tasks_per_node, cell.gpus, cell.global_batch) == (tasks, gpus, global_batch)
+
+
+def test_label_shows_shape_and_remedies():
+    cell = Cell(engine="ddp", batch_per_gpu=2048, nodes=2, gpus_per_node=2, epochs=5, timed_epoch=5,
+                lr_scaling="linear", warmup_epochs=2, sync_bn=True)
+    assert cell.label == "ddp-2x2-b2048-e5-lin-wu2-sbn"
+    assert Cell(engine="dp", batch_per_gpu=32, gpus_per_node=4).label == "dp-4g-b32-e2"
+
+
+def test_from_dict_with_an_unknown_field_names_it_and_lists_the_valid_ones():
+    with pytest.raises(CellError, match=r"unknown cell field\(s\) \['batch'\]; valid fields: .*'batch_per_gpu'"):
+        Cell.from_dict({"engine": "single", "batch": 32})
+
+
+def test_cell_is_frozen():
+    with pytest.raises(AttributeError):
+        ddp2().batch_per_gpu = 64  # type: ignore[misc]
