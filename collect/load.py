@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -73,8 +74,13 @@ def submitted_ids(results_dir: Path) -> set[str]:
     return ids
 
 
+RESULT_NAME = re.compile(r"[0-9a-f]{12}\.json")
+
+
 def result_files(results_dir: Path) -> list[Path]:
-    return sorted(p for p in Path(results_dir).glob("*.json") if p.name != PLAN_FILE)
+    """Files named as results are: <cell_id>.json, the id 12 hex digits (plan.json and
+    other JSON a user keeps beside them are not results)."""
+    return sorted(p for p in Path(results_dir).glob("*.json") if RESULT_NAME.fullmatch(p.name))
 
 
 def result_row(result: Result) -> dict[str, Any]:

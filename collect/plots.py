@@ -31,14 +31,24 @@ def _png(fig, tight: bool = True) -> bytes:
     return buffer.getvalue()
 
 
+def variants(table: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """One series per pipeline and precision, when a study has several ("" suffix otherwise)."""
+    combos = table.groupby(["pipeline", "precision"], sort=True)
+    if combos.ngroups <= 1:
+        return [("", table)]
+    return [(f" ({pipeline}, {precision})", group) for (pipeline, precision), group in combos]
+
+
 def epoch_time(q1: pd.DataFrame) -> Optional[bytes]:
     """Q1: train time and epoch time against batch size on 1 GPU; OOM batches marked."""
     ok = q1[q1.status == "ok"]
     if ok.empty:
         return None
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    ax.plot(ok.batch_per_gpu, ok.epoch_s, "o-", label="epoch time (data loading included)")
-    ax.plot(ok.batch_per_gpu, ok.train_s, "s--", label="train time (no data wait: the Q1 figure)")
+    for i, (suffix, group) in enumerate(variants(ok)):
+        color = COLORS[2 * i % len(COLORS)], COLORS[(2 * i + 1) % len(COLORS)]
+        ax.plot(group.batch_per_gpu, group.epoch_s, "o-", color=color[0], label="epoch time (data loading included)" + suffix)
+        ax.plot(group.batch_per_gpu, group.train_s, "s--", color=color[1], label="train time (no data wait: the Q1 figure)" + suffix)
     top = max(ok.epoch_s.max(), ok.train_s.max())
     for r in q1[q1.status != "ok"].itertuples(index=False):
         ax.plot([r.batch_per_gpu], [top], "x", color="red", markersize=10)
@@ -64,9 +74,10 @@ def speedup(t1: pd.DataFrame) -> Optional[bytes]:
     for ax, engine in zip(axes[0], engines):
         rows = multi[multi.engine == engine]
         ax.plot([1, most], [1, most], "k:", label="ideal (speedup = N)")
-        for i, ((batch, nodes), group) in enumerate(rows.groupby(["batch_per_gpu", "nodes"])):
+        series = [(suffix, key, g) for suffix, part in variants(rows) for key, g in part.groupby(["batch_per_gpu", "nodes"])]
+        for i, (suffix, (batch, nodes), group) in enumerate(series):
             group = group.sort_values("gpus")
-            label = f"b={batch}/GPU" + (f", {nodes} nodes" if nodes > 1 else "")
+            label = f"b={batch}/GPU" + (f", {nodes} nodes" if nodes > 1 else "") + suffix
             ax.plot([1] + list(group.gpus), [1.0] + list(group.speedup), "o-" if nodes == 1 else "s--",
                     color=COLORS[i % len(COLORS)], label=label)
         ax.set(xlabel="GPUs (N)", ylabel="speedup T1 / TN", title=f"{ENGINE_NAMES[engine]}: speedup vs GPUs")

@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -61,9 +62,9 @@ def to_rich(grid: Grid) -> Table:
         caption = grid.empty + "\n" + caption
     table = Table(title=grid.title, caption=caption, caption_justify="left")
     for i, name in enumerate(grid.header):
-        table.add_column(name, justify="left" if i in grid.text_columns else "right")
+        table.add_column(escape(name), justify="left" if i in grid.text_columns else "right")
     for row in grid.rows:
-        table.add_row(*row)
+        table.add_row(*(escape(text) for text in row))  # "[pipeline=fast]" is text, not markup
     return table
 
 
