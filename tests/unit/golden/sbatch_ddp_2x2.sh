@@ -1,0 +1,20 @@
+#!/bin/bash
+# Study hw5, array n2-g2-t2: 3 cell(s). Written by `python -m orchestrator plan`;
+# `submit` hands SLURM this text with --array sized to the cells it queues.
+#SBATCH --job-name=hw5-n2-g2-t2
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=2
+#SBATCH --cpus-per-task=3
+#SBATCH --gpus-per-node=2
+#SBATCH --time=60
+#SBATCH --array=0-2
+#SBATCH --output=/scratch/u/runs/hw5/logs/%A_%a_0_log.out
+#SBATCH --error=/scratch/u/runs/hw5/logs/%A_%a_0_log.err
+#SBATCH --open-mode=append
+#SBATCH --signal=USR2@90
+#SBATCH --requeue
+
+export SUBMITIT_EXECUTOR=slurm
+# one task per GPU under DDP; each reads its rank from SLURM_PROCID.
+# On SIGUSR2 (time limit near, or preemption) submitit checkpoints and requeues the job; it resumes.
+srun --unbuffered --output /scratch/u/runs/hw5/logs/%A_%a_%t_log.out --error /scratch/u/runs/hw5/logs/%A_%a_%t_log.err /opt/venv/bin/python -u -m submitit.core._submit /scratch/u/runs/hw5/logs

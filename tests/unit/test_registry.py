@@ -1,0 +1,78 @@
+"""orchestrator.registry: the append-only JSON-lines record of which job runs which cell."""
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.errors import RegistryError
+from orchestrator.registry import REGISTRY_FILE, Submission, append, latest, read_all
+
+
+def sub(cell_id: str, job_id: str | None, at: str = "2025-01-01T00:00:00+00:00", **extra) -> Submission:
+    return Submission(cell_id, "slurm", job_id, "n1-g1-t1", at, **extra)
+
+
+def test_empty_registry(tmp_path):
+    assert read_all(tmp_path) == [] and latest(tmp_path) == {}
+
+
+def test_append_and_read_back(tmp_path):
+    first = [sub("a", "17_0", log_out="/l/17_0_0_log.out"), sub("b", "17_1")]
+    append(tmp_path, first)
+    assert read_all(tmp_path) == first
+    assert (tmp_path / REGISTRY_FILE).read_text().count("\n") == 2
+
+
+def test_newest_line_wins(tmp_path):
+    append(tmp_path, [sub("a", "17_0"), sub("b", "17_1")])
+    append(tmp_path, [sub("a", "18_0", at="2025-01-02T00:00:00+00:00")])
+    now = latest(tmp_path)
+    assert now["a"].job_id == "18_0" and now["b"].job_id == "17_1"
+    assert len(read_all(tmp_path)) == 3
+
+
+def test_local_queue_entry_then_its_job(tmp_path):
+    append(tmp_path, [Submission("a", "local", None, "n1-g1-t1", "t0", queue_pid=4321)])
+    assert latest(tmp_path)["a"].queue_pid == 4321 and latest(tmp_path)["a"].job_id is None
+    append(tmp_path, [Submission("a", "local", "5555", "n1-g1-t1", "t1", queue_pid=4321)])
+    assert latest(tmp_path)["a"].job_id == "5555"
+
+
+def test_appending_nothing_writes_nothing(tmp_path):
+    append(tmp_path, [])
+    assert not (tmp_path / REGISTRY_FILE).exists()
+
+
+def test_a_truncated_last_line_is_ignored(tmp_path):
+    append(tmp_path, [sub("a", "17_0")])
+    with open(tmp_path / REGISTRY_FILE, "a") as f:
+        f.write('{"cell_id": "b", "executor": "slu')  # a crash mid-write: no newline
+    assert [s.cell_id for s in read_all(tmp_path)] == ["a"]
+
+
+def test_appending_after_a_truncated_line_keeps_the_registry_readable(tmp_path):
+    append(tmp_path, [sub("a", "17_0")])
+    with open(tmp_path / REGISTRY_FILE, "a") as f:
+        f.write('{"cell_id": "b", "executor": "slu')
+    append(tmp_path, [sub("b", "18_0")])
+    assert latest(tmp_path)["b"].job_id == "18_0"
+
+
+def test_a_corrupt_full_line_names_its_number(tmp_path):
+    append(tmp_path, [sub("a", "17_0")])
+    with open(tmp_path / REGISTRY_FILE, "a") as f:
+        f.write("\n")  # blank lines are skipped but still counted
+        f.write("not json\n")
+    append(tmp_path, [sub("b", "17_1")])
+    with pytest.raises(RegistryError, match=r"line 3 is corrupt.*fix or delete that line"):
+        read_all(tmp_path)
+
+
+def test_a_line_with_unknown_keys_is_corrupt(tmp_path):
+    (tmp_path / REGISTRY_FILE).write_text('{"cell_id": "a", "colour": "red"}\n')
+    with pytest.raises(RegistryError, match="line 1"):
+        latest(tmp_path)
+
+
+def test_an_unwritable_dir_raises_registry_error(tmp_path):
+    with pytest.raises(RegistryError, match="cannot write the registry"):
+        append(tmp_path / "no" / "such" / "dir", [sub("a", "1")])

@@ -1,0 +1,122 @@
+"""jobs.result: the result JSON, written atomically, never trading a good answer for a failure."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jobs.cell import Cell
+from jobs.result import (CommStats, EpochStats, Result, ResultError, Timed, read_good_result, read_result,
+                         result_path, write_result)
+
+CELL = Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)
+
+
+def epoch(n: int, epoch_s: float) -> EpochStats:
+    return EpochStats(epoch=n, epoch_s=epoch_s, train_s=epoch_s - 1, images=50_000, images_per_s=50_000 / epoch_s,
+                      loss=2.0 / n, accuracy=0.3 * n, lr=0.1, data_wait_s=1.0, h2d_s=0.5,
+                      compute_s=epoch_s - 1.5, comm_exposed_s=0.25)
+
+
+def result(status: str, error: str | None = None, **extra) -> Result:
+    if status != "ok":
+        return Result(CELL.cell_id, CELL.to_dict(), status, error=error or f"{status}!", **extra)
+    return Result(
+        CELL.cell_id, CELL.to_dict(), "ok", env={"world_size": 2, "hostnames": ["n1"]},
+        epochs=[epoch(1, 12.0), epoch(2, 10.0)], timed=Timed(epoch=2, epoch_s=10.0, train_s=9.0),
+        comm=CommStats(world_size=2, grad_bytes=44_700_000, allreduce_s=0.01, algbw_gbps=4.47, busbw_gbps=4.47,
+                       backend="nccl"),
+        gpu_util={"mean_pct": 90}, peak_mem_gib=3.5, **extra,
+    )
+
+
+def stored_status(tmp_path) -> str:
+    return json.loads(result_path(tmp_path, CELL.cell_id).read_text())["status"]
+
+
+def test_round_trip_through_json_keeps_every_field(tmp_path):
+    original = result("ok")
+    path = write_result(tmp_path, original)
+    assert path == tmp_path / f"{CELL.cell_id}.json"
+    again = read_result(path)
+    assert again == original
+    assert again.timed.train_s == 9.0 and again.epochs[1].comm_exposed_s == 0.25
+    assert Result.from_dict(original.to_dict()) == original
+
+
+def test_written_file_has_schema_version_and_cell_fields(tmp_path):
+    data = json.loads(write_result(tmp_path, result("ok")).read_text())
+    assert data["schema_version"] == 1
+    assert data["cell_id"] == CELL.cell_id and data["cell"]["batch_per_gpu"] == 128
+
+
+def test_no_temporary_file_is_left_behind(tmp_path):
+    write_result(tmp_path, result("failed"))
+    write_result(tmp_path, result("ok"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{CELL.cell_id}.json"]
+
+
+def test_a_write_that_fails_midway_leaves_the_old_file_whole(tmp_path):
+    write_result(tmp_path, result("failed", "first try"))
+    broken = result("failed", "second try", env={"not json": object()})
+    with pytest.raises(TypeError):
+        write_result(tmp_path, broken)
+    assert read_result(result_path(tmp_path, CELL.cell_id)).error == "first try"
+    assert [p.name for p in tmp_path.iterdir()] == [f"{CELL.cell_id}.json"]
+
+
+@pytest.mark.parametrize("good", ["ok", "oom"])
+@pytest.mark.parametrize("later", ["failed", "timeout", "ok"])
+def test_a_good_result_is_never_replaced(tmp_path, good, later):
+    write_result(tmp_path, result(good))
+    write_result(tmp_path, result(later))
+    assert stored_status(tmp_path) == good
+
+
+@pytest.mark.parametrize("later", ["ok", "oom", "failed"])
+def test_a_failed_result_can_be_replaced(tmp_path, later):
+    write_result(tmp_path, result("failed", "boom"))
+    write_result(tmp_path, result(later, "again"))
+    assert stored_status(tmp_path) == later
+    assert read_result(result_path(tmp_path, CELL.cell_id)).error == ("again" if later != "ok" else None)
+
+
+def test_a_corrupt_file_is_replaced_by_the_next_write(tmp_path):
+    result_path(tmp_path, CELL.cell_id).write_text('{"status": "ok", "cell_id"')
+    write_result(tmp_path, result("failed"))
+    assert stored_status(tmp_path) == "failed"
+
+
+def test_truncated_json_raises_result_error_naming_the_file(tmp_path):
+    path = write_result(tmp_path, result("ok"))
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2])
+    with pytest.raises(ResultError, match=str(path)):
+        read_result(path)
+    assert read_good_result(tmp_path, CELL.cell_id) is None
+
+
+def test_missing_file_raises_result_error(tmp_path):
+    with pytest.raises(ResultError, match="nope.json"):
+        read_result(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("damage", [
+    {"status": "exploded"},
+    {"cell": {**CELL.to_dict(), "gpus": 2}},  # unknown cell field
+    {"cell": {**CELL.to_dict(), "batch_per_gpu": 0}},  # invalid cell
+    {"unexpected": 1},
+])
+def test_a_well_formed_file_with_bad_content_raises_result_error(tmp_path, damage):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**result("failed").to_dict(), **damage}))
+    with pytest.raises(ResultError, match="bad.json"):
+        read_result(path)
+
+
+def test_read_good_result_only_returns_final_answers(tmp_path):
+    assert read_good_result(tmp_path, CELL.cell_id) is None
+    write_result(tmp_path, result("timeout"))
+    assert read_good_result(tmp_path, CELL.cell_id) is None
+    write_result(tmp_path, result("oom", "CUDA out of memory"))
+    assert read_good_result(tmp_path, CELL.cell_id).status == "oom"

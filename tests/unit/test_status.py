@@ -1,0 +1,152 @@
+"""orchestrator.status: each cell's state from its submission, its result and the scheduler's word."""
+from __future__ import annotations
+
+import pytest
+
+from jobs.result import Result, ResultError, Timed, write_result
+from orchestrator.plan import build_plan
+from orchestrator.registry import Submission
+from orchestrator.scheduler import JobState, Snapshot
+from orchestrator.status import SLURM_STATES, cell_state, read_results, statuses
+from orchestrator.study import load_study
+
+SLURM_SUB = Submission("c", "slurm", "17_0", "n1-g1-t1", "2025-01-01T00:00:00+00:00")
+LOCAL_QUEUED = Submission("c", "local", None, "n1-g1-t1", "2025-01-01T00:00:00+00:00", queue_pid=4321)
+LOCAL_JOB = Submission("c", "local", "5555", "n1-g1-t1", "2025-01-01T00:00:00+00:00", queue_pid=4321)
+CELL = {"engine": "single", "batch_per_gpu": 32}
+
+
+def res(status: str, error: str | None = None, env=None) -> Result:
+    return Result("c", CELL, status, env=env or {}, error=error)
+
+
+def job(state: str, reason: str = "", elapsed: float | None = None) -> JobState:
+    return JobState("17_0", state, elapsed, "n1", reason)
+
+
+# --- a result that is a final answer wins ----------------------------------------------
+
+@pytest.mark.parametrize("live", ["RUNNING", "PENDING", "FAILED", None])
+def test_a_good_result_wins_over_any_job(live):
+    assert cell_state(SLURM_SUB, res("ok"), job(live) if live else None) == ("done", "")
+
+
+def test_ok_result_without_any_submission_is_done():
+    assert cell_state(None, res("ok"), None) == ("done", "")
+
+
+def test_oom_is_a_final_answer_with_its_message():
+    assert cell_state(SLURM_SUB, res("oom", "CUDA out of memory at batch 32768"), job("COMPLETED")) == \
+        ("oom", "CUDA out of memory at batch 32768")
+
+
+def test_never_submitted():
+    assert cell_state(None, None, None) == ("not submitted", "")
+    assert cell_state(None, res("failed", "x"), None) == ("not submitted", "")
+
+
+# --- the local queue ---------------------------------------------------------------------
+
+def test_local_waiting_in_the_queue():
+    assert cell_state(LOCAL_QUEUED, None, JobState("queue-4321", "PENDING", reason="waiting in the local queue")) == \
+        ("queued", "waiting in the local queue")
+
+
+def test_local_queue_gone_before_the_cell_ran():
+    assert cell_state(LOCAL_QUEUED, None, JobState("queue-4321", "LOST")) == \
+        ("failed", "the local queue stopped before it ran")
+
+
+def test_local_job_running_and_ended():
+    assert cell_state(LOCAL_JOB, None, JobState("5555", "RUNNING", 3.0, "localhost"))[0] == "running"
+    assert cell_state(LOCAL_JOB, None, JobState("5555", "ENDED", 3.0, "localhost"))[0] == "failed"
+    assert cell_state(LOCAL_JOB, res("failed", "Traceback\n  ...\nRuntimeError: boom\n"),
+                      JobState("5555", "ENDED")) == ("failed", "RuntimeError: boom")
+
+
+# --- SLURM states ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("state, reason, expected", [
+    ("PENDING", "Priority", ("pending", "Priority")),
+    ("REQUEUED", "", ("pending", "")),
+    ("RUNNING", "", ("running", "")),
+    ("COMPLETING", "", ("running", "")),
+    # why it ended, and the fix (see also tests/local/test_recovery.py)
+    ("TIMEOUT", "", ("timeout", "TIMEOUT: hit its time limit (after any requeues); submit --retry-failed --time-min N")),
+    ("CANCELLED", "", ("cancelled", "CANCELLED: by `cancel`/scancel or an administrator; submit --retry-failed")),
+    ("NODE_FAIL", "exit 0:0", ("failed", "NODE_FAIL: node n1 failed under it; submit --retry-failed")),
+    ("OUT_OF_MEMORY", "exit 0:125", ("failed", "OUT_OF_MEMORY: the job used more host memory than it asked; "
+                                               "raise mem_gb, then submit --retry-failed")),
+    ("COMPLETED", "", ("failed", "the job ended without writing a result; see `logs CELL`")),  # no good result
+    ("FAILED", "exit 1:0", ("failed", "SLURM state FAILED (exit 1:0); see `logs CELL`")),
+    ("WEIRD_NEW_STATE", "", ("unknown", "SLURM state WEIRD_NEW_STATE, no result file")),
+])
+def test_slurm_states_without_a_result(state, reason, expected):
+    assert cell_state(SLURM_SUB, None, job(state, reason)) == expected
+
+
+def test_a_live_job_wins_over_an_earlier_failed_result():
+    """A failed cell resubmitted: its old failure must not hide the new job."""
+    assert cell_state(SLURM_SUB, res("failed", "old"), job("RUNNING")) == ("running", "")
+    assert cell_state(SLURM_SUB, res("failed", "old"), job("PENDING", "Resources")) == ("pending", "Resources")
+
+
+def test_failed_result_gives_the_last_line_of_its_error():
+    error = "Traceback (most recent call last):\n  File x\nValueError: bad shape\n\n   \n"
+    assert cell_state(SLURM_SUB, res("failed", error), job("FAILED", "exit 1:0")) == ("failed", "ValueError: bad shape")
+    assert cell_state(SLURM_SUB, res("failed", error), None) == ("failed", "ValueError: bad shape")
+
+
+def test_timeout_result_reads_timeout():
+    assert cell_state(SLURM_SUB, res("timeout", "time limit\nsaved epoch 1"), job("TIMEOUT")) == ("timeout", "saved epoch 1")
+
+
+def test_an_unreadable_result_file_is_a_failure_that_names_it():
+    error = ResultError("result file /r/c.json is unreadable (truncated)")
+    assert cell_state(SLURM_SUB, error, job("COMPLETED")) == ("failed", "result file /r/c.json is unreadable (truncated)")
+
+
+def test_submitted_but_no_scheduler_record_is_unknown():
+    assert cell_state(SLURM_SUB, None, None) == ("unknown", "not in squeue; sacct has no record yet")
+
+
+def test_every_mapped_state_is_a_known_state():
+    assert set(SLURM_STATES.values()) <= {"pending", "running", "failed", "timeout", "cancelled"}
+
+
+# --- statuses over a small plan -------------------------------------------------------------
+
+def test_statuses_over_a_plan(tmp_path):
+    plan = build_plan(load_study("quick"), tmp_path, tmp_path)
+    done, oom, running, pending, failed, fresh = plan.cells
+    env = {"started_at": "2025-01-01T10:00:00+00:00", "ended_at": "2025-01-01T10:02:30+00:00"}
+    write_result(tmp_path, Result(done.cell_id, done.to_dict(), "ok", env=env, timed=Timed(2, 10.0, 9.0)))
+    write_result(tmp_path, Result(oom.cell_id, oom.to_dict(), "oom", env=env, error="CUDA out of memory"))
+    write_result(tmp_path, Result(failed.cell_id, failed.to_dict(), "failed", error="Traceback\nKeyError: 'x'"))
+    (tmp_path / f"{running.cell_id}.json").write_text("{")  # being rewritten? unreadable
+    subs = {
+        done.cell_id: Submission(done.cell_id, "slurm", "17_0", "a", "t"),
+        oom.cell_id: Submission(oom.cell_id, "slurm", "17_1", "a", "t"),
+        running.cell_id: Submission(running.cell_id, "slurm", "18_0", "b", "t"),
+        pending.cell_id: Submission(pending.cell_id, "local", None, "b", "t", queue_pid=99),
+        failed.cell_id: Submission(failed.cell_id, "slurm", "19_0", "c", "t"),
+    }
+    snapshot = Snapshot({
+        "17_0": JobState("17_0", "COMPLETED", 200.0, "n1"),
+        "18_0": JobState("18_0", "RUNNING", 42.0, "n2"),
+        "queue-99": JobState("queue-99", "PENDING", reason="waiting in the local queue"),
+        "19_0": JobState("19_0", "FAILED", 5.0, "n3", "exit 1:0"),
+    })
+    results = read_results(plan)
+    assert set(results) == {done.cell_id, oom.cell_id, failed.cell_id, running.cell_id}
+    assert isinstance(results[running.cell_id], ResultError)
+    rows = {r.cell_id: r for r in statuses(plan, subs, results, snapshot)}
+    assert [rows[c.cell_id].state for c in plan.cells] == ["done", "oom", "running", "queued", "failed", "not submitted"]
+    assert rows[done.cell_id].elapsed_s == 150.0  # the run's own start/end, not the job's 200 s
+    assert rows[done.cell_id].job_id == "17_0" and rows[done.cell_id].node == "n1"
+    assert rows[oom.cell_id].elapsed_s == 150.0 and rows[oom.cell_id].detail == "CUDA out of memory"
+    assert rows[running.cell_id].elapsed_s == 42.0 and rows[running.cell_id].node == "n2"
+    assert rows[pending.cell_id].job_id == "" and rows[pending.cell_id].detail == "waiting in the local queue"
+    assert rows[failed.cell_id].detail == "KeyError: 'x'" and rows[failed.cell_id].elapsed_s == 5.0
+    assert rows[fresh.cell_id].state == "not submitted" and rows[fresh.cell_id].job_id == ""
+    assert rows[done.cell_id].label == done.label

@@ -1,0 +1,205 @@
+"""orchestrator.study: study files -> validated Study -> cells; the shipped studies and bad inputs."""
+from __future__ import annotations
+
+import pytest
+
+from jobs.cell import Cell
+from orchestrator.errors import StudyError
+from orchestrator.study import available_studies, load_study, parse_study
+
+GRID = {"engine": "single", "batch_per_gpu": 32}
+
+
+def study(**top):
+    return parse_study({"grid": [GRID], **top})
+
+
+def labels(s) -> list[str]:
+    return [c.label for c in s.cells]
+
+
+# --- the shipped studies --------------------------------------------------------------
+
+def test_shipped_studies_are_listed():
+    assert {"quick", "hw5"} <= set(available_studies())
+
+
+def test_quick_study_has_six_cells_one_and_two_gpus():
+    s = load_study("quick")
+    assert s.name == "quick"
+    assert labels(s) == ["single-1g-b32-e2", "single-1g-b128-e2", "dp-2g-b32-e2", "dp-2g-b128-e2",
+                         "ddp-2g-b32-e2", "ddp-2g-b128-e2"]
+    assert {(c.dataset, c.train_images) for c in s.cells} == {("synthetic", 256)}
+    assert "[[grid]]" in s.source
+
+
+def test_hw5_study_covers_the_homework():
+    s = load_study("hw5")
+    cells = s.cells
+    assert len({c.cell_id for c in cells}) == len(cells)
+    q1 = sorted(c.batch_per_gpu for c in cells if c.engine == "single" and c.epochs == 2)
+    assert q1 == [32, 128, 512, 2048, 8192, 32768]
+    for engine in ("dp", "ddp"):
+        for gpus in (2, 4):
+            batches = {c.batch_per_gpu for c in cells
+                       if (c.engine, c.nodes, c.gpus_per_node, c.epochs) == (engine, 1, gpus, 2)}
+            assert {32, 128, 512} <= batches, (engine, gpus)
+    two_nodes = sorted(c.batch_per_gpu for c in cells if c.nodes == 2)
+    assert two_nodes == [32, 128, 512]
+    assert all(c.engine == "ddp" and c.gpus_per_node == 2 for c in cells if c.nodes == 2)
+    five = [c for c in cells if c.epochs == 5]
+    assert five and all(c.timed_epoch == 5 for c in five)
+    assert any(c.engine == "single" and c.batch_per_gpu == 128 for c in five)  # the Q4 baseline
+    assert {(c.lr_scaling, c.warmup_epochs) for c in five if c.engine == "ddp"} == {("none", 0), ("linear", 0), ("linear", 2)}
+    assert all(c.dataset == "cifar10" for c in cells)
+    assert s.cluster.gpus_per_node == 4
+
+
+def test_unknown_study_name_lists_the_shipped_ones(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StudyError, match=r"unknown study 'hw6'; shipped studies: .*hw5.*quick"):
+        load_study("hw6")
+
+
+def test_a_missing_toml_path_is_named(tmp_path):
+    with pytest.raises(StudyError, match="does not exist"):
+        load_study(str(tmp_path / "nope.toml"))
+
+
+def test_a_study_file_by_path_takes_its_name_from_the_file(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text('[[grid]]\nengine = "single"\nbatch_per_gpu = [16, 64]\n')
+    s = load_study(str(path))
+    assert s.name == "mine" and labels(s) == ["single-1g-b16-e2", "single-1g-b64-e2"]
+
+
+def test_invalid_toml_names_the_file(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[[grid]\n")
+    with pytest.raises(StudyError, match=r"broken.toml: not valid TOML"):
+        load_study(str(path))
+
+
+def test_an_error_in_a_file_is_prefixed_with_its_path(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('[[grid]]\nengine = "single"\nbatch_per_gpu = 0\n')
+    with pytest.raises(StudyError, match=r"bad.toml: grid\[0\]: batch_per_gpu must be > 0"):
+        load_study(str(path))
+
+
+# --- bad inputs ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("data, message", [
+    ({"grids": [GRID], "grid": [GRID]}, r"unknown key\(s\) \['grids'\] in the top level"),
+    ({"cluster": {"gpus": 4}, "grid": [GRID]}, r"unknown key\(s\) \['gpus'\] in \[cluster\]; valid keys: .*gpus_per_node"),
+    ({"defaults": {"batch": 32}, "grid": [GRID]}, r"unknown key\(s\) \['batch'\] in \[defaults\]; valid keys: .*batch_per_gpu"),
+    ({"grid": [GRID, {**GRID, "gpu": 2}]}, r"unknown key\(s\) \['gpu'\] in grid\[1\]"),
+])
+def test_an_unknown_key_is_named_where_it_is(data, message):
+    with pytest.raises(StudyError, match=message):
+        parse_study(data)
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"grid": [{**GRID, "batch_per_gpu": "32"}]}, r"grid\[0\]: batch_per_gpu must be of type int"),
+    ({"grid": [{**GRID, "batch_per_gpu": [32, True]}]}, r"grid\[0\]: batch_per_gpu must be of type int"),
+    ({"cluster": {"gpus_per_node": "4"}, "grid": [GRID]}, r"\[cluster\] gpus_per_node must be of type int"),
+    ({"cluster": {"time_min": 1.5}, "grid": [GRID]}, r"\[cluster\] time_min must be of type int"),
+    ({"cluster": [1], "grid": [GRID]}, "cluster must be a table"),
+    ({"name": "my study", "grid": [GRID]}, "name must be letters, digits"),
+])
+def test_a_value_of_the_wrong_type_is_named(data, message):
+    with pytest.raises(StudyError, match=message):
+        parse_study(data)
+
+
+@pytest.mark.parametrize("batch", [0, -32])
+def test_batch_per_gpu_must_be_positive(batch):
+    with pytest.raises(StudyError, match=rf"grid\[0\]: batch_per_gpu must be > 0, got {batch}"):
+        parse_study({"grid": [{**GRID, "batch_per_gpu": [32, batch]}]})
+
+
+def test_unknown_engine_lists_the_engines():
+    with pytest.raises(StudyError, match=r"engine must be one of \['single', 'dp', 'ddp'\], got 'horovod'"):
+        parse_study({"grid": [{"engine": "horovod", "batch_per_gpu": 32}]})
+
+
+def test_gpus_per_node_above_the_node_is_refused():
+    data = {"cluster": {"gpus_per_node": 4}, "grid": [{"engine": "ddp", "gpus_per_node": 8, "batch_per_gpu": 32}]}
+    with pytest.raises(StudyError, match=r"grid\[0\]: gpus_per_node = 8, but a node has 4"):
+        parse_study(data)
+
+
+def test_gpus_per_node_equal_to_the_node_is_fine():
+    data = {"cluster": {"gpus_per_node": 2}, "grid": [{"engine": "ddp", "gpus_per_node": 2, "batch_per_gpu": 32}]}
+    assert parse_study(data).cells[0].gpus == 2
+
+
+def test_a_missing_required_field_is_named():
+    with pytest.raises(StudyError, match=r"grid\[0\]: .*batch_per_gpu"):
+        parse_study({"grid": [{"engine": "single"}]})
+
+
+def test_a_study_needs_a_grid():
+    with pytest.raises(StudyError, match=r"at least one \[\[grid\]\]"):
+        parse_study({"name": "empty"})
+
+
+def test_an_empty_list_in_a_grid_is_named():
+    with pytest.raises(StudyError, match=r"grid\[0\].batch_per_gpu is an empty list"):
+        parse_study({"grid": [{"engine": "single", "batch_per_gpu": []}]})
+
+
+@pytest.mark.parametrize("key", ["partition", "account", "qos", "constraint"])
+@pytest.mark.parametrize("value", ['"; rm -rf ~"', "gpu; reboot", "$(reboot)", "a b", "gpu`id`"])
+def test_shell_syntax_in_a_cluster_value_is_refused(key, value):
+    with pytest.raises(StudyError, match=rf"\[cluster\] {key} = .* holds characters SLURM names never use"):
+        parse_study({"cluster": {key: value}, "grid": [GRID]})
+
+
+def test_a_trailing_newline_in_a_cluster_value_is_refused():
+    with pytest.raises(StudyError):
+        parse_study({"cluster": {"partition": "gpu\n"}, "grid": [GRID]})
+
+
+def test_plain_slurm_names_are_accepted():
+    s = study(cluster={"partition": "gpu-a100", "account": "proj_123", "constraint": "a100", "qos": "high"})
+    assert (s.cluster.partition, s.cluster.account, s.cluster.qos) == ("gpu-a100", "proj_123", "high")
+
+
+@pytest.mark.parametrize("cluster, message", [
+    ({"gpu_request": "gpus"}, r"gpu_request must be one of \['gpus-per-node', 'gres'\]"),
+    ({"time_min": 0}, "time_min must be > 0"),
+    ({"gpus_per_node": 0}, "gpus_per_node must be > 0"),
+    ({"array_parallelism": -1}, "array_parallelism must be >= 0"),
+])
+def test_bad_cluster_values(cluster, message):
+    with pytest.raises(StudyError, match=message):
+        study(cluster=cluster)
+
+
+# --- expansion ------------------------------------------------------------------------------
+
+def test_grid_expands_in_the_order_keys_are_written():
+    s = parse_study({"grid": [{"engine": ["dp", "ddp"], "gpus_per_node": [2, 4], "batch_per_gpu": [32, 128]}]})
+    assert labels(s) == ["dp-2g-b32-e2", "dp-2g-b128-e2", "dp-4g-b32-e2", "dp-4g-b128-e2",
+                         "ddp-2g-b32-e2", "ddp-2g-b128-e2", "ddp-4g-b32-e2", "ddp-4g-b128-e2"]
+
+
+def test_defaults_apply_and_a_grid_overrides_them():
+    s = parse_study({"defaults": {"epochs": 5, "timed_epoch": 5, "seed": 7},
+                     "grid": [{**GRID, "seed": [1, 2]}, GRID]})
+    assert [(c.epochs, c.seed) for c in s.cells] == [(5, 1), (5, 2), (5, 7)]
+
+
+def test_a_cell_two_grids_produce_is_kept_once_in_its_first_place():
+    s = parse_study({"grid": [
+        {"engine": "single", "batch_per_gpu": [32, 128]},
+        {"engine": "single", "batch_per_gpu": [128, 512], "name": "overlaps the first"},
+    ]})
+    assert labels(s) == ["single-1g-b32-e2", "single-1g-b128-e2", "single-1g-b512-e2"]
+
+
+def test_cells_are_the_same_objects_as_built_by_hand():
+    s = parse_study({"grid": [{"engine": "ddp", "nodes": 2, "gpus_per_node": 2, "batch_per_gpu": 64}]})
+    assert s.cells == (Cell(engine="ddp", nodes=2, gpus_per_node=2, batch_per_gpu=64),)
