@@ -1,42 +1,63 @@
 """The only module that talks to submitit: SLURM job arrays, and local jobs off-cluster.
 
-On SLURM, submitit pickles each call of jobs.train.run and sbatch runs it; the sbatch
-text is ours (templates/sbatch.sh.j2), the very text `plan` showed. submitit 1.5's
-private hooks are used for that: _make_submission_file_text and the array path.
+On SLURM, submitit pickles each cell's call and sbatch runs it; the sbatch text is ours
+(templates/sbatch.sh.j2), the very text `plan` showed. submitit 1.5's private hooks are used
+for that: _make_submission_file_text and the array path.
+
+Each call is a CellRun, a submitit Checkpointable: when SLURM sends SIGUSR2 (the time limit is
+near, or the job is being preempted) submitit calls its checkpoint(), which hands back the same
+call, and requeues the job; jobs.train.run then resumes from <results>/checkpoints/<cell>.pt.
 """
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
+import dataclasses
+import io
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 import submitit
 from submitit.core import utils as submitit_utils
+from submitit.helpers import Checkpointable, DelayedSubmission
 from submitit.slurm.slurm import SlurmJob
 
 from jobs.cell import Cell
-from jobs.train import run as run_cell
 from orchestrator.errors import SchedulerError
 from orchestrator.plan import ArrayPlan, Plan
-from orchestrator.registry import Submission
+from orchestrator.registry import Submission, now_iso
 from orchestrator.sbatch import render_sbatch
+
+MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at most this often
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return now_iso()
+
+
+class CellRun(Checkpointable):
+    """jobs.train.run(cell, out_dir, data_dir), requeued by submitit on timeout or preemption."""
+
+    def __call__(self, cell: Cell, out_dir: str, data_dir: str) -> str:
+        from jobs.train import run  # torch: only in the job, never in `submit`
+
+        return run(cell, Path(out_dir), Path(data_dir))
+
+    def checkpoint(self, cell: Cell, out_dir: str, data_dir: str) -> DelayedSubmission:
+        """The same call again: the run's own per-epoch checkpoint holds the state."""
+        return DelayedSubmission(self, cell, out_dir, data_dir)
 
 
 class PlannedSlurmExecutor(submitit.SlurmExecutor):
     """submitit's executor, with our sbatch text, always as an array (ids read ARRAY_TASK)."""
 
-    def __init__(self, folder: Path, render: Callable[[int, str], str]) -> None:
-        super().__init__(folder)
+    def __init__(self, folder: Path, render: Callable[[int], str]) -> None:
+        super().__init__(folder, max_num_timeout=MAX_TIMEOUT_REQUEUES)
         self._render = render
         self._count = 0
 
     def _make_submission_file_text(self, command: str, uid: str) -> str:
-        return self._render(self._count, command)
+        return self._render(self._count)
 
     def _internal_process_submissions(self, delayed):
         folder = submitit_utils.JobPaths.get_first_id_independent_folder(self.folder)
@@ -56,20 +77,26 @@ class PlannedSlurmExecutor(submitit.SlurmExecutor):
         return jobs
 
 
-def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell]) -> list[Submission]:
-    """One sbatch for these cells of one array; returns what to record."""
-    executor = PlannedSlurmExecutor(plan.log_dir, lambda count, command: render_sbatch(plan, array, count, command))
-    shape = array.shape
+def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: str = "",
+                       time_min: Optional[int] = None, cell_ids: Optional[list[str]] = None) -> list[Submission]:
+    """One sbatch for these cells of one array (indexed 0..n-1); returns what to record.
+    `time_min` overrides the array's time limit for this submission; `cell_ids` are the cells' ids."""
+    shape = array.shape if time_min is None else dataclasses.replace(array.shape, time_min=time_min)
+    executor = PlannedSlurmExecutor(
+        plan.log_dir, lambda count: render_sbatch(plan, array, count, token=token, shape=shape))
     executor.update_parameters(time=shape.time_min, nodes=shape.nodes, ntasks_per_node=shape.tasks_per_node)
-    try:
-        with executor.batch():
-            jobs = [executor.submit(run_cell, cell, plan.results_dir, plan.data_dir) for cell in cells]
+    run = CellRun()
+    try:  # submitit prints sbatch's stderr on failure; our one-line error says it instead
+        with contextlib.redirect_stderr(io.StringIO()), executor.batch():
+            jobs = [executor.submit(run, cell, plan.results_dir, plan.data_dir) for cell in cells]
     except Exception as exc:  # sbatch's refusal: its own words say why
         message = (str(exc).strip().splitlines() or ["sbatch failed"])[-1]
         raise SchedulerError(f"SLURM refused array {array.name}: {message}") from exc
+    at = now()
     return [
-        Submission(cell.cell_id, "slurm", job.job_id, array.name, now(), str(job.paths.stdout), str(job.paths.stderr))
-        for cell, job in zip(cells, jobs)
+        Submission(cell_id, "slurm", job.job_id, array.name, at, str(job.paths.stdout), str(job.paths.stderr),
+                   token=token or None)
+        for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs)
     ]
 
 
@@ -80,7 +107,7 @@ def start_local_job(plan: Plan, cell: Cell, queue_pid: int):
         tasks_per_node=cell.nodes * cell.tasks_per_node, gpus_per_node=cell.gpus,
         timeout_min=plan.cluster.time_min,
     )
-    job = executor.submit(run_cell, cell, plan.results_dir, plan.data_dir)
+    job = executor.submit(CellRun(), cell, plan.results_dir, plan.data_dir)
     sub = Submission(
         cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now(),
         str(job.paths.stdout), str(job.paths.stderr), queue_pid,

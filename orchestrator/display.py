@@ -15,8 +15,13 @@ STATE_STYLE = {
 
 
 def plan_table(plan: Plan) -> Table:
+    where = [f"profile {plan.profile}" if plan.profile else "no cluster profile"]
+    if plan.container.enabled:
+        where.append(f"in {plan.container.runtime} {plan.container.image}"
+                     + (f" + {plan.container.overlay}:ro" if plan.container.overlay else ""))
+    caption = "\n".join(filter(None, [plan.description, "; ".join(where)]))
     table = Table(title=f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays",
-                  caption=plan.description, caption_justify="left")
+                  caption=caption, caption_justify="left")
     for name in ("array", "nodes", "GPUs/node", "tasks/node", "CPUs/task", "time limit", "cells", "est. GPU-h"):
         table.add_column(name, justify="left" if name == "array" else "right")
     for array in plan.arrays:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +15,9 @@ from typing import Any
 
 from jobs.cell import Cell
 from jobs.result import write_json_atomic
-from orchestrator.errors import PlanError
-from orchestrator.study import ClusterSpec, Study
+from orchestrator.errors import PlanError, UserError
+from orchestrator.cluster import ClusterSpec, ContainerSpec
+from orchestrator.study import Study
 
 PLAN_FILE = "plan.json"
 STARTUP_S = 60.0  # per job, for the estimate: queue-to-first-step overhead
@@ -34,6 +36,7 @@ class ResourceShape:
     constraint: str = ""
     mem_gb: int = 0
     gpu_request: str = "gpus-per-node"
+    comment: str = ""
 
     @property
     def name(self) -> str:
@@ -57,22 +60,37 @@ class Plan:
     cells: tuple[Cell, ...]
     arrays: tuple[ArrayPlan, ...]
     created_at: str
+    container: ContainerSpec = ContainerSpec()
+    profile: str = ""  # the cluster profile the plan was made with
+
+    @functools.cached_property
+    def cell_ids(self) -> tuple[str, ...]:
+        """The cells' ids, in plan order (a cell's id is a hash: worth computing once)."""
+        return tuple(cell.cell_id for cell in self.cells)
+
+    @functools.cached_property
+    def _cells_by_id(self) -> dict[str, Cell]:
+        return dict(zip(self.cell_ids, self.cells))
+
+    @functools.cached_property
+    def _arrays_by_cell(self) -> dict[str, ArrayPlan]:
+        return {cid: array for array in self.arrays for cid in array.cell_ids}
 
     def cell(self, cell_id: str) -> Cell:
-        for cell in self.cells:
-            if cell.cell_id == cell_id:
-                return cell
-        raise PlanError(f"cell {cell_id} is not in the plan of study {self.study}; `status` lists its cells")
+        try:
+            return self._cells_by_id[cell_id]
+        except KeyError:
+            raise PlanError(f"cell {cell_id} is not in the plan of study {self.study}; `status` lists its cells") from None
 
     def array_of(self, cell_id: str) -> ArrayPlan:
-        return next(a for a in self.arrays if cell_id in a.cell_ids)
+        return self._arrays_by_cell[cell_id]
 
     @property
     def log_dir(self) -> Path:
         return Path(self.results_dir) / "logs"
 
     def to_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
+        data = {f.name: dataclasses.asdict(self)[f.name] for f in dataclasses.fields(self)}
         data["cells"] = [c.to_dict() for c in self.cells]
         return data
 
@@ -85,6 +103,7 @@ class Plan:
             study=data["study"], description=data["description"], data_dir=data["data_dir"],
             results_dir=data["results_dir"], cluster=ClusterSpec(**data["cluster"]),
             cells=tuple(Cell.from_dict(c) for c in data["cells"]), arrays=arrays, created_at=data["created_at"],
+            container=ContainerSpec(**data.get("container", {})), profile=data.get("profile", ""),
         )
 
 
@@ -94,6 +113,7 @@ def shape_of(cell: Cell, cluster: ClusterSpec) -> ResourceShape:
         nodes=cell.nodes, gpus_per_node=cell.gpus_per_node, tasks_per_node=cell.tasks_per_node,
         cpus_per_task=cpus, time_min=cluster.time_min, partition=cluster.partition, account=cluster.account,
         qos=cluster.qos, constraint=cluster.constraint, mem_gb=cluster.mem_gb, gpu_request=cluster.gpu_request,
+        comment=cluster.comment,
     )
 
 
@@ -114,6 +134,7 @@ def build_plan(study: Study, results_dir: Path, cwd: Path) -> Plan:
         results_dir=str(Path(results_dir).absolute()), cluster=study.cluster, cells=study.cells,
         arrays=group_arrays(study.cells, study.cluster),
         created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        container=study.container, profile=study.profile,
     )
 
 
@@ -135,5 +156,5 @@ def read_plan(results_dir: Path) -> Plan:
         raise PlanError(f"no plan in {results_dir}; run `python -m orchestrator plan` first (same --study/--results)")
     try:
         return Plan.from_dict(json.loads(path.read_text()))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, UserError) as exc:
         raise PlanError(f"plan file {path} is unreadable ({exc}); run `python -m orchestrator plan` again") from exc

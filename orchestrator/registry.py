@@ -1,18 +1,25 @@
 """Which job runs which cell: an append-only JSON-lines file in the results dir.
 
-Lines are only ever appended (under a lock), so a crash loses at most the line being
-written; the newest line for a cell is its current submission.
+Lines are only ever appended (under a lock, each write fsync'ed), so a crash loses at most the
+line being written; the newest line for a cell is its current submission.
+
+Never lose or duplicate a submission: before each sbatch, `submit` appends an Intent holding a
+unique token, which the job name carries. A submit killed after sbatch returned but before it
+wrote the Submission lines leaves an unconfirmed intent; the next `submit` or `status` finds
+the jobs by that token in squeue/sacct and records them (recovery.py), or, when no job
+carries it, marks the intent Abandoned so its cells can be queued again.
 """
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import fcntl
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Union
 
 from orchestrator.errors import RegistryError
 
@@ -30,20 +37,109 @@ class Submission:
     log_out: Optional[str] = None  # rank 0's stdout
     log_err: Optional[str] = None
     queue_pid: Optional[int] = None  # the local queue process that runs it
+    token: Optional[str] = None  # the intent it confirms (SLURM)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """Written just before one sbatch: these cells, in array-index order, under this job name."""
+
+    token: str
+    array: str
+    job_name: str
+    cell_ids: tuple[str, ...]
+    created_at: str
+    log_dir: str
+    kind: str = "intent"
+
+
+@dataclass(frozen=True)
+class Abandoned:
+    """An intent whose sbatch queued nothing (refused, or the submit died before it ran)."""
+
+    token: str
+    at: str
+    why: str
+    kind: str = "abandoned"
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    job_ids: tuple[str, ...]
+    at: str
+    kind: str = "cancelled"
+
+
+Record = Union[Submission, Intent, Abandoned, Cancelled]
+_KINDS = {"intent": Intent, "abandoned": Abandoned, "cancelled": Cancelled}
+
+
+@dataclass
+class RegistryState:
+    """Everything the registry says, in order; corrupt lines are skipped and named in `errors`."""
+
+    submissions: list[Submission] = field(default_factory=list)
+    intents: dict[str, Intent] = field(default_factory=dict)
+    abandoned: set[str] = field(default_factory=set)  # tokens
+    cancelled: set[str] = field(default_factory=set)  # job ids
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def latest(self) -> dict[str, Submission]:
+        """The current submission of each cell."""
+        return {s.cell_id: s for s in self.submissions}
+
+    @property
+    def unconfirmed(self) -> list[Intent]:
+        """Intents with a cell that no Submission of their token records (nor an Abandoned line)."""
+        confirmed = {(s.token, s.cell_id) for s in self.submissions if s.token}
+        return [i for t, i in self.intents.items()
+                if t not in self.abandoned and any((t, c) not in confirmed for c in i.cell_ids)]
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def registry_path(results_dir: Path) -> Path:
     return Path(results_dir) / REGISTRY_FILE
 
 
-def append(results_dir: Path, submissions: list[Submission]) -> None:
-    if not submissions:
+def to_line(record: Record) -> str:
+    return json.dumps(dataclasses.asdict(record), sort_keys=True) + "\n"
+
+
+def from_line(line: str) -> Record:
+    data = json.loads(line)
+    if not isinstance(data, dict):
+        raise TypeError("not a JSON object")
+    kind = data.get("kind")
+    if kind is None:
+        return Submission(**data)
+    if kind not in _KINDS:
+        raise ValueError(f"unknown kind {kind!r}")
+    record_cls = _KINDS[kind]
+    if record_cls is Intent:
+        data["cell_ids"] = tuple(data["cell_ids"])
+    if record_cls is Cancelled:
+        data["job_ids"] = tuple(data["job_ids"])
+    return record_cls(**data)
+
+
+def append(results_dir: Path, records: list[Record]) -> None:
+    """Append whole lines, fsync'ed. After a line cut short by a crash, start a new line first."""
+    if not records:
         return
-    lines = "".join(json.dumps(dataclasses.asdict(s), sort_keys=True) + "\n" for s in submissions)
+    lines = "".join(to_line(r) for r in records).encode()
     path = registry_path(results_dir)
     try:
-        with open(path, "a") as f:
+        with open(path, "ab+") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
+            f.seek(0, os.SEEK_END)
+            if f.tell() > 0:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    lines = b"\n" + lines
             f.write(lines)
             f.flush()
             os.fsync(f.fileno())
@@ -51,24 +147,40 @@ def append(results_dir: Path, submissions: list[Submission]) -> None:
         raise RegistryError(f"cannot write the registry {path}: {exc.strerror}; check the results dir's permissions") from exc
 
 
-def read_all(results_dir: Path) -> list[Submission]:
+def load(results_dir: Path) -> RegistryState:
     path = registry_path(results_dir)
-    if not path.exists():
-        return []
-    entries = []
-    with open(path) as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                entries.append(Submission(**json.loads(line)))
-            except (ValueError, TypeError) as exc:
-                if not line.endswith("\n"):
-                    continue  # a line cut short by a crash: its submission was never confirmed
-                raise RegistryError(
-                    f"registry {path} line {number} is corrupt ({exc}); fix or delete that line"
-                ) from exc
-    return entries
+    state = RegistryState()
+    try:
+        text = path.read_text() if path.exists() else ""
+    except OSError as exc:
+        raise RegistryError(f"cannot read the registry {path}: {exc.strerror}; check the results dir") from exc
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = from_line(line)
+        except (ValueError, TypeError, KeyError) as exc:
+            if line.startswith("{") and not line.rstrip().endswith("}"):
+                continue  # a write cut short by a crash: a prefix of a record that was never confirmed
+            state.errors.append(f"registry {path} line {number} is corrupt ({exc}); fix or delete that line")
+            continue
+        if isinstance(record, Submission):
+            state.submissions.append(record)
+        elif isinstance(record, Intent):
+            state.intents[record.token] = record
+        elif isinstance(record, Abandoned):
+            state.abandoned.add(record.token)
+        else:
+            state.cancelled.update(record.job_ids)
+    return state
+
+
+def read_all(results_dir: Path) -> list[Submission]:
+    """Every submission, oldest first; a corrupt line is an error."""
+    state = load(results_dir)
+    if state.errors:
+        raise RegistryError(state.errors[0])
+    return state.submissions
 
 
 def latest(results_dir: Path) -> dict[str, Submission]:
@@ -76,14 +188,34 @@ def latest(results_dir: Path) -> dict[str, Submission]:
     return {s.cell_id: s for s in read_all(results_dir)}
 
 
-@contextlib.contextmanager
-def submit_lock(results_dir: Path) -> Iterator[None]:
-    """Held for a whole `submit`, so two at once cannot both queue the same cells."""
+def _lock_handle(results_dir: Path):
     path = Path(results_dir) / LOCK_FILE
     try:
-        handle = open(path, "a")
+        return open(path, "a")
     except OSError as exc:
-        raise RegistryError(f"cannot write in {results_dir}: {exc.strerror}; check its permissions") from exc
-    with handle:
+        raise RegistryError(f"cannot write in {results_dir}: {exc.strerror}; check its permissions or pass --results") from exc
+
+
+@contextlib.contextmanager
+def submit_lock(results_dir: Path) -> Iterator[None]:
+    """Held for a whole `submit` or `cancel`, so two at once cannot both queue the same cells."""
+    with _lock_handle(results_dir) as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
+
+
+@contextlib.contextmanager
+def try_lock(results_dir: Path) -> Iterator[bool]:
+    """The submit lock if it is free now (True), else nothing (False); never waits, never raises."""
+    try:
+        handle = _lock_handle(results_dir)
+    except RegistryError:
+        yield False
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True

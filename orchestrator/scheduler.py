@@ -1,16 +1,31 @@
-"""Ask the scheduler about our jobs: one squeue and at most one sacct per refresh, whatever
-the number of cells. Local jobs are processes on this machine: their pids answer."""
+"""Ask SLURM about our jobs, politely: one squeue and at most one sacct per snapshot, whatever
+the number of cells. Local jobs are processes on this machine: their pids answer.
+
+`squeue -t all` also lists jobs that ended within the last MinJobAge (5 min by default), with
+the state they ended in, so sacct is only needed for older ones. When sacct fails (accounting
+is off), the client says so once and stops asking; status then judges ended jobs by their
+result files and logs.
+"""
 from __future__ import annotations
 
+import datetime as dt
 import getpass
 import os
+import re
 import shutil
 import subprocess
+import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+from orchestrator.errors import SchedulerError
+
 QUERY_TIMEOUT_S = 60
+DEFAULT_MAX_ARRAY_SIZE = 1001  # SLURM's own default
+SQUEUE_FORMAT = "%i|%T|%M|%N|%r|%j"  # the name last: it may hold "|"
+SACCT_FIELDS = "JobID,State,ElapsedRaw,NodeList,ExitCode,JobName"
 
 
 @dataclass(frozen=True)
@@ -19,7 +34,8 @@ class JobState:
     state: str  # SLURM's word (PENDING, RUNNING, COMPLETED, ...), or RUNNING/ENDED for local jobs
     elapsed_s: Optional[float] = None
     node: str = ""
-    reason: str = ""
+    reason: str = ""  # squeue's reason (Priority, BeginTime, TimeLimit, ...) or sacct's "exit N:S"
+    name: str = ""  # the job name (carries the submission token)
 
 
 @dataclass(frozen=True)
@@ -46,54 +62,135 @@ def parse_elapsed(text: str) -> Optional[float]:
 
 
 def parse_squeue(text: str) -> dict[str, JobState]:
+    """Lines of SQUEUE_FORMAT (the name is optional)."""
     jobs = {}
     for line in text.splitlines():
-        fields = line.split("|")
+        fields = line.split("|", 5)
         if len(fields) < 5:
             continue
         job_id, state, elapsed, node, reason = (f.strip() for f in fields[:5])
-        jobs[job_id] = JobState(job_id, state, parse_elapsed(elapsed), node, reason if reason != "None" else "")
+        name = fields[5].strip() if len(fields) > 5 else ""
+        jobs[job_id] = JobState(job_id, state, parse_elapsed(elapsed), node, reason if reason != "None" else "", name)
     return jobs
 
 
 def parse_sacct(text: str) -> dict[str, JobState]:
+    """Lines of SACCT_FIELDS (the name is optional); a pending array's summary row is skipped."""
     jobs = {}
     for line in text.splitlines():
-        fields = line.split("|")
+        fields = line.split("|", 5)
         if len(fields) < 5 or "[" in fields[0]:
             continue  # a pending array's summary row: squeue lists its tasks one by one
         job_id, state, elapsed, node, exit_code = (f.strip() for f in fields[:5])
+        name = fields[5].strip() if len(fields) > 5 else ""
         word = state.split()[0] if state else "UNKNOWN"  # "CANCELLED by 0" -> CANCELLED
         reason = f"exit {exit_code}" if exit_code not in ("", "0:0") else ""
-        jobs[job_id] = JobState(job_id, word, float(elapsed) if elapsed.isdigit() else None, node, reason)
+        jobs[job_id] = JobState(job_id, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name)
     return jobs
 
 
-def _run(command: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(command, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
+def parse_max_array_size(config: str) -> Optional[int]:
+    match = re.search(r"^MaxArraySize\s*=\s*(\d+)", config, re.MULTILINE)
+    return int(match.group(1)) if match else None
 
 
-def query_slurm(job_ids: Iterable[str]) -> Snapshot:
-    """States of the given ARRAY_TASK ids: live ones from squeue, ended ones from sacct."""
-    wanted = set(job_ids)
-    if not wanted:
-        return Snapshot({})
-    user = os.environ.get("USER") or getpass.getuser()
-    squeue = _run(["squeue", "-h", "-r", "-u", user, "-o", "%i|%T|%M|%N|%r"])
-    if squeue.returncode != 0:
-        raise RuntimeError(f"squeue failed: {squeue.stderr.strip()}")
-    jobs = {k: v for k, v in parse_squeue(squeue.stdout).items() if k in wanted}
-    ended = wanted - set(jobs)
-    if not ended:
-        return Snapshot(jobs)
-    arrays = sorted({j.split("_")[0] for j in ended})
-    sacct = _run(["sacct", "-X", "-P", "-n", "-o", "JobID,State,ElapsedRaw,NodeList,ExitCode", "-j", ",".join(arrays)])
-    if sacct.returncode != 0:
-        reason = (sacct.stderr.strip().splitlines() or ["sacct failed"])[-1]
-        return Snapshot(jobs, warning=f"sacct unavailable ({reason}): ended jobs are judged by their result files")
-    finished = parse_sacct(sacct.stdout)
-    jobs.update({k: v for k, v in finished.items() if k in ended})
-    return Snapshot(jobs)
+def sacct_time(iso: str) -> str:
+    """An ISO timestamp as sacct -S wants it: local time, no zone (a week ago if unreadable)."""
+    try:
+        when = dt.datetime.fromisoformat(iso)
+    except (TypeError, ValueError):
+        when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=7)
+    return when.astimezone().strftime("%Y-%m-%dT%H:%M:%S")
+
+
+class SlurmClient:
+    """The SLURM commands this tool runs, counted (`calls`), each with a timeout."""
+
+    def __init__(self, user: Optional[str] = None) -> None:
+        self.user = user or os.environ.get("USER") or getpass.getuser()
+        self.calls: Counter = Counter()
+        self.accounting_off = ""  # sacct's complaint, once it has failed
+
+    def _run(self, command: list[str]) -> subprocess.CompletedProcess:
+        self.calls[command[0]] += 1
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
+        except FileNotFoundError as exc:
+            raise SchedulerError(f"{command[0]} is not on PATH; run on a SLURM login node or use --executor local") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise SchedulerError(f"{command[0]} did not answer in {QUERY_TIMEOUT_S} s; SLURM is busy, try again") from exc
+
+    @property
+    def warning(self) -> str:
+        if not self.accounting_off:
+            return ""
+        return (f"sacct unavailable ({self.accounting_off}): jobs that left squeue are judged by their "
+                "result files and logs")
+
+    def snapshot(self, job_ids: Iterable[str], names: Iterable[str] = (), since: Optional[str] = None,
+                 squeue_only: Iterable[str] = ()) -> Snapshot:
+        """States of these ARRAY_TASK ids and of every job with one of these names: one squeue,
+        then one sacct for what squeue no longer lists (by id, or by user since `since` when a
+        name is still missing). `squeue_only` ids are reported only if squeue still lists them."""
+        wanted, names, extra = set(job_ids), set(names), set(squeue_only)
+        if not wanted and not names and not extra:
+            return Snapshot({}, self.warning)
+        squeue = self._run(["squeue", "-h", "-r", "-u", self.user, "-t", "all", "-o", SQUEUE_FORMAT])
+        if squeue.returncode != 0:
+            raise SchedulerError(f"squeue failed: {_last_line(squeue.stderr)}; is SLURM up? (try `sinfo`)")
+        listed = parse_squeue(squeue.stdout)
+        jobs = {k: v for k, v in listed.items() if k in wanted or v.name in names}
+        extras = {k: v for k, v in listed.items() if k in extra}
+        missing_ids = wanted - set(jobs)
+        missing_names = names - {j.name for j in jobs.values()}
+        if not (missing_ids or missing_names) or self.accounting_off:
+            return Snapshot({**extras, **jobs}, self.warning)
+        command = ["sacct", "-X", "-P", "-n", "-o", SACCT_FIELDS]
+        if missing_names and since:
+            command += ["-u", self.user, "-S", sacct_time(since)]
+        else:
+            command += ["-j", ",".join(sorted({j.split("_")[0] for j in missing_ids}))]
+        sacct = self._run(command)
+        if sacct.returncode != 0:
+            self.accounting_off = _last_line(sacct.stderr) or "sacct failed"
+            return Snapshot({**extras, **jobs}, self.warning)
+        for job_id, job in parse_sacct(sacct.stdout).items():
+            if job_id in missing_ids or job.name in missing_names:
+                jobs[job_id] = job
+        return Snapshot({**extras, **jobs})
+
+    def max_array_size(self) -> int:
+        """The cluster's MaxArraySize: an array holds indices 0..MaxArraySize-1."""
+        config = self._run(["scontrol", "show", "config"])
+        size = parse_max_array_size(config.stdout) if config.returncode == 0 else None
+        return size or DEFAULT_MAX_ARRAY_SIZE
+
+    def test_only(self, text: str, folder: Path) -> str:
+        """sbatch --test-only: SLURM checks the request and queues nothing. Its verdict, one line."""
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".test-only-", suffix=".sh") as script:
+            script.write(text)
+            script.flush()
+            result = self._run(["sbatch", "--test-only", script.name])
+        if result.returncode != 0:
+            raise SchedulerError(_last_line(result.stderr) or f"sbatch --test-only exited {result.returncode}")
+        return _last_line(result.stderr or result.stdout).removeprefix("sbatch: ")
+
+    def cancel(self, job_ids: list[str]) -> None:
+        if not job_ids:
+            return
+        result = self._run(["scancel", *job_ids])
+        if result.returncode != 0:
+            raise SchedulerError(f"scancel failed: {_last_line(result.stderr)}")
+
+    def partitions(self) -> list[str]:
+        result = self._run(["sinfo", "-h", "-o", "%P"])
+        return [p.rstrip("*") for p in result.stdout.split()] if result.returncode == 0 else []
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def pid_alive(pid: int, marker: str) -> bool:

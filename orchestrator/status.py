@@ -1,32 +1,38 @@
-"""Each cell's state, from the registry, the result files and one scheduler snapshot."""
+"""Each cell's state, from the registry, the result files and one scheduler snapshot.
+
+A Monitor refreshes it: per refresh one squeue and at most one sacct (scheduler.SlurmClient),
+result files re-read only when they change, and the jobs of an interrupted submit recovered
+by their token (recovery.py).
+"""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from jobs.result import Result, ResultError, read_result, result_path
-from orchestrator import registry, scheduler
+from orchestrator import failures, recovery, registry, scheduler
 from orchestrator.plan import Plan
 from orchestrator.registry import Submission
-from orchestrator.scheduler import JobState, Snapshot
+from orchestrator.scheduler import JobState, SlurmClient, Snapshot
 
 # SLURM's job states mapped once; a state not listed reads as "unknown".
-SLURM_STATES = {
+LIVE_STATES = {
     "PENDING": "pending", "CONFIGURING": "pending", "REQUEUED": "pending", "REQUEUE_HOLD": "pending",
-    "REQUEUE_FED": "pending", "RESV_DEL_HOLD": "pending", "SUSPENDED": "pending", "PREEMPTED": "pending",
+    "REQUEUE_FED": "pending", "RESV_DEL_HOLD": "pending", "SUSPENDED": "pending",
     "RUNNING": "running", "COMPLETING": "running", "STAGE_OUT": "running", "SIGNALING": "running",
     "RESIZING": "running",
-    "COMPLETED": "failed",  # ended without a good result file
-    "FAILED": "failed", "NODE_FAIL": "failed", "BOOT_FAIL": "failed", "OUT_OF_MEMORY": "failed",
-    "SPECIAL_EXIT": "failed", "REVOKED": "failed",
-    "TIMEOUT": "timeout", "DEADLINE": "timeout", "CANCELLED": "cancelled",
 }
+SLURM_STATES = {**LIVE_STATES, **failures.ENDED_STATES}
 LIVE = ("queued", "pending", "running")
 FINAL = ("done", "oom")
+ENDED = ("failed", "timeout", "cancelled")
+TERMINAL = FINAL + ENDED
 QUEUE_MARKER = "orchestrator.local_queue"
 LOCAL_JOB_MARKER = "submitit"
+SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
+REASONS = {"BeginTime": "requeued: restarts when its BeginTime comes (resumes from its checkpoint)"}
 
 
 @dataclass(frozen=True)
@@ -38,18 +44,33 @@ class CellStatus:
     elapsed_s: Optional[float] = None
     node: str = ""
     detail: str = ""  # why it ended, or why it waits
+    job_state: str = ""  # the scheduler's word for its job (PENDING, RUNNING, COMPLETED, ...), if known
+
+
+@dataclass
+class Report:
+    rows: list[CellStatus]
+    warning: str = ""  # say once: e.g. accounting is off
+    registry_errors: list[str] = field(default_factory=list)  # corrupt registry lines
+    result_errors: list[str] = field(default_factory=list)  # unreadable result files
+    in_flight: int = 0  # cells of an interrupted submit whose sbatch may still land
+    unreadable: frozenset = frozenset()  # cells whose result file cannot be read
+
+    @property
+    def errors(self) -> list[str]:
+        return self.registry_errors + self.result_errors
 
 
 def read_results(plan: Plan) -> dict[str, Result | ResultError]:
     """Each planned cell's result file, or the error reading it; absent cells are left out."""
     out: dict[str, Result | ResultError] = {}
-    for cell in plan.cells:
-        path = result_path(Path(plan.results_dir), cell.cell_id)
+    for cell_id in plan.cell_ids:
+        path = result_path(Path(plan.results_dir), cell_id)
         if path.exists():
             try:
-                out[cell.cell_id] = read_result(path)
+                out[cell_id] = read_result(path)
             except ResultError as exc:
-                out[cell.cell_id] = exc
+                out[cell_id] = exc
     return out
 
 
@@ -67,38 +88,42 @@ def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobSta
     return jobs
 
 
-def take_snapshot(subs: dict[str, Submission]) -> Snapshot:
-    """One scheduler query for all SLURM jobs; pid checks for local ones."""
-    slurm = [s.job_id for s in subs.values() if s.executor == "slurm" and s.job_id]
-    snapshot = scheduler.query_slurm(slurm) if slurm else Snapshot({})
-    local = [s for s in subs.values() if s.executor == "local"]
-    jobs = dict(snapshot.jobs)
-    jobs.update(local_snapshot(local, dt.datetime.now(dt.timezone.utc)))
-    return Snapshot(jobs, snapshot.warning)
+def is_final(result) -> bool:
+    return isinstance(result, Result) and result.status in ("ok", "oom")
 
 
-def cell_state(sub: Optional[Submission], result, job: Optional[JobState]) -> tuple[str, str]:
-    """(state, detail) for one cell. A good result wins; then a live job; then how it ended."""
+def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, log_text: str = "",
+               time_min: Optional[int] = None, accounting: bool = True, cancelled: bool = False,
+               age_s: Optional[float] = None) -> tuple[str, str]:
+    """(state, detail) for one cell. A good result wins; then a live job; then why it ended."""
     if isinstance(result, Result) and result.status == "ok":
         return "done", ""
     if isinstance(result, Result) and result.status == "oom":
         return "oom", result.error or ""
     if sub is None:
-        return "not submitted", ""
+        return ("failed", str(result)) if isinstance(result, ResultError) else ("not submitted", "")
     if job is not None and job.state in ("PENDING", "LOST") and sub.executor == "local":
         return ("queued", job.reason) if job.state == "PENDING" else ("failed", "the local queue stopped before it ran")
-    state = SLURM_STATES.get(job.state, "unknown") if job is not None else "unknown"
-    if job is not None and job.state == "ENDED":
-        state = "failed"
-    if state in LIVE:
-        return state, job.reason if job else ""
-    if isinstance(result, Result):  # ended with a failed/timeout result: its error says why
-        return ("timeout" if result.status == "timeout" else "failed"), _last_line(result.error)
+    if job is not None and job.state in LIVE_STATES:
+        return LIVE_STATES[job.state], REASONS.get(job.reason, job.reason)
     if isinstance(result, ResultError):
         return "failed", str(result)
-    if job is None:
-        return "unknown", "not in squeue; sacct has no record yet"
-    return state, job.reason or f"SLURM state {job.state}, no result file"
+    error_line = failures.last_line(result.error) if isinstance(result, Result) else failures.python_error(log_text)
+    if isinstance(result, Result) and result.status == "timeout":
+        return "timeout", error_line
+    if job is not None and job.state == "ENDED":  # a local job
+        return "failed", error_line or "the local job ended without a result; see `logs CELL`"
+    word = job.state if job is not None else failures.word_from_log(log_text) or ("CANCELLED" if cancelled else "")
+    if not word:
+        if isinstance(result, Result):
+            return "failed", error_line
+        if accounting and (age_s is None or age_s < SACCT_LAG_S):
+            return "unknown", "not in squeue; sacct has no record yet"
+        return "failed", error_line or (
+            "ended without a result" + ("" if accounting else " (no accounting here to say why)") + "; see `logs CELL`")
+    if word not in failures.ENDED_STATES:
+        return "unknown", f"SLURM state {word}, no result file"
+    return failures.explain(word, job.node if job else "", job.reason if job else "", error_line, time_min)
 
 
 def _run_seconds(result: Result) -> Optional[float]:
@@ -109,31 +134,124 @@ def _run_seconds(result: Result) -> Optional[float]:
     return (end - start).total_seconds()
 
 
-def _last_line(text: Optional[str]) -> str:
-    lines = [line for line in (text or "").splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
+def _age_s(sub: Optional[Submission], now: dt.datetime) -> Optional[float]:
+    try:
+        return (now - dt.datetime.fromisoformat(sub.submitted_at)).total_seconds() if sub else None
+    except (TypeError, ValueError):  # a hand-edited registry line
+        return None
 
 
-def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: Snapshot) -> list[CellStatus]:
+def _needs_log(sub: Optional[Submission], result, job: Optional[JobState]) -> bool:
+    """Only cells that ended without a result that says why get their log read."""
+    if sub is None or not sub.log_err or is_final(result) or (job is not None and job.state in LIVE_STATES):
+        return False
+    return not (isinstance(result, Result) and result.error)
+
+
+def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: Snapshot, *,
+             cancelled: frozenset = frozenset(), in_flight: frozenset = frozenset(),
+             now: Optional[dt.datetime] = None) -> list[CellStatus]:
+    now = now or dt.datetime.now(dt.timezone.utc)
+    accounting = not snapshot.warning
     rows = []
-    for cell in plan.cells:
-        sub = subs.get(cell.cell_id)
+    for cell, cell_id in zip(plan.cells, plan.cell_ids):
+        sub = subs.get(cell_id)
         key = (sub.job_id or f"queue-{sub.queue_pid}") if sub else None
         job = snapshot.jobs.get(key) if key else None
-        result = results.get(cell.cell_id)
-        state, detail = cell_state(sub, result, job)
+        result = results.get(cell_id)
+        log_text = failures.log_of(sub.log_err) if _needs_log(sub, result, job) else ""
+        age_s = _age_s(sub, now)
+        state, detail = cell_state(
+            sub, result, job, log_text=log_text, time_min=plan.array_of(cell_id).shape.time_min,
+            accounting=accounting, cancelled=bool(sub and sub.job_id in cancelled), age_s=age_s,
+        )
+        if cell_id in in_flight and state not in LIVE + FINAL:
+            state, detail = "queued", "an interrupted submit's sbatch may still land; checking again shortly"
         elapsed = job.elapsed_s if job else None
+        node = job.node if job else ""
         if isinstance(result, Result) and state in FINAL:
             elapsed = _run_seconds(result)
-        rows.append(CellStatus(
-            cell.cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed,
-            job.node if job else "", detail,
-        ))
+            node = node or ",".join(result.env.get("nodes") or [])
+        rows.append(CellStatus(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
+                               job.state if job else ""))
     return rows
+
+
+class Monitor:
+    """Refreshes a plan's statuses; keep one for a whole watch or wait loop."""
+
+    def __init__(self, plan: Plan, client: Optional[SlurmClient] = None) -> None:
+        self.plan = plan
+        self.results_dir = Path(plan.results_dir)
+        self.client = client or SlurmClient()
+        self._results: dict[str, tuple[tuple[int, int], Result | ResultError]] = {}
+        self.subs: dict[str, Submission] = {}  # each cell's current submission, as of the last refresh
+
+    def read_results(self) -> dict[str, Result | ResultError]:
+        """Like read_results(plan), re-reading only files whose size or mtime changed."""
+        out = {}
+        for cell_id in self.plan.cell_ids:
+            path = result_path(self.results_dir, cell_id)
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            key = (stat.st_mtime_ns, stat.st_size)
+            cached = self._results.get(cell_id)
+            if cached is None or cached[0] != key:
+                try:
+                    cached = (key, read_result(path))
+                except ResultError as exc:
+                    cached = (key, exc)
+                self._results[cell_id] = cached
+            out[cell_id] = cached[1]
+        return out
+
+    def refresh(self, locked: bool = False) -> Report:
+        """`locked`: the caller holds the submit lock, so recovered jobs are recorded at once;
+        otherwise they are recorded only if the lock is free (status never waits for a submit)."""
+        state = registry.load(self.results_dir)
+        results = self.read_results()
+        subs = state.latest
+        unconfirmed = state.unconfirmed
+        slurm = [(cid, s) for cid, s in subs.items() if s.executor == "slurm" and s.job_id]
+        asked = [s for cid, s in slurm if not is_final(results.get(cid))]
+        times = [s.submitted_at for s in asked] + [i.created_at for i in unconfirmed]
+        snapshot = self.client.snapshot([s.job_id for s in asked], [i.job_name for i in unconfirmed],
+                                        since=min(times) if unconfirmed else None,
+                                        squeue_only=[s.job_id for cid, s in slurm if is_final(results.get(cid))])
+        now = dt.datetime.now(dt.timezone.utc)
+        confirmed = {(s.token, s.cell_id) for s in state.submissions if s.token}
+        found = recovery.recover(unconfirmed, confirmed, snapshot.jobs, now)
+        if found.to_record:
+            self._record(found.to_record, locked)
+        for sub in found.submissions:
+            current = subs.get(sub.cell_id)
+            if current is None or current.submitted_at <= sub.submitted_at:
+                subs[sub.cell_id] = sub
+        self.subs = subs
+        jobs = dict(snapshot.jobs)
+        jobs.update(local_snapshot([s for s in subs.values() if s.executor == "local"], now))
+        in_flight = frozenset(c for i in found.in_flight for c in i.cell_ids)
+        rows = statuses(self.plan, subs, results, Snapshot(jobs, snapshot.warning),
+                        cancelled=frozenset(state.cancelled), in_flight=in_flight, now=now)
+        unreadable = {cid: str(r) for cid, r in results.items() if isinstance(r, ResultError)}
+        return Report(rows, snapshot.warning, state.errors, list(unreadable.values()), len(in_flight),
+                      frozenset(unreadable))
+
+    def _record(self, records: list, locked: bool) -> None:
+        if locked:
+            registry.append(self.results_dir, records)
+            return
+        with registry.try_lock(self.results_dir) as got:
+            if got:
+                try:
+                    registry.append(self.results_dir, records)
+                except registry.RegistryError:
+                    pass  # a read-only results dir: status still answers; submit records them
 
 
 def current(plan: Plan) -> tuple[list[CellStatus], str]:
     """Every cell's status now, and a warning to show once (or "")."""
-    subs = registry.latest(Path(plan.results_dir))
-    snapshot = take_snapshot(subs)
-    return statuses(plan, subs, read_results(plan), snapshot), snapshot.warning
+    report = Monitor(plan).refresh()
+    return report.rows, report.warning

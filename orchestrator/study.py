@@ -15,53 +15,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from jobs.cell import Cell, CellError
+from orchestrator.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, build_specs, load_profile  # noqa: F401
 from orchestrator.errors import StudyError
 
 STUDIES_DIR = Path(__file__).parent / "studies"
 _CELL_FIELDS = {f.name for f in dataclasses.fields(Cell)}
-_TOP_KEYS = {"name", "description", "data_dir", "cluster", "defaults", "grid"}
-# Values that reach sbatch lines: plain names only, so nothing can smuggle shell syntax in.
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.,:@+=/-]*$")
-GPU_REQUESTS = ("gpus-per-node", "gres")
-
-
-@dataclass(frozen=True)
-class ClusterSpec:
-    """What a node has and what each job asks SLURM for."""
-
-    gpus_per_node: int = 4  # GPUs one node has; no cell may ask more per node
-    partition: str = ""  # empty: the cluster's default partition
-    account: str = ""
-    qos: str = ""
-    constraint: str = ""
-    time_min: int = 30  # time limit of each job
-    cpus_per_task: int = 0  # 0: loader workers + 1 per task
-    mem_gb: int = 0  # 0: the partition's default
-    gpu_request: str = "gpus-per-node"  # or "gres" (--gres=gpu:N) where a cluster refuses the other
-    array_parallelism: int = 0  # 0: no throttle (%N) on arrays
-    images_per_s_per_gpu: float = 5000.0  # only for the GPU-hour estimate that `plan` shows
-
-    def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            wanted = {"int": int, "str": str, "float": (int, float)}[field.type]
-            if not isinstance(value, wanted) or isinstance(value, bool):
-                raise StudyError(f"[cluster] {field.name} must be of type {field.type}, got {value!r}")
-            if field.type == "str" and not _SAFE_NAME.match(value):
-                raise StudyError(
-                    f"[cluster] {field.name} = {value!r} holds characters SLURM names never use; "
-                    "use letters, digits and _.,:@+=/- only"
-                )
-        if self.gpu_request not in GPU_REQUESTS:
-            raise StudyError(f"[cluster] gpu_request must be one of {list(GPU_REQUESTS)}, got {self.gpu_request!r}")
-        for name in ("gpus_per_node", "time_min"):
-            if getattr(self, name) <= 0:
-                raise StudyError(f"[cluster] {name} must be > 0, got {getattr(self, name)}")
-        for name in ("cpus_per_task", "mem_gb", "array_parallelism"):
-            if getattr(self, name) < 0:
-                raise StudyError(f"[cluster] {name} must be >= 0, got {getattr(self, name)}")
-
-
+_TOP_KEYS = {"name", "description", "data_dir", "profile", "cluster", "container", "defaults", "grid"}
 @dataclass(frozen=True)
 class Study:
     name: str
@@ -70,6 +29,8 @@ class Study:
     cluster: ClusterSpec
     cells: tuple[Cell, ...]
     source: str  # the TOML text, kept with the plan
+    container: ContainerSpec = ContainerSpec()
+    profile: str = ""  # the cluster profile's name; "" for none
 
 
 def available_studies() -> list[str]:
@@ -92,7 +53,8 @@ def find_study(name_or_path: str) -> Path:
     return shipped
 
 
-def load_study(name_or_path: str) -> Study:
+def load_study(name_or_path: str, profile: Optional[str] = None) -> Study:
+    """A study file, over the cluster profile it names (or `profile`, which wins)."""
     path = find_study(name_or_path)
     text = path.read_text()
     try:
@@ -100,23 +62,27 @@ def load_study(name_or_path: str) -> Study:
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not valid TOML: {exc}") from exc
     try:
-        return parse_study(data, text, default_name=path.stem)
+        return parse_study(data, text, default_name=path.stem, profile=profile)
     except StudyError as exc:
         raise StudyError(f"{path}: {exc}") from exc
 
 
-def parse_study(data: dict[str, Any], source: str = "", default_name: str = "study") -> Study:
+def parse_study(data: dict[str, Any], source: str = "", default_name: str = "study",
+                profile: Optional[str] = None) -> Study:
     _reject_unknown("the top level", data, _TOP_KEYS)
     name = data.get("name", default_name)
-    if not isinstance(name, str) or not re.match(r"^[A-Za-z0-9_.-]+$", name):
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise StudyError(f"name must be letters, digits and _.- only, got {name!r}")
     description = data.get("description", "")
     data_dir = data.get("data_dir", "data")
     if not isinstance(description, str) or not isinstance(data_dir, str):
         raise StudyError("description and data_dir must be strings")
-    cluster_data = _table("cluster", data.get("cluster", {}))
-    _reject_unknown("[cluster]", cluster_data, {f.name for f in dataclasses.fields(ClusterSpec)})
-    cluster = ClusterSpec(**cluster_data)
+    profile_name = profile or data.get("profile", "")
+    if not isinstance(profile_name, str):
+        raise StudyError(f"profile must be a profile's name or a .toml path, got {profile_name!r}")
+    chosen = load_profile(profile_name)
+    cluster, container = build_specs(chosen, _table("cluster", data.get("cluster", {})),
+                                      _table("container", data.get("container", {})))
     defaults = _table("defaults", data.get("defaults", {}))
     _reject_unknown("[defaults]", defaults, _CELL_FIELDS)
     grids = data.get("grid", [])
@@ -131,7 +97,7 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
         for cell in expand_grid({**defaults, **grid}, where):
             _check_fits_node(cell, cluster, where)
             cells.setdefault(cell.cell_id, cell)
-    return Study(name, description, data_dir, cluster, tuple(cells.values()), source)
+    return Study(name, description, data_dir, cluster, tuple(cells.values()), source, container, chosen.name)
 
 
 def expand_grid(fields: dict[str, Any], where: str) -> list[Cell]:

@@ -1,28 +1,46 @@
-"""Queue every cell that has neither a good result nor a live job, and return.
+"""Queue the cells that need it, and return.
 
-On SLURM: one sbatch per array. Off-cluster: one detached local queue process.
+`submit` queues cells never submitted; `submit --retry-failed` those that ended failed, timed
+out or were cancelled (optionally with a longer time limit). On SLURM: one sbatch per array
+chunk (arrays above MaxArraySize are split, each chunk indexed from 0), each preceded by an
+Intent line in the registry (see registry.py). Off-cluster: one detached local queue process.
 The whole decision and submission holds the results dir's submit lock.
 """
 from __future__ import annotations
 
+import dataclasses
+import secrets
 import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
-from orchestrator import registry, scheduler, status
-from orchestrator.errors import SchedulerError, UserError
-from orchestrator.plan import Plan
+from orchestrator import registry, scheduler
+from orchestrator.errors import RegistryError, SchedulerError, UserError
+from orchestrator.plan import ArrayPlan, Plan
+from orchestrator.recovery import INTENT_GRACE_S
+from orchestrator.registry import Abandoned, Intent
+from orchestrator.sbatch import job_name, render_sbatch
+from orchestrator.scheduler import SlurmClient
+from orchestrator.status import Monitor, Report
 
-RESUBMIT = ("not submitted", "failed", "timeout", "cancelled")
+RETRYABLE = ("failed", "timeout", "cancelled")
 EXECUTORS = ("auto", "slurm", "local")
+SETTLE_POLL_S = 2.0
 
 
 @dataclass(frozen=True)
 class SubmitReport:
     executor: str
     submitted: tuple[str, ...]  # cell ids
-    skipped: int  # cells done, oom or still live
+    skipped: int  # cells done, oom, still live, or not due
+    sbatch_calls: int = 0  # one per array chunk
+    retryable: int = 0  # ended badly and not requeued (plain submit): --retry-failed would
+    errors: tuple[str, ...] = ()  # unreadable result files: their cells were left alone
+    checks: tuple[str, ...] = ()  # --test-only: SLURM's verdict per array
 
 
 def pick_executor(choice: str) -> str:
@@ -35,23 +53,124 @@ def pick_executor(choice: str) -> str:
     return choice
 
 
-def submit(plan: Plan, executor: str = "auto") -> SubmitReport:
-    executor = pick_executor(executor)
+def check_writable(plan: Plan) -> None:
     results_dir = Path(plan.results_dir)
-    plan.log_dir.mkdir(parents=True, exist_ok=True)
-    with registry.submit_lock(results_dir):
-        rows, _ = status.current(plan)
-        todo = [row.cell_id for row in rows if row.state in RESUBMIT]
-        if todo and executor == "slurm":
-            for array in plan.arrays:
-                cells = [plan.cell(cid) for cid in todo if cid in array.cell_ids]
-                if cells:
-                    from orchestrator.backends import submit_slurm_array  # submitit, torch: only when needed
+    try:
+        plan.log_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=results_dir, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise RegistryError(f"cannot write in the results dir {results_dir} ({exc.strerror}); fix its permissions, "
+                            "or plan again with --results DIR") from exc
 
-                    registry.append(results_dir, submit_slurm_array(plan, array, cells))
+
+def check_time(plan: Plan, time_min: Optional[int]) -> None:
+    if time_min is not None and (time_min <= 0 or time_min * 60 <= plan.cluster.signal_delay_s):
+        raise UserError(f"--time-min must be > {plan.cluster.signal_delay_s / 60:g} "
+                        f"([cluster] signal_delay_s = {plan.cluster.signal_delay_s}), got {time_min}")
+
+
+def settle(monitor: Monitor) -> Report:
+    """Statuses with every interrupted submit resolved: its jobs found, or its intent abandoned."""
+    deadline = time.monotonic() + INTENT_GRACE_S + 5
+    report = monitor.refresh(locked=True)
+    while report.in_flight and time.monotonic() < deadline:
+        time.sleep(SETTLE_POLL_S)
+        report = monitor.refresh(locked=True)
+    return report
+
+
+def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, time_min: Optional[int] = None,
+           test_only: bool = False, client: Optional[SlurmClient] = None) -> SubmitReport:
+    executor = pick_executor(executor)
+    if test_only and executor != "slurm":
+        raise UserError("--test-only asks sbatch to check the request: it needs SLURM (sbatch on PATH)")
+    check_time(plan, time_min)
+    check_writable(plan)
+    client = client or SlurmClient()
+    with registry.submit_lock(Path(plan.results_dir)):
+        report = settle(Monitor(plan, client))
+        if report.registry_errors:  # what is queued cannot be known: queue nothing
+            raise RegistryError(report.registry_errors[0])
+        wanted = RETRYABLE if retry_failed else ("not submitted",)
+        usable = [r for r in report.rows if r.cell_id not in report.unreadable]  # never overwrite those
+        todo = [r.cell_id for r in usable if r.state in wanted]
+        retryable = 0 if retry_failed else sum(r.state in RETRYABLE for r in usable)
+        if test_only:
+            checks = test_arrays(plan, todo, client, time_min)
+            return SubmitReport(executor, (), len(report.rows), checks=tuple(checks))
+        calls = 0
+        if todo and executor == "slurm":
+            calls = queue_on_slurm(plan, todo, client, time_min)
         elif todo:
             start_local_queue(plan, todo)
-    return SubmitReport(executor, tuple(todo), len(rows) - len(todo))
+    return SubmitReport(executor, tuple(todo), len(report.rows) - len(todo), calls, retryable,
+                        tuple(report.result_errors))
+
+
+def chunked(cell_ids: list[str], size: int) -> list[list[str]]:
+    return [cell_ids[i:i + size] for i in range(0, len(cell_ids), size)]
+
+
+def array_chunks(plan: Plan, todo: list[str], limit: int) -> list[tuple[ArrayPlan, list[str]]]:
+    """Per array, in plan order, its due cells in chunks of at most `limit`."""
+    due = set(todo)
+    return [(array, chunk) for array in plan.arrays
+            for chunk in chunked([c for c in array.cell_ids if c in due], limit)]
+
+
+def array_limit(plan: Plan, client: SlurmClient) -> int:
+    cluster = client.max_array_size()
+    return min(plan.cluster.max_array_size, cluster) if plan.cluster.max_array_size else cluster
+
+
+def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int]) -> int:
+    """Intent line, one sbatch, Submission lines: per chunk. Returns the number of sbatch calls."""
+    from orchestrator.backends import submit_slurm_array  # submitit: only when needed
+
+    results_dir = Path(plan.results_dir)
+    calls = 0
+    for array, chunk in array_chunks(plan, todo, array_limit(plan, client)):
+        token = secrets.token_hex(4)
+        registry.append(results_dir, [Intent(token, array.name, job_name(plan, array, token), tuple(chunk),
+                                             registry.now_iso(), str(plan.log_dir))])
+        try:
+            calls += 1
+            subs = submit_slurm_array(plan, array, [plan.cell(c) for c in chunk], token, time_min, chunk)
+        except SchedulerError as exc:
+            if "timed out" not in str(exc).lower():  # a timeout may still have queued it: recovery decides
+                registry.append(results_dir, [Abandoned(token, registry.now_iso(), str(exc))])
+            raise SchedulerError(explain_refusal(str(exc), client, calls - 1)) from exc
+        registry.append(results_dir, subs)
+    return calls
+
+
+def explain_refusal(message: str, client: SlurmClient, queued_chunks: int) -> str:
+    lower = message.lower()
+    if "invalid partition" in lower:
+        message += f"; partitions here: {', '.join(client.partitions()) or '?'} (set partition in the profile or study)"
+    elif "time limit" in lower:
+        message += "; lower time_min (or --time-min) or use a partition that allows it (`sinfo -s`)"
+    elif "account" in lower or "qos" in lower:
+        message += "; set account/qos in the profile or study (`sacctmgr show assoc user=$USER`)"
+    if queued_chunks:
+        message += f" ({queued_chunks} earlier array chunk(s) were queued; fix and submit again for the rest)"
+    return message
+
+
+def test_arrays(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int]) -> list[str]:
+    """sbatch --test-only for each array that would be sent (all arrays if none is due)."""
+    checks = []
+    pairs = array_chunks(plan, todo, array_limit(plan, client)) if todo else [(a, list(a.cell_ids)) for a in plan.arrays]
+    for array, chunk in pairs:
+        shape = array.shape if time_min is None else dataclasses.replace(array.shape, time_min=time_min)
+        text = render_sbatch(plan, array, len(chunk), shape=shape)
+        try:
+            verdict = client.test_only(text, plan.log_dir)
+        except SchedulerError as exc:
+            raise SchedulerError(explain_refusal(f"SLURM refused array {array.name}: {exc}", client, 0)) from exc
+        checks.append(f"{array.name} ({len(chunk)} cells): {verdict}")
+    return checks
 
 
 def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:

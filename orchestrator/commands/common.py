@@ -1,0 +1,58 @@
+"""What the verbs share: where the results are, the plan there, how often to poll, errors."""
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+from typing import Optional
+
+from orchestrator.errors import PlanError
+from orchestrator.plan import Plan, read_plan
+from orchestrator.study import find_study, load_study
+
+
+def study_name(args) -> str:
+    """The study's name, without expanding its grids: a shipped name, or the file's `name`."""
+    if Path(args.study).suffix != ".toml":
+        return args.study
+    path = find_study(args.study)
+    try:
+        name = tomllib.loads(path.read_text()).get("name", path.stem)
+    except tomllib.TOMLDecodeError:
+        return load_study(args.study).name  # says what is wrong, naming the file
+    return name if isinstance(name, str) else load_study(args.study).name
+
+
+def results_dir_for(args) -> Path:
+    if args.results:
+        return Path(args.results)
+    return Path("runs") / study_name(args)
+
+
+def planned(args) -> Plan:
+    """The plan `plan` wrote for this study, checked to be that study's."""
+    plan = read_plan(results_dir_for(args))
+    expected = study_name(args)
+    if plan.study != expected:
+        raise PlanError(f"{plan.results_dir} holds a plan of study {plan.study!r}, not {expected!r}; "
+                        "pass the matching --study or --results")
+    return plan
+
+
+def interval_for(args, plan: Plan) -> float:
+    """--interval, else the profile's poll_interval_s."""
+    return args.interval if args.interval is not None else plan.cluster.poll_interval_s
+
+
+def add_interval(parser, what: str) -> None:
+    parser.add_argument("--interval", type=float, default=None, metavar="S",
+                        help=f"seconds between {what} (default: [cluster] poll_interval_s of the plan)")
+
+
+def print_errors(errors: list[str]) -> Optional[int]:
+    """One `error:` line for all of them; returns 2 when there was any."""
+    if not errors:
+        return None
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    print(f"error: {errors[0]}{more}", file=sys.stderr)
+    return 2

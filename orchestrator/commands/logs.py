@@ -1,0 +1,47 @@
+"""logs CELL [-f]: a cell's output (rank 0's stdout and stderr); -f follows it until the cell ends."""
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+
+from orchestrator.commands.common import add_interval, interval_for, planned
+from orchestrator.control import cell_ended, follow, log_files, select_cells, tail_lines
+from orchestrator.errors import UserError
+from orchestrator.status import TERMINAL, Monitor
+
+
+def register(verbs, common) -> None:
+    p = verbs.add_parser("logs", parents=[common], help="show (or -f follow) a cell's output")
+    p.add_argument("cell", help="a cell id, a unique id prefix, or a label (`status` lists them)")
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing new output until the cell ends")
+    p.add_argument("-n", "--lines", type=int, default=100, help="last lines of each file to show first (0: all)")
+    add_interval(p, "checks whether the cell has ended, with -f")
+    p.set_defaults(run=run)
+
+
+def run(args, console: Console) -> int:
+    plan = planned(args)
+    chosen = select_cells(plan, [args.cell])
+    if len(chosen) > 1:
+        raise UserError(f"{args.cell!r} matches {len(chosen)} cells ({', '.join(chosen[:5])}...); give a cell id")
+    cell_id = chosen[0]
+    monitor = Monitor(plan)
+    report = monitor.refresh()  # records the jobs of an interrupted submit, so their logs are found
+    out, err = log_files(monitor.subs.get(cell_id), cell_id)
+    for path in (out, err):
+        text = tail_lines(path, args.lines)
+        print(f"==> {path} <==\n{text or '(nothing yet)'}", end="" if text.endswith("\n") else "\n")
+    row = next(r for r in report.rows if r.cell_id == cell_id)
+    if not args.follow or row.state in TERMINAL:  # nothing more will be written
+        print(f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
+        return 0
+    try:
+        for path, text in follow([out, err], cell_ended(monitor, cell_id), interval_for(args, plan)):
+            sys.stdout.write(text if path == out else "".join(f"[err] {line}" for line in text.splitlines(True)))
+            sys.stdout.flush()
+    except KeyboardInterrupt:
+        return 0
+    row = next(r for r in monitor.refresh().rows if r.cell_id == cell_id)
+    print(f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
+    return 0

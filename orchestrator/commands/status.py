@@ -1,0 +1,42 @@
+"""status: every cell's state, why it waits or why it ended; --watch refreshes in place."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+from rich.console import Console
+from rich.live import Live
+
+from orchestrator import display
+from orchestrator.commands.common import add_interval, interval_for, planned, print_errors
+from orchestrator.status import TERMINAL, Monitor
+
+
+def register(verbs, common) -> None:
+    p = verbs.add_parser("status", parents=[common], help="state of every cell, and why it ended")
+    p.add_argument("--watch", action="store_true", help="refresh in place until every cell has ended")
+    add_interval(p, "refreshes")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=run)
+
+
+def run(args, console: Console) -> int:
+    plan = planned(args)
+    monitor = Monitor(plan)
+    report = monitor.refresh()
+    if args.json:
+        print(json.dumps({"study": plan.study, "warning": report.warning, "errors": report.errors,
+                          "cells": [dataclasses.asdict(r) for r in report.rows]}, indent=1))
+        return print_errors(report.errors) or 0
+    if report.warning:
+        console.print(f"[yellow]warning:[/] {report.warning}")
+    if args.watch:
+        with Live(display.status_table(plan.study, report.rows), console=console, auto_refresh=False) as live:
+            while any(r.state not in TERMINAL and r.state != "not submitted" for r in report.rows):
+                time.sleep(interval_for(args, plan))
+                report = monitor.refresh()
+                live.update(display.status_table(plan.study, report.rows), refresh=True)
+    else:
+        console.print(display.status_table(plan.study, report.rows))
+    return print_errors(report.errors) or 0

@@ -1,0 +1,74 @@
+"""submit: queue what needs it (or --retry-failed what failed), then return, or --wait."""
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from orchestrator.commands.common import add_interval, interval_for, planned, print_errors
+from orchestrator.plan import Plan
+from orchestrator.status import FINAL, LIVE, Monitor
+from orchestrator.submit import EXECUTORS, submit
+
+
+def register(verbs, common) -> None:
+    p = verbs.add_parser("submit", parents=[common], help="queue the cells never submitted; return at once")
+    p.add_argument("--executor", default="auto", choices=EXECUTORS, help="auto: slurm where sbatch exists, else local")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="requeue only the cells that failed, timed out or were cancelled")
+    p.add_argument("--time-min", type=int, metavar="MIN", help="time limit of the jobs this submit queues "
+                   "(e.g. longer for cells that timed out); default: the plan's")
+    p.add_argument("--test-only", action="store_true",
+                   help="have `sbatch --test-only` check each array's request; queue nothing")
+    p.add_argument("--wait", action="store_true", help="show progress until every cell has ended")
+    add_interval(p, "polls with --wait")
+    p.set_defaults(run=run)
+
+
+def run(args, console: Console) -> int:
+    plan = planned(args)
+    report = submit(plan, args.executor, retry_failed=args.retry_failed, time_min=args.time_min,
+                    test_only=args.test_only)
+    if args.test_only:
+        for line in report.checks:
+            console.print(f"sbatch --test-only {line}", markup=False, highlight=False, soft_wrap=True)
+        console.print("nothing queued (--test-only)")
+        return 0
+    chunks = f" in {report.sbatch_calls} sbatch call(s)" if report.sbatch_calls else ""
+    console.print(f"{report.executor}: submitted {len(report.submitted)} cell(s){chunks}"
+                  f"{' (--retry-failed)' if args.retry_failed else ''}; {report.skipped} done, queued or not due",
+                  soft_wrap=True)
+    if report.retryable:
+        console.print(f"{report.retryable} cell(s) ended failed, timeout or cancelled and were not requeued: "
+                      "`status` says why, `submit --retry-failed` requeues them", soft_wrap=True)
+    code = print_errors(list(report.errors))
+    if args.wait:
+        waited = wait_for(plan, console, interval_for(args, plan))
+        return code or waited
+    return code or 0
+
+
+def wait_for(plan: Plan, console: Console, interval: float) -> int:
+    """Poll (one squeue, at most one sacct each time) until no cell is live; 1 if any cell is not done/oom."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    monitor = Monitor(plan)
+    warned = False
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("cells", total=len(plan.cells))
+        while True:
+            report = monitor.refresh()
+            if report.warning and not warned:
+                progress.console.print(f"[yellow]warning:[/] {report.warning}")
+                warned = True
+            rows = report.rows
+            running = sum(r.state == "running" for r in rows)
+            waiting = [r for r in rows if r.state in LIVE or r.state == "unknown"]
+            progress.update(task, completed=len(rows) - len(waiting), description=f"cells ({running} running)")
+            if not waiting:
+                break
+            time.sleep(interval)
+    bad = [r for r in rows if r.state not in FINAL]
+    for r in bad:
+        console.print(f"[red]{r.state}[/] {r.cell_id} {r.label}: {r.detail}", highlight=False, soft_wrap=True)
+    return 1 if bad else 0
