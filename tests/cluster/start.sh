@@ -120,7 +120,9 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$SOCK
+# cred_expire: a requeued job waits this long before it may start again
+# (default 120 s); short, so that the requeue tests do not idle for minutes.
+AuthInfo=socket=$SOCK,cred_expire=10
 StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$DIR/spool/%n
 SlurmctldPidFile=$DIR/run/slurmctld.pid
