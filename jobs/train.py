@@ -38,6 +38,15 @@ def physical_gpu(device: torch.device) -> list[int]:
     return [int(ids[device.index])] if device.index is not None and device.index < len(ids) else [device.index or 0]
 
 
+def limit_threads(cell: Cell) -> None:
+    """Keep intra-op threads within the CPUs SLURM gave this task, less the loader workers'
+    (torch would take every core of the node, and the tasks sharing it would thrash)."""
+    cpus = os.environ.get("SLURM_CPUS_PER_TASK", "")
+    if cpus.isdigit():
+        workers = cell.loader_workers if cell.pipeline == "faithful" else 0
+        torch.set_num_threads(max(1, int(cpus) - workers))
+
+
 def make_trainer(cell: Cell, place: launch.Placement, device: torch.device, data_dir: Path):
     trainer_class = FastTrainer if cell.pipeline == "fast" else FaithfulTrainer
     return trainer_class(cell, place, device, data_dir)
@@ -113,6 +122,7 @@ def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
         return done.status
     place = launch.detect()
     device = pick_device(place)
+    limit_threads(cell)
     log: Log = (lambda msg: print(f"[{cell.cell_id}] {msg}", flush=True)) if place.rank == 0 else (lambda msg: None)
     started = dt.datetime.now(dt.timezone.utc).isoformat()
     if place.world_size > 1:
