@@ -10,19 +10,9 @@ from torch.profiler import ProfilerActivity, profile
 import jobs.fast as fast
 from jobs.cell import Cell
 from jobs.launch import detect
+from profile_step import ms_per_step  # this folder is on sys.path when run as a script
 
 BATCH = int(sys.argv[1]) if len(sys.argv) > 1 else 512
-
-
-def ms_per_step(run, steps=40):
-    for _ in range(5):
-        run()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(steps):
-        run()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / steps * 1e3
 
 
 def build(precision="bf16"):
