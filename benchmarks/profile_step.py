@@ -1,6 +1,5 @@
 """Where a fast-pipeline step's GPU time goes: kernel table, and ms per step for variants.
 python benchmarks/profile_step.py [BATCH]   (one GPU; synthetic data)"""
-import os
 import sys
 import time
 from pathlib import Path

@@ -22,7 +22,6 @@ from typing import Any, Optional
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from torch import nn
 
 from jobs.cell import Cell
 from jobs.data import MEAN, STD, open_train_set

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.cell import Cell
-from jobs.result import EpochStats, Result, Timed, write_result
+from jobs.result import EpochStats, Result, Timed
 from orchestrator.plan import build_plan, write_plan
 from orchestrator.study import ClusterSpec, Study
 
