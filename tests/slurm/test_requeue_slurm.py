@@ -20,7 +20,7 @@ from tests.conftest import TESTS
 pytestmark = pytest.mark.slurm
 
 START = TESTS / "cluster" / "start.sh"
-EPOCHS = {"requeue": 20, "signal": 6}  # a requeue's SIGTERM is ignored for KillWait (5 s): 18 epochs outlast it
+EPOCHS = {"requeue": 60, "signal": 6}  # a requeue's SIGTERM is ignored for KillWait (5 s): 58 epochs outlast it on a quiet machine too
 STUDY = """name = "{name}"
 [cluster]
 time_min = 10
