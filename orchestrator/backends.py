@@ -31,10 +31,6 @@ from orchestrator.sbatch import render_sbatch
 MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at most this often
 
 
-def now() -> str:
-    return now_iso()
-
-
 class CellRun(Checkpointable):
     """jobs.train.run(cell, out_dir, data_dir), requeued by submitit on timeout or preemption."""
 
@@ -92,7 +88,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
     except Exception as exc:  # sbatch's refusal: its own words say why
         message = (str(exc).strip().splitlines() or ["sbatch failed"])[-1]
         raise SchedulerError(f"SLURM refused array {array.name}: {message}") from exc
-    at = now()
+    at = now_iso()
     return [
         Submission(cell_id, "slurm", job.job_id, array.name, at, str(job.paths.stdout), str(job.paths.stderr),
                    token=token or None)
@@ -109,7 +105,7 @@ def start_local_job(plan: Plan, cell: Cell, queue_pid: int):
     )
     job = executor.submit(CellRun(), cell, plan.results_dir, plan.data_dir)
     sub = Submission(
-        cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now(),
+        cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now_iso(),
         str(job.paths.stdout), str(job.paths.stderr), queue_pid,
     )
     return job, sub

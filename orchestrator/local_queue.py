@@ -22,11 +22,11 @@ POLL_S = 1.0
 
 def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
     plan = read_plan(results_dir)
-    from orchestrator.backends import now, start_local_job  # submitit and torch: only in this process
+    from orchestrator.backends import start_local_job  # submitit: only in this process
 
     pid = os.getpid()
     registry.append(results_dir, [
-        Submission(cid, "local", None, plan.array_of(cid).name, now(), queue_pid=pid) for cid in cell_ids
+        Submission(cid, "local", None, plan.array_of(cid).name, registry.now_iso(), queue_pid=pid) for cid in cell_ids
     ])
     print(f"queued {len(cell_ids)}", flush=True)  # `submit` waits for this line
     _detach_stdout(Path(plan.log_dir) / "local-queue.log")
