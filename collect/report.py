@@ -13,6 +13,7 @@ import pandas as pd
 
 from collect import grids, render, tables
 from collect.load import load
+from jobs.atomic import replacing
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "q4")
@@ -147,7 +148,6 @@ def write_text(path: Path, text: str) -> Path:
 
 def write_bytes(path: Path, data: bytes) -> Path:
     """Whole or not at all: a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    with replacing(path) as tmp:
+        tmp.write_bytes(data)
     return path

@@ -2,12 +2,12 @@
 starting over, and its result still has every epoch exactly once."""
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
 import torch
+
+from jobs.atomic import replacing
 
 
 def checkpoint_path(out_dir: Path, cell_id: str) -> Path:
@@ -16,14 +16,8 @@ def checkpoint_path(out_dir: Path, cell_id: str) -> Path:
 
 def save(path: Path, state: dict[str, Any]) -> None:
     """Atomically: a job killed while saving leaves the previous checkpoint intact."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with replacing(path) as tmp:
         torch.save(state, tmp)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def load(path: Path, device: torch.device) -> Optional[dict[str, Any]]:

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from jobs.atomic import replacing
 from jobs.cell import Cell, CellError
 
 SCHEMA_VERSION = 1
@@ -121,20 +120,5 @@ def write_result(out_dir: Path, result: Result) -> Path:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    with replacing(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
