@@ -24,6 +24,7 @@ from submitit.slurm.slurm import SlurmJob
 
 from jobs.cell import Cell
 from orchestrator.errors import SchedulerError
+from orchestrator.failures import last_line
 from orchestrator.plan import ArrayPlan, Plan
 from orchestrator.registry import Submission, now_iso
 from orchestrator.sbatch import render_sbatch
@@ -86,7 +87,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
         with contextlib.redirect_stderr(io.StringIO()), executor.batch():
             jobs = [executor.submit(run, cell, plan.results_dir, plan.data_dir) for cell in cells]
     except Exception as exc:  # sbatch's refusal: its own words say why
-        message = (str(exc).strip().splitlines() or ["sbatch failed"])[-1]
+        message = last_line(str(exc)) or "sbatch failed"
         raise SchedulerError(f"SLURM refused array {array.name}: {message}") from exc
     at = now_iso()
     return [

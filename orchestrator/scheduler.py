@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from orchestrator.errors import SchedulerError
+from orchestrator.failures import last_line
 
 QUERY_TIMEOUT_S = 60
 DEFAULT_MAX_ARRAY_SIZE = 1001  # SLURM's own default
@@ -137,7 +138,7 @@ class SlurmClient:
             return Snapshot({}, self.warning)
         squeue = self._run(["squeue", "-h", "-r", "-u", self.user, "-t", "all", "-o", SQUEUE_FORMAT])
         if squeue.returncode != 0:
-            raise SchedulerError(f"squeue failed: {_last_line(squeue.stderr)}; is SLURM up? (try `sinfo`)")
+            raise SchedulerError(f"squeue failed: {last_line(squeue.stderr)}; is SLURM up? (try `sinfo`)")
         listed = parse_squeue(squeue.stdout)
         jobs = {k: v for k, v in listed.items() if k in wanted or v.name in names}
         extras = {k: v for k, v in listed.items() if k in extra}
@@ -152,7 +153,7 @@ class SlurmClient:
             command += ["-j", ",".join(sorted({j.split("_")[0] for j in missing_ids}))]
         sacct = self._run(command)
         if sacct.returncode != 0:
-            self.accounting_off = _last_line(sacct.stderr) or "sacct failed"
+            self.accounting_off = last_line(sacct.stderr) or "sacct failed"
             return Snapshot({**extras, **jobs}, self.warning)
         for job_id, job in parse_sacct(sacct.stdout).items():
             if job_id in missing_ids or job.name in missing_names:
@@ -173,24 +174,19 @@ class SlurmClient:
             script.flush()
             result = self._run(["sbatch", "--test-only", script.name])
         if result.returncode != 0:
-            raise SchedulerError(_last_line(result.stderr) or f"sbatch --test-only exited {result.returncode}")
-        return _last_line(result.stderr or result.stdout).removeprefix("sbatch: ")
+            raise SchedulerError(last_line(result.stderr) or f"sbatch --test-only exited {result.returncode}")
+        return last_line(result.stderr or result.stdout).removeprefix("sbatch: ")
 
     def cancel(self, job_ids: list[str]) -> None:
         if not job_ids:
             return
         result = self._run(["scancel", *job_ids])
         if result.returncode != 0:
-            raise SchedulerError(f"scancel failed: {_last_line(result.stderr)}")
+            raise SchedulerError(f"scancel failed: {last_line(result.stderr)}")
 
     def partitions(self) -> list[str]:
         result = self._run(["sinfo", "-h", "-o", "%P"])
         return [p.rstrip("*") for p in result.stdout.split()] if result.returncode == 0 else []
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return lines[-1] if lines else ""
 
 
 def pid_alive(pid: int, marker: str) -> bool:
