@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import torch
 import torch.distributed as dist
 
 WARMUP = 5
+WINDOW_STEPS = 10  # steps per window when timing exposed communication
 ITERS = 20
 DDP_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
 
@@ -42,3 +44,21 @@ def measure(grad_bytes: int, device: torch.device, world_size: int) -> list[dict
     """The whole gradient in one buffer (the fast pipeline's exchange) and one DDP bucket."""
     sizes = [grad_bytes] + ([DDP_BUCKET_BYTES] if grad_bytes > DDP_BUCKET_BYTES else [])
     return [bandwidth(n, time_allreduce(n, device), world_size) for n in sizes]
+
+
+def exposed_per_step(step: Callable[[bool], None], device: torch.device) -> float:
+    """Seconds per step that the gradient all-reduce adds: windows of the same steps run with
+    it (step(True)) and without it (step(False), DDP's no_sync), twice each, the first pair a
+    warm-up; every rank runs them in lockstep."""
+    times = {}
+    for sync in (True, False, True, False):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        dist.barrier()
+        start = time.perf_counter()
+        for _ in range(WINDOW_STEPS):
+            step(sync)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        times[sync] = (time.perf_counter() - start) / WINDOW_STEPS
+    return max(0.0, times[True] - times[False])

@@ -11,6 +11,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from jobs import comm
 from jobs.cell import Cell
 from jobs.launch import Placement
 from jobs.model import build_model
@@ -18,9 +19,6 @@ from jobs.pipeline import FaithfulPipeline
 from jobs.result import EpochStats
 from jobs.schedule import lr_at
 from jobs.timing import StepPhases
-
-WINDOW_STEPS = 10  # steps per window when timing exposed communication
-
 
 def sync_device(device: torch.device) -> None:
     if device.type == "cuda":
@@ -131,22 +129,13 @@ class FaithfulTrainer:
                 totals += torch.stack([loss.detach().double() * n, (logits.argmax(1) == labels).sum().double(), n])
 
     def exposed_comm_per_step(self) -> float | None:
-        """Seconds per step that the gradient all-reduce adds: the same steps on one fixed
-        batch, timed with DDP's all-reduce and under no_sync(). None unless DDP on 2+ ranks."""
+        """Seconds per step the gradient all-reduce adds, on one fixed batch (comm.exposed_per_step).
+        None unless DDP on 2+ ranks."""
         if not isinstance(self.model, nn.parallel.DistributedDataParallel):
             return None
         images = torch.randn(self.batch_size, 3, 32, 32, device=self.device)
         labels = torch.randint(0, 10, (self.batch_size,), device=self.device)
-        times = {}
-        for sync in (True, False, True, False):  # twice each: the first pair warms up
-            sync_device(self.device)
-            dist.barrier()
-            start = time.perf_counter()
-            for _ in range(WINDOW_STEPS):
-                self._step(images, labels, self.cell.lr, sync=sync)
-            sync_device(self.device)
-            times[sync] = (time.perf_counter() - start) / WINDOW_STEPS
-        return max(0.0, times[True] - times[False])
+        return comm.exposed_per_step(lambda sync: self._step(images, labels, self.cell.lr, sync=sync), self.device)
 
     def state(self) -> dict[str, Any]:
         model = self.model.module if hasattr(self.model, "module") else self.model

@@ -23,9 +23,10 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+from jobs import comm
 from jobs.cell import Cell
 from jobs.data import MEAN, STD, open_train_set
-from jobs.faithful import WINDOW_STEPS, epoch_stats, sync_device
+from jobs.faithful import epoch_stats, sync_device
 from jobs.launch import Placement
 from jobs.model import build_model
 from jobs.result import EpochStats
@@ -196,21 +197,10 @@ class FastTrainer:
         return epoch_stats(epoch, end - start, self.totals.clone(), lr, phases, self.place.world_size)
 
     def exposed_comm_per_step(self) -> float | None:
-        """Replays of the step with and without its all-reduce, timed with CUDA events."""
+        """Replays of the step with and without its all-reduce (comm.exposed_per_step)."""
         if self.place.world_size < 2 or self.device.type != "cuda":
             return None
-        times = {}
-        for sync in (True, False, True, False):
-            dist.barrier()
-            torch.cuda.synchronize(self.device)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(WINDOW_STEPS):
-                self._run_step(sync)
-            end.record()
-            end.synchronize()
-            times[sync] = start.elapsed_time(end) / 1000 / WINDOW_STEPS
-        return max(0.0, times[True] - times[False])
+        return comm.exposed_per_step(self._run_step, self.device)
 
     def state(self) -> dict[str, Any]:
         return {"model": self.model.state_dict(), "momentum": [b.clone() for b in self.bufs]}

@@ -53,6 +53,9 @@ def test_ddp_cell_spawns_its_ranks_and_measures_allreduce(tmp_path):
     assert result.comm.world_size == 2 and result.comm.backend == "gloo"
     assert result.comm.grad_bytes == 1586 * 4  # the tiny CNN's parameters, fp32
     assert abs(result.comm.busbw_gbps - result.comm.algbw_gbps * 2 * (2 - 1) / 2) < 1e-12
+    steps = 3  # 48 images, 8 per rank and step, 2 ranks
+    assert result.comm.exposed_per_step_s is not None
+    assert all(abs(e.comm_exposed_s - result.comm.exposed_per_step_s * steps) < 1e-12 for e in result.epochs)
 
 
 def test_batch_that_does_not_fit_is_an_oom_result_and_no_rank_hangs(tmp_path):
