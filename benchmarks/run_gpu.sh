@@ -14,5 +14,7 @@ python3 -m orchestrator plan --study "$STUDY" --results "$RESULTS"
 # bounded, so that a stuck cell still leaves the status and the summary below
 timeout "${BENCH_WAIT_S:-480}" python3 -m orchestrator submit --study "$STUDY" --results "$RESULTS" --executor local --wait --interval 2
 python3 -m orchestrator status --study "$STUDY" --results "$RESULTS"
-torchrun --standalone --nproc_per_node="$GPUS" benchmarks/allreduce_bench.py "$RESULTS/allreduce-plain.json"
+if [ "$GPUS" -gt 1 ]; then
+  torchrun --standalone --nproc_per_node="$GPUS" benchmarks/allreduce_bench.py "$RESULTS/allreduce-plain.json"
+fi
 python3 benchmarks/summarize.py "$RESULTS"

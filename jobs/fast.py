@@ -2,10 +2,10 @@
 
 - The training set lives on the GPU as uint8; each epoch is shuffled, cropped and flipped
   by a few whole-tensor operations (RandomCrop(32, padding=4) with zero fill, flip p=0.5).
-- bf16 autocast (when the cell says so) and channels_last.
-- One training step (zero grads, forward, backward, gradient all-reduce, SGD) is captured
-  once as a CUDA graph and replayed: a step costs one launch instead of hundreds.
-  Gradients live in one flat buffer, so DDP's exchange is one NCCL all-reduce per step.
+- bf16 autocast (when the cell says so), channels_last, and SGD as one fused kernel.
+- One training step (forward, backward, gradient all-reduce, SGD) is captured once as a
+  CUDA graph and replayed: a step costs one launch instead of hundreds. Under DDP the
+  gradients are copied into one flat buffer, so the exchange is one NCCL all-reduce per step.
 - Every step has the full batch: the epoch's last batch is topped up with repeated images
   whose loss weight is 0 (as DistributedSampler repeats images to even out ranks), so the
   gradient is exactly the mean over the real images.
@@ -36,12 +36,11 @@ MEMORY_FORMAT = torch.channels_last  # cuDNN's tensor-core convolutions want NHW
 
 
 def sgd_step(params, grads, bufs, lr: torch.Tensor, momentum: float, weight_decay: float) -> None:
-    """torch.optim.SGD's update (no dampening, no Nesterov), with lr a device tensor so a
-    captured graph follows the schedule: d = g + wd p; buf = m buf + d; p -= lr buf."""
-    d = torch._foreach_add(grads, params, alpha=weight_decay)
-    torch._foreach_mul_(bufs, momentum)
-    torch._foreach_add_(bufs, d)
-    torch._foreach_sub_(params, torch._foreach_mul(bufs, lr))
+    """torch.optim.SGD's update (no dampening, no Nesterov) as one fused kernel, with lr a
+    device tensor so a captured graph follows the schedule: d = g + wd p; buf = m buf + d;
+    p -= lr buf. The buffers start at zero, so the first step's buf = d, as SGD's."""
+    torch._fused_sgd_(params, grads, bufs, weight_decay=weight_decay, momentum=momentum, lr=lr,
+                      dampening=0.0, nesterov=False, maximize=False, is_first_step=False)
 
 
 def augment(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -103,9 +102,9 @@ class FastTrainer:
                 dist.broadcast(tensor, 0)
         self.params = [p for p in self.model.parameters()]
         self.flat = torch.zeros(sum(p.numel() for p in self.params), device=device)
-        offset = 0
-        for p in self.params:  # gradients as views of one flat buffer, in the parameter's own layout
-            p.grad = self.flat[offset: offset + p.numel()].as_strided(p.shape, p.stride())
+        self.flat_grads, offset = [], 0
+        for p in self.params:  # views of one flat buffer, in each parameter's own layout
+            self.flat_grads.append(self.flat[offset: offset + p.numel()].as_strided(p.shape, p.stride()))
             offset += p.numel()
         self.bufs = [torch.zeros_like(p) for p in self.params]
         self.data = ResidentData(cell, data_dir, device, place, cell.batch_per_gpu)
@@ -121,7 +120,8 @@ class FastTrainer:
         self.graph_error: Optional[str] = None
 
     def _body(self, sync: bool = True) -> None:
-        self.flat.zero_()
+        for p in self.params:  # backward writes fresh gradients: no zeroing, no accumulating
+            p.grad = None
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16",
                             cache_enabled=False):
             logits = self.step_model(self.x)
@@ -129,11 +129,14 @@ class FastTrainer:
         n = self.w.sum()
         loss = (losses.float() * self.w).sum() / n
         loss.backward()
-        if sync and self.place.world_size > 1:
-            dist.all_reduce(self.flat)
-            self.flat.div_(self.place.world_size)
+        grads = [p.grad for p in self.params]
+        if self.place.world_size > 1:  # one all-reduce of all gradients
+            torch._foreach_copy_(self.flat_grads, grads)
+            grads = self.flat_grads
+            if sync:
+                dist.all_reduce(self.flat)
+                self.flat.div_(self.place.world_size)
         with torch.no_grad():
-            grads = [p.grad for p in self.params]
             sgd_step(self.params, grads, self.bufs, self.lr, self.cell.momentum, self.cell.weight_decay)
             hits = ((logits.argmax(1) == self.y).float() * self.w).sum()
             self.totals += torch.stack([loss.detach() * n, hits, n]).double()
