@@ -1,0 +1,20 @@
+"""Which GPUs a job drives and how it sets cuDNN up (no GPU needed to decide)."""
+import torch
+
+from jobs.cell import Cell
+from jobs.train import cudnn_benchmark, physical_gpus
+
+
+def test_cudnn_benchmarking_is_off_under_dataparallel_only():
+    # DataParallel's per-step threads would re-time every convolution each step
+    assert cudnn_benchmark(Cell(engine="dp", batch_per_gpu=128, gpus_per_node=2)) is False
+    assert cudnn_benchmark(Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)) is True
+    assert cudnn_benchmark(Cell(engine="single", batch_per_gpu=128)) is True
+
+
+def test_gpu_monitor_watches_every_gpu_dataparallel_drives_by_physical_number(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert physical_gpus(torch.device("cuda", 0), Cell(engine="dp", batch_per_gpu=128, gpus_per_node=2)) == [2, 3]
+    assert physical_gpus(torch.device("cuda", 1), Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)) == [3]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert physical_gpus(torch.device("cuda", 1), Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)) == [1]
