@@ -72,6 +72,9 @@ class Cell:
             raise CellError(f"engine '{self.engine}' runs in one process on one node; use engine = \"ddp\" for nodes = {self.nodes}")
         if self.engine == "single" and self.gpus_per_node != 1:
             raise CellError(f"engine 'single' uses 1 GPU, got gpus_per_node = {self.gpus_per_node}; use \"dp\" or \"ddp\"")
+        if self.pipeline == "fast" and self.engine == "dp":  # its step is one captured CUDA graph on one GPU
+            raise CellError("pipeline 'fast' runs engines single and ddp, not dp; use engine = \"ddp\" "
+                            "or pipeline = \"faithful\"")
         if self.dataset == "cifar10" and self.train_images > CIFAR10_TRAIN_IMAGES:
             raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES} for cifar10, got {self.train_images}")
 

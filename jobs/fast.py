@@ -89,8 +89,6 @@ class ResidentData:
 
 class FastTrainer:
     def __init__(self, cell: Cell, place: Placement, device: torch.device, data_dir: Path) -> None:
-        if cell.engine == "dp":
-            raise ValueError("pipeline 'fast' runs engines single and ddp; DataParallel cannot be graph-captured")
         self.cell, self.place, self.device = cell, place, device
         torch.manual_seed(cell.seed)
         self.model = build_model(cell.model).to(device, memory_format=MEMORY_FORMAT)

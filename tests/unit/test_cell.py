@@ -110,6 +110,11 @@ def test_one_process_engines_refuse_two_nodes(engine):
         Cell(engine=engine, batch_per_gpu=32, nodes=2)
 
 
+def test_fast_pipeline_refuses_dataparallel():
+    with pytest.raises(CellError, match="pipeline 'fast' runs engines single and ddp, not dp"):
+        Cell(engine="dp", batch_per_gpu=32, gpus_per_node=2, pipeline="fast")
+
+
 def test_ddp_may_span_nodes():
     assert Cell(engine="ddp", batch_per_gpu=32, nodes=2, gpus_per_node=2).gpus == 4
 
