@@ -93,7 +93,11 @@ if __name__ == "__main__":
     t, s = build()
     report("current step (fresh gradients, fused SGD)", t, s)
     by_kind(t)
-    for option in ("combo_kernels", "aggressive_fusion"):
-        setattr(inductor, option, True)
-        report(f"current step, inductor {option}", *build())
-        setattr(inductor, option, False)
+    for name, value in (("combo_kernels", True), ("aggressive_fusion", True), ("triton.multi_kernel", 1),
+                        ("triton.cooperative_reductions", True), ("max_autotune_pointwise", True)):
+        *path, attr = name.split(".")
+        section = inductor.triton if path else inductor
+        before = getattr(section, attr)
+        setattr(section, attr, value)
+        report(f"current step, inductor {name} = {value}", *build())
+        setattr(section, attr, before)

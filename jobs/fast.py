@@ -94,7 +94,8 @@ class FastTrainer:
         self.model = build_model(cell.model).to(device, memory_format=MEMORY_FORMAT)
         # Inductor fuses BatchNorm and the elementwise ops (native channels_last BatchNorm
         # kernels were over a third of a step's GPU time); compiling happens in probe().
-        self.step_model = torch.compile(self.model) if device.type == "cuda" else self.model
+        # combo_kernels also launches independent small kernels together: 1.5% per step on an H200.
+        self.step_model = torch.compile(self.model, options={"combo_kernels": True}) if device.type == "cuda" else self.model
         if place.world_size > 1:  # every rank starts from rank 0's weights, as DDP would
             for tensor in self.model.state_dict().values():
                 dist.broadcast(tensor, 0)
