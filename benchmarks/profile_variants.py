@@ -1,6 +1,7 @@
 """ms per step of the compiled, graph-replayed fast step under variants, and where the GPU
 time of the current one goes, by kind of kernel.
-python benchmarks/profile_variants.py [BATCH] [KERNEL_TABLE_FILE]   (one GPU)"""
+python benchmarks/profile_variants.py [BATCH] [KERNEL_TABLE_FILE] [VARIANT ...]   (one GPU)
+VARIANT: flat, inductor, cudnn_all, stem_matmul (default: all)"""
 import sys
 import time
 from collections import defaultdict
@@ -20,7 +21,7 @@ TABLE = Path(sys.argv[2]) if len(sys.argv) > 2 else None
 KINDS = (("fprop", "conv forward"), ("dgrad", "conv data grad"), ("wgrad", "conv weight grad"),
          ("cudnn", "other cuDNN"), ("cutlass", "other cuDNN"), ("triton_red", "inductor reductions (BatchNorm statistics)"),
          ("triton_per", "inductor reductions (BatchNorm statistics)"), ("triton_poi", "inductor pointwise (BatchNorm, ReLU, add)"),
-         ("sgd", "optimizer"), ("multi_tensor", "optimizer"), ("nccl", "all-reduce"))
+         ("gemm", "matrix products"), ("nvjet", "matrix products"), ("sgd", "optimizer"), ("multi_tensor", "optimizer"), ("nccl", "all-reduce"))
 
 
 def foreach_sgd(params, grads, bufs, lr, momentum, weight_decay):
@@ -68,7 +69,7 @@ def report(name, t, seconds):
           f"(probe+compile {seconds:.0f} s)", flush=True)
 
 
-def by_kind(t, steps=5):
+def by_kind(t, table=None, steps=5):
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(steps):
             t._run_step()
@@ -83,21 +84,69 @@ def by_kind(t, steps=5):
     for kind, ms in sorted(total.items(), key=lambda kv: -kv[1]):
         print(f"  {ms:6.3f} ms  {kind}")
     print(f"  {sum(total.values()):6.3f} ms  total", flush=True)
-    if TABLE:
-        TABLE.write_text(events.table(sort_by="self_cuda_time_total", row_limit=-1, max_name_column_width=90))
+    if table:
+        table.write_text(events.table(sort_by="self_cuda_time_total", row_limit=-1, max_name_column_width=90))
 
 
-if __name__ == "__main__":
+def conv3x3_as_matmul(x, weight):
+    """A 3x3, stride-1, pad-1 convolution as one matrix product over the 3x3 patches, the
+    patch length padded to a multiple of 8 for the tensor cores."""
+    n, c, h, w = x.shape
+    k = 9 * c
+    kp = -(-k // 8) * 8
+    p = F.pad(x.permute(0, 2, 3, 1), (0, 0, 1, 1, 1, 1))
+    patches = [p[:, i:i + h, j:j + w, :] for i in range(3) for j in range(3)]
+    if kp > k:
+        patches.append(x.new_zeros(n, h, w, kp - k))
+    cols = torch.cat(patches, dim=3).reshape(n * h * w, kp)
+    wm = F.pad(weight.permute(0, 2, 3, 1).reshape(weight.shape[0], k), (0, kp - k))
+    return (cols @ wm.t()).view(n, h, w, -1).permute(0, 3, 1, 2)
+
+
+class StemMatmul(fast.FastTrainer):
+    """The current step with the 3-channel stem convolution as a matrix product."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        stem = self.model.conv1
+        stem.forward = lambda x: conv3x3_as_matmul(x, stem.weight)
+
+
+def inductor_variants():
     import torch._inductor.config as inductor
-    report("run 2's step (gradients accumulated into a zeroed flat buffer, foreach SGD)", *build(FlatGrads))
-    t, s = build()
-    report("current step (fresh gradients, fused SGD)", t, s)
-    by_kind(t)
-    for name, value in (("combo_kernels", True), ("aggressive_fusion", True), ("triton.multi_kernel", 1),
-                        ("triton.cooperative_reductions", True), ("max_autotune_pointwise", True)):
+    for name, value in (("combo_kernels", False), ("aggressive_fusion", True), ("triton.multi_kernel", 1),
+                        ("max_autotune_pointwise", True)):
         *path, attr = name.split(".")
         section = inductor.triton if path else inductor
         before = getattr(section, attr)
         setattr(section, attr, value)
         report(f"current step, inductor {name} = {value}", *build())
         setattr(section, attr, before)
+
+
+def cudnn_all():
+    """cuDNN benchmarking times every engine, not the heuristics' first 10."""
+    before = torch.backends.cudnn.benchmark_limit
+    torch.backends.cudnn.benchmark_limit = 0
+    report("current step, cudnn.benchmark_limit = 0 (all engines timed)", *build())
+    torch.backends.cudnn.benchmark_limit = before
+
+
+if __name__ == "__main__":
+    chosen = sys.argv[3:] or ["flat", "inductor", "cudnn_all", "stem_matmul"]
+    if "flat" in chosen:
+        report("run 2's step (gradients accumulated into a zeroed flat buffer, foreach SGD)", *build(FlatGrads))
+    t, s = build()
+    report("current step (fresh gradients, fused SGD, combo_kernels)", t, s)
+    by_kind(t, TABLE)
+    if "inductor" in chosen:
+        inductor_variants()
+    if "cudnn_all" in chosen:
+        cudnn_all()
+    if "stem_matmul" in chosen:
+        t, s = build(StemMatmul)
+        report("current step, stem convolution as a matrix product", t, s)
+        by_kind(t, TABLE and TABLE.with_suffix(".stem.txt"))
+        if "cudnn_all" in chosen:
+            torch.backends.cudnn.benchmark_limit = 0
+            report("current step, stem as a matrix product and all cuDNN engines timed", *build(StemMatmul))
