@@ -30,12 +30,20 @@ def cudnn_benchmark(cell: Cell) -> bool:
     return cell.engine != "dp"
 
 
+def cudnn_engines_timed(cell: Cell) -> int:
+    """How many of cuDNN's engines the benchmark times per convolution (0: all). All, for the
+    fast pipeline: its step at batch 512 on an H200 went from 5.81-5.95 to 5.72-5.73 ms
+    (benchmarks/RESULTS-h200.md). The faithful pipeline keeps torch's default, 10."""
+    return 0 if cell.pipeline == "fast" else 10
+
+
 def pick_device(place: launch.Placement, cell: Cell) -> torch.device:
     if not torch.cuda.is_available():
         return torch.device("cpu")
     index = place.local_rank % torch.cuda.device_count()
     torch.cuda.set_device(index)
     torch.backends.cudnn.benchmark = cudnn_benchmark(cell)
+    torch.backends.cudnn.benchmark_limit = cudnn_engines_timed(cell)
     return torch.device("cuda", index)
 
 

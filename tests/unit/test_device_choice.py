@@ -2,7 +2,7 @@
 import torch
 
 from jobs.cell import Cell
-from jobs.train import cudnn_benchmark, physical_gpus
+from jobs.train import cudnn_benchmark, cudnn_engines_timed, physical_gpus
 
 
 def test_cudnn_benchmarking_is_off_under_dataparallel_only():
@@ -10,6 +10,11 @@ def test_cudnn_benchmarking_is_off_under_dataparallel_only():
     assert cudnn_benchmark(Cell(engine="dp", batch_per_gpu=128, gpus_per_node=2)) is False
     assert cudnn_benchmark(Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)) is True
     assert cudnn_benchmark(Cell(engine="single", batch_per_gpu=128)) is True
+
+
+def test_the_fast_pipeline_times_every_cudnn_engine_the_faithful_one_keeps_the_default():
+    assert cudnn_engines_timed(Cell(engine="single", batch_per_gpu=512, pipeline="fast", precision="bf16")) == 0
+    assert cudnn_engines_timed(Cell(engine="single", batch_per_gpu=128)) == 10
 
 
 def test_gpu_monitor_watches_every_gpu_dataparallel_drives_by_physical_number(monkeypatch):
