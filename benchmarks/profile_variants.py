@@ -1,7 +1,9 @@
 """ms per step of the compiled, graph-replayed fast step under variants, and where the GPU
 time of the current one goes, by kind of kernel.
 python benchmarks/profile_variants.py [BATCH] [KERNEL_TABLE_FILE] [VARIANT ...]   (one GPU)
-VARIANT: flat, inductor, cudnn_all, stem_matmul (default: all)"""
+VARIANT: flat, inductor, stem_matmul (default: all)
+cuDNN's benchmark cache lives as long as the process: a comparison of cuDNN settings needs a
+process for each (results/h200-variants-run4.log says how run 4 made one)."""
 import sys
 import time
 from collections import defaultdict
@@ -14,10 +16,11 @@ from torch.profiler import ProfilerActivity, profile
 import jobs.fast as fast
 from jobs.cell import Cell
 from jobs.launch import detect
+from jobs.train import cudnn_engines_timed
 from profile_step import ms_per_step  # this folder is on sys.path when run as a script
 
 BATCH = int(sys.argv[1]) if len(sys.argv) > 1 else 512
-TABLE = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+TABLE = Path(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
 KINDS = (("fprop", "conv forward"), ("dgrad", "conv data grad"), ("wgrad", "conv weight grad"),
          ("cudnn", "other cuDNN"), ("cutlass", "other cuDNN"), ("triton_red", "inductor reductions (BatchNorm statistics)"),
          ("triton_per", "inductor reductions (BatchNorm statistics)"), ("triton_poi", "inductor pointwise (BatchNorm, ReLU, add)"),
@@ -53,8 +56,9 @@ class FlatGrads(fast.FastTrainer):
 
 def build(kind=fast.FastTrainer):
     torch._dynamo.reset()
-    torch.backends.cudnn.benchmark = True
     cell = Cell(engine="single", batch_per_gpu=BATCH, dataset="synthetic", train_images=4096, pipeline="fast", precision="bf16")
+    torch.backends.cudnn.benchmark = True  # as the job sets cuDNN up for this cell
+    torch.backends.cudnn.benchmark_limit = cudnn_engines_timed(cell)
     t = kind(cell, detect({}), torch.device("cuda", 0), Path("data"))
     images, labels, weights = t.data.epoch(1, t.dtype)
     t.x.copy_(images[0]); t.y.copy_(labels[0]); t.w.copy_(weights[0])
@@ -124,29 +128,16 @@ def inductor_variants():
         setattr(section, attr, before)
 
 
-def cudnn_all():
-    """cuDNN benchmarking times every engine, not the heuristics' first 10."""
-    before = torch.backends.cudnn.benchmark_limit
-    torch.backends.cudnn.benchmark_limit = 0
-    report("current step, cudnn.benchmark_limit = 0 (all engines timed)", *build())
-    torch.backends.cudnn.benchmark_limit = before
-
-
 if __name__ == "__main__":
-    chosen = sys.argv[3:] or ["flat", "inductor", "cudnn_all", "stem_matmul"]
+    chosen = sys.argv[3:] or ["flat", "inductor", "stem_matmul"]
     if "flat" in chosen:
         report("run 2's step (gradients accumulated into a zeroed flat buffer, foreach SGD)", *build(FlatGrads))
     t, s = build()
-    report("current step (fresh gradients, fused SGD, combo_kernels)", t, s)
+    report("current step (fresh gradients, fused SGD, combo_kernels, every cuDNN engine timed)", t, s)
     by_kind(t, TABLE)
     if "inductor" in chosen:
         inductor_variants()
-    if "cudnn_all" in chosen:
-        cudnn_all()
     if "stem_matmul" in chosen:
         t, s = build(StemMatmul)
         report("current step, stem convolution as a matrix product", t, s)
         by_kind(t, TABLE and TABLE.with_suffix(".stem.txt"))
-        if "cudnn_all" in chosen:
-            torch.backends.cudnn.benchmark_limit = 0
-            report("current step, stem as a matrix product and all cuDNN engines timed", *build(StemMatmul))
