@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
+from profile_step import device_us  # this folder is on sys.path when run as a script
+
 BATCH = int(sys.argv[1]) if len(sys.argv) > 1 else 512
 SHAPES = ((64, 32, 4), (128, 16, 3), (256, 8, 3), (512, 4, 3))  # channels, side, such convs in the net
 BF16 = torch.bfloat16
@@ -35,8 +37,7 @@ def cuda_ms(fn, iters=20):
         for _ in range(iters):
             fn()
         torch.cuda.synchronize()
-    us = sum(getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
-             for e in prof.key_averages())
+    us = sum(device_us(e) for e in prof.key_averages())
     return us / iters / 1e3
 
 
@@ -48,14 +49,10 @@ def unfused_forward(x, s, b, w):
     return a, y, yf.sum((0, 2, 3)), (yf * yf).sum((0, 2, 3))
 
 
-def wgrad(dy, a, w):
-    return torch.ops.aten.convolution_backward(dy, a, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
-                                               [False, False, True])[1]
-
-
-def dgrad(dy, a, w):
-    return torch.ops.aten.convolution_backward(dy, a, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
-                                               [True, False, False])[0]
+def conv_grad(dy, a, w, of):
+    """cuDNN's data (of=0) or weight (of=1) gradient of the 3x3 convolution alone."""
+    mask = [of == 0, False, of == 1]
+    return torch.ops.aten.convolution_backward(dy, a, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, mask)[of]
 
 
 @torch.compile
@@ -153,9 +150,9 @@ def probe(c, side, count):
     b = (0.1 * torch.randn(1, c, 1, 1, device="cuda")).contiguous(memory_format=NHWC)
     dy = torch.randn_like(x)
     a, y_ref, sum_ref, sq_ref = unfused_forward(x, s, b, w)
-    out = {"fwd": cuda_ms(lambda: unfused_forward(x, s, b, w)), "wgrad": cuda_ms(lambda: wgrad(dy, a, w))}
+    out = {"fwd": cuda_ms(lambda: unfused_forward(x, s, b, w)), "wgrad": cuda_ms(lambda: conv_grad(dy, a, w, 1))}
     mean, rstd = torch.zeros_like(s), torch.ones_like(s)
-    out["dgrad"] = cuda_ms(lambda: bn_relu_backward(dgrad(dy, a, w), x, s, b, mean, rstd))
+    out["dgrad"] = cuda_ms(lambda: bn_relu_backward(conv_grad(dy, a, w, 0), x, s, b, mean, rstd))
     print(f"{c} channels {side}x{side} (x{count} in the net), unfused: "
           + ", ".join(f"{k} {v * 1e3:.0f} us" for k, v in out.items()), flush=True)
     fused = {}
@@ -165,7 +162,7 @@ def probe(c, side, count):
     for name, build, check in (
             ("fwd", lambda: fused_forward(x, s, b, w, y, sums, squares),
              lambda: f"y {rel_err(y, y_ref):.1e}, sum {rel_err(sums.flatten(), sum_ref):.1e}, sumsq {rel_err(squares.flatten(), sq_ref):.1e}"),
-            ("wgrad", lambda: fused_wgrad(x, s, b, dy, dw), lambda: f"dw {rel_err(dw, wgrad(dy, a, w)):.1e}"),
+            ("wgrad", lambda: fused_wgrad(x, s, b, dy, dw), lambda: f"dw {rel_err(dw, conv_grad(dy, a, w, 1)):.1e}"),
             ("dgrad", lambda: fused_dgrad(dy, w, x, s, b, dx, sg),
              lambda: "(only sum(g) fused; the dx pass added, sum(g*xhat) not: a lower bound)")):
         try:

@@ -25,6 +25,11 @@ def ms_per_step(run, steps=30):
     return (time.perf_counter() - start) / steps * 1e3
 
 
+def device_us(event):
+    """A profiler row's own GPU time in us (the attribute's name depends on torch's version)."""
+    return getattr(event, "self_device_time_total", None) or getattr(event, "self_cuda_time_total", 0)
+
+
 def trainer(cell):
     torch.backends.cudnn.benchmark = True
     t = FastTrainer(cell, detect({}), torch.device("cuda", 0), Path("data"))

@@ -17,7 +17,7 @@ import jobs.fast as fast
 from jobs.cell import Cell
 from jobs.launch import detect
 from jobs.train import cudnn_engines_timed
-from profile_step import ms_per_step  # this folder is on sys.path when run as a script
+from profile_step import device_us, ms_per_step  # this folder is on sys.path when run as a script
 
 BATCH = int(sys.argv[1]) if len(sys.argv) > 1 else 512
 TABLE = Path(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
@@ -81,7 +81,7 @@ def by_kind(t, table=None, steps=5):
     events = prof.key_averages()
     total = defaultdict(float)
     for e in events:
-        us = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
+        us = device_us(e)
         kind = next((label for key, label in KINDS if key in e.key.lower()), "other")
         total[kind] += us / steps / 1e3
     print("GPU time per step by kind of kernel:")
