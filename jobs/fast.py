@@ -31,6 +31,7 @@ from jobs.launch import Placement
 from jobs.model import build_model
 from jobs.result import EpochStats
 from jobs.schedule import lr_at
+from jobs.timing import no_host_sync
 
 MEMORY_FORMAT = torch.channels_last  # cuDNN's tensor-core convolutions want NHWC
 
@@ -118,6 +119,14 @@ class FastTrainer:
         self.graphs: dict[bool, torch.cuda.CUDAGraph] = {}
         self.graph_error: Optional[str] = None
 
+    @property
+    def compiled(self) -> bool:
+        return self.step_model is not self.model
+
+    @property
+    def cuda_graph(self) -> bool:
+        return bool(self.graphs)
+
     def _body(self, sync: bool = True) -> None:
         for p in self.params:  # backward writes fresh gradients: no zeroing, no accumulating
             p.grad = None
@@ -186,13 +195,14 @@ class FastTrainer:
         images, labels, weights = self.data.epoch(epoch, self.dtype)
         sync_device(self.device)
         prepared = time.perf_counter()
-        for step in range(self.steps):
-            lr = lr_at(self.cell, epoch - 1 + step / self.steps)
-            self.lr.fill_(lr)
-            self.x.copy_(images[step])
-            self.y.copy_(labels[step])
-            self.w.copy_(weights[step])
-            self._run_step()
+        with no_host_sync(self.device):
+            for step in range(self.steps):
+                lr = lr_at(self.cell, epoch - 1 + step / self.steps)
+                self.lr.fill_(lr)
+                self.x.copy_(images[step])
+                self.y.copy_(labels[step])
+                self.w.copy_(weights[step])
+                self._run_step()
         sync_device(self.device)
         end = time.perf_counter()
         phases = {"data_wait": prepared - start, "compute": end - prepared}

@@ -2,9 +2,33 @@
 on a GPU (read once, at the end of the epoch), host clock readings on a CPU."""
 from __future__ import annotations
 
+import contextlib
+import os
 import time
+from typing import Iterator
 
 import torch
+
+# "error" (or "warn"): torch raises (warns) on any host-device sync inside a timed step.
+SYNC_DEBUG_ENV = "JOBS_SYNC_DEBUG"
+
+
+@contextlib.contextmanager
+def no_host_sync(device: torch.device) -> Iterator[None]:
+    """The timed steps run in here. Under $JOBS_SYNC_DEBUG on a GPU, torch's sync debug mode
+    flags every operation that makes the CPU wait for the GPU (.item(), a copy to the host,
+    a tensor built from host data on the device): one such call per step costs a quarter of
+    a faithful epoch, and the tests run every engine under "error"."""
+    mode = os.environ.get(SYNC_DEBUG_ENV, "")
+    if device.type != "cuda" or not mode:
+        yield
+        return
+    previous = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode(mode)
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode(previous)
 
 
 class StepPhases:
