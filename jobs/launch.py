@@ -26,6 +26,7 @@ class Placement:
     job_id: Optional[str] = None
     array_task_id: Optional[str] = None
     node_name: Optional[str] = None
+    local_world_size: int = 1  # ranks on this node (each drives its own GPU under DDP)
 
 
 def port_for_job(job_id: str) -> int:
@@ -45,6 +46,17 @@ def first_host(nodelist: str) -> str:
     return prefix + ranges.split(",")[0].split("-")[0]
 
 
+def tasks_on_node(env: Mapping[str, str]) -> int:
+    """This node's tasks in the step: SLURM_STEP_TASKS_PER_NODE is "2(x2)" or "3,1" (nodes in order)."""
+    counts = env.get("SLURM_STEP_TASKS_PER_NODE") or env.get("SLURM_TASKS_PER_NODE") or "1"
+    node = int(env.get("SLURM_NODEID", "0"))
+    expanded = []
+    for part in counts.split(","):
+        count, _, repeat = part.partition("(x")
+        expanded += [int(count)] * int(repeat.rstrip(")") or 1)
+    return expanded[min(node, len(expanded) - 1)]
+
+
 def detect(env: Optional[Mapping[str, str]] = None) -> Placement:
     env = os.environ if env is None else env
     if "RANK" in env and "WORLD_SIZE" in env and "MASTER_ADDR" in env:
@@ -54,6 +66,7 @@ def detect(env: Optional[Mapping[str, str]] = None) -> Placement:
             master_port=int(env.get("MASTER_PORT", "29500")), launcher="torchrun",
             job_id=env.get("SLURM_JOB_ID"), array_task_id=env.get("SLURM_ARRAY_TASK_ID"),
             node_name=env.get("SLURMD_NODENAME"),
+            local_world_size=int(env.get("LOCAL_WORLD_SIZE", env["WORLD_SIZE"])),
         )
     # before SLURM: a local job started from inside an srun shell inherits SLURM_* too
     if "SUBMITIT_LOCAL_GLOBALID" in env:
@@ -62,6 +75,7 @@ def detect(env: Optional[Mapping[str, str]] = None) -> Placement:
             rank=int(env["SUBMITIT_LOCAL_GLOBALID"]), world_size=int(env.get("SUBMITIT_LOCAL_NTASKS", "1")),
             local_rank=int(env.get("SUBMITIT_LOCAL_LOCALID", "0")), master_addr="127.0.0.1",
             master_port=port_for_job(job_id), launcher="submitit-local", job_id=job_id,
+            local_world_size=int(env.get("SUBMITIT_LOCAL_NTASKS", "1")),  # every task runs on this machine
         )
     if "SLURM_PROCID" in env and "SLURM_STEP_ID" in env:  # a task of an srun step
         job_id = env["SLURM_JOB_ID"]
@@ -71,5 +85,6 @@ def detect(env: Optional[Mapping[str, str]] = None) -> Placement:
             local_rank=int(env.get("SLURM_LOCALID", "0")), master_addr=first_host(nodelist),
             master_port=port_for_job(job_id), launcher="slurm", job_id=job_id,
             array_task_id=env.get("SLURM_ARRAY_TASK_ID"), node_name=env.get("SLURMD_NODENAME"),
+            local_world_size=tasks_on_node(env),
         )
     return Placement(rank=0, world_size=1, local_rank=0, master_addr="127.0.0.1", master_port=0, launcher="none")

@@ -18,6 +18,7 @@ from jobs.fast import FastTrainer
 from jobs.gpu_monitor import GpuMonitor
 from jobs.oom import OutOfMemory, check_fits, is_oom
 from jobs.result import CommStats, EpochStats, Result, Timed, read_good_result, write_result
+from jobs.trainer import Trainer
 
 Log = Callable[[str], None]
 
@@ -37,10 +38,19 @@ def cudnn_engines_timed(cell: Cell) -> int:
     return 0 if cell.pipeline == "fast" else 10
 
 
+def gpus_needed_here(place: launch.Placement, cell: Cell) -> int:
+    """One GPU per rank on this node; DataParallel's one process drives gpus_per_node."""
+    return cell.gpus_per_node if cell.engine == "dp" else place.local_world_size
+
+
 def pick_device(place: launch.Placement, cell: Cell) -> torch.device:
     if not torch.cuda.is_available():
         return torch.device("cpu")
-    index = place.local_rank % torch.cuda.device_count()
+    visible, needed = torch.cuda.device_count(), gpus_needed_here(place, cell)
+    if visible < needed:  # ranks would share a GPU (NCCL refuses it) or DP would lack one
+        raise RuntimeError(f"cell {cell.label} needs {needed} GPUs on this node, which shows {visible}; "
+                           f"run it where {needed} are visible")
+    index = place.local_rank
     torch.cuda.set_device(index)
     torch.backends.cudnn.benchmark = cudnn_benchmark(cell)
     torch.backends.cudnn.benchmark_limit = cudnn_engines_timed(cell)
@@ -64,12 +74,12 @@ def limit_threads(cell: Cell) -> None:
         torch.set_num_threads(max(1, int(cpus) - workers))
 
 
-def make_trainer(cell: Cell, place: launch.Placement, device: torch.device, data_dir: Path):
+def make_trainer(cell: Cell, place: launch.Placement, device: torch.device, data_dir: Path) -> Trainer:
     trainer_class = FastTrainer if cell.pipeline == "fast" else FaithfulTrainer
     return trainer_class(cell, place, device, data_dir)
 
 
-def fit(trainer, ckpt: Path, log: Log, monitor: GpuMonitor) -> list[EpochStats]:
+def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor) -> list[EpochStats]:
     """Train the remaining epochs; after each, rank 0 checkpoints (weights, optimizer,
     the epochs so far). A restarted job picks up after the last finished epoch."""
     cell, place = trainer.cell, trainer.place
@@ -94,7 +104,7 @@ def fit(trainer, ckpt: Path, log: Log, monitor: GpuMonitor) -> list[EpochStats]:
     return epochs
 
 
-def measure_comm(trainer, epochs: list[EpochStats]) -> Optional[CommStats]:
+def measure_comm(trainer: Trainer, epochs: list[EpochStats]) -> Optional[CommStats]:
     """All-reduce bandwidth and exposed communication, for DDP on 2+ ranks (after training)."""
     place, device = trainer.place, trainer.device
     if trainer.cell.engine != "ddp" or place.world_size < 2:
@@ -124,10 +134,10 @@ def train(cell: Cell, place: launch.Placement, device: torch.device, data_dir: P
     result.timed = Timed(epoch=timed.epoch, epoch_s=timed.epoch_s, train_s=timed.train_s)
     result.gpu_util = monitor.summary()
     result.comm = measure_comm(trainer, result.epochs)
-    if getattr(trainer, "graph_error", None):
+    if trainer.graph_error:
         result.env["cuda_graph_error"] = trainer.graph_error
-    result.env["cuda_graph"] = bool(getattr(trainer, "graphs", None))
-    result.env["compiled"] = getattr(trainer, "step_model", None) is not getattr(trainer, "model", None)
+    result.env["cuda_graph"] = trainer.cuda_graph
+    result.env["compiled"] = trainer.compiled
 
 
 def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:

@@ -50,3 +50,4 @@ def test_fast_single_and_ddp_count_every_image_once_and_learn(tmp_path):
         assert [e.images for e in result.epochs] == [48, 48], "padding images carry no weight"
         assert result.epochs[1].loss < result.epochs[0].loss
         assert result.epochs[1].h2d_s == 0.0, "data already on the device"
+        assert result.env["compiled"] is False and result.env["cuda_graph"] is False, "a CPU runs the step eagerly"

@@ -23,3 +23,15 @@ def test_gpu_monitor_watches_every_gpu_dataparallel_drives_by_physical_number(mo
     assert physical_gpus(torch.device("cuda", 1), Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)) == [3]
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert physical_gpus(torch.device("cuda", 1), Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)) == [1]
+
+
+def test_gpus_a_node_must_show_one_per_rank_or_all_that_dataparallel_drives():
+    from jobs.launch import detect
+    from jobs.train import gpus_needed_here
+
+    two_ranks = detect({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "LOCAL_WORLD_SIZE": "2"})
+    assert gpus_needed_here(two_ranks, Cell(engine="ddp", batch_per_gpu=8, gpus_per_node=2)) == 2
+    # two nodes of 2 GPUs run on one machine by the local executor: 4 ranks here, 4 GPUs
+    four_here = detect({"SUBMITIT_LOCAL_GLOBALID": "0", "SUBMITIT_LOCAL_NTASKS": "4"})
+    assert gpus_needed_here(four_here, Cell(engine="ddp", batch_per_gpu=8, nodes=2, gpus_per_node=2)) == 4
+    assert gpus_needed_here(detect({}), Cell(engine="dp", batch_per_gpu=8, gpus_per_node=4)) == 4

@@ -93,3 +93,18 @@ def test_empty_environment_is_one_process():
     place = detect({})
     assert (place.launcher, place.rank, place.world_size, place.local_rank) == ("none", 0, 1, 0)
     assert place.job_id is None
+
+
+@pytest.mark.parametrize("counts, node, expected", [
+    ("2(x2)", "1", 2), ("3,1", "0", 3), ("3,1", "1", 1), ("4", "0", 4), ("2(x2),1", "2", 1),
+])
+def test_tasks_on_this_node_from_slurms_compressed_counts(counts, node, expected):
+    env = {"SLURM_PROCID": "0", "SLURM_STEP_ID": "0", "SLURM_JOB_ID": "7", "SLURM_STEP_TASKS_PER_NODE": counts,
+           "SLURM_NODEID": node}
+    assert detect(env).local_world_size == expected
+
+
+def test_every_local_rank_knows_how_many_share_its_machine():
+    assert detect({"RANK": "1", "WORLD_SIZE": "4", "MASTER_ADDR": "h", "LOCAL_WORLD_SIZE": "2"}).local_world_size == 2
+    assert detect({"SUBMITIT_LOCAL_GLOBALID": "3", "SUBMITIT_LOCAL_NTASKS": "4"}).local_world_size == 4
+    assert detect({}).local_world_size == 1
