@@ -20,7 +20,8 @@ from orchestrator.errors import StudyError
 
 STUDIES_DIR = Path(__file__).parent / "studies"
 _CELL_FIELDS = {f.name for f in dataclasses.fields(Cell)}
-_TOP_KEYS = {"name", "description", "data_dir", "profile", "cluster", "container", "defaults", "grid"}
+_TOP_KEYS = {"name", "description", "data_dir", "profile", "repeats", "cluster", "container", "defaults", "grid"}
+_GRID_KEYS = _CELL_FIELDS | {"name", "repeats"}
 @dataclass(frozen=True)
 class Study:
     name: str
@@ -88,12 +89,18 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     grids = data.get("grid", [])
     if not isinstance(grids, list) or not grids:
         raise StudyError("a study needs at least one [[grid]] table")
+    study_repeats = _repeats("repeats", data.get("repeats", 1))
     cells: dict[str, Cell] = {}
     for index, grid in enumerate(grids):
         where = f"grid[{index}]"
         grid = _table(where, grid)
-        _reject_unknown(where, grid, _CELL_FIELDS | {"name"})
+        _reject_unknown(where, grid, _GRID_KEYS)
         grid.pop("name", None)
+        repeats = _repeats(f"{where}.repeats", grid.pop("repeats", study_repeats))
+        if repeats > 1:
+            if "repeat" in grid:
+                raise StudyError(f"{where}: give repeats = N or repeat = [...], not both")
+            grid["repeat"] = list(range(repeats))
         for cell in expand_grid({**defaults, **grid}, where):
             _check_fits_node(cell, cluster, where)
             cells.setdefault(cell.cell_id, cell)
@@ -121,6 +128,13 @@ def expand_grid(fields: dict[str, Any], where: str) -> list[Cell]:
         except TypeError as exc:  # a required field is missing
             raise StudyError(f"{where}: {exc}".replace("__init__()", "a cell")) from exc
     return cells
+
+
+def _repeats(where: str, value: Any) -> int:
+    """How many times each cell of a grid runs (its `repeat` field numbers them 0..N-1)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise StudyError(f"{where} must be a whole number >= 1 (runs of each configuration), got {value!r}")
+    return value
 
 
 def _check_fits_node(cell: Cell, cluster: ClusterSpec, where: str) -> None:

@@ -203,3 +203,26 @@ def test_a_cell_two_grids_produce_is_kept_once_in_its_first_place():
 def test_cells_are_the_same_objects_as_built_by_hand():
     s = parse_study({"grid": [{"engine": "ddp", "nodes": 2, "gpus_per_node": 2, "batch_per_gpu": 64}]})
     assert s.cells == (Cell(engine="ddp", nodes=2, gpus_per_node=2, batch_per_gpu=64),)
+
+
+# --- repeats ----------------------------------------------------------------------------
+
+def test_repeats_runs_each_configuration_n_times_numbered_from_0():
+    s = parse_study({"repeats": 3, "grid": [GRID, {"engine": "single", "batch_per_gpu": 128, "repeats": 1}]})
+    assert [(c.batch_per_gpu, c.repeat) for c in s.cells] == [(32, 0), (32, 1), (32, 2), (128, 0)]
+    assert len({c.cell_id for c in s.cells}) == 4, "each repeat is its own cell, with its own result"
+
+
+def test_one_repeat_keeps_the_ids_of_a_study_without_repeats():
+    assert [c.cell_id for c in study(repeats=1).cells] == [c.cell_id for c in study().cells]
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, "3", True])
+def test_repeats_must_be_a_whole_number_at_least_1(value):
+    with pytest.raises(StudyError, match=r"repeats must be a whole number >= 1"):
+        study(repeats=value)
+
+
+def test_repeats_and_an_explicit_repeat_list_are_not_both_given():
+    with pytest.raises(StudyError, match=r"grid\[0\]: give repeats = N or repeat = \[...\], not both"):
+        parse_study({"grid": [dict(GRID, repeats=2, repeat=[0, 5])]})
