@@ -28,7 +28,10 @@ FORMULAS = {
     "bytes": "bytes per GPU per epoch = steps x 2(N-1)/N x P x 4 (ring all-reduce of P fp32 gradients)",
     "bandwidth": "utilization (GB/s) = bytes per GPU per epoch / communication time / 1e9",
     "share": "share of busbw = utilization / busbw, where busbw = algbw x 2(N-1)/N of a measured all-reduce",
+    "spread": "with repeats: median (min-max) over them; * marks a spread (max - min) / median above 5%: "
+              "a difference smaller than the spread is noise",
 }
+SPREAD_LIMIT = 0.05
 
 
 def _bad(*values: Number) -> bool:
@@ -113,3 +116,12 @@ def gradients_of(grad_bytes: Number) -> int:
     if _bad(grad_bytes) or grad_bytes <= 0:
         return RESNET18_GRADIENTS
     return int(grad_bytes) // BYTES_PER_GRADIENT
+
+
+def spread(median: Number, low: Number, high: Number) -> float:
+    """spread = (max - min) / median over a configuration's repeats.
+    Example: 4.0, 4.1 and 4.4 s -> (4.4 - 4.0) / 4.1 = 0.0976. NaN when a value is missing or
+    the median is zero or negative."""
+    if _bad(median, low, high) or median <= 0:
+        return math.nan
+    return (high - low) / median

@@ -13,7 +13,7 @@ from collect.render import Grid, number, percent, seconds
 from collect.tables import CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH
 
 STATUS_TEXT = {"oom": "OOM", "failed": "failed", "timeout": "timeout", "missing": "missing",
-               "pending": "pending", "not in study": "not in study"}
+               "pending": "pending", "skipped": "skipped", "not in study": "not in study"}
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
 SHOWN = {"engine", "nodes", "gpus_per_node", "batch_per_gpu"}
 
@@ -65,7 +65,7 @@ def repeats_text(table: pd.DataFrame) -> str:
     if not counts:
         return "no finished run yet"
     span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    return f"{span} per configuration" + (" (median shown)" if counts[-1] > 1 else "")
+    return f"{span} per configuration" + (" (median (min-max) shown)" if counts[-1] > 1 else "")
 
 
 def caption(table: pd.DataFrame, units: str, timed: str) -> str:
@@ -77,6 +77,16 @@ def timed_text(protocol: Optional[tuple[int, int]]) -> str:
         return "no timing runs in this study"
     epochs, timed = protocol
     return f"epoch {timed} of {epochs}" + (" (the earlier ones warm up)" if timed > 1 else "")
+
+
+def ranged(row, name: str, fmt=seconds) -> str:
+    """The median; with repeats, "median (min-max)", and " *" when the spread is above 5%."""
+    value = getattr(row, name)
+    if row.repeats < 2:
+        return fmt(value)
+    low, high = getattr(row, f"{name}_min"), getattr(row, f"{name}_max")
+    mark = " *" if f.spread(value, low, high) > f.SPREAD_LIMIT else ""
+    return f"{fmt(value)} ({fmt(low)}-{fmt(high)}){mark}"
 
 
 def value_or_status(row, text: str) -> str:
@@ -93,13 +103,13 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
         if r.status != "ok":
             rows.append([name, status_text(r.status)] + [""] * 4 + [str(r.runs)])
             continue
-        rows.append([name, seconds(r.train_s), seconds(r.epoch_s), seconds(r.data_wait_s),
+        rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s),
                      number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), str(r.repeats)])
     return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
                 header, rows,
                 ["train time = epoch time - data wait (copies to the GPU, forward, backward, update: the Q1 figure)",
                  "train images/s = images per epoch / train time",
-                 "the sweep stops at the first batch that does not fit (OOM)"],
+                 "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"]],
                 "" if rows else "No 1-GPU timing runs in this study.")
 
 
@@ -117,7 +127,8 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
             line += _table1_cells(by_batch.get(b))
         rows.append(line)
     formulas = [f.FORMULAS["speedup"], f.FORMULAS["efficiency"],
-                "T = the whole timed epoch, data loading included (the Q2 figure); T1 = engine single at the same b"]
+                "T = the whole timed epoch, data loading included (the Q2 figure); T1 = engine single at the same b",
+                f.FORMULAS["spread"]]
     return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
                 caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No timing runs in this study.")
@@ -130,7 +141,7 @@ def _table1_cells(r) -> list[str]:
         return [status_text(r.status), "", ""]
     if isinstance(r.t1_s, float) and math.isnan(r.t1_s):
         return [seconds(r.epoch_s), f"no T1 ({status_text(r.t1_s_status)})", ""]
-    return [seconds(r.epoch_s), number(r.speedup), number(r.efficiency)]
+    return [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency)]
 
 
 def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
@@ -140,12 +151,12 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
     for r in strong.itertuples(index=False):
         base = seconds(r.t1_strong_s) if r.t1_strong_status == "ok" else status_text(r.t1_strong_status)
         line = [row_name(r, fields), str(r.global_batch), str(r.batch_per_gpu), base]
-        line += [seconds(r.epoch_s), number(r.speedup), number(r.efficiency)] if r.status == "ok" else \
+        line += [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency)] if r.status == "ok" else \
             [status_text(r.status), "", ""]
         rows.append(line)
     return Grid("strong", "Strong scaling: the global batch fixed",
                 caption(strong, "seconds per epoch; ratios", timed_text(protocol)), header, rows,
-                [f.FORMULAS["strong"], f.FORMULAS["efficiency"]],
+                [f.FORMULAS["strong"], f.FORMULAS["efficiency"], f.FORMULAS["spread"]],
                 "" if rows else "No strong-scaling pairs: no 1-GPU run at any N-GPU run's global batch.")
 
 
@@ -161,11 +172,12 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
             rows.append(line + [status_text(r.status)] + [""] * 4)
             continue
         not_measured = math.isnan(r.comm_measured_s)
-        line += [seconds(r.train_s), seconds(r.compute_est_s), seconds(r.comm_est_s)]
+        line += [ranged(r, "train_s"), seconds(r.compute_est_s), seconds(r.comm_est_s)]
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
         rows.append(line)
     formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
-                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither"]
+                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither",
+                f.FORMULAS["spread"]]
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
                 "" if rows else "No multi-GPU timing runs in this study.")
@@ -223,12 +235,14 @@ def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
             text = status_text(r.status) if r.status != "ok" else f"no epoch {Q4_EPOCH}"
             rows.append(line + [text, "", "", "", "", note])
             continue
-        rows.append(line + [number(r.epoch_lr, 4), number(r.loss, 4), percent(r.accuracy, 2),
+        rows.append(line + [number(r.epoch_lr, 4), ranged(r, "loss", lambda v: number(v, 4)),
+                            ranged(r, "accuracy", lambda v: percent(v, 2)),
                             "" if r.baseline else _signed(r.d_loss, 4), "" if r.baseline else _signed(100 * r.d_accuracy, 2),
                             note])
     formulas = [f"loss, accuracy = means over the {Q4_EPOCH}th epoch's training images, all GPUs",
                 f"baseline = batch {Q4_BASELINE_BATCH} on 1 GPU, no remedy; accuracy - baseline in percentage points",
-                "linear LR scaling: lr x global batch / lr_ref_batch; warmup: lr ramps to it over the warmup epochs"]
+                "linear LR scaling: lr x global batch / lr_ref_batch; warmup: lr ramps to it over the warmup epochs",
+                f.FORMULAS["spread"]]
     return Grid("q4", f"Q4: training loss and accuracy of epoch {Q4_EPOCH}, large batch vs batch {Q4_BASELINE_BATCH}",
                 caption(q4, "loss (cross-entropy), accuracy (%)", f"epoch {Q4_EPOCH}"), header, rows, formulas,
                 "" if rows else f"No runs of {Q4_EPOCH}+ epochs (1-GPU batch {Q4_BASELINE_BATCH}, or 4 GPUs) in this study.",

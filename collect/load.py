@@ -2,7 +2,8 @@
 
 collect reads JSON only: the result files, the plan's cell list (plan.json) and the
 submission record (registry.jsonl). A planned cell with no result is "pending" when the
-registry has a line for it (submitted, not ended), else "missing" (never submitted).
+registry has a submission for it (submitted, not ended), "skipped" when the local executor
+did not start it (this machine cannot run it), else "missing" (never submitted).
 """
 from __future__ import annotations
 
@@ -59,19 +60,23 @@ def cell_key(fields: dict[str, Any]) -> tuple:
     return tuple(fields.get(c) for c in CELL_COLUMNS)
 
 
-def submitted_ids(results_dir: Path) -> set[str]:
-    """Cell ids with a line in registry.jsonl. Only the ids matter here, so a line cut short
-    or unreadable is skipped (`status` is the verb that reports a corrupt registry)."""
+def registry_states(results_dir: Path) -> dict[str, str]:
+    """"pending" for each cell with a submission in registry.jsonl, "skipped" for one the local
+    executor did not start since (this machine cannot run it). A line cut short or unreadable
+    is skipped over (`status` is the verb that reports a corrupt registry)."""
     path = Path(results_dir) / REGISTRY_FILE
     if not path.is_file():
-        return set()
-    ids = set()
+        return {}
+    states = {}
     for line in path.read_text().splitlines():
         try:
-            ids.add(json.loads(line)["cell_id"])
-        except (ValueError, KeyError, TypeError):
+            record = json.loads(line)
+            kind = record.get("kind")
+            if kind in (None, "skipped"):
+                states[record["cell_id"]] = "pending" if kind is None else "skipped"
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
-    return ids
+    return states
 
 
 RESULT_NAME = re.compile(r"[0-9a-f]{12}\.json")
@@ -114,12 +119,12 @@ def load(results_dir: Path) -> Loaded:
     study, planned = read_plan_cells(results_dir)
     results = [read_result(p) for p in result_files(results_dir)]
     rows = {cell_key(row): row for row in map(result_row, results)}
-    submitted = submitted_ids(results_dir)
+    registered = registry_states(results_dir)
     for fields in planned:
         key = cell_key(fields)
         if key not in rows:  # only these need the (slower) Cell: its checks and its id
             cell = Cell.from_dict(fields)
-            status = "pending" if cell.cell_id in submitted else "missing"
+            status = registered.get(cell.cell_id, "missing")
             rows[key] = dict(cell.to_dict(), cell_id=cell.cell_id, status=status)
     frame = pd.DataFrame(list(rows.values()), columns=COLUMNS)
     for column in NUMERIC_COLUMNS:

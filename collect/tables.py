@@ -16,7 +16,7 @@ from collect.load import CELL_COLUMNS
 CONFIG = [c for c in CELL_COLUMNS if c != "repeat"]  # a configuration: a cell up to its repeat number
 SHAPE = ["engine", "nodes", "gpus_per_node"]
 BASE_KEYS = [c for c in CONFIG if c not in SHAPE]  # what a run shares with its 1-GPU baseline
-STATUS_RANK = {"ok": 0, "oom": 1, "timeout": 2, "failed": 3, "pending": 4, "missing": 5}
+STATUS_RANK = {"ok": 0, "oom": 1, "timeout": 2, "failed": 3, "pending": 4, "skipped": 5, "missing": 6}
 ENGINE_ORDER = {"single": 0, "dp": 1, "ddp": 2}
 Q4_EPOCH = 5
 Q4_BASELINE_BATCH = 128
@@ -48,23 +48,31 @@ def timing_cells(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[plain(frame) & (frame.epochs == protocol[0]) & (frame.timed_epoch == protocol[1])]
 
 
-def median_repeats(cells: pd.DataFrame, values: list[str]) -> pd.DataFrame:
+def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per configuration: the median of each value over its ok repeats; its status is
     the best of its repeats (ok > oom > timeout > failed > pending > missing); repeats = ok
-    runs, runs = all cells."""
-    columns = CONFIG + TABLE_EXTRA + values
+    runs, runs = all cells. Each value in `ranged` also gets its spread over the ok repeats:
+    `<value>_min` and `<value>_max`."""
+    spread = [f"{v}_{end}" for v in ranged for end in ("min", "max")]
+    columns = CONFIG + TABLE_EXTRA + values + spread
     if cells.empty:
         return pd.DataFrame(columns=columns)
     ranked = cells.assign(_rank=cells.status.map(STATUS_RANK).fillna(len(STATUS_RANK)))
     best = ranked.sort_values("_rank", kind="stable").drop_duplicates(CONFIG)
     best = best[CONFIG + ["status", "gpu_model", "error", "gpus", "global_batch"]]
-    ok = cells[cells.status == "ok"]
-    medians = ok.groupby(CONFIG, dropna=False)[values].median().reset_index()
-    repeats = ok.groupby(CONFIG, dropna=False).size().rename("repeats").reset_index()
-    runs = cells.groupby(CONFIG, dropna=False).size().rename("runs").reset_index()
-    table = best.merge(medians, on=CONFIG, how="left").merge(repeats, on=CONFIG, how="left").merge(runs, on=CONFIG)
+    ok = cells[cells.status == "ok"].groupby(CONFIG, dropna=False)
+    stats = [ok[values].median(), ok[list(ranged)].min().add_suffix("_min"), ok[list(ranged)].max().add_suffix("_max"),
+             ok.size().rename("repeats")]
+    table = best.merge(pd.concat(stats, axis=1).reset_index(), on=CONFIG, how="left")
+    table = table.merge(cells.groupby(CONFIG, dropna=False).size().rename("runs").reset_index(), on=CONFIG)
     table["repeats"] = table.repeats.fillna(0).astype(int)
     return table[columns]
+
+
+def rename_values(table: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """Rename values together with their spread columns (<value>_min, <value>_max)."""
+    ends = ("", "_min", "_max")
+    return table.rename(columns={old + end: new + end for old, new in names.items() for end in ends})
 
 
 def _baseline(table: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
@@ -85,8 +93,8 @@ def _sorted(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 def scaling_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The timing runs by configuration, with their 1-GPU baselines: t1_s (whole epoch) and
     t1_train_s (epoch without data wait) of the single-GPU run at the same batch per GPU."""
-    table = median_repeats(timing_cells(frame), SCALING_VALUES)
-    table = table.rename(columns={"timed_epoch_s": "epoch_s", "timed_train_s": "train_s"})
+    table = median_repeats(timing_cells(frame), SCALING_VALUES, ranged=("timed_epoch_s", "timed_train_s"))
+    table = rename_values(table, {"timed_epoch_s": "epoch_s", "timed_train_s": "train_s"})
     table = _baseline(_baseline(table, "epoch_s", "t1_s"), "train_s", "t1_train_s")
     return _sorted(table, ["gpus", "nodes", "batch_per_gpu"])
 
@@ -105,8 +113,9 @@ def q1_table(frame: pd.DataFrame) -> pd.DataFrame:
     """
     cells = timing_cells(frame)
     table = median_repeats(cells[cells.engine == "single"],
-                           ["timed_train_s", "timed_epoch_s", "timed_data_wait_s", "peak_mem_gib"])
-    table = table.rename(columns={"timed_train_s": "train_s", "timed_epoch_s": "epoch_s",
+                           ["timed_train_s", "timed_epoch_s", "timed_data_wait_s", "peak_mem_gib"],
+                           ranged=("timed_train_s", "timed_epoch_s"))
+    table = rename_values(table, {"timed_train_s": "train_s", "timed_epoch_s": "epoch_s",
                                   "timed_data_wait_s": "data_wait_s"})
     table["train_images_per_s"] = table.train_images / table.train_s
     table = table.sort_values(BASE_KEYS, kind="stable").reset_index(drop=True)
@@ -137,7 +146,8 @@ def table1(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
         table = table[table.batch_per_gpu.isin(multi)].reset_index(drop=True)
     table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_s, table.epoch_s)]
     table["efficiency"] = [f.efficiency(s, n) for s, n in zip(table.speedup, table.gpus)]
-    keep = CONFIG + TABLE_EXTRA + ["epoch_s", "train_s", "t1_s", "t1_s_status", "speedup", "efficiency"]
+    keep = CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "train_s", "t1_s", "t1_s_status",
+                                   "speedup", "efficiency"]
     return table[keep]
 
 
@@ -151,7 +161,7 @@ def strong_scaling(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) 
     table = _scaling(frame, scaling)
     base = table[table.engine == "single"][BASE_KEYS + ["epoch_s", "status"]]
     base = base.rename(columns={"batch_per_gpu": "global_batch", "epoch_s": "t1_strong_s", "status": "t1_strong_status"})
-    multi = table[table.gpus > 1][CONFIG + TABLE_EXTRA + ["epoch_s", "train_s"]]
+    multi = table[table.gpus > 1][CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "train_s"]]
     keys = [k for k in BASE_KEYS if k != "batch_per_gpu"] + ["global_batch"]
     out = multi.merge(base, on=keys, how="inner")
     out["speedup"] = [f.speedup(a, b) for a, b in zip(out.t1_strong_s, out.epoch_s)]
@@ -172,7 +182,8 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     table["comm_est_s"] = [f.comm_estimate_s(t, tn, n) for t, tn, n in zip(table.t1_train_s, table.train_s, table.gpus)]
     table["comm_measured_s"] = table.timed_comm_exposed_s
     table["compute_measured_s"] = table.timed_h2d_s + table.timed_compute_s - table.timed_comm_exposed_s
-    keep = CONFIG + TABLE_EXTRA + ["t1_train_s", "t1_train_s_status", "train_s", "compute_est_s", "comm_est_s",
+    keep = CONFIG + TABLE_EXTRA + ["t1_train_s", "t1_train_s_status", "train_s", "train_s_min", "train_s_max",
+                                   "compute_est_s", "comm_est_s",
                                    "compute_measured_s", "comm_measured_s", "comm_grad_bytes", "comm_busbw_gbps"]
     return table[keep]
 
@@ -217,7 +228,7 @@ def q4_table(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
     cells = q4_cells(frame)
     fifth = epochs[epochs.epoch == Q4_EPOCH][["cell_id", "loss", "accuracy", "lr"]]
     cells = cells.merge(fifth.rename(columns={"lr": "epoch_lr"}), on="cell_id", how="left")
-    table = median_repeats(cells, ["loss", "accuracy", "epoch_lr"])
+    table = median_repeats(cells, ["loss", "accuracy", "epoch_lr"], ranged=("loss", "accuracy"))
     is_base = (table.engine == "single") & (table.batch_per_gpu == Q4_BASELINE_BATCH) & plain(table)
     table["baseline"] = is_base
     base = table[is_base & (table.status == "ok")]

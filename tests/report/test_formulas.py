@@ -84,3 +84,9 @@ def test_every_formula_is_stated_for_the_tables():
     assert set(f.FORMULAS) >= {"speedup", "efficiency", "strong", "compute", "comm", "measured", "steps", "bytes",
                                "bandwidth", "share"}
     assert "2(N-1)/N x P x 4" in f.FORMULAS["bytes"] and "1e9" in f.FORMULAS["bandwidth"]
+
+
+def test_spread_is_the_range_over_the_median():
+    assert f.spread(4.1, 4.0, 4.4) == pytest.approx(0.4 / 4.1)
+    assert f.spread(2.0, 2.0, 2.0) == 0.0
+    assert math.isnan(f.spread(0.0, 0.0, 1.0)) and math.isnan(f.spread(None, 1.0, 2.0))

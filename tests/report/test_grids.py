@@ -28,13 +28,13 @@ def test_every_table_states_units_timed_epoch_gpu_and_repeats(grids):
     for key in ("q1", "table1", "strong", "table2", "table3"):
         assert "Timed: epoch 2 of 2" in grids[key].caption
     assert "Timed: epoch 5" in grids["q4"].caption
-    assert "Repeats: 1-3 per configuration (median shown)" in grids["q1"].caption
+    assert "Repeats: 1-3 per configuration (median (min-max) shown)" in grids["q1"].caption
 
 
 def test_q1_grid_shows_oom_and_pending(grids):
     assert grids["q1"].rows == [
         ["32", "32.00", "40.00", "8.00", "1562", "-", "1"],
-        ["128", "17.00", "22.00", "5.00", "2941", "-", "3"],
+        ["128", "17.00 (16.00-25.00) *", "22.00 (20.00-30.00) *", "5.00", "2941", "-", "3"],  # * spread > 5%
         ["512", "OOM", "", "", "", "", "1"],
         ["8192", "pending", "", "", "", "", "1"],
     ]
@@ -46,7 +46,7 @@ def test_table1_grid_is_the_homework_layout_with_statuses(grids):
                            "b=128 time (s)", "b=128 speedup", "b=128 efficiency"]
     rows = rows_of(grid)
     assert list(rows) == ["1 GPU", "2 GPUs, DataParallel", "2 GPUs, DDP", "4 GPUs, DataParallel", "4 GPUs, DDP"]
-    assert rows["1 GPU"] == ["1 GPU", "40.00", "1.00", "1.00", "22.00", "1.00", "1.00"]
+    assert rows["1 GPU"] == ["1 GPU", "40.00", "1.00", "1.00", "22.00 (20.00-30.00) *", "1.00", "1.00"]
     assert rows["2 GPUs, DataParallel"] == ["2 GPUs, DataParallel", "30.00", "1.33", "0.67", "pending", "", ""]
     assert rows["2 GPUs, DDP"] == ["2 GPUs, DDP", "25.00", "1.60", "0.80", "failed", "", ""]
     assert rows["4 GPUs, DataParallel"][1] == "timeout"
@@ -110,3 +110,9 @@ def test_csv_files_hold_the_long_tables(mixed_dir):
     collect(mixed_dir)
     for name in ("q1", "table1", "strong", "table2", "table3", "q4"):
         assert (mixed_dir / f"{name}.csv").read_text().startswith("engine,")
+
+
+def test_repeats_within_5_percent_show_their_range_unmarked(tmp_path):
+    runs = [result(cell("single", 64, repeat=i), epoch_s=e, train_s=e - 1) for i, e in enumerate([10.0, 10.2, 10.4])]
+    q1 = collect(write_dir(tmp_path, runs)).grids[0]
+    assert q1.rows == [["64", "9.20 (9.00-9.40)", "10.20 (10.00-10.40)", "1.00", "5435", "-", "3"]]
