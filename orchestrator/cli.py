@@ -56,7 +56,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    console = Console()
+    console = Console(markup=False)  # paths, names and error texts are printed as text: "[/]" is no markup
     try:
         return args.run(args, console)
     except (UserError, ResultError, CellError) as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.table import Table
+from rich.text import Text
 
 from orchestrator.plan import Plan, estimate_gpu_hours
 from orchestrator.status import CellStatus
@@ -11,6 +12,7 @@ from orchestrator.status import CellStatus
 STATE_STYLE = {
     "done": "green", "oom": "yellow", "running": "cyan", "pending": "blue", "queued": "blue",
     "failed": "red", "timeout": "red", "cancelled": "red", "unknown": "magenta", "not submitted": "dim",
+    "skipped": "yellow",
 }
 
 
@@ -20,8 +22,8 @@ def plan_table(plan: Plan) -> Table:
         where.append(f"in {plan.container.runtime} {plan.container.image}"
                      + (f" + {plan.container.overlay}:ro" if plan.container.overlay else ""))
     caption = "\n".join(filter(None, [plan.description, "; ".join(where)]))
-    table = Table(title=f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays",
-                  caption=caption, caption_justify="left")
+    table = Table(title=Text(f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays"),
+                  caption=Text(caption), caption_justify="left")  # the user's words are text, not markup
     for name in ("array", "nodes", "GPUs/node", "tasks/node", "CPUs/task", "time limit", "cells", "est. GPU-h"):
         table.add_column(name, justify="left" if name == "array" else "right")
     for array in plan.arrays:
@@ -54,14 +56,32 @@ def _elapsed(seconds) -> str:
     return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
 
 
-def status_table(study: str, rows: list[CellStatus]) -> Table:
+STATUS_COLUMNS = ("cell", "label", "state", "job", "elapsed", "node")  # the last three give way first
+ALWAYS_SHOWN = 3
+MIN_DETAIL = 12  # characters of the detail column kept even on a terminal too narrow for the rest
+GAP = 2  # spaces between columns
+
+
+def status_table(study: str, rows: list[CellStatus], width: int = 80) -> Table:
+    """One line per cell within `width` columns: ids, labels and states are never wrapped or
+    cut; job, elapsed and node are shown where some cell has one and they fit (node gives way
+    first); the detail takes what is left and ends in "…" when longer (status --json and `logs`
+    have it whole). Every text is shown as text, never as markup."""
     counts = Counter(r.state for r in rows)
     summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
-    table = Table(title=f"Study {study}: {summary}")
-    for name in ("cell", "label", "state", "job", "elapsed", "node", "detail"):
-        table.add_column(name, overflow="fold")
-    for r in rows:
-        style = STATE_STYLE.get(r.state, "")
-        table.add_row(r.cell_id, r.label, f"[{style}]{r.state}[/]" if style else r.state, r.job_id,
-                      _elapsed(r.elapsed_s), r.node, r.detail)
+    cells = [(r.cell_id, r.label, r.state, r.job_id, _elapsed(r.elapsed_s), r.node) for r in rows]
+    widths = [max([len(name)] + [len(c[i]) for c in cells]) for i, name in enumerate(STATUS_COLUMNS)]
+    shown = [i for i in range(len(STATUS_COLUMNS)) if i < ALWAYS_SHOWN or any(c[i] for c in cells)]
+    hidden = []
+    while len(shown) > ALWAYS_SHOWN and sum(widths[i] for i in shown) + GAP * len(shown) + MIN_DETAIL > width:
+        hidden.insert(0, STATUS_COLUMNS[shown.pop()])
+    table = Table(title=Text(f"Study {study}: {summary}"), box=None, padding=(0, GAP // 2), pad_edge=False,
+                  show_edge=False, caption=f"(not shown at this width: {', '.join(hidden)})" if hidden else None)
+    for i in shown:
+        table.add_column(STATUS_COLUMNS[i], no_wrap=True, min_width=widths[i])
+    detail = max(MIN_DETAIL, width - sum(widths[i] for i in shown) - GAP * len(shown))
+    table.add_column("detail", no_wrap=True, overflow="ellipsis", max_width=detail)
+    for r, texts in zip(rows, cells):
+        styled = [Text(texts[i], style=STATE_STYLE.get(r.state, "") if i == 2 else "") for i in shown]
+        table.add_row(*styled, Text(r.detail))
     return table

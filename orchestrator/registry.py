@@ -70,8 +70,18 @@ class Cancelled:
     kind: str = "cancelled"
 
 
-Record = Union[Submission, Intent, Abandoned, Cancelled]
-_KINDS = {"intent": Intent, "abandoned": Abandoned, "cancelled": Cancelled}
+@dataclass(frozen=True)
+class Skipped:
+    """A cell the local executor did not start: this machine cannot run it (`why` says so)."""
+
+    cell_id: str
+    why: str
+    at: str
+    kind: str = "skipped"
+
+
+Record = Union[Submission, Intent, Abandoned, Cancelled, Skipped]
+_KINDS = {"intent": Intent, "abandoned": Abandoned, "cancelled": Cancelled, "skipped": Skipped}
 
 
 @dataclass
@@ -82,6 +92,7 @@ class RegistryState:
     intents: dict[str, Intent] = field(default_factory=dict)
     abandoned: set[str] = field(default_factory=set)  # tokens
     cancelled: set[str] = field(default_factory=set)  # job ids
+    skipped: dict[str, Skipped] = field(default_factory=dict)  # by cell: skipped since its last submission
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -166,6 +177,9 @@ def load(results_dir: Path) -> RegistryState:
             continue
         if isinstance(record, Submission):
             state.submissions.append(record)
+            state.skipped.pop(record.cell_id, None)
+        elif isinstance(record, Skipped):
+            state.skipped[record.cell_id] = record
         elif isinstance(record, Intent):
             state.intents[record.token] = record
         elif isinstance(record, Abandoned):

@@ -28,7 +28,8 @@ SLURM_STATES = {**LIVE_STATES, **failures.ENDED_STATES}
 LIVE = ("queued", "pending", "running")
 FINAL = ("done", "oom")
 ENDED = ("failed", "timeout", "cancelled")
-TERMINAL = FINAL + ENDED
+SKIPPED = "skipped"  # the local executor did not start it: this machine cannot run it
+TERMINAL = FINAL + ENDED + (SKIPPED,)
 QUEUE_MARKER = "orchestrator.local_queue"
 LOCAL_JOB_MARKER = "submitit"
 SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
@@ -39,7 +40,7 @@ REASONS = {"BeginTime": "requeued: restarts when its BeginTime comes (resumes fr
 class CellStatus:
     cell_id: str
     label: str
-    state: str  # not submitted | queued | pending | running | done | oom | failed | timeout | cancelled | unknown
+    state: str  # not submitted | queued | pending | running | done | oom | failed | timeout | cancelled | skipped | unknown
     job_id: str = ""
     elapsed_s: Optional[float] = None
     node: str = ""
@@ -150,7 +151,9 @@ def _needs_log(sub: Optional[Submission], result, job: Optional[JobState]) -> bo
 
 def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: Snapshot, *,
              cancelled: frozenset = frozenset(), in_flight: frozenset = frozenset(),
-             now: Optional[dt.datetime] = None) -> list[CellStatus]:
+             skipped: Optional[dict[str, str]] = None, now: Optional[dt.datetime] = None) -> list[CellStatus]:
+    """`skipped`: why each cell skipped since its last submission was not started."""
+    skipped = skipped or {}
     now = now or dt.datetime.now(dt.timezone.utc)
     accounting = not snapshot.warning
     rows = []
@@ -165,6 +168,8 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
             sub, result, job, log_text=log_text, time_min=plan.array_of(cell_id).shape.time_min,
             accounting=accounting, cancelled=bool(sub and sub.job_id in cancelled), age_s=age_s,
         )
+        if cell_id in skipped and state not in FINAL:
+            state, detail = SKIPPED, skipped[cell_id]
         if cell_id in in_flight and state not in LIVE + FINAL:
             state, detail = "queued", "an interrupted submit's sbatch may still land; checking again shortly"
         elapsed = job.elapsed_s if job else None
@@ -234,7 +239,8 @@ class Monitor:
         jobs.update(local_snapshot([s for s in subs.values() if s.executor == "local"], now))
         in_flight = frozenset(c for i in found.in_flight for c in i.cell_ids)
         rows = statuses(self.plan, subs, results, Snapshot(jobs, snapshot.warning),
-                        cancelled=frozenset(state.cancelled), in_flight=in_flight, now=now)
+                        cancelled=frozenset(state.cancelled), in_flight=in_flight,
+                        skipped={c: r.why for c, r in state.skipped.items()}, now=now)
         unreadable = {cid: str(r) for cid, r in results.items() if isinstance(r, ResultError)}
         return Report(rows, snapshot.warning, state.errors, list(unreadable.values()), len(in_flight),
                       frozenset(unreadable))

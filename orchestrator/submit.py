@@ -22,10 +22,11 @@ from orchestrator import registry, scheduler
 from orchestrator.errors import RegistryError, SchedulerError, UserError
 from orchestrator.plan import ArrayPlan, Plan
 from orchestrator.recovery import INTENT_GRACE_S
-from orchestrator.registry import Abandoned, Intent
+from orchestrator.machine import this_machine, why_not_here
+from orchestrator.registry import Abandoned, Intent, Skipped
 from orchestrator.sbatch import job_name, render_sbatch
 from orchestrator.scheduler import SlurmClient
-from orchestrator.status import Monitor, Report
+from orchestrator.status import SKIPPED, Monitor, Report
 
 RETRYABLE = ("failed", "timeout", "cancelled")
 EXECUTORS = ("auto", "slurm", "local")
@@ -36,11 +37,12 @@ SETTLE_POLL_S = 2.0
 class SubmitReport:
     executor: str
     submitted: tuple[str, ...]  # cell ids
-    skipped: int  # cells done, oom, still live, or not due
+    not_queued: int  # cells done, oom, still live, or not due
     sbatch_calls: int = 0  # one per array chunk
     retryable: int = 0  # ended badly and not requeued (plain submit): --retry-failed would
     errors: tuple[str, ...] = ()  # unreadable result files: their cells were left alone
     checks: tuple[str, ...] = ()  # --test-only: SLURM's verdict per array
+    not_here: tuple[tuple[str, str], ...] = ()  # local executor: (cell id, why) of cells this machine cannot run
 
 
 def pick_executor(choice: str) -> str:
@@ -92,20 +94,34 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         report = settle(Monitor(plan, client))
         if report.registry_errors:  # what is queued cannot be known: queue nothing
             raise RegistryError(report.registry_errors[0])
-        wanted = RETRYABLE if retry_failed else ("not submitted",)
+        wanted = RETRYABLE if retry_failed else ("not submitted", SKIPPED)
         usable = [r for r in report.rows if r.cell_id not in report.unreadable]  # never overwrite those
         todo = [r.cell_id for r in usable if r.state in wanted]
         retryable = 0 if retry_failed else sum(r.state in RETRYABLE for r in usable)
         if test_only:
             checks = test_arrays(plan, todo, client, time_min)
             return SubmitReport(executor, (), len(report.rows), checks=tuple(checks))
-        calls = 0
+        calls, not_here = 0, []
         if todo and executor == "slurm":
             calls = queue_on_slurm(plan, todo, client, time_min)
         elif todo:
-            start_local_queue(plan, todo)
+            todo, not_here = skip_what_cannot_run_here(plan, todo, report)
+            if todo:
+                start_local_queue(plan, todo)
     return SubmitReport(executor, tuple(todo), len(report.rows) - len(todo), calls, retryable,
-                        tuple(report.result_errors))
+                        tuple(report.result_errors), not_here=tuple(not_here))
+
+
+def skip_what_cannot_run_here(plan: Plan, todo: list[str], report: Report) -> tuple[list[str], list[tuple[str, str]]]:
+    """Split the cells due into those this machine can run and those it cannot (with why);
+    the latter are recorded as skipped (once per reason), so status and collect say why."""
+    machine = this_machine()
+    why = {cid: why_not_here(plan.cell(cid), machine) for cid in todo}
+    not_here = [(cid, why[cid]) for cid in todo if why[cid]]
+    shown = {r.cell_id: r.detail for r in report.rows if r.state == SKIPPED}
+    new = [Skipped(cid, reason, registry.now_iso()) for cid, reason in not_here if shown.get(cid) != reason]
+    registry.append(Path(plan.results_dir), new)
+    return [cid for cid in todo if not why[cid]], not_here
 
 
 def chunked(cell_ids: list[str], size: int) -> list[list[str]]:

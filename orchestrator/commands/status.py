@@ -7,6 +7,7 @@ import time
 
 from rich.console import Console
 from rich.live import Live
+from rich.text import Text
 
 from orchestrator import display
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors
@@ -30,13 +31,13 @@ def run(args, console: Console) -> int:
                           "cells": [dataclasses.asdict(r) for r in report.rows]}, indent=1))
         return print_errors(report.errors) or 0
     if report.warning:
-        console.print(f"[yellow]warning:[/] {report.warning}")
+        console.print(Text.assemble(("warning:", "yellow"), f" {report.warning}"), soft_wrap=True)
     if args.watch:
-        with Live(display.status_table(plan.study, report.rows), console=console, auto_refresh=False) as live:
+        with Live(display.status_table(plan.study, report.rows, console.width), console=console, auto_refresh=False) as live:
             while any(r.state not in TERMINAL and r.state != "not submitted" for r in report.rows):
                 time.sleep(interval_for(args, plan))
                 report = monitor.refresh()
-                live.update(display.status_table(plan.study, report.rows), refresh=True)
+                live.update(display.status_table(plan.study, report.rows, console.width), refresh=True)
     else:
-        console.print(display.status_table(plan.study, report.rows))
+        console.print(display.status_table(plan.study, report.rows, console.width))
     return print_errors(report.errors) or 0

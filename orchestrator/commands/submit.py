@@ -4,11 +4,12 @@ from __future__ import annotations
 import time
 
 from rich.console import Console
+from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors
 from orchestrator.plan import Plan
-from orchestrator.status import FINAL, LIVE, Monitor
+from orchestrator.status import FINAL, LIVE, SKIPPED, Monitor
 from orchestrator.submit import EXECUTORS, submit
 
 
@@ -37,8 +38,11 @@ def run(args, console: Console) -> int:
         return 0
     chunks = f" in {report.sbatch_calls} sbatch call(s)" if report.sbatch_calls else ""
     console.print(f"{report.executor}: submitted {len(report.submitted)} cell(s){chunks}"
-                  f"{' (--retry-failed)' if args.retry_failed else ''}; {report.skipped} done, queued or not due",
+                  f"{' (--retry-failed)' if args.retry_failed else ''}; {report.not_queued} done, queued or not due",
                   soft_wrap=True)
+    for cell_id, why in report.not_here:
+        console.print(Text.assemble(("skipped ", "yellow"), f"{cell_id} {plan.cell(cell_id).label}: {why}"),
+                      soft_wrap=True)
     if report.retryable:
         console.print(f"{report.retryable} cell(s) ended failed, timeout or cancelled and were not requeued: "
                       "`status` says why, `submit --retry-failed` requeues them", soft_wrap=True)
@@ -59,7 +63,7 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
         while True:
             report = monitor.refresh()
             if report.warning and not warned:
-                progress.console.print(f"[yellow]warning:[/] {report.warning}")
+                progress.console.print(Text.assemble(("warning:", "yellow"), f" {report.warning}"), soft_wrap=True)
                 warned = True
             rows = report.rows
             running = sum(r.state == "running" for r in rows)
@@ -68,7 +72,7 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
             if not waiting:
                 break
             time.sleep(interval)
-    bad = [r for r in rows if r.state not in FINAL]
-    for r in bad:
-        console.print(f"[red]{r.state}[/] {r.cell_id} {r.label}: {r.detail}", highlight=False, soft_wrap=True)
+    bad = [r for r in rows if r.state not in FINAL and r.state != SKIPPED]
+    for r in bad:  # error texts are shown as text: "[/pytorch/...]" is no markup
+        console.print(Text.assemble((r.state, "red"), f" {r.cell_id} {r.label}: {r.detail}"), soft_wrap=True)
     return 1 if bad else 0
