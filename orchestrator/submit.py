@@ -138,7 +138,7 @@ def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: O
             calls += 1
             subs = submit_slurm_array(plan, array, [plan.cell(c) for c in chunk], token, time_min, chunk)
         except SchedulerError as exc:
-            if "timed out" not in str(exc).lower():  # a timeout may still have queued it: recovery decides
+            if "timed out" not in str(exc):  # a timeout may still have queued it: recovery decides
                 registry.append(results_dir, [Abandoned(token, registry.now_iso(), str(exc))])
             raise SchedulerError(explain_refusal(str(exc), client, calls - 1)) from exc
         registry.append(results_dir, subs)
