@@ -128,6 +128,20 @@ def _check_types(where: str, spec: Any) -> None:
             raise StudyError(f"{where} {field.name} must be of type {field.type}, got {value!r}")
 
 
+def read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    """A TOML file's text and its tables; StudyError naming the file if it cannot be read."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StudyError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
+    except OSError as exc:
+        raise StudyError(f"{path}: cannot read it ({exc.strerror})") from exc
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(f"{path}: not valid TOML: {exc}") from exc
+
+
 def site_profile_dirs() -> list[Path]:
     dirs = [Path(p).expanduser() for p in os.environ.get(PROFILE_PATH_ENV, "").split(os.pathsep) if p]
     config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
@@ -165,9 +179,9 @@ def load_profile(name_or_path: Optional[str]) -> Profile:
     files = profile_files(name_or_path)
     for path in files:
         try:
-            data = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise StudyError(f"profile {path}: cannot read it ({exc})") from exc
+            data = read_toml(path)[1]
+        except StudyError as exc:
+            raise StudyError(f"profile {exc}") from exc
         unknown = sorted(set(data) - _PROFILE_KEYS)
         if unknown:
             raise StudyError(f"profile {path}: unknown key(s) {unknown}; valid keys: {', '.join(sorted(_PROFILE_KEYS))}")

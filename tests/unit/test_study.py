@@ -203,3 +203,37 @@ def test_a_cell_two_grids_produce_is_kept_once_in_its_first_place():
 def test_cells_are_the_same_objects_as_built_by_hand():
     s = parse_study({"grid": [{"engine": "ddp", "nodes": 2, "gpus_per_node": 2, "batch_per_gpu": 64}]})
     assert s.cells == (Cell(engine="ddp", nodes=2, gpus_per_node=2, batch_per_gpu=64),)
+
+
+# --- names and finding the file -------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden", "-rf", "a/b", "a\\b", "", "a b", "x" * 101])
+def test_a_study_name_is_one_path_component_of_a_safe_alphabet(name):
+    with pytest.raises(StudyError, match="name must be"):
+        study(name=name)
+
+
+def test_a_directory_named_like_a_shipped_study_does_not_hide_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hw5").mkdir()
+    assert load_study("hw5").name == "hw5"
+
+
+@pytest.mark.parametrize("name", ["dir.toml", "plain"])
+def test_a_directory_given_as_the_study_says_it_is_a_directory(tmp_path, name):
+    (tmp_path / name).mkdir()
+    with pytest.raises(StudyError, match=f"{name} is a directory, not a study file"):
+        load_study(str(tmp_path / name))
+
+
+def test_a_study_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'description = "caf\xe9"\n[[grid]]\nengine = "single"\nbatch_per_gpu = 8\n')
+    with pytest.raises(StudyError, match=r"latin1.toml: not UTF-8 text"):
+        load_study(str(path))
+
+
+def test_a_shipped_name_cannot_climb_out_of_the_shipped_studies(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StudyError, match="unknown study"):
+        load_study("../studies/quick")
