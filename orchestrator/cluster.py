@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
+import math
 import os
 import re
 import tomllib
@@ -70,7 +71,10 @@ class ClusterSpec:
                 )
         if self.gpu_request not in GPU_REQUESTS:
             raise StudyError(f"[cluster] gpu_request must be one of {list(GPU_REQUESTS)}, got {self.gpu_request!r}")
-        for name in ("gpus_per_node", "time_min", "poll_interval_s"):
+        for field in dataclasses.fields(self):  # TOML has nan and inf
+            if field.type == "float" and not math.isfinite(getattr(self, field.name)):
+                raise StudyError(f"[cluster] {field.name} must be a finite number, got {getattr(self, field.name)}")
+        for name in ("gpus_per_node", "time_min", "poll_interval_s", "images_per_s_per_gpu"):
             if getattr(self, name) <= 0:
                 raise StudyError(f"[cluster] {name} must be > 0, got {getattr(self, name)}")
         for name in ("cpus_per_task", "mem_gb", "array_parallelism", "max_array_size", "signal_delay_s"):

@@ -172,6 +172,12 @@ def test_plain_slurm_names_are_accepted():
     ({"time_min": 0}, "time_min must be > 0"),
     ({"gpus_per_node": 0}, "gpus_per_node must be > 0"),
     ({"array_parallelism": -1}, "array_parallelism must be >= 0"),
+    ({"images_per_s_per_gpu": 0}, "images_per_s_per_gpu must be > 0"),
+    ({"images_per_s_per_gpu": -5000}, "images_per_s_per_gpu must be > 0"),
+    ({"images_per_s_per_gpu": float("inf")}, "images_per_s_per_gpu must be a finite number"),
+    ({"poll_interval_s": float("nan")}, "poll_interval_s must be a finite number"),
+    ({"poll_interval_s": float("inf")}, "poll_interval_s must be a finite number"),
+    ({"poll_interval_s": -1.0}, "poll_interval_s must be > 0"),
 ])
 def test_bad_cluster_values(cluster, message):
     with pytest.raises(StudyError, match=message):
