@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,8 @@ from orchestrator.errors import StudyError
 
 STUDIES_DIR = Path(__file__).parent / "studies"
 _CELL_FIELDS = {f.name for f in dataclasses.fields(Cell)}
-_TOP_KEYS = {"name", "description", "data_dir", "profile", "cluster", "container", "defaults", "grid"}
+_TOP_KEYS = {"name", "description", "data_dir", "profile", "cluster", "container", "defaults", "grid", "max_cells"}
+MAX_CELLS = 10_000  # a study's default limit: plan.json and status grow with it
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
@@ -105,16 +107,37 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     grids = data.get("grid", [])
     if not isinstance(grids, list) or not grids:
         raise StudyError("a study needs at least one [[grid]] table")
-    cells: dict[str, Cell] = {}
+    tables = []
     for index, grid in enumerate(grids):
         where = f"grid[{index}]"
         grid = _table(where, grid)
         _reject_unknown(where, grid, _CELL_FIELDS | {"name"})
         grid.pop("name", None)
-        for cell in expand_grid({**defaults, **grid}, where):
+        tables.append((where, {**defaults, **grid}))
+    check_size(tables, data.get("max_cells", MAX_CELLS))
+    cells: dict[str, Cell] = {}
+    for where, fields in tables:
+        for cell in expand_grid(fields, where):
             _check_fits_node(cell, cluster, where)
             cells.setdefault(cell.cell_id, cell)
     return Study(name, description, data_dir, cluster, tuple(cells.values()), source, container, chosen.name)
+
+
+def grid_size(fields: dict[str, Any]) -> int:
+    """How many cells a grid expands to: the product of its lists' lengths."""
+    return math.prod(len(v) for v in fields.values() if isinstance(v, list))
+
+
+def check_size(tables: list[tuple[str, dict[str, Any]]], limit: Any) -> None:
+    """Count before expanding: a grid too big to hold is refused with its size."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        raise StudyError(f"max_cells must be an int > 0, got {limit!r}")
+    sizes = [(where, grid_size(fields)) for where, fields in tables]
+    total = sum(n for _, n in sizes)
+    if total > limit:
+        biggest = max(sizes, key=lambda pair: pair[1])
+        raise StudyError(f"the grids expand to {total:,} cells ({biggest[0]}: {biggest[1]:,}), above max_cells = "
+                         f"{limit:,}; shrink the grids, or raise max_cells at the top of the study file")
 
 
 def expand_grid(fields: dict[str, Any], where: str) -> list[Cell]:

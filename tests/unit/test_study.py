@@ -243,3 +243,30 @@ def test_a_shipped_name_cannot_climb_out_of_the_shipped_studies(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     with pytest.raises(StudyError, match="unknown study"):
         load_study("../studies/quick")
+
+
+# --- grid size ---------------------------------------------------------------------------------
+
+def test_a_huge_grid_is_refused_with_its_size_before_it_is_expanded():
+    import time
+
+    grid = {"engine": "single", **{k: list(range(1, 101)) for k in ("batch_per_gpu", "epochs", "seed", "repeat")},
+            "lr": [0.1 * i for i in range(1, 101)], "train_images": list(range(1, 101)), "timed_epoch": 1}
+    started = time.monotonic()
+    with pytest.raises(StudyError, match=r"1,000,000,000,000 cells.*max_cells = 10,000.*raise max_cells"):
+        parse_study({"grid": [grid]})
+    assert time.monotonic() - started < 1
+
+
+def test_max_cells_counts_every_grid_and_can_be_raised():
+    grids = [{"engine": "single", "batch_per_gpu": list(range(1, 6001))},
+             {"engine": "single", "batch_per_gpu": list(range(1, 5001)), "seed": 1}]
+    with pytest.raises(StudyError, match=r"11,000 cells"):
+        parse_study({"grid": grids})
+    assert len(parse_study({"grid": grids, "max_cells": 11_000}).cells) == 11_000
+
+
+@pytest.mark.parametrize("value", [0, -1, "10", True])
+def test_max_cells_must_be_a_positive_int(value):
+    with pytest.raises(StudyError, match="max_cells must be an int > 0"):
+        study(max_cells=value)
