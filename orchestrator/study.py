@@ -79,7 +79,10 @@ def load_study(name_or_path: str, profile: Optional[str] = None) -> Study:
 
 
 def study_name(name_or_path: str) -> str:
-    """The study's name, without expanding its grids: its file's `name`, else the file's stem."""
+    """The study's name, without expanding its grids: its file's `name` (else the file's stem), or
+    a plain name as it is (the verbs after `plan` need only the name of the results dir)."""
+    if not Path(name_or_path).is_file() and Path(name_or_path).suffix != ".toml" and NAME.fullmatch(name_or_path):
+        return name_or_path
     path = find_study(name_or_path)
     name = read_toml(path)[1].get("name", path.stem)
     try:
