@@ -157,6 +157,32 @@ def test_a_corrupt_registry_line_and_result_file_leave_status_listing_every_cell
     assert registry.load(Path(plan.results_dir)).submissions == []  # nothing queued
 
 
+@pytest.mark.parametrize("line", [
+    {"executor": "local", "job_id": "abc"}, {"submitted_at": "2025-01-01T00:00:00"}, {"job_id": 123},
+])
+def test_a_registry_line_of_wrong_types_is_an_error_naming_it_not_a_traceback(tmp_path, monkeypatch, capsys, line):
+    monkeypatch.chdir(tmp_path)
+    plan = plan_of(tmp_path / "r")
+    good = Submission(plan.cells[0].cell_id, "slurm", "5_0", "n1-g1-t1", iso(60))
+    text = registry.to_line(good).rstrip("\n")
+    (Path(plan.results_dir) / registry.REGISTRY_FILE).write_text(
+        json.dumps({**json.loads(text), **line}) + "\n")
+    code = main(["status", "--study", "s", "--results", "r", "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: registry") and "line 1 is corrupt" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_an_intent_with_a_bad_timestamp_is_an_error_naming_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    plan = plan_of(tmp_path / "r")
+    bad = Intent("t1", "n1-g1-t1", "s-n1-g1-t1-t1", (plan.cells[0].cell_id,), "nope", str(plan.log_dir))
+    registry.append(Path(plan.results_dir), [bad])
+    code = main(["status", "--study", "s", "--results", "r", "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "line 1 is corrupt" in err and "created_at" in err, err
+
+
 # --- why a cell ended --------------------------------------------------------------------------
 
 SUB = Submission("c", "slurm", "17_0", "n1-g1-t1", iso(600))
