@@ -16,7 +16,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from jobs.cell import Cell
-from jobs.result import Result, read_result
+from jobs.result import Result, ResultError, read_result
 
 PLAN_FILE = "plan.json"
 REGISTRY_FILE = "registry.jsonl"
@@ -50,8 +50,15 @@ def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, An
     path = Path(results_dir) / PLAN_FILE
     if not path.is_file():
         return None, []
-    data = json.loads(path.read_text())
-    return data.get("study"), [{**CELL_DEFAULTS, **c} for c in data.get("cells", [])]
+    try:
+        data = json.loads(path.read_text())
+        cells = data.get("cells", []) if isinstance(data, dict) else None
+        if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+            raise ValueError("not a plan: no list of cells")
+    except (OSError, ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise ResultError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
+    return data.get("study"), [{**CELL_DEFAULTS, **c} for c in cells]
 
 
 def cell_key(fields: dict[str, Any]) -> tuple:
@@ -69,7 +76,7 @@ def submitted_ids(results_dir: Path) -> set[str]:
     for line in path.read_text().splitlines():
         try:
             ids.add(json.loads(line)["cell_id"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             continue
     return ids
 

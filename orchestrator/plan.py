@@ -156,5 +156,6 @@ def read_plan(results_dir: Path) -> Plan:
         raise PlanError(f"no plan in {results_dir}; run `python -m orchestrator plan` first (same --study/--results)")
     try:
         return Plan.from_dict(json.loads(path.read_text()))
-    except (ValueError, KeyError, TypeError, UserError) as exc:
-        raise PlanError(f"plan file {path} is unreadable ({exc}); run `python -m orchestrator plan` again") from exc
+    except (ValueError, KeyError, TypeError, UserError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise PlanError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc

@@ -190,7 +190,7 @@ def load(results_dir: Path) -> RegistryState:
             continue
         try:
             record = from_line(line)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
             if line.startswith("{") and not line.rstrip().endswith("}"):
                 continue  # a write cut short by a crash: a prefix of a record that was never confirmed
             state.errors.append(f"registry {path} line {number} is corrupt ({exc}); fix or delete that line")

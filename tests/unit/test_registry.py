@@ -114,3 +114,9 @@ def test_good_lines_of_every_kind_read_back(tmp_path):
              {"kind": "cancelled", "job_ids": ["17_0"], "at": "2025-01-01T00:00:00+00:00"}]
     (tmp_path / REGISTRY_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert len(read_all(tmp_path)) == 2
+
+
+def test_a_deeply_nested_line_is_corrupt(tmp_path):
+    (tmp_path / REGISTRY_FILE).write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(RegistryError, match="line 1 is corrupt"):
+        read_all(tmp_path)
