@@ -174,3 +174,21 @@ def test_read_good_result_only_returns_final_answers(tmp_path):
     assert read_good_result(tmp_path, CELL.cell_id) is None
     write_result(tmp_path, result("oom", "CUDA out of memory"))
     assert read_good_result(tmp_path, CELL.cell_id).status == "oom"
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_files_written_whole_follow_the_umask_like_any_other_file(tmp_path, umask, mode):
+    import os
+
+    from collect.report import write_text
+    from jobs.atomic import replacing
+
+    old = os.umask(umask)
+    try:
+        written = [write_result(tmp_path, result("ok")), write_text(tmp_path / "tables.md", "x")]
+        with replacing(tmp_path / "ckpt.pt") as tmp:
+            tmp.write_bytes(b"x")
+        written.append(tmp_path / "ckpt.pt")
+    finally:
+        os.umask(old)
+    assert {oct(p.stat().st_mode & 0o777) for p in written} == {oct(mode)}
