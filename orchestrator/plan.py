@@ -9,6 +9,9 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,8 @@ from orchestrator.cluster import ClusterSpec, ContainerSpec
 from orchestrator.study import Study
 
 PLAN_FILE = "plan.json"
+STUDY_FILE = "study.toml"
+SBATCH_DIR = "sbatch"
 STARTUP_S = 60.0  # per job, for the estimate: queue-to-first-step overhead
 
 
@@ -148,6 +153,72 @@ def write_plan(plan: Plan) -> Path:
     path = Path(plan.results_dir) / PLAN_FILE
     write_json_atomic(path, plan.to_dict())
     return path
+
+
+def install_plan(plan: Plan, source: str, scripts: dict[str, str]) -> Path:
+    """Write plan.json, study.toml and sbatch/<array>.sh all or nothing: built in a staging dir
+    beside them, then renamed into place (the old ones put back if a rename fails). Refuses to
+    replace files that `plan` did not write."""
+    results_dir = Path(plan.results_dir)
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        check_owned(results_dir)
+        stage = Path(tempfile.mkdtemp(prefix=".plan-", dir=results_dir))
+    except OSError as exc:
+        raise PlanError(f"cannot write the plan in {results_dir} ({exc.strerror}); "
+                        "pass --results DIR somewhere you can write") from exc
+    try:
+        (stage / SBATCH_DIR).mkdir()
+        for name, text in scripts.items():
+            (stage / SBATCH_DIR / f"{name}.sh").write_text(text)
+        (stage / STUDY_FILE).write_text(source)
+        write_json_atomic(stage / PLAN_FILE, plan.to_dict())
+        _swap_in(stage, results_dir)
+    except OSError as exc:
+        raise PlanError(f"cannot write the plan in {results_dir} ({exc.strerror}); the previous plan is "
+                        "unchanged; free some space or pass --results DIR elsewhere") from exc
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)  # the new files on failure, else the old ones
+    return results_dir / PLAN_FILE
+
+
+def check_owned(results_dir: Path) -> None:
+    """What `plan` replaces must be what an earlier `plan` wrote: study.toml and sbatch/ beside a
+    plan.json, and nothing in sbatch/ but its scripts."""
+    ours = (results_dir / PLAN_FILE).is_file() and not (results_dir / PLAN_FILE).is_symlink()
+    theirs = [name for name in (STUDY_FILE, SBATCH_DIR) if os.path.lexists(results_dir / name) and not ours]
+    sbatch = results_dir / SBATCH_DIR
+    if ours and os.path.lexists(sbatch):
+        if sbatch.is_symlink() or not sbatch.is_dir():
+            theirs.append(SBATCH_DIR)
+        else:
+            theirs += [f"{SBATCH_DIR}/{p.name}" for p in sbatch.iterdir()
+                       if p.is_symlink() or not p.is_file() or p.suffix != ".sh"]
+    if theirs:
+        raise PlanError(f"{results_dir} holds {', '.join(sorted(theirs)[:3])}, which `plan` did not write; "
+                        "move it away, or pass --results a new or empty dir")
+
+
+def _swap_in(stage: Path, results_dir: Path) -> None:
+    """Rename the staged files into place, plan.json last (the other verbs read it); the old ones
+    go into the staging dir. If a rename fails, everything goes back as it was."""
+    old = stage / "old"
+    old.mkdir()
+    done: list[tuple[str, bool]] = []
+    try:
+        for name in (SBATCH_DIR, STUDY_FILE, PLAN_FILE):
+            had = os.path.lexists(results_dir / name)
+            if had:
+                os.rename(results_dir / name, old / name)
+            done.append((name, had))
+            os.rename(stage / name, results_dir / name)
+    except OSError:
+        for name, had in reversed(done):
+            if not os.path.lexists(stage / name):
+                os.rename(results_dir / name, stage / name)
+            if had:
+                os.rename(old / name, results_dir / name)
+        raise
 
 
 def read_plan(results_dir: Path) -> Plan:

@@ -15,7 +15,7 @@ import pytest
 
 from orchestrator import registry
 from orchestrator.cli import main
-from tests.conftest import TINY_STUDY
+from tests.conftest import TINY_STUDY, unwritable
 
 pytestmark = pytest.mark.slurm
 
@@ -164,26 +164,6 @@ def test_an_unwritable_results_dir_is_exit_2_and_status_still_answers(slurm_clus
         assert code == 0 and [c["state"] for c in json.loads(out)["cells"]] == ["not submitted"]
     code, _, err = cli(capsys, "plan", "--study", study, "--results", in_tmp / "ro.toml" / "sub")
     assert code == 2 and "cannot write the plan" in err and "--results" in err
-
-
-class unwritable:
-    """chmod a-w, or (as root, whom modes do not stop) chattr +i; skips where neither works."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self):
-        self.path.chmod(0o555)
-        self.immutable = os.geteuid() == 0
-        if self.immutable and subprocess.run(["chattr", "+i", str(self.path)], capture_output=True).returncode != 0:
-            self.path.chmod(0o755)
-            pytest.skip("cannot make a directory unwritable for root here (no chattr +i)")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.immutable:
-            subprocess.run(["chattr", "-i", str(self.path)], check=True)
-        self.path.chmod(0o755)
 
 
 def test_container_and_a_hostile_results_dir_reach_the_job_quoted(slurm_cluster, in_tmp, capsys, monkeypatch):
