@@ -116,8 +116,8 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
         raise SchedulerError(f"SLURM refused array {array.name}: {message}") from exc
     at = now_iso()
     return [
-        Submission(cell_id, "slurm", job.job_id, array.name, at, str(job.paths.stdout), str(job.paths.stderr),
-                   token=token or None)
+        Submission(cell_id, "slurm", job.job_id, array.name, at, plan.recorded(job.paths.stdout),
+                   plan.recorded(job.paths.stderr), token=token or None)
         for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs)
     ]
 
@@ -132,6 +132,6 @@ def start_local_job(plan: Plan, cell: Cell, queue_pid: int):
     job = executor.submit(CellRun(), cell, plan.results_dir, plan.data_dir)
     sub = Submission(
         cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now_iso(),
-        str(job.paths.stdout), str(job.paths.stderr), queue_pid,
+        plan.recorded(job.paths.stdout), plan.recorded(job.paths.stderr), queue_pid,
     )
     return job, sub

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from jobs.cell import Cell
 from jobs.result import write_json_atomic
@@ -67,6 +67,7 @@ class Plan:
     created_at: str
     container: ContainerSpec = ContainerSpec()
     profile: str = ""  # the cluster profile the plan was made with
+    planned_in: str = dataclasses.field(default="", compare=False)  # results_dir as plan.json says, if moved since
 
     @functools.cached_property
     def cell_ids(self) -> tuple[str, ...]:
@@ -94,8 +95,28 @@ class Plan:
     def log_dir(self) -> Path:
         return Path(self.results_dir) / "logs"
 
+    def recorded(self, path: Path | str) -> str:
+        """A path as the registry records it: relative to the results dir when inside it, so
+        that the dir may be moved or copied."""
+        try:
+            return str(Path(path).absolute().relative_to(self.results_dir))
+        except ValueError:
+            return str(path)
+
+    def resolve(self, recorded: Optional[str]) -> Optional[str]:
+        """A recorded path where it is now: a relative one under the results dir, an absolute one
+        under the dir the plan was made in (before this code recorded relative paths) moved along."""
+        if not recorded:
+            return recorded
+        path = Path(recorded)
+        if not path.is_absolute():
+            return str(Path(self.results_dir) / path)
+        if self.planned_in and path.is_relative_to(self.planned_in):
+            return str(Path(self.results_dir) / path.relative_to(self.planned_in))
+        return recorded
+
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: dataclasses.asdict(self)[f.name] for f in dataclasses.fields(self)}
+        data = {f.name: dataclasses.asdict(self)[f.name] for f in dataclasses.fields(self) if f.name != "planned_in"}
         data["cells"] = [c.to_dict() for c in self.cells]
         return data
 
@@ -226,7 +247,9 @@ def read_plan(results_dir: Path) -> Plan:
     if not path.is_file():
         raise PlanError(f"no plan in {results_dir}; run `python -m orchestrator plan` first (same --study/--results)")
     try:
-        return Plan.from_dict(json.loads(path.read_text()))
+        plan = Plan.from_dict(json.loads(path.read_text()))
     except (ValueError, KeyError, TypeError, UserError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise PlanError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
+    here = str(Path(results_dir).absolute())  # a results dir is relocatable: where it is now wins
+    return plan if plan.results_dir == here else dataclasses.replace(plan, results_dir=here, planned_in=plan.results_dir)

@@ -133,7 +133,7 @@ def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: O
     for array, chunk in array_chunks(plan, todo, array_limit(plan, client)):
         token = secrets.token_hex(4)
         registry.append(results_dir, [Intent(token, array.name, job_name(plan, array, token), tuple(chunk),
-                                             registry.now_iso(), str(plan.log_dir))])
+                                             registry.now_iso(), plan.recorded(plan.log_dir))])
         try:
             calls += 1
             subs = submit_slurm_array(plan, array, [plan.cell(c) for c in chunk], token, time_min, chunk)
