@@ -133,6 +133,17 @@ class Plan:
         )
 
 
+def check_results_path(path: Path) -> None:
+    """The results dir's path goes into #SBATCH --output/--error lines, where SLURM reads % as a
+    pattern and \\ as an escape (even inside quotes): refuse paths it would not read back exactly."""
+    text = str(path)
+    if "\\" in text:
+        raise PlanError(f"--results {text!r}: SLURM reads a backslash in #SBATCH lines as an escape, and the jobs "
+                        "could not write their logs; pick a dir without backslashes")
+    if any(c in text for c in "%\n\r"):
+        raise PlanError(f"--results {text!r}: SLURM reads % in log paths as a pattern; pick a dir without % or newlines")
+
+
 def shape_of(cell: Cell, cluster: ClusterSpec) -> ResourceShape:
     cpus = cluster.cpus_per_task or cell.loader_workers + 1
     return ResourceShape(

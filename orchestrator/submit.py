@@ -20,7 +20,7 @@ from typing import Optional
 
 from orchestrator import registry, scheduler
 from orchestrator.errors import RegistryError, SchedulerError, UserError
-from orchestrator.plan import ArrayPlan, Plan
+from orchestrator.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.recovery import INTENT_GRACE_S
 from orchestrator.registry import Abandoned, Intent
 from orchestrator.sbatch import job_name, render_sbatch
@@ -86,6 +86,8 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
     if test_only and executor != "slurm":
         raise UserError("--test-only asks sbatch to check the request: it needs SLURM (sbatch on PATH)")
     check_time(plan, time_min)
+    if executor == "slurm":  # the dir may have been moved since `plan` checked its path
+        check_results_path(Path(plan.results_dir))
     check_writable(plan)
     client = client or SlurmClient()
     with registry.submit_lock(Path(plan.results_dir)):

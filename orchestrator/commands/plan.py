@@ -6,8 +6,7 @@ from pathlib import Path
 from rich.console import Console
 
 from orchestrator import display
-from orchestrator.errors import PlanError
-from orchestrator.plan import SBATCH_DIR, build_plan, install_plan
+from orchestrator.plan import SBATCH_DIR, build_plan, check_results_path, install_plan
 from orchestrator.sbatch import render_sbatch
 from orchestrator.study import load_study
 
@@ -21,16 +20,10 @@ def register(verbs, common) -> None:
     p.set_defaults(run=run)
 
 
-def check_results_dir(path: Path) -> None:
-    text = str(path)
-    if any(c in text for c in "%\n\r"):
-        raise PlanError(f"--results {text!r}: SLURM reads % in log paths as a pattern; pick a dir without % or newlines")
-
-
 def run(args, console: Console) -> int:
     study = load_study(args.study, profile=args.profile)
     results_dir = Path(args.results) if args.results else Path("runs") / study.name
-    check_results_dir(results_dir.absolute())
+    check_results_path(results_dir.absolute())
     plan = build_plan(study, results_dir, Path.cwd())
     sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}

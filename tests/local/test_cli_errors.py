@@ -86,3 +86,10 @@ def test_a_study_file_that_is_not_utf8_is_one_line_exit_2(in_tmp, capsys):
     for verb in ("plan", "status"):
         code, err = run_cli(capsys, verb, "--study", "latin1.toml")
         assert code == 2 and "not UTF-8 text" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("results", ["runs\\tiny", "runs/50%", "runs/a\nb"])
+def test_a_results_path_slurm_cannot_read_back_is_refused_at_plan(in_tmp, capsys, results):
+    code, err = run_cli(capsys, "plan", "--study", str(TINY_STUDY), "--results", results)
+    assert code == 2 and err.startswith("error: --results") and len(err.strip().splitlines()) == 1, err
+    assert not list(in_tmp.iterdir())

@@ -75,3 +75,14 @@ def test_submit_test_only_in_a_moved_dir_offers_only_the_cells_not_done(slurm_cl
     code, out, err = cli(capsys, "submit", "--study", "moved", "--results", new, "--test-only")
     assert code == 0 and "(1 cells)" in out and "nothing queued" in out, out + err
     assert not old.exists(), "submit recreated the old path"
+
+
+@pytest.mark.slurm
+def test_submit_refuses_a_results_dir_moved_to_a_path_slurm_cannot_read_back(slurm_cluster, in_tmp, capsys):
+    (in_tmp / "moved.toml").write_text(STUDY)
+    assert cli(capsys, "plan", "--study", "moved.toml")[0] == 0
+    new = in_tmp / "back\\slash"
+    shutil.move(in_tmp / "runs" / "moved", new)
+    code, _, err = cli(capsys, "submit", "--study", "moved", "--results", new, "--executor", "slurm")
+    assert code == 2 and "backslash" in err and len(err.strip().splitlines()) == 1, err
+    assert not registry.load(new).intents
