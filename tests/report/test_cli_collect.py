@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import main
+from tests.conftest import unwritable
 
 
 def test_collect_json_has_every_table(mixed_dir, capsys):
@@ -76,3 +77,28 @@ def test_a_deeply_nested_registry_line_is_skipped_like_any_corrupt_line(mixed_di
     with open(results / "registry.jsonl", "a") as f:
         f.write(DEEP + "\n")
     assert main(["collect", "--results", str(results), "--json"]) == 0
+
+
+def test_a_read_only_results_dir_still_prints_the_tables_and_says_what_was_not_written(mixed_dir, tmp_path, capsys):
+    results = copy_of(mixed_dir, tmp_path)
+    before = sorted(p.name for p in results.iterdir())
+    with unwritable(results):
+        code = main(["collect", "--results", str(results), "--report"])
+    out, err = capsys.readouterr()
+    assert "Table 2: compute and communication" in out  # the tables, all the same
+    assert code == 2 and err.startswith(f"error: cannot write {results}/") and "--out DIR" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in results.iterdir()) == before
+
+
+def test_out_writes_the_tables_and_the_report_elsewhere(mixed_dir, tmp_path, capsys):
+    results, out = copy_of(mixed_dir, tmp_path), tmp_path / "hand-in"
+    before = sorted(p.name for p in results.iterdir())
+    with unwritable(results):
+        code = main(["collect", "--results", str(results), "--out", str(out), "--report", "--json"])
+    assert code == 0, capsys.readouterr().err
+    written = json.loads(capsys.readouterr().out)["written"]
+    assert all(path.startswith(str(out)) for path in written)
+    for name in ("report.html", "report.md", "tables.md", "table1.csv", "plots/table1_speedup.png"):
+        assert (out / name).is_file(), name
+    assert sorted(p.name for p in results.iterdir()) == before
