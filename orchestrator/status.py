@@ -218,9 +218,10 @@ class Monitor:
         slurm = [(cid, s) for cid, s in subs.items() if s.executor == "slurm" and s.job_id]
         asked = [s for cid, s in slurm if not is_final(results.get(cid))]
         times = [s.submitted_at for s in asked] + [i.created_at for i in unconfirmed]
-        snapshot = self.client.snapshot([s.job_id for s in asked], [i.job_name for i in unconfirmed],
+        snapshot = self.client.snapshot({s.job_id: s.token or "" for s in asked}, [i.job_name for i in unconfirmed],
                                         since=min(times) if unconfirmed else None,
-                                        squeue_only=[s.job_id for cid, s in slurm if is_final(results.get(cid))])
+                                        squeue_only={s.job_id: s.token or "" for cid, s in slurm
+                                                     if is_final(results.get(cid))})
         now = dt.datetime.now(dt.timezone.utc)
         confirmed = {(s.token, s.cell_id) for s in state.submissions if s.token}
         found = recovery.recover(unconfirmed, confirmed, snapshot.jobs, now)

@@ -183,6 +183,20 @@ def test_an_intent_with_a_bad_timestamp_is_an_error_naming_it(tmp_path, monkeypa
     assert code == 2 and "line 1 is corrupt" in err and "created_at" in err, err
 
 
+def test_a_job_id_reused_after_a_slurm_restart_is_not_taken_for_the_cells_job(tmp_path):
+    from orchestrator.control import cancel
+
+    plan = plan_of(tmp_path, 1)
+    cid = plan.cell_ids[0]
+    registry.append(tmp_path, [Submission(cid, "slurm", "7_0", "n1-g1-t1", iso(3600), token="old1")])
+    squeue = "7_0|RUNNING|1:00|n1|None|other-n1-g1-t1-new2\n"  # SLURM started over: 7_0 is someone else's
+    sacct = "7_0|COMPLETED|60|n2|0:0|s-n1-g1-t1-old1\n7_0|RUNNING|60|n1|0:0|other-n1-g1-t1-new2\n"
+    client = ScriptedSlurm(squeue, sacct)
+    row = Monitor(plan, client).refresh().rows[0]
+    assert (row.state, row.job_state) == ("failed", "COMPLETED"), row
+    assert cancel(plan, [cid], client) == [] and not any(c[0] == "scancel" for c in client.commands)
+
+
 # --- why a cell ended --------------------------------------------------------------------------
 
 SUB = Submission("c", "slurm", "17_0", "n1-g1-t1", iso(600))
