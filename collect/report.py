@@ -14,8 +14,8 @@ import pandas as pd
 from collect import grids, render, tables
 from collect.load import load
 from jobs.atomic import replacing
+import templates
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "q4")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy"}
 ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visible"), ("driver", "env_driver"),
@@ -132,7 +132,7 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 
 
 def template_env(autoescape: bool) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
                               autoescape=autoescape, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
 
 
