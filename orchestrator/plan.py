@@ -192,6 +192,9 @@ def install_plan(plan: Plan, source: str, scripts: dict[str, str]) -> Path:
     beside them, then renamed into place (the old ones put back if a rename fails). Refuses to
     replace files that `plan` did not write."""
     results_dir = Path(plan.results_dir)
+    if os.path.lexists(results_dir) and not results_dir.is_dir():
+        raise PlanError(f"--results {results_dir} is not a directory (a file, or a link to nothing); "
+                        "pass --results a new or empty dir")
     try:
         results_dir.mkdir(parents=True, exist_ok=True)
         check_owned(results_dir)

@@ -105,3 +105,14 @@ def test_a_rename_that_fails_half_way_puts_the_old_plan_back(in_tmp, capsys, mon
     code, err = plan_cli(capsys, smaller)
     assert code == 2 and "Input/output error" in err and calls
     assert snapshot(results) == before
+
+
+@pytest.mark.parametrize("kind", ["file", "dangling link"])
+def test_a_results_path_that_is_no_directory_says_so(in_tmp, capsys, kind):
+    path = in_tmp / "taken"
+    if kind == "file":
+        path.write_text("mine")
+    else:
+        path.symlink_to(in_tmp / "gone")
+    code, err = plan_cli(capsys, TINY_STUDY, "--results", path)
+    assert code == 2 and "is not a directory" in err and len(err.strip().splitlines()) == 1, err
