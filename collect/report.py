@@ -132,8 +132,9 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 
 
 def template_env(autoescape: bool) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
-                              autoescape=autoescape, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
+                              undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
+                              trim_blocks=True, lstrip_blocks=True)
 
 
 def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:

@@ -80,9 +80,9 @@ class Result:
         if not isinstance(data, dict):
             raise TypeError("not a JSON object")
         data = _floats_back(data, ("peak_mem_gib",))
-        for name, wanted in _FIELD_TYPES.items():
+        for name, (wanted, words) in _FIELD_TYPES.items():
             if name in data and (not isinstance(data[name], wanted) or isinstance(data[name], bool)):
-                raise TypeError(f"{name} must be {_TYPE_WORDS[name]}, got {data[name]!r}")
+                raise TypeError(f"{name} must be {words}, got {data[name]!r}")
         if not all(isinstance(e, dict) for e in data.get("epochs", [])):
             raise TypeError("epochs must be a list of objects")
         data["epochs"] = [EpochStats(**_floats_back(e)) for e in data.get("epochs", [])]
@@ -100,15 +100,13 @@ class Result:
 
 
 _NONE = type(None)
-_FIELD_TYPES = {
-    "cell_id": str, "cell": dict, "status": str, "env": dict, "epochs": list, "timed": (dict, _NONE),
-    "comm": (dict, _NONE), "gpu_util": (dict, _NONE), "peak_mem_gib": (int, float, _NONE),
-    "error": (str, _NONE), "schema_version": int,
+_FIELD_TYPES = {  # each field: the JSON types it may hold, and those in words
+    "cell_id": (str, "a string"), "cell": (dict, "an object"), "status": (str, "a string"),
+    "env": (dict, "an object"), "epochs": (list, "a list"), "timed": ((dict, _NONE), "an object or null"),
+    "comm": ((dict, _NONE), "an object or null"), "gpu_util": ((dict, _NONE), "an object or null"),
+    "peak_mem_gib": ((int, float, _NONE), "a number or null"), "error": ((str, _NONE), "a string or null"),
+    "schema_version": (int, "an int"),
 }
-_TYPE_WORDS = {name: "an object or null" if wanted == (dict, _NONE) else "a string or null" if wanted == (str, _NONE)
-               else "a number or null" if name == "peak_mem_gib" else {str: "a string", dict: "an object",
-                                                                        list: "a list", int: "an int"}[wanted]
-               for name, wanted in _FIELD_TYPES.items()}
 # Strict JSON has no NaN or infinities (a diverged run's loss): they are written as these strings.
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 

@@ -117,7 +117,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
     at = now_iso()
     return [
         Submission(cell_id, "slurm", job.job_id, array.name, at, plan.recorded(job.paths.stdout),
-                   plan.recorded(job.paths.stderr), token=token or None)
+                   plan.recorded(job.paths.stderr), token=token)
         for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs)
     ]
 

@@ -141,7 +141,8 @@ def check_results_path(path: Path) -> None:
         raise PlanError(f"--results {text!r}: SLURM reads a backslash in #SBATCH lines as an escape, and the jobs "
                         "could not write their logs; pick a dir without backslashes")
     if any(c in text for c in "%\n\r"):
-        raise PlanError(f"--results {text!r}: SLURM reads % in log paths as a pattern; pick a dir without % or newlines")
+        raise PlanError(f"--results {text!r}: SLURM reads % in log paths as a pattern; "
+                        "pick a dir without % or newlines")
 
 
 def shape_of(cell: Cell, cluster: ClusterSpec) -> ResourceShape:
@@ -266,4 +267,6 @@ def read_plan(results_dir: Path) -> Plan:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise PlanError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
     here = str(Path(results_dir).absolute())  # a results dir is relocatable: where it is now wins
-    return plan if plan.results_dir == here else dataclasses.replace(plan, results_dir=here, planned_in=plan.results_dir)
+    if plan.results_dir == here:
+        return plan
+    return dataclasses.replace(plan, results_dir=here, planned_in=plan.results_dir)

@@ -231,8 +231,9 @@ class Monitor:
             current = subs.get(sub.cell_id)
             if current is None or current.submitted_at <= sub.submitted_at:
                 subs[sub.cell_id] = sub
-        subs = {cid: dataclasses.replace(s, log_out=self.plan.resolve(s.log_out), log_err=self.plan.resolve(s.log_err))
-                for cid, s in subs.items()}  # the log files where the results dir is now
+        resolve = self.plan.resolve  # the log files where the results dir is now
+        subs = {cid: dataclasses.replace(s, log_out=resolve(s.log_out), log_err=resolve(s.log_err))
+                for cid, s in subs.items()}
         self.subs = subs
         jobs = dict(snapshot.jobs)
         jobs.update(local_snapshot([s for s in subs.values() if s.executor == "local"], now))

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from jobs.cell import Cell, CellError
-from orchestrator.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, build_specs, load_profile, read_toml  # noqa: F401
+from orchestrator.cluster import (GPU_REQUESTS, ClusterSpec, ContainerSpec, build_specs,  # noqa: F401
+                                  load_profile, read_toml)
 from orchestrator.errors import StudyError
 
 STUDIES_DIR = Path(__file__).parent / "studies"
