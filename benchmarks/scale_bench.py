@@ -39,6 +39,7 @@ from orchestrator.registry import Submission  # noqa: E402
 
 SHIMMED = ("sbatch", "squeue", "sacct", "scontrol", "scancel")
 STUDY = """name = "scale"
+max_cells = {max_cells}
 [cluster]
 time_min = 5
 cpus_per_task = 1
@@ -132,7 +133,8 @@ def main() -> None:
     make_shims(shims, calls)
     env = dict(os.environ, PATH=f"{shims}:{os.environ['PATH']}", PYTHONPATH=str(ROOT))
     study = work / "scale.toml"
-    study.write_text(STUDY.format(max_array_size=args.max_array_size, seeds=list(range(args.cells))))
+    study.write_text(STUDY.format(max_array_size=args.max_array_size, seeds=list(range(args.cells)),
+                                  max_cells=max(args.cells, 1)))
     results = work / "runs"
     common = ["--study", str(study), "--results", str(results)]
     rows = []

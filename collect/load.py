@@ -17,7 +17,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from jobs.cell import Cell
-from jobs.result import Result, read_result
+from jobs.result import Result, ResultError, read_result
 
 PLAN_FILE = "plan.json"
 REGISTRY_FILE = "registry.jsonl"
@@ -51,8 +51,15 @@ def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, An
     path = Path(results_dir) / PLAN_FILE
     if not path.is_file():
         return None, []
-    data = json.loads(path.read_text())
-    return data.get("study"), [{**CELL_DEFAULTS, **c} for c in data.get("cells", [])]
+    try:
+        data = json.loads(path.read_text())
+        cells = data.get("cells", []) if isinstance(data, dict) else None
+        if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+            raise ValueError("not a plan: no list of cells")
+    except (OSError, ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise ResultError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
+    return data.get("study"), [{**CELL_DEFAULTS, **c} for c in cells]
 
 
 def cell_key(fields: dict[str, Any]) -> tuple:
@@ -74,7 +81,7 @@ def registry_states(results_dir: Path) -> dict[str, str]:
             kind = record.get("kind")
             if kind in (None, "skipped"):
                 states[record["cell_id"]] = "pending" if kind is None else "skipped"
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             continue
     return states
 

@@ -14,8 +14,8 @@ import pandas as pd
 from collect import grids, render, tables
 from collect.load import load
 from jobs.atomic import replacing
+import templates
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "q4")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy"}
 ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visible"), ("driver", "env_driver"),
@@ -32,6 +32,8 @@ class Collected:
     tables: dict[str, pd.DataFrame]  # by key: q1, table1, strong, table2, table3, q4, q4_curves
     grids: tuple[render.Grid, ...]
     written: tuple[Path, ...]
+    out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
+    unwritten: str = ""  # why a file could not be written (the tables are still here)
 
     @property
     def table1(self) -> pd.DataFrame:
@@ -64,18 +66,33 @@ def build_grids(frame: pd.DataFrame, built: dict[str, pd.DataFrame]) -> tuple[re
     )
 
 
-def collect(results_dir: Path) -> Collected:
-    """Every table from the results dir; writes tables.md, tables.tex and one CSV per table there."""
+def collect(results_dir: Path, out_dir: Optional[Path] = None) -> Collected:
+    """Every table from the results dir; writes tables.md, tables.tex and one CSV per table in
+    `out_dir` (default: the results dir). A file that cannot be written is said in `unwritten`."""
     results_dir = Path(results_dir)
+    out = Path(out_dir) if out_dir else results_dir
     loaded = load(results_dir)
     built = build_tables(loaded.frame, loaded.epochs)
     grid_list = build_grids(loaded.frame, built)
-    written = [
-        write_text(results_dir / "tables.md", "".join(render.to_markdown(g) + "\n" for g in grid_list)),
-        write_text(results_dir / "tables.tex", render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list)),
-    ]
-    written += [write_text(results_dir / f"{key}.csv", built[key].to_csv(index=False)) for key in TABLE_FILES]
-    return Collected(results_dir, loaded.study, loaded.frame, loaded.epochs, built, grid_list, tuple(written))
+    files = {
+        "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
+        "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
+        **{f"{key}.csv": built[key].to_csv(index=False) for key in TABLE_FILES},
+    }
+    written, unwritten = write_files(out, files)
+    return Collected(results_dir, loaded.study, loaded.frame, loaded.epochs, built, grid_list, written, out, unwritten)
+
+
+def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, ...], str]:
+    """Each file whole, in order, until one cannot be written: (those written, why not or "")."""
+    written: list[Path] = []
+    for name, data in files.items():
+        path = out / name
+        try:
+            written.append(write_bytes(path, data.encode() if isinstance(data, str) else data))
+        except OSError as exc:
+            return tuple(written), f"cannot write {path} ({exc.strerror}); pass --out DIR to write them elsewhere"
+    return tuple(written), ""
 
 
 def environment(frame: pd.DataFrame) -> list[tuple[str, str]]:
@@ -115,21 +132,19 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 
 
 def template_env(autoescape: bool) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
-                              autoescape=autoescape, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
+                              undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
+                              trim_blocks=True, lstrip_blocks=True)
 
 
-def write_report(collected: Collected) -> tuple[Path, ...]:
-    """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png
-    beside it, in the results dir."""
-    out = collected.results_dir
+def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
+    """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png beside
+    it, in the collected out dir. Returns the files written and why one could not be (or "")."""
+    out = collected.out_dir or collected.results_dir
     pngs = make_plots(collected.tables)
-    plot_dir = out / "plots"
-    plot_dir.mkdir(exist_ok=True)
     files = {key: f"plots/{PLOT_OF[key]}.png" for key, png in pngs.items() if png}
-    written = [write_bytes(out / files[key], pngs[key]) for key in files]
     context = dict(
-        study=collected.study or out.name, results_dir=str(out.absolute()),
+        study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
         generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         cells=status_counts(collected.frame), environment=environment(collected.frame),
         sections=[dict(grid=g, plot_key=g.key if g.key in files else None) for g in collected.grids],
@@ -139,7 +154,7 @@ def write_report(collected: Collected) -> tuple[Path, ...]:
     html = template_env(True).get_template("report.html.j2").render(context, images=images)
     markdown = template_env(False).get_template("report.md.j2").render(
         context, plot_files=files, markdown={g.key: render.to_markdown(g, "##") for g in collected.grids})
-    return (write_text(out / "report.html", html), write_text(out / "report.md", markdown), *written)
+    return write_files(out, {"report.html": html, "report.md": markdown, **{files[k]: pngs[k] for k in files}})
 
 
 def write_text(path: Path, text: str) -> Path:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Iterator
 
@@ -14,9 +14,7 @@ def replacing(path: Path) -> Iterator[Path]:
     fsynced and renamed over `path` (and the directory fsynced), else it is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(name)
+    tmp = _new_file(path.parent, f".{path.name}.")
     try:
         yield tmp
         with open(tmp, "rb+") as f:
@@ -29,3 +27,15 @@ def replacing(path: Path) -> Iterator[Path]:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _new_file(folder: Path, prefix: str) -> Path:
+    """A new empty file, its name `prefix` + a random part + ".tmp". Created with mode 0666 less
+    the umask, like any other file (mkstemp's 0600 would hide results from a lab's shared group)."""
+    while True:
+        path = folder / f"{prefix}{secrets.token_hex(6)}.tmp"
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return path
+        except FileExistsError:
+            continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -19,6 +20,7 @@ PIPELINES = ("faithful", "fast")
 PRECISIONS = ("fp32", "bf16")
 LR_SCALINGS = ("none", "linear")
 CIFAR10_TRAIN_IMAGES = 50_000
+SEED_LIMIT = 2**32
 
 
 class CellError(ValueError):
@@ -63,9 +65,14 @@ class Cell:
         for name in ("batch_per_gpu", "nodes", "gpus_per_node", "train_images", "epochs", "lr_ref_batch"):
             if getattr(self, name) <= 0:
                 raise CellError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("loader_workers", "warmup_epochs", "seed", "repeat"):
+        for name in ("lr", "momentum", "weight_decay"):  # TOML has nan and inf; torch's SGD refuses < 0
+            if not math.isfinite(getattr(self, name)):
+                raise CellError(f"{name} must be a finite number, got {getattr(self, name)}")
+        for name in ("loader_workers", "warmup_epochs", "seed", "repeat", "lr", "momentum", "weight_decay"):
             if getattr(self, name) < 0:
                 raise CellError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.seed >= SEED_LIMIT:  # every generator a run seeds takes it (the fast pipeline's, x 100003)
+            raise CellError(f"seed must be < 2**32, got {self.seed}")
         if not 1 <= self.timed_epoch <= self.epochs:
             raise CellError(f"timed_epoch must be within 1..epochs ({self.epochs}), got {self.timed_epoch}")
         if self.engine != "ddp" and self.nodes > 1:

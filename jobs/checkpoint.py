@@ -2,6 +2,7 @@
 starting over, and its result still has every epoch exactly once."""
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,7 +21,17 @@ def save(path: Path, state: dict[str, Any]) -> None:
         torch.save(state, tmp)
 
 
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be loaded as weights only."""
+
+
 def load(path: Path, device: torch.device) -> Optional[dict[str, Any]]:
+    """The saved state, unpickled as weights only: tensors, dicts, lists and numbers (what
+    `save` writes), so nothing in the file can run code while it is read."""
     if not path.is_file():
         return None
-    return torch.load(path, map_location=device, weights_only=False)
+    try:
+        return torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise CheckpointError(f"checkpoint {path} holds more than weights ({str(exc).splitlines()[0]}); "
+                              "delete it to run the cell from its first epoch") from exc

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -74,10 +75,23 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Result":
-        data = dict(data)
-        data["epochs"] = [EpochStats(**e) for e in data.get("epochs", [])]
-        data["timed"] = Timed(**data["timed"]) if data.get("timed") else None
-        data["comm"] = CommStats(**data["comm"]) if data.get("comm") else None
+        """A result from its JSON, every field's type checked (a hand-edited file must not reach the
+        tables as a wrong type); the strings that stand for NaN and infinities become floats again."""
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        data = _floats_back(data, ("peak_mem_gib",))
+        for name, (wanted, words) in _FIELD_TYPES.items():
+            if name in data and (not isinstance(data[name], wanted) or isinstance(data[name], bool)):
+                raise TypeError(f"{name} must be {words}, got {data[name]!r}")
+        if not all(isinstance(e, dict) for e in data.get("epochs", [])):
+            raise TypeError("epochs must be a list of objects")
+        data["epochs"] = [EpochStats(**_floats_back(e)) for e in data.get("epochs", [])]
+        data["timed"] = Timed(**_floats_back(data["timed"])) if data.get("timed") else None
+        data["comm"] = CommStats(**_floats_back(data["comm"])) if data.get("comm") else None
+        if data["comm"] is not None:
+            data["comm"].sizes = [_floats_back(size) if isinstance(size, dict) else size for size in data["comm"].sizes]
+        if data.get("gpu_util"):
+            data["gpu_util"] = _floats_back(data["gpu_util"])
         result = cls(**data)
         if result.status not in STATUSES:
             raise ValueError(f"status must be one of {list(STATUSES)}, got {result.status!r}")
@@ -85,17 +99,62 @@ class Result:
         return result
 
 
+_NONE = type(None)
+_FIELD_TYPES = {  # each field: the JSON types it may hold, and those in words
+    "cell_id": (str, "a string"), "cell": (dict, "an object"), "status": (str, "a string"),
+    "env": (dict, "an object"), "epochs": (list, "a list"), "timed": ((dict, _NONE), "an object or null"),
+    "comm": ((dict, _NONE), "an object or null"), "gpu_util": ((dict, _NONE), "an object or null"),
+    "peak_mem_gib": ((int, float, _NONE), "a number or null"), "error": ((str, _NONE), "a string or null"),
+    "schema_version": (int, "an int"),
+}
+# Strict JSON has no NaN or infinities (a diverged run's loss): they are written as these strings.
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _floats_back(data: dict[str, Any], keys: Optional[tuple[str, ...]] = None) -> dict[str, Any]:
+    """NaN and infinities back from their strings, in every value (or in those of `keys`)."""
+    return {k: NON_FINITE[v] if isinstance(v, str) and v in NON_FINITE and (keys is None or k in keys) else v
+            for k, v in data.items()}
+
+
+def strict_json(value: Any) -> Any:
+    """`value` with each NaN or infinity replaced by its string, so that strict parsers read the file."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
+
+
 def result_path(out_dir: Path, cell_id: str) -> Path:
     return Path(out_dir) / f"{cell_id}.json"
 
 
 def read_result(path: Path) -> Result:
+    path = Path(path)
     try:
-        return Result.from_dict(json.loads(Path(path).read_text()))
-    except (OSError, ValueError, TypeError, KeyError, CellError) as exc:
+        data = json.loads(path.read_text())
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise ResultError(f"result file {path} has schema_version {version}; this orchestrator reads "
+                              f"{SCHEMA_VERSION} and older: upgrade it to read that file")
+        result = Result.from_dict(data)
+    except (OSError, ValueError, TypeError, KeyError, CellError, RecursionError) as exc:
+        if isinstance(exc, ResultError):
+            raise
         raise ResultError(
-            f"result file {path} is unreadable ({exc}); move it aside and rerun `submit` to redo that cell"
+            f"result file {path} is unreadable ({_short(exc)}); move it aside and rerun `submit` to redo that cell"
         ) from exc
+    if result.cell_id != path.stem:
+        raise ResultError(f"result file {path} holds the result of cell {result.cell_id} (copied or renamed?); "
+                          f"move it aside and rerun `submit` to redo cell {path.stem}")
+    return result
+
+
+def _short(exc: BaseException) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
 def read_good_result(out_dir: Path, cell_id: str) -> Optional[Result]:
@@ -121,4 +180,4 @@ def write_result(out_dir: Path, result: Result) -> Path:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     with replacing(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+        tmp.write_text(json.dumps(strict_json(data), indent=1, sort_keys=True, allow_nan=False))

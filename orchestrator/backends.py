@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import uuid
+import secrets
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -27,7 +27,7 @@ from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
 from orchestrator.plan import ArrayPlan, Plan
 from orchestrator.registry import Submission, now_iso
-from orchestrator.sbatch import render_sbatch
+from orchestrator.sbatch import job_name, render_sbatch
 
 MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at most this often
 
@@ -46,12 +46,22 @@ class CellRun(Checkpointable):
 
 
 class PlannedSlurmExecutor(submitit.SlurmExecutor):
-    """submitit's executor, with our sbatch text, always as an array (ids read ARRAY_TASK)."""
+    """submitit's executor, with our sbatch text, always as an array (ids read ARRAY_TASK).
 
-    def __init__(self, folder: Path, render: Callable[[int], str]) -> None:
+    submitit pickles each call under a random name and renames it to <job id>_<task>_submitted.pkl
+    once sbatch has answered with the id. A submit killed after sbatch, or an sbatch that timed
+    out after queuing the array, never renames it, and the job gives up after 60 s. So each call
+    is pickled under the job's name (which carries the submission token) before sbatch runs, and
+    the job links that file to the name submitit looks for (templates/sbatch.sh.j2): a queued job
+    finds its call whatever became of the submit, and recovery needs to do nothing to the files.
+    """
+
+    def __init__(self, folder: Path, job_name: str, render: Callable[[int], str]) -> None:
         super().__init__(folder, max_num_timeout=MAX_TIMEOUT_REQUEUES)
+        self._job_name = job_name
         self._render = render
         self._count = 0
+        self.pickles: list[Path] = []  # written before sbatch; removed by the caller if it refuses
 
     def _make_submission_file_text(self, command: str, uid: str) -> str:
         return self._render(self._count)
@@ -59,19 +69,26 @@ class PlannedSlurmExecutor(submitit.SlurmExecutor):
     def _internal_process_submissions(self, delayed):
         folder = submitit_utils.JobPaths.get_first_id_independent_folder(self.folder)
         folder.mkdir(parents=True, exist_ok=True)
-        pickles = []
-        for submission in delayed:
-            path = folder / f"{uuid.uuid4().hex}.pkl"
+        for index, submission in enumerate(delayed):
+            path = folder / call_pickle_name(self._job_name, index)
             submission.set_timeout(self.parameters.get("time", 5), self.max_num_timeout)
             submission.dump(path)
-            pickles.append(path)
+            self.pickles.append(path)
         self._count = len(delayed)
         first = self._submit_command(self._submitit_command_str)
         tasks = list(range(first.num_tasks))
-        jobs = [SlurmJob(folder=self.folder, job_id=f"{first.job_id}_{i}", tasks=tasks) for i in range(len(delayed))]
-        for job, path in zip(jobs, pickles):
-            job.paths.move_temporary_file(path, "submitted_pickle")
-        return jobs
+        return [SlurmJob(folder=self.folder, job_id=f"{first.job_id}_{i}", tasks=tasks) for i in range(len(delayed))]
+
+
+def call_pickle_name(job_name: str, index: int) -> str:
+    """Where array task `index` of the job named `job_name` finds its pickled call (the sbatch
+    text links <job id>_<index>_submitted.pkl to it)."""
+    return f"{job_name}_{index}_submitted.pkl"
+
+
+def timed_out(message: str) -> bool:
+    """sbatch gave up waiting for slurmctld, which may still have queued the array."""
+    return "timed out" in message.lower()
 
 
 def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: str = "",
@@ -79,8 +96,10 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
     """One sbatch for these cells of one array (indexed 0..n-1); returns what to record.
     `time_min` overrides the array's time limit for this submission; `cell_ids` are the cells' ids."""
     shape = array.shape if time_min is None else dataclasses.replace(array.shape, time_min=time_min)
+    token = token or secrets.token_hex(4)  # the pickles' names must be unique to this sbatch
     executor = PlannedSlurmExecutor(
-        plan.log_dir, lambda count: render_sbatch(plan, array, count, token=token, shape=shape))
+        plan.log_dir, job_name(plan, array, token), lambda count: render_sbatch(plan, array, count, token=token,
+                                                                                shape=shape))
     executor.update_parameters(time=shape.time_min, nodes=shape.nodes, ntasks_per_node=shape.tasks_per_node)
     run = CellRun()
     try:  # submitit prints sbatch's stderr on failure; our one-line error says it instead
@@ -88,11 +107,17 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
             jobs = [executor.submit(run, cell, plan.results_dir, plan.data_dir) for cell in cells]
     except Exception as exc:  # sbatch's refusal: its own words say why
         message = last_line(str(exc)) or "sbatch failed"
+        if timed_out(message):  # it may have queued the array: its jobs need their pickles
+            raise SchedulerError(f"sbatch of array {array.name} timed out ({message}); SLURM may have queued it "
+                                 "anyway: `status` finds its jobs, and `submit` again queues only what is missing"
+                                 ) from exc
+        for path in executor.pickles:
+            path.unlink(missing_ok=True)
         raise SchedulerError(f"SLURM refused array {array.name}: {message}") from exc
     at = now_iso()
     return [
-        Submission(cell_id, "slurm", job.job_id, array.name, at, str(job.paths.stdout), str(job.paths.stderr),
-                   token=token or None)
+        Submission(cell_id, "slurm", job.job_id, array.name, at, plan.recorded(job.paths.stdout),
+                   plan.recorded(job.paths.stderr), token=token)
         for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs)
     ]
 
@@ -107,6 +132,6 @@ def start_local_job(plan: Plan, cell: Cell, queue_pid: int):
     job = executor.submit(CellRun(), cell, plan.results_dir, plan.data_dir)
     sub = Submission(
         cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now_iso(),
-        str(job.paths.stdout), str(job.paths.stderr), queue_pid,
+        plan.recorded(job.paths.stdout), plan.recorded(job.paths.stderr), queue_pid,
     )
     return job, sub

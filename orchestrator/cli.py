@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from rich.console import Console
 
 from jobs.cell import CellError
 from jobs.result import ResultError
 from orchestrator.commands import cancel, logs, plan, status, submit
-from orchestrator.commands.common import results_dir_for
+from orchestrator.commands.common import print_errors, results_dir_for
 from orchestrator.errors import PlanError, UserError
 
 
@@ -22,19 +23,22 @@ def cmd_collect(args, console: Console) -> int:
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
-    collected = collect(results_dir)
-    report = write_report(collected) if args.report else ()
+    collected = collect(results_dir, Path(args.out) if args.out else None)
+    report, report_error = write_report(collected) if args.report and not collected.unwritten else ((), "")
+    errors = [e for e in (collected.unwritten, report_error) if e]  # the tables are shown all the same
     if args.json:
         tables = {key: json.loads(collected.tables[key].to_json(orient="records")) for key in TABLE_FILES}
         print(json.dumps(dict(tables, written=[str(p) for p in collected.written + report]), indent=1))
-        return 0
+        return print_errors(errors) or 0
     from collect.render import print_grids
 
     print_grids(console, collected.grids)
-    console.print("written: " + ", ".join(str(p) for p in collected.written))
-    if report:
-        console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in {results_dir / 'plots'}/")
-    return 0
+    if collected.written:
+        console.print("written: " + ", ".join(str(p) for p in collected.written), markup=False, highlight=False)
+    if report and not report_error:
+        console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in "
+                      f"{collected.out_dir / 'plots'}/", markup=False, highlight=False)
+    return print_errors(errors) or 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -48,6 +52,7 @@ def parser() -> argparse.ArgumentParser:
     p = verbs.add_parser("collect", parents=[common], help="tables from the result files")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--report", action="store_true", help="also write report.html (self-contained) and report.md with plots/")
+    p.add_argument("--out", metavar="DIR", help="write the tables and the report here (default: the results dir)")
     p.set_defaults(run=cmd_collect)
     for verb in (logs, cancel):
         verb.register(verbs, common)

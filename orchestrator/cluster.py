@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
+import math
 import os
 import re
 import tomllib
@@ -70,7 +71,10 @@ class ClusterSpec:
                 )
         if self.gpu_request not in GPU_REQUESTS:
             raise StudyError(f"[cluster] gpu_request must be one of {list(GPU_REQUESTS)}, got {self.gpu_request!r}")
-        for name in ("gpus_per_node", "time_min", "poll_interval_s"):
+        for field in dataclasses.fields(self):  # TOML has nan and inf
+            if field.type == "float" and not math.isfinite(getattr(self, field.name)):
+                raise StudyError(f"[cluster] {field.name} must be a finite number, got {getattr(self, field.name)}")
+        for name in ("gpus_per_node", "time_min", "poll_interval_s", "images_per_s_per_gpu"):
             if getattr(self, name) <= 0:
                 raise StudyError(f"[cluster] {name} must be > 0, got {getattr(self, name)}")
         for name in ("cpus_per_task", "mem_gb", "array_parallelism", "max_array_size", "signal_delay_s"):
@@ -128,6 +132,20 @@ def _check_types(where: str, spec: Any) -> None:
             raise StudyError(f"{where} {field.name} must be of type {field.type}, got {value!r}")
 
 
+def read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    """A TOML file's text and its tables; StudyError naming the file if it cannot be read."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StudyError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
+    except OSError as exc:
+        raise StudyError(f"{path}: cannot read it ({exc.strerror})") from exc
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(f"{path}: not valid TOML: {exc}") from exc
+
+
 def site_profile_dirs() -> list[Path]:
     dirs = [Path(p).expanduser() for p in os.environ.get(PROFILE_PATH_ENV, "").split(os.pathsep) if p]
     config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
@@ -165,9 +183,9 @@ def load_profile(name_or_path: Optional[str]) -> Profile:
     files = profile_files(name_or_path)
     for path in files:
         try:
-            data = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise StudyError(f"profile {path}: cannot read it ({exc})") from exc
+            data = read_toml(path)[1]
+        except StudyError as exc:
+            raise StudyError(f"profile {exc}") from exc
         unknown = sorted(set(data) - _PROFILE_KEYS)
         if unknown:
             raise StudyError(f"profile {path}: unknown key(s) {unknown}; valid keys: {', '.join(sorted(_PROFILE_KEYS))}")

@@ -9,9 +9,12 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from jobs.cell import Cell
 from jobs.result import write_json_atomic
@@ -20,6 +23,8 @@ from orchestrator.cluster import ClusterSpec, ContainerSpec
 from orchestrator.study import Study
 
 PLAN_FILE = "plan.json"
+STUDY_FILE = "study.toml"
+SBATCH_DIR = "sbatch"
 STARTUP_S = 60.0  # per job, for the estimate: queue-to-first-step overhead
 
 
@@ -62,6 +67,7 @@ class Plan:
     created_at: str
     container: ContainerSpec = ContainerSpec()
     profile: str = ""  # the cluster profile the plan was made with
+    planned_in: str = dataclasses.field(default="", compare=False)  # results_dir as plan.json says, if moved since
 
     @functools.cached_property
     def cell_ids(self) -> tuple[str, ...]:
@@ -89,8 +95,28 @@ class Plan:
     def log_dir(self) -> Path:
         return Path(self.results_dir) / "logs"
 
+    def recorded(self, path: Path | str) -> str:
+        """A path as the registry records it: relative to the results dir when inside it, so
+        that the dir may be moved or copied."""
+        try:
+            return str(Path(path).absolute().relative_to(self.results_dir))
+        except ValueError:
+            return str(path)
+
+    def resolve(self, recorded: Optional[str]) -> Optional[str]:
+        """A recorded path where it is now: a relative one under the results dir, an absolute one
+        under the dir the plan was made in (before this code recorded relative paths) moved along."""
+        if not recorded:
+            return recorded
+        path = Path(recorded)
+        if not path.is_absolute():
+            return str(Path(self.results_dir) / path)
+        if self.planned_in and path.is_relative_to(self.planned_in):
+            return str(Path(self.results_dir) / path.relative_to(self.planned_in))
+        return recorded
+
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: dataclasses.asdict(self)[f.name] for f in dataclasses.fields(self)}
+        data = {f.name: dataclasses.asdict(self)[f.name] for f in dataclasses.fields(self) if f.name != "planned_in"}
         data["cells"] = [c.to_dict() for c in self.cells]
         return data
 
@@ -105,6 +131,18 @@ class Plan:
             cells=tuple(Cell.from_dict(c) for c in data["cells"]), arrays=arrays, created_at=data["created_at"],
             container=ContainerSpec(**data.get("container", {})), profile=data.get("profile", ""),
         )
+
+
+def check_results_path(path: Path) -> None:
+    """The results dir's path goes into #SBATCH --output/--error lines, where SLURM reads % as a
+    pattern and \\ as an escape (even inside quotes): refuse paths it would not read back exactly."""
+    text = str(path)
+    if "\\" in text:
+        raise PlanError(f"--results {text!r}: SLURM reads a backslash in #SBATCH lines as an escape, and the jobs "
+                        "could not write their logs; pick a dir without backslashes")
+    if any(c in text for c in "%\n\r"):
+        raise PlanError(f"--results {text!r}: SLURM reads % in log paths as a pattern; "
+                        "pick a dir without % or newlines")
 
 
 def shape_of(cell: Cell, cluster: ClusterSpec) -> ResourceShape:
@@ -150,11 +188,85 @@ def write_plan(plan: Plan) -> Path:
     return path
 
 
+def install_plan(plan: Plan, source: str, scripts: dict[str, str]) -> Path:
+    """Write plan.json, study.toml and sbatch/<array>.sh all or nothing: built in a staging dir
+    beside them, then renamed into place (the old ones put back if a rename fails). Refuses to
+    replace files that `plan` did not write."""
+    results_dir = Path(plan.results_dir)
+    if os.path.lexists(results_dir) and not results_dir.is_dir():
+        raise PlanError(f"--results {results_dir} is not a directory (a file, or a link to nothing); "
+                        "pass --results a new or empty dir")
+    try:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        check_owned(results_dir)
+        stage = Path(tempfile.mkdtemp(prefix=".plan-", dir=results_dir))
+    except OSError as exc:
+        raise PlanError(f"cannot write the plan in {results_dir} ({exc.strerror}); "
+                        "pass --results DIR somewhere you can write") from exc
+    try:
+        (stage / SBATCH_DIR).mkdir()
+        for name, text in scripts.items():
+            (stage / SBATCH_DIR / f"{name}.sh").write_text(text)
+        (stage / STUDY_FILE).write_text(source)
+        write_json_atomic(stage / PLAN_FILE, plan.to_dict())
+        _swap_in(stage, results_dir)
+    except OSError as exc:
+        raise PlanError(f"cannot write the plan in {results_dir} ({exc.strerror}); the previous plan is "
+                        "unchanged; free some space or pass --results DIR elsewhere") from exc
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)  # the new files on failure, else the old ones
+    return results_dir / PLAN_FILE
+
+
+def check_owned(results_dir: Path) -> None:
+    """What `plan` replaces must be what an earlier `plan` wrote: study.toml and sbatch/ beside a
+    plan.json, and nothing in sbatch/ but its scripts."""
+    ours = (results_dir / PLAN_FILE).is_file() and not (results_dir / PLAN_FILE).is_symlink()
+    theirs = [name for name in (STUDY_FILE, SBATCH_DIR) if os.path.lexists(results_dir / name) and not ours]
+    sbatch = results_dir / SBATCH_DIR
+    if ours and os.path.lexists(sbatch):
+        if sbatch.is_symlink() or not sbatch.is_dir():
+            theirs.append(SBATCH_DIR)
+        else:
+            theirs += [f"{SBATCH_DIR}/{p.name}" for p in sbatch.iterdir()
+                       if p.is_symlink() or not p.is_file() or p.suffix != ".sh"]
+    if theirs:
+        raise PlanError(f"{results_dir} holds {', '.join(sorted(theirs)[:3])}, which `plan` did not write; "
+                        "move it away, or pass --results a new or empty dir")
+
+
+def _swap_in(stage: Path, results_dir: Path) -> None:
+    """Rename the staged files into place, plan.json last (the other verbs read it); the old ones
+    go into the staging dir. If a rename fails, everything goes back as it was."""
+    old = stage / "old"
+    old.mkdir()
+    done: list[tuple[str, bool]] = []
+    try:
+        for name in (SBATCH_DIR, STUDY_FILE, PLAN_FILE):
+            had = os.path.lexists(results_dir / name)
+            if had:
+                os.rename(results_dir / name, old / name)
+            done.append((name, had))
+            os.rename(stage / name, results_dir / name)
+    except OSError:
+        for name, had in reversed(done):
+            if not os.path.lexists(stage / name):
+                os.rename(results_dir / name, stage / name)
+            if had:
+                os.rename(old / name, results_dir / name)
+        raise
+
+
 def read_plan(results_dir: Path) -> Plan:
     path = Path(results_dir) / PLAN_FILE
     if not path.is_file():
         raise PlanError(f"no plan in {results_dir}; run `python -m orchestrator plan` first (same --study/--results)")
     try:
-        return Plan.from_dict(json.loads(path.read_text()))
-    except (ValueError, KeyError, TypeError, UserError) as exc:
-        raise PlanError(f"plan file {path} is unreadable ({exc}); run `python -m orchestrator plan` again") from exc
+        plan = Plan.from_dict(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError, UserError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise PlanError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
+    here = str(Path(results_dir).absolute())  # a results dir is relocatable: where it is now wins
+    if plan.results_dir == here:
+        return plan
+    return dataclasses.replace(plan, results_dir=here, planned_in=plan.results_dir)

@@ -17,6 +17,7 @@ import datetime as dt
 import fcntl
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional, Union
@@ -121,20 +122,50 @@ def to_line(record: Record) -> str:
 
 
 def from_line(line: str) -> Record:
+    """One record, its fields checked: a hand-edited line must not reach status as a wrong type."""
     data = json.loads(line)
     if not isinstance(data, dict):
         raise TypeError("not a JSON object")
     kind = data.get("kind")
-    if kind is None:
-        return Submission(**data)
-    if kind not in _KINDS:
+    if kind is not None and kind not in _KINDS:
         raise ValueError(f"unknown kind {kind!r}")
-    record_cls = _KINDS[kind]
-    if record_cls is Intent:
-        data["cell_ids"] = tuple(data["cell_ids"])
-    if record_cls is Cancelled:
-        data["job_ids"] = tuple(data["job_ids"])
-    return record_cls(**data)
+    record_cls = Submission if kind is None else _KINDS[kind]
+    for name in ("cell_ids", "job_ids"):
+        if isinstance(data.get(name), list):
+            data[name] = tuple(data[name])
+    record = record_cls(**data)
+    for field in dataclasses.fields(record):
+        _check_field(field.name, getattr(record, field.name), field.type)
+    if isinstance(record, Submission):
+        _check_submission(record)
+    return record
+
+
+_FIELD_TYPES = {"str": str, "Optional[str]": (str, type(None)), "Optional[int]": (int, type(None))}
+_TIMESTAMPS = ("submitted_at", "created_at")
+_JOB_IDS = {"slurm": re.compile(r"\d+(_\d+)?"), "local": re.compile(r"\d+")}
+
+
+def _check_field(name: str, value, type_name: str) -> None:
+    if type_name == "tuple[str, ...]":
+        if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+            raise TypeError(f"{name} must be a list of strings, got {value!r}")
+    elif not isinstance(value, _FIELD_TYPES[type_name]) or isinstance(value, bool):
+        raise TypeError(f"{name} must be of type {type_name}, got {value!r}")
+    if name in _TIMESTAMPS:
+        try:
+            aware = dt.datetime.fromisoformat(value).tzinfo is not None
+        except ValueError:
+            aware = False
+        if not aware:
+            raise ValueError(f"{name} must be an ISO timestamp with a time zone, got {value!r}")
+
+
+def _check_submission(sub: Submission) -> None:
+    if sub.executor not in _JOB_IDS:
+        raise ValueError(f"executor must be one of {list(_JOB_IDS)}, got {sub.executor!r}")
+    if sub.job_id is not None and not _JOB_IDS[sub.executor].fullmatch(sub.job_id):
+        raise ValueError(f"job_id {sub.job_id!r} is not a {sub.executor} job id")
 
 
 def append(results_dir: Path, records: list[Record]) -> None:
@@ -170,7 +201,7 @@ def load(results_dir: Path) -> RegistryState:
             continue
         try:
             record = from_line(line)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
             if line.startswith("{") and not line.rstrip().endswith("}"):
                 continue  # a write cut short by a crash: a prefix of a record that was never confirmed
             state.errors.append(f"registry {path} line {number} is corrupt ({exc}); fix or delete that line")

@@ -16,13 +16,14 @@ import jinja2
 from orchestrator.cluster import ContainerSpec
 from orchestrator.plan import ArrayPlan, Plan, ResourceShape
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 SIGNAL_DELAY_S = 90  # the default of [cluster] signal_delay_s
 
 
 def template_env() -> jinja2.Environment:
+    import templates  # here, not at the top: a job imports this module (backends) but renders nothing
+
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
+        loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
     env.filters["q"] = lambda value: shlex.quote(str(value))

@@ -18,7 +18,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
@@ -77,7 +77,12 @@ def parse_squeue(text: str) -> dict[str, JobState]:
 
 def parse_sacct(text: str) -> dict[str, JobState]:
     """Lines of SACCT_FIELDS (the name is optional); a pending array's summary row is skipped."""
-    jobs = {}
+    return {job.job_id: job for job in sacct_rows(text)}
+
+
+def sacct_rows(text: str) -> list[JobState]:
+    """Every row, in sacct's order: after a SLURM restart one id may name several jobs."""
+    jobs = []
     for line in text.splitlines():
         fields = line.split("|", 5)
         if len(fields) < 5 or "[" in fields[0]:
@@ -86,8 +91,14 @@ def parse_sacct(text: str) -> dict[str, JobState]:
         name = fields[5].strip() if len(fields) > 5 else ""
         word = state.split()[0] if state else "UNKNOWN"  # "CANCELLED by 0" -> CANCELLED
         reason = f"exit {exit_code}" if exit_code not in ("", "0:0") else ""
-        jobs[job_id] = JobState(job_id, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name)
+        jobs.append(JobState(job_id, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name))
     return jobs
+
+
+def is_ours(job: JobState, token: str) -> bool:
+    """Job ids start over when SLURM's state is reset: the job must also carry the submission's
+    token in its name (where both are known)."""
+    return not token or not job.name or job.name.endswith(f"-{token}")
 
 
 def parse_max_array_size(config: str) -> Optional[int]:
@@ -128,21 +139,23 @@ class SlurmClient:
         return (f"sacct unavailable ({self.accounting_off}): jobs that left squeue are judged by their "
                 "result files and logs")
 
-    def snapshot(self, job_ids: Iterable[str], names: Iterable[str] = (), since: Optional[str] = None,
-                 squeue_only: Iterable[str] = ()) -> Snapshot:
+    def snapshot(self, job_ids: Iterable[str] | Mapping[str, str], names: Iterable[str] = (),
+                 since: Optional[str] = None, squeue_only: Iterable[str] | Mapping[str, str] = ()) -> Snapshot:
         """States of these ARRAY_TASK ids and of every job with one of these names: one squeue,
         then one sacct for what squeue no longer lists (by id, or by user since `since` when a
-        name is still missing). `squeue_only` ids are reported only if squeue still lists them."""
-        wanted, names, extra = set(job_ids), set(names), set(squeue_only)
+        name is still missing). `squeue_only` ids are reported only if squeue still lists them.
+        Ids may come with their submission's token (a mapping): a job of that id whose name
+        carries another token is someone else's."""
+        wanted, names, extra = _tokens(job_ids), set(names), _tokens(squeue_only)
         if not wanted and not names and not extra:
             return Snapshot({}, self.warning)
         squeue = self._run(["squeue", "-h", "-r", "-u", self.user, "-t", "all", "-o", SQUEUE_FORMAT])
         if squeue.returncode != 0:
             raise SchedulerError(f"squeue failed: {last_line(squeue.stderr)}; is SLURM up? (try `sinfo`)")
         listed = parse_squeue(squeue.stdout)
-        jobs = {k: v for k, v in listed.items() if k in wanted or v.name in names}
-        extras = {k: v for k, v in listed.items() if k in extra}
-        missing_ids = wanted - set(jobs)
+        jobs = {k: v for k, v in listed.items() if (k in wanted and is_ours(v, wanted[k])) or v.name in names}
+        extras = {k: v for k, v in listed.items() if k in extra and is_ours(v, extra[k])}
+        missing_ids = set(wanted) - set(jobs)
         missing_names = names - {j.name for j in jobs.values()}
         if not (missing_ids or missing_names) or self.accounting_off:
             return Snapshot({**extras, **jobs}, self.warning)
@@ -155,9 +168,9 @@ class SlurmClient:
         if sacct.returncode != 0:
             self.accounting_off = last_line(sacct.stderr) or "sacct failed"
             return Snapshot({**extras, **jobs}, self.warning)
-        for job_id, job in parse_sacct(sacct.stdout).items():
-            if job_id in missing_ids or job.name in missing_names:
-                jobs[job_id] = job
+        for job in sacct_rows(sacct.stdout):
+            if (job.job_id in missing_ids and is_ours(job, wanted[job.job_id])) or job.name in missing_names:
+                jobs[job.job_id] = job
         return Snapshot({**extras, **jobs})
 
     def max_array_size(self) -> int:
@@ -187,6 +200,10 @@ class SlurmClient:
     def partitions(self) -> list[str]:
         result = self._run(["sinfo", "-h", "-o", "%P"])
         return [p.rstrip("*") for p in result.stdout.split()] if result.returncode == 0 else []
+
+
+def _tokens(job_ids: Iterable[str] | Mapping[str, str]) -> dict[str, str]:
+    return dict(job_ids) if isinstance(job_ids, Mapping) else dict.fromkeys(job_ids, "")
 
 
 def pid_alive(pid: int, marker: str) -> bool:

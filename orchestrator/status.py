@@ -6,6 +6,7 @@ by their token (recovery.py).
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,9 +223,10 @@ class Monitor:
         slurm = [(cid, s) for cid, s in subs.items() if s.executor == "slurm" and s.job_id]
         asked = [s for cid, s in slurm if not is_final(results.get(cid))]
         times = [s.submitted_at for s in asked] + [i.created_at for i in unconfirmed]
-        snapshot = self.client.snapshot([s.job_id for s in asked], [i.job_name for i in unconfirmed],
+        snapshot = self.client.snapshot({s.job_id: s.token or "" for s in asked}, [i.job_name for i in unconfirmed],
                                         since=min(times) if unconfirmed else None,
-                                        squeue_only=[s.job_id for cid, s in slurm if is_final(results.get(cid))])
+                                        squeue_only={s.job_id: s.token or "" for cid, s in slurm
+                                                     if is_final(results.get(cid))})
         now = dt.datetime.now(dt.timezone.utc)
         confirmed = {(s.token, s.cell_id) for s in state.submissions if s.token}
         found = recovery.recover(unconfirmed, confirmed, snapshot.jobs, now)
@@ -234,6 +236,9 @@ class Monitor:
             current = subs.get(sub.cell_id)
             if current is None or current.submitted_at <= sub.submitted_at:
                 subs[sub.cell_id] = sub
+        resolve = self.plan.resolve  # the log files where the results dir is now
+        subs = {cid: dataclasses.replace(s, log_out=resolve(s.log_out), log_err=resolve(s.log_err))
+                for cid, s in subs.items()}
         self.subs = subs
         jobs = dict(snapshot.jobs)
         jobs.update(local_snapshot([s for s in subs.values() if s.executor == "local"], now))

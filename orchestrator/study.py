@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from jobs.cell import Cell, CellError
-from orchestrator.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, build_specs, load_profile  # noqa: F401
+from orchestrator.cluster import (GPU_REQUESTS, ClusterSpec, ContainerSpec, build_specs,  # noqa: F401
+                                  load_profile, read_toml)
 from orchestrator.errors import StudyError
 
 STUDIES_DIR = Path(__file__).parent / "studies"
 _CELL_FIELDS = {f.name for f in dataclasses.fields(Cell)}
-_TOP_KEYS = {"name", "description", "data_dir", "profile", "repeats", "cluster", "container", "defaults", "grid"}
+_TOP_KEYS = {"name", "description", "data_dir", "profile", "repeats", "cluster", "container", "defaults", "grid",
+             "max_cells"}
 _GRID_KEYS = _CELL_FIELDS | {"name", "repeats"}
+MAX_CELLS = 10_000  # a study's default limit: plan.json and status grow with it
+MAX_REPEATS = 1_000
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
 @dataclass(frozen=True)
 class Study:
     name: str
@@ -38,32 +45,52 @@ def available_studies() -> list[str]:
     return sorted(p.stem for p in STUDIES_DIR.glob("*.toml"))
 
 
+def check_name(name: Any) -> str:
+    """A study's name names its results dir (runs/<name>) and its jobs: one path component."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise StudyError(f"name must be letters, digits and _.- (at most 100, the first a letter or digit: "
+                         f"it names the results dir runs/<name>), got {name!r}")
+    return name
+
+
 def find_study(name_or_path: str) -> Path:
-    """A shipped study by name, or a TOML file by path."""
+    """A TOML file by path, or a shipped study by name (a directory of that name does not hide it)."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        if not path.is_file():
-            raise StudyError(f"study file {path} does not exist")
-        return path
     shipped = STUDIES_DIR / f"{name_or_path}.toml"
-    if not shipped.is_file():
-        raise StudyError(
-            f"unknown study {name_or_path!r}; shipped studies: {', '.join(available_studies())} "
-            "(or give the path of a .toml file)"
-        )
-    return shipped
+    if path.is_file():
+        return path
+    if path.suffix != ".toml" and NAME.fullmatch(name_or_path) and shipped.is_file():
+        return shipped
+    if path.is_dir():
+        raise StudyError(f"{path} is a directory, not a study file; give a .toml file or a shipped study's name "
+                         f"({', '.join(available_studies())})")
+    if path.suffix == ".toml" or path.exists():
+        raise StudyError(f"study file {path} does not exist" if not path.exists() else f"{path} is not a file")
+    raise StudyError(
+        f"unknown study {name_or_path!r}; shipped studies: {', '.join(available_studies())} "
+        "(or give the path of a .toml file)"
+    )
 
 
 def load_study(name_or_path: str, profile: Optional[str] = None) -> Study:
     """A study file, over the cluster profile it names (or `profile`, which wins)."""
     path = find_study(name_or_path)
-    text = path.read_text()
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise StudyError(f"{path}: not valid TOML: {exc}") from exc
+    text, data = read_toml(path)
     try:
         return parse_study(data, text, default_name=path.stem, profile=profile)
+    except StudyError as exc:
+        raise StudyError(f"{path}: {exc}") from exc
+
+
+def study_name(name_or_path: str) -> str:
+    """The study's name, without expanding its grids: its file's `name` (else the file's stem), or
+    a plain name as it is (the verbs after `plan` need only the name of the results dir)."""
+    if not Path(name_or_path).is_file() and Path(name_or_path).suffix != ".toml" and NAME.fullmatch(name_or_path):
+        return name_or_path
+    path = find_study(name_or_path)
+    name = read_toml(path)[1].get("name", path.stem)
+    try:
+        return check_name(name)
     except StudyError as exc:
         raise StudyError(f"{path}: {exc}") from exc
 
@@ -71,9 +98,7 @@ def load_study(name_or_path: str, profile: Optional[str] = None) -> Study:
 def parse_study(data: dict[str, Any], source: str = "", default_name: str = "study",
                 profile: Optional[str] = None) -> Study:
     _reject_unknown("the top level", data, _TOP_KEYS)
-    name = data.get("name", default_name)
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise StudyError(f"name must be letters, digits and _.- only, got {name!r}")
+    name = check_name(data.get("name", default_name))
     description = data.get("description", "")
     data_dir = data.get("data_dir", "data")
     if not isinstance(description, str) or not isinstance(data_dir, str):
@@ -90,21 +115,44 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     if not isinstance(grids, list) or not grids:
         raise StudyError("a study needs at least one [[grid]] table")
     study_repeats = _repeats("repeats", data.get("repeats", 1))
-    cells: dict[str, Cell] = {}
+    tables = []
     for index, grid in enumerate(grids):
         where = f"grid[{index}]"
         grid = _table(where, grid)
         _reject_unknown(where, grid, _GRID_KEYS)
         grid.pop("name", None)
         repeats = _repeats(f"{where}.repeats", grid.pop("repeats", study_repeats))
+        if repeats > MAX_REPEATS:
+            raise StudyError(f"{where}.repeats = {repeats:,}: at most {MAX_REPEATS} runs of a configuration")
         if repeats > 1:
             if "repeat" in grid:
                 raise StudyError(f"{where}: give repeats = N or repeat = [...], not both")
             grid["repeat"] = list(range(repeats))
-        for cell in expand_grid({**defaults, **grid}, where):
+        tables.append((where, {**defaults, **grid}))
+    check_size(tables, data.get("max_cells", MAX_CELLS))
+    cells: dict[str, Cell] = {}
+    for where, fields in tables:
+        for cell in expand_grid(fields, where):
             _check_fits_node(cell, cluster, where)
             cells.setdefault(cell.cell_id, cell)
     return Study(name, description, data_dir, cluster, tuple(cells.values()), source, container, chosen.name)
+
+
+def grid_size(fields: dict[str, Any]) -> int:
+    """How many cells a grid expands to: the product of its lists' lengths."""
+    return math.prod(len(v) for v in fields.values() if isinstance(v, list))
+
+
+def check_size(tables: list[tuple[str, dict[str, Any]]], limit: Any) -> None:
+    """Count before expanding: a grid too big to hold is refused with its size."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        raise StudyError(f"max_cells must be an int > 0, got {limit!r}")
+    sizes = [(where, grid_size(fields)) for where, fields in tables]
+    total = sum(n for _, n in sizes)
+    if total > limit:
+        biggest = max(sizes, key=lambda pair: pair[1])
+        raise StudyError(f"the grids expand to {total:,} cells ({biggest[0]}: {biggest[1]:,}), above max_cells = "
+                         f"{limit:,}; shrink the grids, or raise max_cells at the top of the study file")
 
 
 def expand_grid(fields: dict[str, Any], where: str) -> list[Cell]:

@@ -20,7 +20,7 @@ from typing import Optional
 
 from orchestrator import registry, scheduler
 from orchestrator.errors import RegistryError, SchedulerError, UserError
-from orchestrator.plan import ArrayPlan, Plan
+from orchestrator.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.recovery import INTENT_GRACE_S
 from orchestrator.machine import this_machine, why_not_here
 from orchestrator.registry import Abandoned, Intent, Skipped
@@ -88,6 +88,8 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
     if test_only and executor != "slurm":
         raise UserError("--test-only asks sbatch to check the request: it needs SLURM (sbatch on PATH)")
     check_time(plan, time_min)
+    if executor == "slurm":  # the dir may have been moved since `plan` checked its path
+        check_results_path(Path(plan.results_dir))
     check_writable(plan)
     client = client or SlurmClient()
     with registry.submit_lock(Path(plan.results_dir)):
@@ -149,12 +151,12 @@ def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: O
     for array, chunk in array_chunks(plan, todo, array_limit(plan, client)):
         token = secrets.token_hex(4)
         registry.append(results_dir, [Intent(token, array.name, job_name(plan, array, token), tuple(chunk),
-                                             registry.now_iso(), str(plan.log_dir))])
+                                             registry.now_iso(), plan.recorded(plan.log_dir))])
         try:
             calls += 1
             subs = submit_slurm_array(plan, array, [plan.cell(c) for c in chunk], token, time_min, chunk)
         except SchedulerError as exc:
-            if "timed out" not in str(exc).lower():  # a timeout may still have queued it: recovery decides
+            if "timed out" not in str(exc):  # a timeout may still have queued it: recovery decides
                 registry.append(results_dir, [Abandoned(token, registry.now_iso(), str(exc))])
             raise SchedulerError(explain_refusal(str(exc), client, calls - 1)) from exc
         registry.append(results_dir, subs)

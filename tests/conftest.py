@@ -30,3 +30,23 @@ def in_tmp(tmp_path, monkeypatch) -> Path:
     """Run in an empty directory, as a newcomer would (runs/ and data/ land here)."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+class unwritable:
+    """chmod a-w, or (as root, whom modes do not stop) chattr +i; skips where neither works."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self):
+        self.path.chmod(0o555)
+        self.immutable = os.geteuid() == 0
+        if self.immutable and subprocess.run(["chattr", "+i", str(self.path)], capture_output=True).returncode != 0:
+            self.path.chmod(0o755)
+            pytest.skip("cannot make a directory unwritable for root here (no chattr +i)")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.immutable:
+            subprocess.run(["chattr", "-i", str(self.path)], check=True)
+        self.path.chmod(0o755)

@@ -2,25 +2,17 @@
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 from typing import Optional
 
 from orchestrator.errors import PlanError
 from orchestrator.plan import Plan, read_plan
-from orchestrator.study import find_study, load_study
+from orchestrator.study import study_name as name_of_study
 
 
 def study_name(args) -> str:
-    """The study's name, without expanding its grids: a shipped name, or the file's `name`."""
-    if Path(args.study).suffix != ".toml":
-        return args.study
-    path = find_study(args.study)
-    try:
-        name = tomllib.loads(path.read_text()).get("name", path.stem)
-    except tomllib.TOMLDecodeError:
-        return load_study(args.study).name  # says what is wrong, naming the file
-    return name if isinstance(name, str) else load_study(args.study).name
+    """The study's name, without expanding its grids."""
+    return name_of_study(args.study)
 
 
 def results_dir_for(args) -> Path:

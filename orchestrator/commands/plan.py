@@ -1,14 +1,12 @@
 """plan: expand the study into cells and arrays; write plan.json, study.toml, sbatch/*.sh."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from rich.console import Console
 
 from orchestrator import display
-from orchestrator.errors import PlanError
-from orchestrator.plan import build_plan, write_plan
+from orchestrator.plan import SBATCH_DIR, build_plan, check_results_path, install_plan
 from orchestrator.sbatch import render_sbatch
 from orchestrator.study import load_study
 
@@ -22,30 +20,14 @@ def register(verbs, common) -> None:
     p.set_defaults(run=run)
 
 
-def check_results_dir(path: Path) -> None:
-    text = str(path)
-    if any(c in text for c in "%\n\r"):
-        raise PlanError(f"--results {text!r}: SLURM reads % in log paths as a pattern; pick a dir without % or newlines")
-
-
 def run(args, console: Console) -> int:
     study = load_study(args.study, profile=args.profile)
     results_dir = Path(args.results) if args.results else Path("runs") / study.name
-    check_results_dir(results_dir.absolute())
+    check_results_path(results_dir.absolute())
     plan = build_plan(study, results_dir, Path.cwd())
-    sbatch_dir = results_dir / "sbatch"
+    sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
-    try:
-        results_dir.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(sbatch_dir, ignore_errors=True)
-        sbatch_dir.mkdir()
-        for name, text in texts.items():
-            (sbatch_dir / f"{name}.sh").write_text(text)
-        (results_dir / "study.toml").write_text(study.source)
-        path = write_plan(plan)
-    except OSError as exc:
-        raise PlanError(f"cannot write the plan in {results_dir} ({exc.strerror}); "
-                        "pass --results DIR somewhere you can write") from exc
+    path = install_plan(plan, study.source, texts)
     console.print(display.plan_table(plan))
     if args.cells:
         console.print(display.cells_table(plan))

@@ -67,3 +67,29 @@ def test_a_plan_of_another_study_is_not_used(in_tmp, capsys):
     assert main(["plan", "--study", "quick", "--results", "runs/x"]) == 0
     code, err = run_cli(capsys, "submit", "--study", str(TINY_STUDY), "--results", "runs/x")
     assert code == 2 and "holds a plan of study 'quick'" in err
+
+
+def test_a_study_named_dotdot_is_refused_and_the_current_dir_left_alone(in_tmp, capsys):
+    (in_tmp / "sbatch").mkdir()
+    (in_tmp / "sbatch" / "mine.sh").write_text("keep me")
+    text = GOOD.replace('name = "tiny"', 'name = ".."')
+    (in_tmp / "study.toml").write_text(text)
+    for verb in ("plan", "status"):
+        code, err = run_cli(capsys, verb, "--study", "study.toml")
+        assert code == 2 and "name must be" in err and len(err.strip().splitlines()) == 1, err
+    assert (in_tmp / "sbatch" / "mine.sh").read_text() == "keep me"
+    assert (in_tmp / "study.toml").read_text() == text and not (in_tmp / "plan.json").exists()
+
+
+def test_a_study_file_that_is_not_utf8_is_one_line_exit_2(in_tmp, capsys):
+    (in_tmp / "latin1.toml").write_bytes(GOOD.replace('name = "tiny"', 'name = "caf\xe9"').encode("latin-1"))
+    for verb in ("plan", "status"):
+        code, err = run_cli(capsys, verb, "--study", "latin1.toml")
+        assert code == 2 and "not UTF-8 text" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("results", ["runs\\tiny", "runs/50%", "runs/a\nb"])
+def test_a_results_path_slurm_cannot_read_back_is_refused_at_plan(in_tmp, capsys, results):
+    code, err = run_cli(capsys, "plan", "--study", str(TINY_STUDY), "--results", results)
+    assert code == 2 and err.startswith("error: --results") and len(err.strip().splitlines()) == 1, err
+    assert not list(in_tmp.iterdir())

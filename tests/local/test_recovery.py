@@ -157,6 +157,46 @@ def test_a_corrupt_registry_line_and_result_file_leave_status_listing_every_cell
     assert registry.load(Path(plan.results_dir)).submissions == []  # nothing queued
 
 
+@pytest.mark.parametrize("line", [
+    {"executor": "local", "job_id": "abc"}, {"submitted_at": "2025-01-01T00:00:00"}, {"job_id": 123},
+])
+def test_a_registry_line_of_wrong_types_is_an_error_naming_it_not_a_traceback(tmp_path, monkeypatch, capsys, line):
+    monkeypatch.chdir(tmp_path)
+    plan = plan_of(tmp_path / "r")
+    good = Submission(plan.cells[0].cell_id, "slurm", "5_0", "n1-g1-t1", iso(60))
+    text = registry.to_line(good).rstrip("\n")
+    (Path(plan.results_dir) / registry.REGISTRY_FILE).write_text(
+        json.dumps({**json.loads(text), **line}) + "\n")
+    code = main(["status", "--study", "s", "--results", "r", "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: registry") and "line 1 is corrupt" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_an_intent_with_a_bad_timestamp_is_an_error_naming_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    plan = plan_of(tmp_path / "r")
+    bad = Intent("t1", "n1-g1-t1", "s-n1-g1-t1-t1", (plan.cells[0].cell_id,), "nope", str(plan.log_dir))
+    registry.append(Path(plan.results_dir), [bad])
+    code = main(["status", "--study", "s", "--results", "r", "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "line 1 is corrupt" in err and "created_at" in err, err
+
+
+def test_a_job_id_reused_after_a_slurm_restart_is_not_taken_for_the_cells_job(tmp_path):
+    from orchestrator.control import cancel
+
+    plan = plan_of(tmp_path, 1)
+    cid = plan.cell_ids[0]
+    registry.append(tmp_path, [Submission(cid, "slurm", "7_0", "n1-g1-t1", iso(3600), token="old1")])
+    squeue = "7_0|RUNNING|1:00|n1|None|other-n1-g1-t1-new2\n"  # SLURM started over: 7_0 is someone else's
+    sacct = "7_0|COMPLETED|60|n2|0:0|s-n1-g1-t1-old1\n7_0|RUNNING|60|n1|0:0|other-n1-g1-t1-new2\n"
+    client = ScriptedSlurm(squeue, sacct)
+    row = Monitor(plan, client).refresh().rows[0]
+    assert (row.state, row.job_state) == ("failed", "COMPLETED"), row
+    assert cancel(plan, [cid], client) == [] and not any(c[0] == "scancel" for c in client.commands)
+
+
 # --- why a cell ended --------------------------------------------------------------------------
 
 SUB = Submission("c", "slurm", "17_0", "n1-g1-t1", iso(600))

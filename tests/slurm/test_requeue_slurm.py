@@ -14,6 +14,7 @@ from jobs.cell import Cell
 from jobs.result import read_result, result_path
 from orchestrator import registry
 from orchestrator.cli import main
+from orchestrator.plan import read_plan
 from orchestrator.registry import Submission
 from tests.conftest import TESTS
 
@@ -61,11 +62,12 @@ def test_jobs_requeued_mid_training_resume_and_record_each_epoch_once(slurm_clus
     assert main(["submit", "--study", str(study)]) == 0
     results = in_tmp / "runs" / "long"
     by_requeue, by_signal = registry.load(results).submissions
+    log_out = {sub.job_id: Path(read_plan(results).resolve(sub.log_out)) for sub in (by_requeue, by_signal)}
     for sub, epochs in ((by_requeue, EPOCHS["requeue"]), (by_signal, EPOCHS["signal"])):
-        wait_for_line(Path(sub.log_out), f"epoch 2/{epochs}")
+        wait_for_line(log_out[sub.job_id], f"epoch 2/{epochs}")
     subprocess.run(["scontrol", "requeue", by_requeue.job_id], check=True)
     subprocess.run(["scancel", "--signal=USR2", by_signal.job_id], check=True)
-    wait_for_line(Path(by_signal.log_out), "Requeued job", timeout_s=30)  # submitit's own requeue
+    wait_for_line(log_out[by_signal.job_id], "Requeued job", timeout_s=30)  # submitit's own requeue
 
     capsys.readouterr()
     assert main(["status", "--study", str(study), "--json"]) == 0
@@ -78,9 +80,9 @@ def test_jobs_requeued_mid_training_resume_and_record_each_epoch_once(slurm_clus
         result = read_result(result_path(results, sub.cell_id))
         assert result.status == "ok"
         assert [e.epoch for e in result.epochs] == list(range(1, epochs + 1))  # each epoch exactly once
-        log = Path(sub.log_out).read_text()
+        log = log_out[sub.job_id].read_text()
         assert "resumed from" in log and log.count(f"epoch {epochs}/{epochs}") == 1
-    assert "DUE TO JOB REQUEUE" in Path(by_requeue.log_err).read_text()
+    assert "DUE TO JOB REQUEUE" in Path(read_plan(results).resolve(by_requeue.log_err)).read_text()
 
 
 def restart_cluster(accounting: bool) -> None:

@@ -89,6 +89,13 @@ def test_an_int_is_accepted_for_a_float_field():
     ({"precision": "fp16"}, "precision must be one of"),
     ({"lr_scaling": "sqrt"}, "lr_scaling must be one of"),
     ({"train_images": 50_001}, "train_images must be <= 50000"),
+    ({"lr": -0.1}, "lr must be >= 0"),
+    ({"momentum": -0.9}, "momentum must be >= 0"),
+    ({"weight_decay": -1e-4}, "weight_decay must be >= 0"),
+    ({"lr": float("nan")}, "lr must be a finite number"),
+    ({"weight_decay": float("inf")}, "weight_decay must be a finite number"),
+    ({"seed": 2**64}, r"seed must be < 2\*\*32"),
+    ({"seed": 2**32}, r"seed must be < 2\*\*32"),
 ])
 def test_a_bad_value_names_the_field(fields, named):
     with pytest.raises(CellError, match=named):
@@ -145,3 +152,13 @@ def test_from_dict_with_an_unknown_field_names_it_and_lists_the_valid_ones():
 def test_cell_is_frozen():
     with pytest.raises(AttributeError):
         ddp2().batch_per_gpu = 64  # type: ignore[misc]
+
+
+def test_the_largest_seed_seeds_every_generator_a_run_uses():
+    import numpy as np
+    import torch
+
+    cell = Cell(engine="single", batch_per_gpu=32, seed=2**32 - 1, epochs=5, timed_epoch=5)
+    torch.Generator().manual_seed(cell.seed * 100_003 + cell.epochs)  # the fast pipeline's per-epoch seed
+    torch.manual_seed(cell.seed)
+    np.random.default_rng(cell.seed)

@@ -100,3 +100,9 @@ def test_read_plan_on_a_broken_file(tmp_path):
     (tmp_path / PLAN_FILE).write_text('{"study": "x"}')
     with pytest.raises(PlanError, match="unreadable"):
         read_plan(Path(tmp_path))
+
+
+def test_read_plan_on_deeply_nested_json(tmp_path):
+    (tmp_path / PLAN_FILE).write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(PlanError, match="unreadable"):
+        read_plan(tmp_path)

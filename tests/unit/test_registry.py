@@ -31,9 +31,9 @@ def test_newest_line_wins(tmp_path):
 
 
 def test_local_queue_entry_then_its_job(tmp_path):
-    append(tmp_path, [Submission("a", "local", None, "n1-g1-t1", "t0", queue_pid=4321)])
+    append(tmp_path, [Submission("a", "local", None, "n1-g1-t1", "2025-01-01T00:00:00+00:00", queue_pid=4321)])
     assert latest(tmp_path)["a"].queue_pid == 4321 and latest(tmp_path)["a"].job_id is None
-    append(tmp_path, [Submission("a", "local", "5555", "n1-g1-t1", "t1", queue_pid=4321)])
+    append(tmp_path, [Submission("a", "local", "5555", "n1-g1-t1", "2025-01-01T00:00:01+00:00", queue_pid=4321)])
     assert latest(tmp_path)["a"].job_id == "5555"
 
 
@@ -76,3 +76,47 @@ def test_a_line_with_unknown_keys_is_corrupt(tmp_path):
 def test_an_unwritable_dir_raises_registry_error(tmp_path):
     with pytest.raises(RegistryError, match="cannot write the registry"):
         append(tmp_path / "no" / "such" / "dir", [sub("a", "1")])
+
+
+GOOD_SUB = {"cell_id": "a", "executor": "slurm", "job_id": "17_0", "array": "n1-g1-t1",
+            "submitted_at": "2025-01-01T00:00:00+00:00"}
+GOOD_INTENT = {"kind": "intent", "token": "t1", "array": "n1-g1-t1", "job_name": "s-n1-g1-t1-t1", "cell_ids": ["a"],
+               "created_at": "2025-01-01T00:00:00+00:00", "log_dir": "/r/logs"}
+
+
+@pytest.mark.parametrize("line, named", [
+    ({**GOOD_SUB, "executor": "local", "job_id": "abc"}, "job_id"),
+    ({**GOOD_SUB, "submitted_at": "2025-01-01T00:00:00"}, "submitted_at"),
+    ({**GOOD_SUB, "submitted_at": "yesterday"}, "submitted_at"),
+    ({**GOOD_SUB, "job_id": 123}, "job_id"),
+    ({**GOOD_SUB, "job_id": "17_0; rm"}, "job_id"),
+    ({**GOOD_SUB, "executor": "pbs"}, "executor"),
+    ({**GOOD_SUB, "queue_pid": "12"}, "queue_pid"),
+    ({**GOOD_SUB, "cell_id": ["a"]}, "cell_id"),
+    ({**GOOD_INTENT, "created_at": "nope"}, "created_at"),
+    ({**GOOD_INTENT, "cell_ids": "a"}, "cell_ids"),
+    ({**GOOD_INTENT, "cell_ids": [1]}, "cell_ids"),
+    ({"kind": "cancelled", "job_ids": [17], "at": "2025-01-01T00:00:00+00:00"}, "job_ids"),
+    ({"kind": "abandoned", "token": None, "at": "2025-01-01T00:00:00+00:00", "why": "x"}, "token"),
+])
+def test_a_line_of_valid_json_with_wrong_types_is_corrupt_and_names_the_field(tmp_path, line, named):
+    import json
+
+    (tmp_path / REGISTRY_FILE).write_text(json.dumps(GOOD_SUB) + "\n" + json.dumps(line) + "\n")
+    with pytest.raises(RegistryError, match=rf"line 2 is corrupt \(.*{named}"):
+        read_all(tmp_path)
+
+
+def test_good_lines_of_every_kind_read_back(tmp_path):
+    import json
+
+    lines = [GOOD_SUB, {**GOOD_SUB, "executor": "local", "job_id": None, "queue_pid": 12}, GOOD_INTENT,
+             {"kind": "cancelled", "job_ids": ["17_0"], "at": "2025-01-01T00:00:00+00:00"}]
+    (tmp_path / REGISTRY_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert len(read_all(tmp_path)) == 2
+
+
+def test_a_deeply_nested_line_is_corrupt(tmp_path):
+    (tmp_path / REGISTRY_FILE).write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(RegistryError, match="line 1 is corrupt"):
+        read_all(tmp_path)

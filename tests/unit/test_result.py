@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -108,10 +109,63 @@ def test_missing_file_raises_result_error(tmp_path):
     {"unexpected": 1},
 ])
 def test_a_well_formed_file_with_bad_content_raises_result_error(tmp_path, damage):
-    path = tmp_path / "bad.json"
+    path = result_path(tmp_path, CELL.cell_id)
     path.write_text(json.dumps({**result("failed").to_dict(), **damage}))
-    with pytest.raises(ResultError, match="bad.json"):
+    with pytest.raises(ResultError, match=f"{CELL.cell_id}.json"):
         read_result(path)
+
+
+@pytest.mark.parametrize("damage, named", [
+    ({"env": None}, "env"), ({"env": []}, "env"), ({"epochs": None}, "epochs"), ({"epochs": [1]}, "epochs"),
+    ({"cell": None}, "cell"), ({"cell_id": 7}, "cell_id"), ({"error": 3}, "error"), ({"timed": 5}, "timed"),
+    ({"comm": "x"}, "comm"), ({"gpu_util": 1}, "gpu_util"), ({"peak_mem_gib": "3"}, "peak_mem_gib"),
+    ({"schema_version": "1"}, "schema_version"),
+])
+def test_a_field_of_the_wrong_type_is_a_result_error_naming_it(tmp_path, damage, named):
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text(json.dumps({**result("ok").to_dict(), **damage}))
+    with pytest.raises(ResultError, match=f"{CELL.cell_id}.json.*{named}"):
+        read_result(path)
+
+
+def test_a_result_copied_over_another_cells_file_is_an_error(tmp_path):
+    other = Cell(engine="single", batch_per_gpu=32)
+    path = write_result(tmp_path, result("ok"))
+    copy = result_path(tmp_path, other.cell_id)
+    copy.write_text(path.read_text())
+    with pytest.raises(ResultError, match=rf"{other.cell_id}.json .*holds the result of cell {CELL.cell_id}"):
+        read_result(copy)
+    assert read_good_result(tmp_path, other.cell_id) is None
+
+
+def test_deeply_nested_json_is_a_result_error(tmp_path):
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text('{"env": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ResultError, match=f"{CELL.cell_id}.json"):
+        read_result(path)
+
+
+def test_a_newer_schema_version_is_a_clear_error(tmp_path):
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text(json.dumps({**result("ok").to_dict(), "schema_version": 2, "kind": "ptq"}))
+    with pytest.raises(ResultError, match=r"schema_version 2.*reads 1.*upgrade"):
+        read_result(path)
+
+
+def test_a_diverged_run_writes_strict_json_and_reads_its_nan_back(tmp_path):
+    diverged = result("ok")
+    diverged.epochs[1].loss = float("nan")
+    diverged.epochs[1].accuracy = float("inf")
+    diverged.peak_mem_gib = float("-inf")
+    path = write_result(tmp_path, diverged)
+
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    json.loads(path.read_text(), parse_constant=refuse)  # what a strict parser (jq, JavaScript) accepts
+    again = read_result(path)
+    assert math.isnan(again.epochs[1].loss) and again.epochs[1].accuracy == math.inf
+    assert again.peak_mem_gib == -math.inf and again.epochs[0].loss == 2.0
 
 
 def test_read_good_result_only_returns_final_answers(tmp_path):
@@ -120,3 +174,21 @@ def test_read_good_result_only_returns_final_answers(tmp_path):
     assert read_good_result(tmp_path, CELL.cell_id) is None
     write_result(tmp_path, result("oom", "CUDA out of memory"))
     assert read_good_result(tmp_path, CELL.cell_id).status == "oom"
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_files_written_whole_follow_the_umask_like_any_other_file(tmp_path, umask, mode):
+    import os
+
+    from collect.report import write_text
+    from jobs.atomic import replacing
+
+    old = os.umask(umask)
+    try:
+        written = [write_result(tmp_path, result("ok")), write_text(tmp_path / "tables.md", "x")]
+        with replacing(tmp_path / "ckpt.pt") as tmp:
+            tmp.write_bytes(b"x")
+        written.append(tmp_path / "ckpt.pt")
+    finally:
+        os.umask(old)
+    assert {oct(p.stat().st_mode & 0o777) for p in written} == {oct(mode)}

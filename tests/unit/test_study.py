@@ -172,6 +172,12 @@ def test_plain_slurm_names_are_accepted():
     ({"time_min": 0}, "time_min must be > 0"),
     ({"gpus_per_node": 0}, "gpus_per_node must be > 0"),
     ({"array_parallelism": -1}, "array_parallelism must be >= 0"),
+    ({"images_per_s_per_gpu": 0}, "images_per_s_per_gpu must be > 0"),
+    ({"images_per_s_per_gpu": -5000}, "images_per_s_per_gpu must be > 0"),
+    ({"images_per_s_per_gpu": float("inf")}, "images_per_s_per_gpu must be a finite number"),
+    ({"poll_interval_s": float("nan")}, "poll_interval_s must be a finite number"),
+    ({"poll_interval_s": float("inf")}, "poll_interval_s must be a finite number"),
+    ({"poll_interval_s": -1.0}, "poll_interval_s must be > 0"),
 ])
 def test_bad_cluster_values(cluster, message):
     with pytest.raises(StudyError, match=message):
@@ -226,3 +232,68 @@ def test_repeats_must_be_a_whole_number_at_least_1(value):
 def test_repeats_and_an_explicit_repeat_list_are_not_both_given():
     with pytest.raises(StudyError, match=r"grid\[0\]: give repeats = N or repeat = \[...\], not both"):
         parse_study({"grid": [dict(GRID, repeats=2, repeat=[0, 5])]})
+
+# --- names and finding the file -------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden", "-rf", "a/b", "a\\b", "", "a b", "x" * 101])
+def test_a_study_name_is_one_path_component_of_a_safe_alphabet(name):
+    with pytest.raises(StudyError, match="name must be"):
+        study(name=name)
+
+
+def test_a_directory_named_like_a_shipped_study_does_not_hide_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hw5").mkdir()
+    assert load_study("hw5").name == "hw5"
+
+
+@pytest.mark.parametrize("name", ["dir.toml", "plain"])
+def test_a_directory_given_as_the_study_says_it_is_a_directory(tmp_path, name):
+    (tmp_path / name).mkdir()
+    with pytest.raises(StudyError, match=f"{name} is a directory, not a study file"):
+        load_study(str(tmp_path / name))
+
+
+def test_a_study_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'description = "caf\xe9"\n[[grid]]\nengine = "single"\nbatch_per_gpu = 8\n')
+    with pytest.raises(StudyError, match=r"latin1.toml: not UTF-8 text"):
+        load_study(str(path))
+
+
+def test_a_shipped_name_cannot_climb_out_of_the_shipped_studies(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StudyError, match="unknown study"):
+        load_study("../studies/quick")
+
+
+# --- grid size ---------------------------------------------------------------------------------
+
+def test_a_huge_grid_is_refused_with_its_size_before_it_is_expanded():
+    import time
+
+    grid = {"engine": "single", **{k: list(range(1, 101)) for k in ("batch_per_gpu", "epochs", "seed", "repeat")},
+            "lr": [0.1 * i for i in range(1, 101)], "train_images": list(range(1, 101)), "timed_epoch": 1}
+    started = time.monotonic()
+    with pytest.raises(StudyError, match=r"1,000,000,000,000 cells.*max_cells = 10,000.*raise max_cells"):
+        parse_study({"grid": [grid]})
+    assert time.monotonic() - started < 1
+
+
+def test_max_cells_counts_every_grid_and_can_be_raised():
+    grids = [{"engine": "single", "batch_per_gpu": list(range(1, 6001))},
+             {"engine": "single", "batch_per_gpu": list(range(1, 5001)), "seed": 1}]
+    with pytest.raises(StudyError, match=r"11,000 cells"):
+        parse_study({"grid": grids})
+    assert len(parse_study({"grid": grids, "max_cells": 11_000}).cells) == 11_000
+
+
+@pytest.mark.parametrize("value", [0, -1, "10", True])
+def test_max_cells_must_be_a_positive_int(value):
+    with pytest.raises(StudyError, match="max_cells must be an int > 0"):
+        study(max_cells=value)
+
+
+def test_repeats_have_a_limit_checked_before_anything_is_built():
+    with pytest.raises(StudyError, match=r"grid\[0\].repeats = 1,000,000,000: at most 1000"):
+        study(repeats=10**9)

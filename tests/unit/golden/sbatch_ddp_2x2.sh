@@ -15,6 +15,10 @@
 #SBATCH --requeue
 
 export SUBMITIT_EXECUTOR=slurm
+# `submit` pickled each task's call under the job's name before sbatch ran; submitit looks for it
+# under the job's id. Linked here, so the job runs even if the submit died right after sbatch.
+call=/scratch/u/runs/hw5/logs/"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}_submitted.pkl"
+[ -e "$call" ] || ln -sfn "${SLURM_JOB_NAME}_${SLURM_ARRAY_TASK_ID}_submitted.pkl" "$call"
 # one task per GPU under DDP; each reads its rank from SLURM_PROCID.
 # On SIGUSR2 (time limit near, or preemption) submitit checkpoints and requeues the job; it resumes.
 srun --unbuffered --output /scratch/u/runs/hw5/logs/%A_%a_%t_log.out --error /scratch/u/runs/hw5/logs/%A_%a_%t_log.err /opt/venv/bin/python -u -m submitit.core._submit /scratch/u/runs/hw5/logs
