@@ -1,6 +1,8 @@
 """What the verbs share: where the results are, the plan there, how often to poll, errors."""
 from __future__ import annotations
 
+import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Optional
@@ -36,8 +38,19 @@ def interval_for(args, plan: Plan) -> float:
     return args.interval if args.interval is not None else plan.cluster.poll_interval_s
 
 
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse names the flag when it is not)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
+
+
 def add_interval(parser, what: str) -> None:
-    parser.add_argument("--interval", type=float, default=None, metavar="S",
+    parser.add_argument("--interval", type=seconds, default=None, metavar="S",
                         help=f"seconds between {what} (default: [cluster] poll_interval_s of the plan)")
 
 

@@ -93,3 +93,11 @@ def test_a_results_path_slurm_cannot_read_back_is_refused_at_plan(in_tmp, capsys
     code, err = run_cli(capsys, "plan", "--study", str(TINY_STUDY), "--results", results)
     assert code == 2 and err.startswith("error: --results") and len(err.strip().splitlines()) == 1, err
     assert not list(in_tmp.iterdir())
+
+
+@pytest.mark.parametrize("interval", ["nan", "inf", "-1", "0", "soon"])
+def test_a_poll_interval_that_is_no_positive_number_is_refused(in_tmp, capsys, interval):
+    with pytest.raises(SystemExit) as exit_:
+        main(["status", "--watch", "--interval", interval])
+    assert exit_.value.code == 2
+    assert "--interval: must be a number of seconds > 0" in capsys.readouterr().err
