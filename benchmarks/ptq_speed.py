@@ -68,9 +68,13 @@ def main(argv: list[str] | None = None) -> None:
     total = time.perf_counter() - start
     notebook = [v for v in outcome.variants if v.role == "notebook"]
     sweep = [v for v in outcome.variants if v.role == "sweep"]
+    integer = [v for v in outcome.variants if v.integer_agreement]
     print(f"(b) run_ptq: {total:.2f} s for {len(outcome.variants)} variants on {notebook[0].images} test images: "
           f"profile {outcome.profile_s:.2f} s, notebook variants {sum(v.eval_s for v in notebook):.2f} s, "
-          f"sweep of {len(sweep)} {sum(v.eval_s for v in sweep):.2f} s")
+          f"sweep of {len(sweep)} {sum(v.eval_s for v in sweep):.2f} s, integer-only runs of {len(integer)} "
+          f"variants {sum(v.integer_s for v in outcome.variants):.2f} s "
+          f"({sum(v.integer_agreement.prediction_mismatches for v in integer)} prediction and "
+          f"{sum(v.integer_agreement.logit_mismatches for v in integer)} logit mismatches in all)")
     for v in notebook:
         agreement = v.integer_agreement
         extra = f", integer-only mismatches {agreement.prediction_mismatches}/{agreement.images}" if agreement else ""

@@ -138,14 +138,15 @@ class _Runner:
         sim = SimulatedNet(p, self.device)
         e = evaluate(sim, self._data(), self.device)
         checks = tuple(IntegerCheck(*row) for row in sim.check_counts()) if spec.quantizes_activations else ()
-        agreement = None
+        eval_s, agreement = time.perf_counter() - start, None
         if integer:
             a = compare_with_simulation(p, self._data(), self.device)
             agreement = IntegerAgreement(a.images, a.prediction_mismatches, a.logit_mismatches, a.accumulator)
         return VariantResult(
             name, role, network.name, spec, e.accuracy, e.loss, e.images, f"{network.name} float",
             e.accuracy - self.baselines[network.name], p.input_scale if spec.quantizes_activations else None,
-            str(p.dtype).replace("torch.", ""), _scales(p), checks, agreement, time.perf_counter() - start)
+            str(p.dtype).replace("torch.", ""), _scales(p), checks, agreement, eval_s,
+            time.perf_counter() - start - eval_s)
 
 
 def _scales(p: QuantPlan) -> tuple[LayerScales, ...]:

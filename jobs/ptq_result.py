@@ -62,6 +62,7 @@ class VariantResult:
     integer_checks: tuple[IntegerCheck, ...]  # empty when activations stay float
     integer_agreement: Optional[IntegerAgreement]  # when the integer-only run was made
     eval_s: float  # seconds to build and evaluate the variant
+    integer_s: float = 0.0  # seconds for the integer-only run and its comparison
 
     @property
     def integer_violations(self) -> int:
