@@ -114,6 +114,18 @@ def train(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, settings: 
     """Train `net` (already on images.device) in place on normalised images [N, 3, 32, 32] and
     int64 labels [N], both resident on the device. Returns losses and wall time."""
     n, b, device = images.shape[0], settings.batch_size, images.device
+    threads = torch.get_num_threads()
+    if device.type == "cpu":  # a batch of 4 is too small to share out; and one thread never waits on a busy core
+        torch.set_num_threads(1)
+    try:
+        return _train(net, images, labels, settings, use_graph)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, settings: TrainSettings,
+           use_graph: bool) -> TrainReport:
+    n, b, device = images.shape[0], settings.batch_size, images.device
     net.train()
     stepper = _Stepper(net, images, labels, settings)
     graph, error = _capture(stepper) if use_graph and device.type == "cuda" else (None, None)
