@@ -21,6 +21,7 @@ from jobs.data import CIFAR10Files, ensure_synthetic
 from jobs.lenet_train import TrainSettings, train
 from jobs.ptq import run_ptq
 from jobs.ptq_config import PTQConfig, default_sweep
+from jobs.ptq_result import PTQOutcome
 
 
 def _sync(device: torch.device) -> None:
@@ -50,26 +51,33 @@ def main(argv: list[str] | None = None) -> None:
     _sync(device)
     print(f"load: {time.perf_counter() - start:.2f} s ({len(labels)} train, {len(test_set)} test images, {device})")
 
-    nets = []
-    for with_bias in (False, True):
-        net = lenet.build(with_bias, seed=0).to(device)
-        report = train(net, images, labels, TrainSettings(epochs=args.epochs, seed=0))
-        nets.append(net)
-        print(f"(a) train {type(net).__name__}: {report.train_s:.2f} s for {report.steps} steps "
-              f"({1e3 * report.train_s / report.steps:.3f} ms/step, CUDA graph: {report.cuda_graph}"
-              f"{', ' + report.graph_error if report.graph_error else ''}); "
-              f"epoch losses {', '.join(f'{x:.3f}' for x in report.epoch_losses)}")
-
+    nets = [_train(with_bias, images, labels, args.epochs) for with_bias in (False, True)]
     config = PTQConfig(sweep=default_sweep(), eval_batch=args.eval_batch, integer_run=args.integer_run)
     _sync(device)
     start = time.perf_counter()
     outcome = run_ptq(nets[0], nets[1], (images, labels), test_set, config, device)
     _sync(device)
-    total = time.perf_counter() - start
+    _report(outcome, time.perf_counter() - start)
+    if args.out:
+        with replacing(args.out) as tmp:
+            tmp.write_text(json.dumps(outcome.to_dict()))
+
+
+def _train(with_bias: bool, images: torch.Tensor, labels: torch.Tensor, epochs: int) -> lenet.Net:
+    net = lenet.build(with_bias, seed=0).to(images.device)
+    report = train(net, images, labels, TrainSettings(epochs=epochs, seed=0))
+    print(f"(a) train {type(net).__name__}: {report.train_s:.2f} s for {report.steps} steps "
+          f"({1e3 * report.train_s / report.steps:.3f} ms/step, CUDA graph: {report.cuda_graph}"
+          f"{', ' + report.graph_error if report.graph_error else ''}); "
+          f"epoch losses {', '.join(f'{x:.3f}' for x in report.epoch_losses)}")
+    return net
+
+
+def _report(outcome: PTQOutcome, total_s: float) -> None:
     notebook = [v for v in outcome.variants if v.role == "notebook"]
     sweep = [v for v in outcome.variants if v.role == "sweep"]
     integer = [v for v in outcome.variants if v.integer_agreement]
-    print(f"(b) run_ptq: {total:.2f} s for {len(outcome.variants)} variants on {notebook[0].images} test images: "
+    print(f"(b) run_ptq: {total_s:.2f} s for {len(outcome.variants)} variants on {notebook[0].images} test images: "
           f"profile {outcome.profile_s:.2f} s, notebook variants {sum(v.eval_s for v in notebook):.2f} s, "
           f"sweep of {len(sweep)} {sum(v.eval_s for v in sweep):.2f} s, integer-only runs of {len(integer)} "
           f"variants {sum(v.integer_s for v in outcome.variants):.2f} s "
@@ -79,9 +87,6 @@ def main(argv: list[str] | None = None) -> None:
         agreement = v.integer_agreement
         extra = f", integer-only mismatches {agreement.prediction_mismatches}/{agreement.images}" if agreement else ""
         print(f"    {v.name:32s} {100 * v.accuracy:6.2f} %  ({100 * v.delta_accuracy:+.2f}){extra}")
-    if args.out:
-        with replacing(args.out) as tmp:
-            tmp.write_text(json.dumps(outcome.to_dict()))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ with the bits and choices of config.notebook, then every QuantSpec of config.swe
 Work is shared: activations are profiled once per network (the largest calibration asked; a
 smaller one is its prefix), weights are quantized once per (bits, granularity, method), and
 ranges once per (calibration, method, bits); test images stay on the device in large batches.
-Under torch.distributed, give each rank its shard of the test set: accuracies and counts are
-then summed over ranks by evaluate (integer-agreement counts are this rank's).
+Under torch.distributed, give each rank its shard of the test set: accuracies and losses are
+then summed over ranks by evaluate; the integer checks and integer-agreement counts are this rank's.
 """
 from __future__ import annotations
 
@@ -19,13 +19,14 @@ from typing import Optional, Union
 
 import torch
 
+from jobs import ptq_sim
 from jobs.evaluate import batches, evaluate
 from jobs.lenet import LAYERS, Net, resident
 from jobs.ptq_config import PTQConfig, QuantSpec
 from jobs.ptq_int import compare_with_simulation
 from jobs.ptq_profile import ACTIVATIONS, ActivationProfile, activation_ranges, calibration_indices, profile_activations
 from jobs.ptq_result import IntegerAgreement, IntegerCheck, LayerScales, PTQOutcome, VariantResult
-from jobs.ptq_sim import QuantPlan, SimulatedNet, plan
+from jobs.ptq_sim import QuantPlan, SimulatedNet
 from jobs.ptq_stats import ActivationLayerStats, tensor_stats, weight_layer_stats
 from jobs.quant import QuantizedWeight, quantize_weight, scale_for
 
@@ -36,7 +37,7 @@ class _Network:
     """One trained network with its caches: quantized weights and activation ranges."""
 
     def __init__(self, name: str, net: Net, calibration: torch.Tensor) -> None:
-        self.name, self.net = name, net.eval()
+        self.name, self.net = name, net
         start = time.perf_counter()
         self.profile: ActivationProfile = profile_activations(net, calibration)
         self.profile_s = time.perf_counter() - start
@@ -65,7 +66,7 @@ class _Network:
         if spec.quantizes_activations:
             ranges = self.ranges(spec.calibration_images, spec.activation_method, spec.activation_bits,
                                  spec.percentile)
-        return plan(self.net, spec, weights, ranges)
+        return ptq_sim.plan(self.net, spec, weights, ranges)
 
 
 def _as_tensors(data: DataSet, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -77,8 +78,8 @@ def _as_tensors(data: DataSet, device: torch.device) -> tuple[torch.Tensor, torc
 def run_ptq(float_net: Net, bias_net: Net, train_set: DataSet, test_set: DataSet,
             config: PTQConfig = PTQConfig(), device: torch.device | str = "cpu") -> PTQOutcome:
     """Quantize the two trained networks (already on `device`) as config says and evaluate every
-    variant on test_set. Calibration images come from train_set. Raises AssertionError if any
-    quantized layer's input was not an integer in range."""
+    variant on test_set. Calibration images come from train_set. Raises ptq_sim.IntegerRangeError
+    if any quantized layer's input was not an integer in range (a bug, never expected)."""
     start, device = time.perf_counter(), torch.device(device)
     train_images, _ = _as_tensors(train_set, device)
     test = _as_tensors(test_set, device)
@@ -88,11 +89,11 @@ def run_ptq(float_net: Net, bias_net: Net, train_set: DataSet, test_set: DataSet
             "NetWithBias": _Network("NetWithBias", bias_net, calibration[:config.notebook.calibration_images])}
     run = _Runner(config, device, test)
     variants = list(_notebook_variants(run, nets, config.notebook))
-    variants += [run.quantized(f"Net {s.label()}", "sweep", nets["Net"], s, _integer_run(config, "sweep", s))
+    variants += [run.quantized_variant(f"Net {s.label()}", "sweep", nets["Net"], s, _integer_run(config, "sweep", s))
                  for s in config.sweep]
     bad = [(v.name, c.name) for v in variants for c in v.integer_checks if c.non_integer or c.out_of_range]
     if bad:
-        raise AssertionError(f"quantized layer inputs not integers in range: {bad}")
+        raise ptq_sim.IntegerRangeError(f"quantized layer inputs not integers in range: {bad}")
     return PTQOutcome(config, tuple(variants), _weight_stats(nets["Net"], config),
                       _activation_stats(nets["Net"], config), calibration.shape[0],
                       sum(n.profile_s for n in nets.values()), time.perf_counter() - start)
@@ -106,14 +107,14 @@ def _integer_run(config: PTQConfig, role: str, spec: QuantSpec) -> bool:
 def _notebook_variants(run: "_Runner", nets: dict[str, _Network], spec: QuantSpec):
     weights_only = dataclasses.replace(spec, activation_bits=None)
     w, wa = f"W{spec.weight_bits}", f"W{spec.weight_bits}A{spec.activation_bits}"
-    yield run.float("Net float", nets["Net"])
-    yield run.quantized(f"Net {w}", "notebook", nets["Net"], weights_only, False)
-    yield run.quantized(f"Net {wa}", "notebook", nets["Net"], spec, _integer_run(run.config, "notebook", spec))
-    yield run.float("NetWithBias float", nets["NetWithBias"])
-    yield run.quantized(f"NetWithBias {w} float-bias", "notebook", nets["NetWithBias"],
+    yield run.float_variant("Net float", nets["Net"])
+    yield run.quantized_variant(f"Net {w}", "notebook", nets["Net"], weights_only, False)
+    yield run.quantized_variant(f"Net {wa}", "notebook", nets["Net"], spec, _integer_run(run.config, "notebook", spec))
+    yield run.float_variant("NetWithBias float", nets["NetWithBias"])
+    yield run.quantized_variant(f"NetWithBias {w} float-bias", "notebook", nets["NetWithBias"],
                         dataclasses.replace(weights_only, bias="float"), False)
     int32 = dataclasses.replace(spec, bias="int32")
-    yield run.quantized(f"NetWithBias {wa}B32", "notebook", nets["NetWithBias"], int32,
+    yield run.quantized_variant(f"NetWithBias {wa}B32", "notebook", nets["NetWithBias"], int32,
                         _integer_run(run.config, "notebook", int32))
 
 
@@ -125,14 +126,15 @@ class _Runner:
     def _data(self):
         return batches(*self.test, size=self.config.eval_batch)
 
-    def float(self, name: str, network: _Network) -> VariantResult:
+    def float_variant(self, name: str, network: _Network) -> VariantResult:
         start = time.perf_counter()
         e = evaluate(network.net, self._data(), self.device)
         self.baselines[network.name] = e.accuracy
         return VariantResult(name, "notebook", network.name, None, e.accuracy, e.loss, e.images, name, 0.0,
                              None, None, (), (), None, time.perf_counter() - start)
 
-    def quantized(self, name: str, role: str, network: _Network, spec: QuantSpec, integer: bool) -> VariantResult:
+    def quantized_variant(self, name: str, role: str, network: _Network, spec: QuantSpec,
+                          integer: bool) -> VariantResult:
         start = time.perf_counter()
         p = network.plan(spec)
         sim = SimulatedNet(p, self.device)

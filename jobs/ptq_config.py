@@ -96,6 +96,8 @@ class PTQConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.notebook, QuantSpec):
             raise ValueError("notebook must be a QuantSpec")
+        if not self.notebook.quantizes_activations:
+            raise ValueError("notebook.activation_bits must be set: the notebook's W8A8 variants quantize activations")
         object.__setattr__(self, "sweep", tuple(self.sweep))
         if not all(isinstance(s, QuantSpec) for s in self.sweep):
             raise ValueError("sweep must hold QuantSpecs")
