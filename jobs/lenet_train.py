@@ -128,9 +128,10 @@ def _train(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, settings:
     n, b, device = images.shape[0], settings.batch_size, images.device
     net.train()
     stepper = _Stepper(net, images, labels, settings)
-    graph, error = _capture(stepper) if use_graph and device.type == "cuda" else (None, None)
-    generator = torch.Generator(device).manual_seed(settings.seed)
     full, rest = divmod(n, b)
+    capture = use_graph and device.type == "cuda" and full >= 3  # the warm-up takes 3 full batches
+    graph, error = _capture(stepper) if capture else (None, None)
+    generator = torch.Generator(device).manual_seed(settings.seed)
     losses = []
     _sync(device)
     start = time.perf_counter()
