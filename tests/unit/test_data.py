@@ -1,10 +1,31 @@
 """jobs.data: the synthetic CIFAR-10 is read by torchvision's own CIFAR10 code."""
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+
 import numpy as np
+import pytest
 
 from jobs.cell import Cell
-from jobs.data import BATCHES_DIR, CIFAR10Files, dataset_root, ensure_synthetic, open_train_set, write_synthetic
+from jobs.data import (BATCHES_DIR, CIFAR10Files, dataset_root, ensure_synthetic, open_test_set, open_train_set,
+                       write_synthetic)
+
+# sha256 of the files write_synthetic(root, 50, seed=0) wrote before test sets could grow
+# (commit fa0c56f): a set on disk must read the same after the change.
+GOLDEN_50_S0 = {
+    "batches.meta": "ff094ad778ba2ec845d601b2cb67a2a160b43df9de850426751824055464edc2",
+    "data_batch_1": "3d2e0c2cacc0c7e4d2beb7faf1c76c40db50de40624f8a0106e1a986cb2b382a",
+    "data_batch_2": "373acc8ffb85d8979b450e5a4d6394937fba40dddcaffc1fa345f821d018720b",
+    "data_batch_3": "2fb3e60b3952c58661e2023552fd7c439f25ac8606d37f6c89665d0850082a3f",
+    "data_batch_4": "426d80d61df74d865824dd4ad3c78bc5ec0ea58be010906faebbc4f0bf420be1",
+    "data_batch_5": "f1d4c041e87bb917dc73250f4c452971769221580aa5feea9d3b122160fe60de",
+    "test_batch": "c3ab5bb5da493d2a0681beb06314f948e41fe288cf1b84c429b5a26dcd0de8bc",
+}
+
+
+def _sha(folder, name):
+    return hashlib.sha256((folder / name).read_bytes()).hexdigest()
 
 
 def test_torchvision_reads_what_write_synthetic_wrote(tmp_path):
@@ -74,3 +95,54 @@ def test_missing_cifar10_says_how_to_download_it(tmp_path):
 
     with pytest.raises(FileNotFoundError, match="python -m jobs.data --download"):
         open_train_set(Cell(engine="single", batch_per_gpu=16), tmp_path)
+
+
+def test_default_synthetic_files_are_byte_identical_to_earlier_versions(tmp_path):
+    folder = write_synthetic(tmp_path, 50, seed=0)
+    assert {name: _sha(folder, name) for name in GOLDEN_50_S0} == GOLDEN_50_S0
+
+
+def test_a_larger_test_set_keeps_the_training_batches_byte_identical(tmp_path):
+    folder = write_synthetic(tmp_path, 50, seed=0, test_images=2000)
+    for name in GOLDEN_50_S0:
+        if name.startswith("data_batch") or name == "batches.meta":
+            assert _sha(folder, name) == GOLDEN_50_S0[name], name
+    assert len(CIFAR10Files(str(tmp_path), train=False)) == 2000
+
+
+def test_colour_jitter_makes_the_classes_overlap(tmp_path):
+    """With jitter, an image's mean colour is often nearer another class's colour."""
+    def nearest_class_hits(jitter):
+        write_synthetic(tmp_path / f"j{jitter}", 2000, seed=0, colour_jitter=jitter)
+        train = CIFAR10Files(str(tmp_path / f"j{jitter}"), train=True)
+        targets = np.array(train.targets)
+        colours = train.data.reshape(len(targets), -1, 3).mean(axis=1)
+        centres = np.stack([colours[targets == k].mean(axis=0) for k in range(10)])
+        nearest = np.argmin(((colours[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
+        return (nearest == targets).mean()
+
+    assert nearest_class_hits(0.0) > 0.99
+    assert nearest_class_hits(40.0) < 0.9
+
+
+@dataclass(frozen=True)
+class _PTQLikeCell:  # a cell kind with the synthetic options
+    dataset: str = "synthetic"
+    train_images: int = 50
+    seed: int = 0
+    test_images: int = 300
+    colour_jitter: float = 20.0
+
+
+def test_open_test_set_writes_and_reads_a_synthetic_set_with_its_options(tmp_path):
+    cell = _PTQLikeCell()
+    assert dataset_root(cell, tmp_path) == tmp_path / "synthetic-cifar10-50-s0-t300-j20"
+    assert len(open_test_set(cell, tmp_path)) == 300
+    assert len(open_train_set(cell, tmp_path)) == 50
+    plain = Cell(engine="single", batch_per_gpu=16, dataset="synthetic", train_images=50)
+    assert len(open_test_set(plain, tmp_path)) == 100  # a training cell keeps its old set and name
+
+
+def test_missing_cifar10_test_set_says_how_to_download_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="python -m jobs.data --download"):
+        open_test_set(Cell(engine="single", batch_per_gpu=16), tmp_path)
