@@ -65,13 +65,13 @@ def physical_gpus(device: torch.device, cell: Cell) -> list[int]:
     return [visible[i] if i < len(visible) else i for i in mine]
 
 
-def limit_threads(cell: Cell) -> None:
-    """Keep intra-op threads within the CPUs SLURM gave this task, less the loader workers'
-    (torch would take every core of the node, and the tasks sharing it would thrash)."""
-    cpus = os.environ.get("SLURM_CPUS_PER_TASK", "")
-    if cpus.isdigit():
-        workers = cell.loader_workers if cell.pipeline == "faithful" else 0
-        torch.set_num_threads(max(1, int(cpus) - workers))
+def intra_op_threads(cell: Cell, place: launch.Placement, slurm_cpus: str, machine_cpus: int) -> int:
+    """torch's intra-op threads for this rank: the CPUs SLURM gave the task (off SLURM, an even
+    share of this machine among the ranks on it), less one per loader worker. torch would take
+    every core, and ranks and loader workers sharing them would thrash."""
+    cpus = int(slurm_cpus) if slurm_cpus.isdigit() else machine_cpus // max(1, place.local_world_size)
+    workers = cell.loader_workers if cell.pipeline == "faithful" else 0
+    return max(1, cpus - workers)
 
 
 def make_trainer(cell: Cell, place: launch.Placement, device: torch.device, data_dir: Path) -> Trainer:
@@ -149,7 +149,8 @@ def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
         return done.status
     place = launch.detect()
     device = pick_device(place, cell)
-    limit_threads(cell)
+    torch.set_num_threads(intra_op_threads(cell, place, os.environ.get("SLURM_CPUS_PER_TASK", ""),
+                                           len(os.sched_getaffinity(0))))
     log: Log = (lambda msg: print(f"[{cell.cell_id}] {msg}", flush=True)) if place.rank == 0 else (lambda msg: None)
     started = dt.datetime.now(dt.timezone.utc).isoformat()
     if place.world_size > 1:

@@ -35,3 +35,16 @@ def test_gpus_a_node_must_show_one_per_rank_or_all_that_dataparallel_drives():
     four_here = detect({"SUBMITIT_LOCAL_GLOBALID": "0", "SUBMITIT_LOCAL_NTASKS": "4"})
     assert gpus_needed_here(four_here, Cell(engine="ddp", batch_per_gpu=8, nodes=2, gpus_per_node=2)) == 4
     assert gpus_needed_here(detect({}), Cell(engine="dp", batch_per_gpu=8, gpus_per_node=4)) == 4
+
+
+def test_intra_op_threads_leave_the_loader_workers_their_cores():
+    from jobs.launch import detect
+    from jobs.train import intra_op_threads
+
+    faithful = Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=4)  # 2 loader workers per rank
+    four_ranks = detect({"RANK": "0", "WORLD_SIZE": "4", "MASTER_ADDR": "h", "LOCAL_WORLD_SIZE": "4"})
+    assert intra_op_threads(faithful, four_ranks, "8", 64) == 6, "SLURM's CPUs per task win"
+    assert intra_op_threads(faithful, four_ranks, "", 16) == 2, "off SLURM: 16 CPUs / 4 ranks - 2 workers"
+    fast = Cell(engine="single", batch_per_gpu=512, pipeline="fast", precision="bf16")
+    assert intra_op_threads(fast, detect({}), "", 16) == 16
+    assert intra_op_threads(Cell(engine="single", batch_per_gpu=32), detect({}), "", 2) == 1
