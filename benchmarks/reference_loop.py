@@ -39,14 +39,19 @@ def loader(data_root: Path, images: int, batch: int, rank: int, world: int) -> D
     dataset = Subset(dataset, range(min(images, len(dataset))))
     sampler = DistributedSampler(dataset, world, rank) if world > 1 else None
     return DataLoader(dataset, batch_size=batch, shuffle=sampler is None, sampler=sampler, num_workers=2,
-                      persistent_workers=True, pin_memory=True)
+                      persistent_workers=True, pin_memory=torch.cuda.is_available())
+
+
+def sync(device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def train_epoch(model, data: DataLoader, optimizer, device) -> dict:
     model.train()
     sums = torch.zeros(2, device=device)
     wait = 0.0
-    torch.cuda.synchronize(device)
+    sync(device)
     start = time.perf_counter()
     batches = iter(data)
     while True:
@@ -64,7 +69,7 @@ def train_epoch(model, data: DataLoader, optimizer, device) -> dict:
         optimizer.step()
         with torch.no_grad():
             sums += torch.stack([loss.detach() * labels.numel(), (outputs.argmax(1) == labels).sum().float()])
-    torch.cuda.synchronize(device)
+    sync(device)
     epoch_s = time.perf_counter() - start
     return {"epoch_s": epoch_s, "data_wait_s": wait, "train_s": epoch_s - wait, "loss_sum": sums[0].item()}
 
@@ -78,10 +83,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     world, rank, local = (int(os.environ.get(k, d)) for k, d in (("WORLD_SIZE", 1), ("RANK", 0), ("LOCAL_RANK", 0)))
+    cuda = torch.cuda.is_available()  # the CPU only for the tests
     if world > 1:
-        dist.init_process_group("nccl")
-    torch.cuda.set_device(local)
-    device = torch.device("cuda", local)
+        dist.init_process_group("nccl" if cuda else "gloo")
+    device = torch.device("cuda", local) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(local)
     torch.backends.cudnn.benchmark = True
     root = args.data / f"synthetic-cifar10-{args.images}-s0"  # where the jobs write the same set
     if rank == 0:
@@ -92,7 +99,7 @@ def main() -> None:
     torch.manual_seed(0)
     model = ResNet18().to(device)
     if world > 1:
-        model = nn.parallel.DistributedDataParallel(model, device_ids=[local])
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[local] if cuda else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     epochs = []
     for epoch in range(args.epochs):
@@ -105,7 +112,8 @@ def main() -> None:
     if rank == 0:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"gpus": world, "batch_per_gpu": args.batch, "images": args.images,
-                                        "gpu": torch.cuda.get_device_name(device), "epochs": epochs}, indent=1))
+                                        "gpu": torch.cuda.get_device_name(device) if cuda else "cpu",
+                                        "epochs": epochs}, indent=1))
     if world > 1:
         dist.destroy_process_group()
 

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 
+from collect.load import result_files
 from jobs.result import Result, read_result
 
 
@@ -29,8 +31,36 @@ def timed(results, **want):
     return hits
 
 
+def spread(values: list[float]) -> str:
+    values = sorted(values)
+    return f"{statistics.median(values):.3f} ({values[0]:.3f}-{values[-1]:.3f})" if len(values) > 1 else f"{values[0]:.3f}"
+
+
+def reference_table(results_dir: Path, results: list[Result]) -> list[str]:
+    """The plain homework loop against the faithful cells, per configuration: medians over
+    repeats with their range, and faithful / reference of the medians (target <= 1.02)."""
+    runs: dict[tuple, list[dict]] = {}
+    for path in sorted((results_dir / "reference").glob("*.json")):
+        ref = json.loads(path.read_text())
+        engine = "single" if ref["gpus"] == 1 else "ddp"
+        runs.setdefault((engine, ref["gpus"], ref["batch_per_gpu"]), []).append(ref["epochs"][-1])
+    lines = ["| engine | GPUs | batch/GPU | runs | reference epoch s | faithful epoch s | ratio | reference train s "
+             "| faithful train s | ratio | <= 1.02 |", "|" + "---|" * 11]
+    for (engine, gpus, batch), refs in sorted(runs.items()):
+        mine = [r.timed for r in results if r.timed and r.cell["pipeline"] == "faithful" and r.cell["engine"] == engine
+                and r.cell["nodes"] * r.cell["gpus_per_node"] == gpus and r.cell["batch_per_gpu"] == batch]
+        if not mine:
+            continue
+        ratios = [statistics.median([getattr(t, k) for t in mine]) / statistics.median([e[k] for e in refs])
+                  for k in ("epoch_s", "train_s")]
+        lines.append(f"| {engine} | {gpus} | {batch} | {len(refs)} + {len(mine)} | {spread([e['epoch_s'] for e in refs])} "
+                     f"| {spread([t.epoch_s for t in mine])} | {ratios[0]:.3f} | {spread([e['train_s'] for e in refs])} "
+                     f"| {spread([t.train_s for t in mine])} | {ratios[1]:.3f} | {'PASS' if max(ratios) <= 1.02 else 'MISS'} |")
+    return lines if len(lines) > 2 else []
+
+
 def main(results_dir: Path) -> None:
-    results = [read_result(p) for p in sorted(results_dir.glob("*.json")) if p.name not in ("plan.json", "allreduce-plain.json")]
+    results = [read_result(p) for p in result_files(results_dir)]
     env = next((r.env for r in results if r.env.get("gpu_model")), {})
     print(f"GPU: {env.get('gpu_model')} x{env.get('gpus_visible')}, driver {env.get('driver')}, torch {env.get('torch')}, "
           f"CUDA {env.get('cuda')}, cuDNN {env.get('cudnn')}, NCCL {env.get('nccl')}\n")
@@ -39,6 +69,11 @@ def main(results_dir: Path) -> None:
     print("|" + "---|" * 17)
     for r in sorted(results, key=lambda r: (r.cell["pipeline"], r.cell["engine"], r.cell["gpus_per_node"], r.cell["batch_per_gpu"], r.cell["repeat"])):
         print(row(r))
+    comparison = reference_table(results_dir, results)
+    if comparison:
+        print("\nThe plain homework loop (benchmarks/reference_loop.py) against the faithful cells, timed epoch;"
+              " median (min-max) over repeats; ratio = faithful / reference of the medians:\n")
+        print("\n".join(comparison))
     print("\nTargets (second epoch):")
     checks = []
     faithful = timed(results, pipeline="faithful", engine="ddp", gpus_per_node=4, batch_per_gpu=128)
