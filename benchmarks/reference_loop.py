@@ -10,7 +10,8 @@ loop, timing or bookkeeping. Under torchrun it is DDP with a DistributedSampler 
     torchrun --standalone --nproc_per_node=2 benchmarks/reference_loop.py --batch 128 ...
 
 Each epoch: epoch_s (synchronize, then wall time of the whole epoch), data_wait_s (time in
-the loader's __next__), train_s = epoch_s - data_wait_s, as the jobs define them.
+the loader's __next__), train_s = epoch_s - data_wait_s (host clock; the jobs time their
+steps on the GPU instead, which this plain loop does not).
 """
 from __future__ import annotations
 

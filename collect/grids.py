@@ -107,7 +107,9 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
                      number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), str(r.repeats)])
     return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
                 header, rows,
-                ["train time = epoch time - data wait (copies to the GPU, forward, backward, update: the Q1 figure)",
+                ["train time = the steps' copies to the GPU, forward, backward and update, timed on the GPU (CUDA "
+                 "events): the epoch with its data ready, the Q1 figure; data wait = time the loop was blocked on "
+                 "the loader (the GPU may still be busy then, so train time + data wait can exceed the epoch)",
                  "train images/s = images per epoch / train time",
                  "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"]],
                 "" if rows else "No 1-GPU timing runs in this study.")

@@ -1,16 +1,17 @@
 """Integer-only execution of a quantized LeNet, and its agreement with the float simulation.
 
-Inputs, weights and activations are integer tensors. torch has no integer convolution on
-the GPU (and only a slow int64 one on the CPU), so each convolution is im2col (Tensor.unfold)
-followed by an integer GEMM:
-- b_a, b_w <= 8: torch._int_mm, int8 x int8 with int32 accumulation (the integer GEMM kernel
-  of the CPU and of CUDA). int32 cannot overflow here: |acc| <= 400 * 128 * 128 < 2^31.
-  Shapes are zero-padded to what the CUDA kernel asks (K and N multiples of 8, M > 16).
-- wider: int64 tensors and torch.mm, which torch implements for integers on the CPU only; on
-  a GPU those layers run on the CPU.
+Inputs, weights and activations are integer tensors, on the CPU: torch has no integer
+convolution, and cuBLASLt's int8 GEMM refused shapes this network needs on an H200
+(K = 120 with N = 88, and M = 7,840,000 rows: CUBLAS_STATUS_NOT_SUPPORTED). So each
+convolution is im2col (Tensor.unfold) followed by an integer GEMM on the CPU:
+- b_a, b_w <= 8: torch._int_mm, int8 x int8 with int32 accumulation. int32 cannot overflow
+  here: |acc| <= 400 * 128 * 128 < 2^31. Shapes are zero-padded to what the kernel takes
+  (K and N multiples of 8, M > 16).
+- wider: int64 tensors and torch.mm.
 The accumulator then gets the int32 bias (added in int64, so acc + bias cannot overflow),
 and the rescale: y = clamp(round(float(acc) * n_out), qmin, qmax), with float(acc) exact (the
 plan's dtype holds every accumulator exactly) and n_out the same float as the simulation's.
+The float simulation it is checked against runs on the study's device.
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def _narrow(p: QuantPlan) -> bool:
 
 
 def int_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a [M, K] @ b [K, N] exactly, as int64. int8 operands use _int_mm (int32 accumulation)."""
+    """a [M, K] @ b [K, N] exactly, as int64, on the CPU. int8 operands use _int_mm (int32
+    accumulation); wider ones int64 torch.mm."""
     if a.dtype == torch.int8:
         m, k = a.shape
         n = b.shape[1]
@@ -46,8 +48,6 @@ def int_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         a = F.pad(a, (0, pad_k, 0, pad_m)) if pad_k or pad_m else a
         b = F.pad(b, (0, pad_n, 0, pad_k)) if pad_k or pad_n else b
         return torch._int_mm(a.contiguous(), b.contiguous())[:m, :n].long()
-    if a.device.type != "cpu":  # no int64 GEMM on GPUs
-        return torch.mm(a.cpu(), b.cpu()).to(a.device)
     return torch.mm(a, b)
 
 
@@ -66,12 +66,12 @@ def _pool2(x: torch.Tensor) -> torch.Tensor:
 class IntegerNet:
     """Callable images -> int64 logits (y_5), with integer tensors from the input on."""
 
-    def __init__(self, p: QuantPlan, device: torch.device | str) -> None:
+    def __init__(self, p: QuantPlan) -> None:
         if not p.spec.quantizes_activations:
             raise ValueError("an integer-only run needs quantized activations (activation_bits)")
         if p.spec.bias != "int32" and any(lp.bias is not None for lp in p.layers):
             raise ValueError("an integer-only run needs an int32 bias (bias = 'int32')")
-        self.plan, self.device = p, torch.device(device)
+        self.plan, self.device = p, torch.device("cpu")
         self.int_dtype = torch.int8 if _narrow(p) else torch.int64
         self.accumulator = "int32" if _narrow(p) else "int64"
         self.bits = p.spec.activation_bits
@@ -113,10 +113,10 @@ def compare_with_simulation(p: QuantPlan, data: Iterable[tuple[torch.Tensor, tor
     maximum in both. A count above 0 would mean an inexact float convolution in the simulation:
     e.g. a GPU's FFT or Winograd algorithm, or TF32 (the simulation turns TF32 and cuDNN
     autotuning off)."""
-    sim, net = SimulatedNet(p, device), IntegerNet(p, device)
-    totals = torch.zeros(3, dtype=torch.long, device=torch.device(device))
+    sim, net = SimulatedNet(p, device), IntegerNet(p)
+    totals = torch.zeros(3, dtype=torch.long)
     for images, _ in data:
-        a = sim.integers(images).long()
+        a = sim.integers(images).long().cpu()
         b = net(images)
         totals += torch.stack([a.new_full((), a.shape[0]), (a.argmax(1) != b.argmax(1)).sum(), (a != b).any(1).sum()])
     images, predictions, logits = totals.tolist()

@@ -120,7 +120,7 @@ class QuantizedWeight:
     method: str
 
     def dequantized(self) -> torch.Tensor:
-        return self.values / self.scale.to(self.values.dtype).view(-1, *([1] * (self.values.dim() - 1)))
+        return self.values / self.scale.to(self.values.device, self.values.dtype).view(-1, *([1] * (self.values.dim() - 1)))
 
 
 def quantize_weight(w: torch.Tensor, bits: int, method: str = "max", granularity: str = "tensor",

@@ -23,7 +23,7 @@ class ResultError(ValueError):
 class EpochStats:
     epoch: int  # 1-based
     epoch_s: float  # wall time of the whole epoch, data loading included (the homework's Q2 figure)
-    train_s: float  # epoch_s minus waiting on data: copies, compute, update (the homework's Q1 figure)
+    train_s: float  # the steps' copies and compute (h2d_s + compute_s): the epoch with its data ready (Q1's figure)
     images: int  # images this epoch, all ranks together
     images_per_s: float
     loss: float  # mean training loss over the epoch, all ranks

@@ -1,5 +1,5 @@
 """The PTQ core on a GPU (skipped without one): the captured training step is the eager one,
-the int8 GEMM takes CUDA's shape rules, and the integer-only run agrees with the simulation."""
+and the integer-only run (on the CPU) agrees with the simulation run on the GPU."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ import torch
 from jobs import lenet
 from jobs.lenet_train import TrainSettings, train
 from jobs.ptq_config import QuantSpec
-from jobs.ptq_int import compare_with_simulation, int_matmul
+from jobs.ptq_int import compare_with_simulation
 from tests.unit.test_ptq_int import _plan
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -26,14 +26,6 @@ def test_the_cuda_graph_step_trains_as_the_eager_step():
     for a, b in zip(graphed.parameters(), eager.parameters()):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
     assert report.epoch_losses[0] == pytest.approx(eager_report.epoch_losses[0], rel=1e-4)
-
-
-@pytest.mark.parametrize("m, k, n", [(5, 75, 6), (40000, 150, 16), (17, 8, 8)])
-def test_int8_matmul_on_cuda_is_exact(m, k, n):
-    g = torch.Generator().manual_seed(m)
-    a = torch.randint(-128, 128, (m, k), generator=g, dtype=torch.int8)
-    b = torch.randint(-128, 128, (k, n), generator=g, dtype=torch.int8)
-    assert torch.equal(int_matmul(a.cuda(), b.cuda()).cpu(), a.long() @ b.long())
 
 
 @pytest.mark.parametrize("spec", [QuantSpec(), QuantSpec(weight_bits=4, activation_bits=3, granularity="channel"),

@@ -52,21 +52,21 @@ def test_integer_only_run_gives_the_simulations_integers_on_every_image(spec):
     agreement = compare_with_simulation(p, data, "cpu")
     assert (agreement.images, agreement.prediction_mismatches, agreement.logit_mismatches) == (64, 0, 0)
     assert agreement.accumulator == ("int32" if spec.weight_bits <= 8 and spec.activation_bits <= 8 else "int64")
-    logits = IntegerNet(p, "cpu")(images)
+    logits = IntegerNet(p)(images)
     assert logits.dtype == torch.int64
     assert torch.equal(logits, SimulatedNet(p, "cpu").integers(images).long())
 
 
 def test_the_integer_net_holds_integer_tensors_only():
     p, images = _plan(QuantSpec())
-    net = IntegerNet(p, "cpu")
+    net = IntegerNet(p)
     assert all(w.dtype == torch.int8 for w in net.weights.values())
     assert all(b.dtype == torch.int64 for b in net.biases.values())
 
 
 def test_the_im2col_convolution_is_the_convolution():
     p, images = _plan(QuantSpec())
-    net = IntegerNet(p, "cpu")
+    net = IntegerNet(p)
     x = torch.randint(-128, 128, (3, 3, 32, 32), dtype=torch.int8)
     w = p.layers[0].weight.long()
     expected = F.conv2d(x.long(), w)  # torch's (slow) int64 convolution on the CPU
@@ -79,7 +79,7 @@ def test_an_integer_run_needs_quantized_activations_and_an_int32_bias():
     weights_only = plan(lenet.build(False, 0), QuantSpec(activation_bits=None),
                         {n: quantize_weight(lenet.build(False, 0).layer(n).weight, 8) for n in LAYERS}, None)
     with pytest.raises(ValueError, match="needs quantized activations"):
-        IntegerNet(weights_only, "cpu")
+        IntegerNet(weights_only)
     float_bias, _ = _plan(QuantSpec(bias="float"))
     with pytest.raises(ValueError, match="needs an int32 bias"):
-        IntegerNet(float_bias, "cpu")
+        IntegerNet(float_bias)
