@@ -46,19 +46,22 @@ def measure(grad_bytes: int, device: torch.device, world_size: int) -> list[dict
     return [bandwidth(n, time_allreduce(n, device), world_size) for n in sizes]
 
 
-def exposed_per_step(step: Callable[[bool], None], device: torch.device) -> float:
+def exposed_per_step(step: Callable[[bool], None], device: torch.device, epoch_steps: int) -> float:
     """Seconds per step that the gradient all-reduce adds: windows of the same steps run with
     it (step(True)) and without it (step(False), DDP's no_sync), twice each, the first pair a
-    warm-up; every rank runs them in lockstep."""
+    warm-up; every rank runs them in lockstep. A window is WINDOW_STEPS steps, or an epoch's
+    when that is fewer: on a CPU with a few hundred images the measurement would otherwise
+    take longer than the training."""
+    window = max(1, min(WINDOW_STEPS, epoch_steps))
     times = {}
     for sync in (True, False, True, False):
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         dist.barrier()
         start = time.perf_counter()
-        for _ in range(WINDOW_STEPS):
+        for _ in range(window):
             step(sync)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        times[sync] = (time.perf_counter() - start) / WINDOW_STEPS
+        times[sync] = (time.perf_counter() - start) / window
     return max(0.0, times[True] - times[False])

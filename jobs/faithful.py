@@ -144,7 +144,7 @@ class FaithfulTrainer:
             return None
         images = torch.randn(self.batch_size, 3, 32, 32, device=self.device)
         labels = torch.randint(0, 10, (self.batch_size,), device=self.device)
-        return comm.exposed_per_step(lambda sync: self._step(images, labels, self.cell.lr, sync=sync), self.device)
+        return comm.exposed_per_step(lambda sync: self._step(images, labels, self.cell.lr, sync=sync), self.device, self.steps)
 
     def state(self) -> dict[str, Any]:
         model = self.model.module if hasattr(self.model, "module") else self.model

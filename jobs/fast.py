@@ -212,7 +212,7 @@ class FastTrainer:
         """Replays of the step with and without its all-reduce (comm.exposed_per_step)."""
         if self.place.world_size < 2 or self.device.type != "cuda":
             return None
-        return comm.exposed_per_step(self._run_step, self.device)
+        return comm.exposed_per_step(self._run_step, self.device, self.steps)
 
     def state(self) -> dict[str, Any]:
         return {"model": self.model.state_dict(), "momentum": [b.clone() for b in self.bufs]}

@@ -24,12 +24,13 @@ def test_shipped_studies_are_listed():
     assert {"quick", "hw5"} <= set(available_studies())
 
 
-def test_quick_study_has_six_cells_one_and_two_gpus():
+def test_quick_study_runs_six_configurations_three_times_on_one_and_two_gpus():
     s = load_study("quick")
     assert s.name == "quick"
-    assert labels(s) == ["single-1g-b32-e2", "single-1g-b128-e2", "dp-2g-b32-e2", "dp-2g-b128-e2",
-                         "ddp-2g-b32-e2", "ddp-2g-b128-e2"]
-    assert {(c.dataset, c.train_images) for c in s.cells} == {("synthetic", 256)}
+    assert list(dict.fromkeys(labels(s))) == ["single-1g-b32-e2", "single-1g-b128-e2", "dp-2g-b32-e2", "dp-2g-b128-e2",
+                                              "ddp-2g-b32-e2", "ddp-2g-b128-e2"]
+    assert sorted(c.repeat for c in s.cells) == [0] * 6 + [1] * 6 + [2] * 6
+    assert {(c.dataset, c.train_images) for c in s.cells} == {("synthetic", 128)}
     assert "[[grid]]" in s.source
 
 
@@ -37,6 +38,8 @@ def test_hw5_study_covers_the_homework():
     s = load_study("hw5")
     cells = s.cells
     assert len({c.cell_id for c in cells}) == len(cells)
+    assert {c.repeat for c in cells} == {0, 1, 2}, "every configuration three times"
+    cells = [c for c in cells if c.repeat == 0]
     q1 = sorted(c.batch_per_gpu for c in cells if c.engine == "single" and c.epochs == 2)
     assert q1 == [32, 128, 512, 2048, 8192, 32768]
     for engine in ("dp", "ddp"):
