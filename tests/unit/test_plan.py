@@ -16,7 +16,7 @@ from orchestrator.study import ClusterSpec, load_study, parse_study
 def test_quick_study_groups_into_three_arrays():
     s = load_study("quick")
     arrays = group_arrays(s.cells, s.cluster)
-    assert [(a.name, len(a.cell_ids)) for a in arrays] == [("n1-g1-t1", 2), ("n1-g2-t1", 2), ("n1-g2-t2", 2)]
+    assert [(a.name, len(a.cell_ids)) for a in arrays] == [("n1-g1-t1", 6), ("n1-g2-t1", 6), ("n1-g2-t2", 6)]
     by_id = {c.cell_id: c for c in s.cells}
     assert {by_id[i].engine for i in arrays[1].cell_ids} == {"dp"}
     assert {by_id[i].engine for i in arrays[2].cell_ids} == {"ddp"}
@@ -26,8 +26,8 @@ def test_hw5_study_groups_by_shape_and_every_cell_is_in_exactly_one_array():
     s = load_study("hw5")
     arrays = group_arrays(s.cells, s.cluster)
     sizes = {a.name: len(a.cell_ids) for a in arrays}
-    # Q1 6 + Q4 baseline 1; dp 2/4; ddp 2; ddp 4: 3 + 6 large-batch; 2 nodes x 2
-    assert sizes == {"n1-g1-t1": 7, "n1-g2-t1": 3, "n1-g4-t1": 3, "n1-g2-t2": 3, "n1-g4-t4": 9, "n2-g2-t2": 3}
+    # three repeats of: Q1 6 + Q4 baseline 1; dp 2/4; ddp 2; ddp 4: 3 + 6 large-batch; 2 nodes x 2
+    assert sizes == {"n1-g1-t1": 21, "n1-g2-t1": 9, "n1-g4-t1": 9, "n1-g2-t2": 9, "n1-g4-t4": 27, "n2-g2-t2": 9}
     ids = [i for a in arrays for i in a.cell_ids]
     assert sorted(ids) == sorted(c.cell_id for c in s.cells)
 
@@ -76,7 +76,7 @@ def test_plan_round_trips_through_dict_and_file(tmp_path):
     path = write_plan(plan)
     assert path == tmp_path / PLAN_FILE
     assert read_plan(tmp_path) == plan
-    assert len(json.loads(path.read_text())["cells"]) == 28
+    assert len(json.loads(path.read_text())["cells"]) == 3 * 28
 
 
 def test_plan_lookups(tmp_path):

@@ -111,7 +111,7 @@ def test_hw5_timing_protocol_is_two_epochs_the_second_timed(tmp_path):
     write_plan_of(tmp_path, load_study("hw5").cells)
     frame = load_frame(tmp_path)
     assert timing_protocol(frame) == (2, 2)
-    assert len(timing_cells(frame)) == 6 + 12 + 3  # Q1, one node DP/DDP, two nodes
+    assert len(timing_cells(frame)) == 3 * (6 + 12 + 3)  # Q1, one node DP/DDP, two nodes; three repeats
 
 
 def test_strong_scaling_by_hand(tmp_path):
