@@ -110,12 +110,15 @@ def cancellable(rows, subs: dict[str, Submission], chosen: set[str]) -> list[str
 
 
 def _stop_local(sub: Submission, stop_queue: bool) -> None:
-    """SIGTERM the cell's job and, if asked, the local queue (so it starts nothing more); each
-    pid is checked to be ours first."""
+    """Stop the local queue first if asked (SIGTERM: it starts nothing more), then the cell's
+    job: SIGINT, as submitit's own cancel does. Its controller then kills the ranks; a SIGTERM
+    would only be passed on to them, and submitit's tasks ignore SIGTERM (on SLURM it comes
+    before a preemption). Each pid is checked to be ours first."""
     queue = sub.queue_pid if stop_queue else None
-    for pid, marker in ((queue, QUEUE_MARKER), (int(sub.job_id) if sub.job_id else None, LOCAL_JOB_MARKER)):
+    job = int(sub.job_id) if sub.job_id else None
+    for pid, marker, sig in ((queue, QUEUE_MARKER, signal.SIGTERM), (job, LOCAL_JOB_MARKER, signal.SIGINT)):
         if pid and scheduler.pid_alive(pid, marker):
             try:
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, sig)
             except OSError:
                 pass

@@ -114,6 +114,8 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
     if isinstance(result, Result) and result.status == "timeout":
         return "timeout", error_line
     if job is not None and job.state == "ENDED":  # a local job
+        if cancelled:
+            return failures.explain("CANCELLED")
         return "failed", error_line or "the local job ended without a result; see `logs CELL`"
     word = job.state if job is not None else failures.word_from_log(log_text) or ("CANCELLED" if cancelled else "")
     if not word:

@@ -150,3 +150,9 @@ def test_statuses_over_a_plan(tmp_path):
     assert rows[failed.cell_id].detail == "KeyError: 'x'" and rows[failed.cell_id].elapsed_s == 5.0
     assert rows[fresh.cell_id].state == "not submitted" and rows[fresh.cell_id].job_id == ""
     assert rows[done.cell_id].label == done.label
+
+
+def test_a_cancelled_local_job_reads_cancelled():
+    ended = JobState("5555", "ENDED", 3.0, "localhost")
+    assert cell_state(LOCAL_JOB, None, ended, cancelled=True)[0] == "cancelled"
+    assert cell_state(LOCAL_JOB, None, ended)[0] == "failed"
