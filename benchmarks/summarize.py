@@ -6,7 +6,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from collect.load import result_files
+from jobs.layout import result_files
 from jobs.result import Result, read_result
 
 

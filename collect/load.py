@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -17,10 +16,9 @@ from typing import Any, Optional
 import pandas as pd
 
 from jobs.cell import Cell
+from jobs.layout import PLAN_FILE, REGISTRY_FILE, result_files
 from jobs.result import Result, ResultError, read_result
 
-PLAN_FILE = "plan.json"
-REGISTRY_FILE = "registry.jsonl"
 CELL_COLUMNS = list(Cell.__dataclass_fields__)
 CELL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
 ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device")
@@ -84,15 +82,6 @@ def registry_states(results_dir: Path) -> dict[str, str]:
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             continue
     return states
-
-
-RESULT_NAME = re.compile(r"[0-9a-f]{12}\.json")
-
-
-def result_files(results_dir: Path) -> list[Path]:
-    """Files named as results are: <cell_id>.json, the id 12 hex digits (plan.json and
-    other JSON a user keeps beside them are not results)."""
-    return sorted(p for p in Path(results_dir).glob("*.json") if RESULT_NAME.fullmatch(p.name))
 
 
 def result_row(result: Result) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from collect import grids, render, tables
 from collect.load import load
-from jobs.atomic import replacing
+from jobs.atomic import write_bytes_atomic
 import templates
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "q4")
@@ -89,7 +89,7 @@ def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, .
     for name, data in files.items():
         path = out / name
         try:
-            written.append(write_bytes(path, data.encode() if isinstance(data, str) else data))
+            written.append(write_bytes_atomic(path, data.encode() if isinstance(data, str) else data))
         except OSError as exc:
             return tuple(written), f"cannot write {path} ({exc.strerror}); pass --out DIR to write them elsewhere"
     return tuple(written), ""
@@ -155,14 +155,3 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     markdown = template_env(False).get_template("report.md.j2").render(
         context, plot_files=files, markdown={g.key: render.to_markdown(g, "##") for g in collected.grids})
     return write_files(out, {"report.html": html, "report.md": markdown, **{files[k]: pngs[k] for k in files}})
-
-
-def write_text(path: Path, text: str) -> Path:
-    return write_bytes(path, text.encode())
-
-
-def write_bytes(path: Path, data: bytes) -> Path:
-    """Whole or not at all: a reader never sees half a file."""
-    with replacing(path) as tmp:
-        tmp.write_bytes(data)
-    return path

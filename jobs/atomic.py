@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import secrets
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
+
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}  # strict JSON has none: these strings
 
 
 @contextlib.contextmanager
@@ -39,3 +43,27 @@ def _new_file(folder: Path, prefix: str) -> Path:
             return path
         except FileExistsError:
             continue
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> Path:
+    with replacing(path) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
+
+
+def write_json_atomic(path: Path, data: Any) -> Path:
+    """JSON that strict parsers read: a NaN or an infinity (a diverged run's loss) is written as
+    the string "NaN", "Infinity" or "-Infinity" (jobs.result reads them back as numbers)."""
+    text = json.dumps(strict_json(data), indent=1, sort_keys=True, allow_nan=False)
+    return write_bytes_atomic(path, text.encode())
+
+
+def strict_json(value: Any) -> Any:
+    """`value` with each NaN or infinity replaced by its string."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value

@@ -11,9 +11,6 @@ import torch
 from jobs.atomic import replacing
 
 
-def checkpoint_path(out_dir: Path, cell_id: str) -> Path:
-    return Path(out_dir) / "checkpoints" / f"{cell_id}.pt"
-
 
 def save(path: Path, state: dict[str, Any]) -> None:
     """Atomically: a job killed while saving leaves the previous checkpoint intact."""

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from jobs.atomic import replacing
+from jobs.atomic import NON_FINITE, write_json_atomic
 from jobs.cell import Cell, CellError
+from jobs.layout import result_path
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "oom", "failed", "timeout")
@@ -107,29 +108,12 @@ _FIELD_TYPES = {  # each field: the JSON types it may hold, and those in words
     "peak_mem_gib": ((int, float, _NONE), "a number or null"), "error": ((str, _NONE), "a string or null"),
     "schema_version": (int, "an int"),
 }
-# Strict JSON has no NaN or infinities (a diverged run's loss): they are written as these strings.
-NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def _floats_back(data: dict[str, Any], keys: Optional[tuple[str, ...]] = None) -> dict[str, Any]:
     """NaN and infinities back from their strings, in every value (or in those of `keys`)."""
     return {k: NON_FINITE[v] if isinstance(v, str) and v in NON_FINITE and (keys is None or k in keys) else v
             for k, v in data.items()}
-
-
-def strict_json(value: Any) -> Any:
-    """`value` with each NaN or infinity replaced by its string, so that strict parsers read the file."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: strict_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [strict_json(v) for v in value]
-    return value
-
-
-def result_path(out_dir: Path, cell_id: str) -> Path:
-    return Path(out_dir) / f"{cell_id}.json"
 
 
 def read_result(path: Path) -> Result:
@@ -176,8 +160,3 @@ def write_result(out_dir: Path, result: Result) -> Path:
         return path
     write_json_atomic(path, result.to_dict())
     return path
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    with replacing(path) as tmp:
-        tmp.write_text(json.dumps(strict_json(data), indent=1, sort_keys=True, allow_nan=False))

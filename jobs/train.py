@@ -16,6 +16,7 @@ from jobs.cell import Cell
 from jobs.faithful import FaithfulTrainer
 from jobs.fast import FastTrainer
 from jobs.gpu_monitor import GpuMonitor
+from jobs.layout import checkpoint_path
 from jobs.oom import OutOfMemory, check_fits, is_oom
 from jobs.result import CommStats, EpochStats, Result, Timed, read_good_result, write_result
 from jobs.trainer import Trainer
@@ -127,7 +128,7 @@ def train(cell: Cell, place: launch.Placement, device: torch.device, data_dir: P
           result: Result, log: Log) -> None:
     """Fill result with epochs, the timed figure, communication and GPU figures."""
     trainer = make_trainer(cell, place, device, data_dir)
-    ckpt = checkpoint.checkpoint_path(out_dir, cell.cell_id)
+    ckpt = checkpoint_path(out_dir, cell.cell_id)
     monitor = GpuMonitor(physical_gpus(device, cell) if device.type == "cuda" and place.rank == 0 else [])
     result.epochs = fit(trainer, ckpt, log, monitor)
     timed = result.epochs[cell.timed_epoch - 1]
@@ -181,7 +182,7 @@ def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
     )
     if place.rank == 0:
         write_result(out_dir, result)
-        checkpoint.checkpoint_path(out_dir, cell.cell_id).unlink(missing_ok=True)
+        checkpoint_path(out_dir, cell.cell_id).unlink(missing_ok=True)
         log(f"result {result.status}: {out_dir / (cell.cell_id + '.json')}")
     if place.world_size > 1 and failure is None:
         dist.destroy_process_group()

@@ -17,14 +17,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from jobs.cell import Cell
-from jobs.result import write_json_atomic
+from jobs.atomic import write_json_atomic
+from jobs.layout import LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE
 from orchestrator.errors import PlanError, UserError
 from orchestrator.cluster import ClusterSpec, ContainerSpec
 from orchestrator.study import Study
 
-PLAN_FILE = "plan.json"
-STUDY_FILE = "study.toml"
-SBATCH_DIR = "sbatch"
 STARTUP_S = 60.0  # per job, for the estimate: queue-to-first-step overhead
 
 
@@ -93,7 +91,7 @@ class Plan:
 
     @property
     def log_dir(self) -> Path:
-        return Path(self.results_dir) / "logs"
+        return Path(self.results_dir) / LOG_DIR
 
     def recorded(self, path: Path | str) -> str:
         """A path as the registry records it: relative to the results dir when inside it, so

@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional, Union
 
+from jobs.layout import LOCK_FILE, REGISTRY_FILE
 from orchestrator.errors import RegistryError
 
-REGISTRY_FILE = "registry.jsonl"
-LOCK_FILE = ".submit.lock"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from jobs.result import Result, ResultError, read_result, result_path
+from jobs.layout import result_path
+from jobs.result import Result, ResultError, read_result
 from orchestrator import failures, recovery, registry, scheduler
 from orchestrator.plan import Plan
 from orchestrator.registry import Submission

@@ -6,7 +6,8 @@ from pathlib import Path
 from rich.console import Console
 
 from orchestrator import display
-from orchestrator.plan import SBATCH_DIR, build_plan, check_results_path, install_plan
+from jobs.layout import SBATCH_DIR
+from orchestrator.plan import build_plan, check_results_path, install_plan
 from orchestrator.sbatch import render_sbatch
 from orchestrator.study import load_study
 

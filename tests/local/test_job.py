@@ -9,7 +9,8 @@ from pathlib import Path
 
 from jobs.cell import Cell
 from jobs.oom import SIMULATE_ENV
-from jobs.result import read_result, result_path
+from jobs.layout import result_path
+from jobs.result import read_result
 
 TINY = dict(model="tiny", dataset="synthetic", train_images=48, loader_workers=1, epochs=2)
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from jobs.cell import Cell
-from jobs.checkpoint import checkpoint_path
-from jobs.result import read_result, result_path
+from jobs.layout import checkpoint_path, result_path
+from jobs.result import read_result
 
 
 def test_killed_job_resumes_after_its_last_epoch(tmp_path):

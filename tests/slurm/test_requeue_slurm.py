@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from jobs.cell import Cell
-from jobs.result import read_result, result_path
+from jobs.layout import result_path
+from jobs.result import read_result
 from orchestrator import registry
 from orchestrator.cli import main
 from orchestrator.plan import read_plan

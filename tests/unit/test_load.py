@@ -8,7 +8,8 @@ import pytest
 
 from collect.load import load, load_frame
 from jobs.cell import Cell
-from jobs.result import ResultError, result_path, write_result
+from jobs.layout import result_path
+from jobs.result import ResultError, write_result
 
 from ._collect_data import DDP2_128, DDP2_32, DP2_32, DP4_32, SINGLE_128, SINGLE_32, ok_result, write_plan_of
 

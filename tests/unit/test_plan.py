@@ -8,7 +8,8 @@ import pytest
 
 from jobs.cell import Cell
 from orchestrator.errors import PlanError
-from orchestrator.plan import (PLAN_FILE, Plan, build_plan, estimate_gpu_hours, group_arrays, read_plan,
+from jobs.layout import PLAN_FILE
+from orchestrator.plan import (Plan, build_plan, estimate_gpu_hours, group_arrays, read_plan,
                                shape_of, write_plan)
 from orchestrator.study import ClusterSpec, load_study, parse_study
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.errors import RegistryError
-from orchestrator.registry import REGISTRY_FILE, Submission, append, latest, read_all
+from jobs.layout import REGISTRY_FILE
+from orchestrator.registry import Submission, append, latest, read_all
 
 
 def sub(cell_id: str, job_id: str | None, at: str = "2025-01-01T00:00:00+00:00", **extra) -> Submission:

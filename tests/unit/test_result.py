@@ -180,12 +180,11 @@ def test_read_good_result_only_returns_final_answers(tmp_path):
 def test_files_written_whole_follow_the_umask_like_any_other_file(tmp_path, umask, mode):
     import os
 
-    from collect.report import write_text
-    from jobs.atomic import replacing
+    from jobs.atomic import replacing, write_bytes_atomic
 
     old = os.umask(umask)
     try:
-        written = [write_result(tmp_path, result("ok")), write_text(tmp_path / "tables.md", "x")]
+        written = [write_result(tmp_path, result("ok")), write_bytes_atomic(tmp_path / "tables.md", b"x")]
         with replacing(tmp_path / "ckpt.pt") as tmp:
             tmp.write_bytes(b"x")
         written.append(tmp_path / "ckpt.pt")
