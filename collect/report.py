@@ -14,6 +14,7 @@ import pandas as pd
 from collect import grids, render, tables
 from collect.load import load
 from jobs.atomic import write_bytes_atomic
+from jobs.result import Status
 import templates
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "q4")
@@ -98,7 +99,7 @@ def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, .
 def environment(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """What the runs ran on: each field's distinct values over the result files, with counts
     where they differ, and the span of the runs."""
-    ran = frame[frame.status.isin(["ok", "oom", "failed", "timeout"])]
+    ran = frame[frame.status.isin(list(Status))]
     rows = []
     for name, column in ENV_ROWS:
         counts = ran[column].dropna().map(_plain).value_counts()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jobs import launch
 from jobs.cell import Cell, CellError
+from jobs.result import Status
 from jobs.train import run
 
 
@@ -55,7 +56,7 @@ def main(argv=None) -> int:
     if ranks > 1 and launch.detect().launcher == "none":
         return spawn_ranks(ranks)
     status = run(cell, args.out, args.data)
-    return 0 if status in ("ok", "oom") else 1
+    return 0 if Status(status).is_answer else 1
 
 
 if __name__ == "__main__":

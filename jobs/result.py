@@ -5,6 +5,7 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Optional
 
@@ -13,7 +14,20 @@ from jobs.cell import Cell, CellError
 from jobs.layout import result_path
 
 SCHEMA_VERSION = 1
-STATUSES = ("ok", "oom", "failed", "timeout")
+
+
+class Status(StrEnum):
+    """A result's status. oom is an answer (the batch did not fit), not a failure."""
+
+    OK = "ok"
+    OOM = "oom"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+
+    @property
+    def is_answer(self) -> bool:
+        """Final: a rerun keeps it and trains nothing."""
+        return self in (Status.OK, Status.OOM)
 
 
 class ResultError(ValueError):
@@ -61,7 +75,7 @@ class CommStats:
 class Result:
     cell_id: str
     cell: dict[str, Any]
-    status: str
+    status: Status
     env: dict[str, Any] = field(default_factory=dict)
     epochs: list[EpochStats] = field(default_factory=list)
     timed: Optional[Timed] = None
@@ -94,8 +108,9 @@ class Result:
         if data.get("gpu_util"):
             data["gpu_util"] = _floats_back(data["gpu_util"])
         result = cls(**data)
-        if result.status not in STATUSES:
-            raise ValueError(f"status must be one of {list(STATUSES)}, got {result.status!r}")
+        if result.status not in list(Status):
+            raise ValueError(f"status must be one of {[s.value for s in Status]}, got {result.status!r}")
+        result.status = Status(result.status)
         Cell.from_dict(result.cell)
         return result
 
@@ -150,7 +165,7 @@ def read_good_result(out_dir: Path, cell_id: str) -> Optional[Result]:
         result = read_result(path)
     except ResultError:
         return None
-    return result if result.status in ("ok", "oom") else None
+    return result if Status(result.status).is_answer else None
 
 
 def write_result(out_dir: Path, result: Result) -> Path:

@@ -18,7 +18,7 @@ from jobs.fast import FastTrainer
 from jobs.gpu_monitor import GpuMonitor
 from jobs.layout import checkpoint_path
 from jobs.oom import OutOfMemory, check_fits, is_oom
-from jobs.result import CommStats, EpochStats, Result, Timed, read_good_result, write_result
+from jobs.result import CommStats, EpochStats, Result, Status, Timed, read_good_result, write_result
 from jobs.trainer import Trainer
 
 Log = Callable[[str], None]
@@ -159,19 +159,19 @@ def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
             "nccl" if device.type == "cuda" else "gloo", init_method=f"tcp://{place.master_addr}:{place.master_port}",
             rank=place.rank, world_size=place.world_size, timeout=dt.timedelta(minutes=10),
         )
-    result = Result(cell_id=cell.cell_id, cell=cell.to_dict(), status="ok", env=environment.describe(device))
+    result = Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=Status.OK, env=environment.describe(device))
     failure: Optional[BaseException] = None
     try:
         environment.gather_hosts(place, result.env)
         log(f"{cell.label} on {result.env['gpu_model']} x{cell.nodes * cell.gpus_per_node} ({place.launcher})")
         train(cell, place, device, data_dir, out_dir, result, log)
     except OutOfMemory as exc:
-        result.status, result.error = "oom", str(exc)
+        result.status, result.error = Status.OOM, str(exc)
     except Exception as exc:  # the result records it; the job still fails
         if is_oom(exc):
-            result.status, result.error = "oom", str(exc).splitlines()[0]
+            result.status, result.error = Status.OOM, str(exc).splitlines()[0]
         else:
-            result.status, result.error = "failed", "".join(traceback.format_exception(exc))[-4000:]
+            result.status, result.error = Status.FAILED, "".join(traceback.format_exception(exc))[-4000:]
             failure = exc
     if device.type == "cuda":
         result.peak_mem_gib = torch.cuda.max_memory_allocated(device) / 2**30

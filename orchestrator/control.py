@@ -12,7 +12,8 @@ from orchestrator.errors import PlanError, UserError
 from orchestrator.plan import Plan
 from orchestrator.registry import Cancelled, Submission
 from orchestrator.scheduler import SlurmClient
-from orchestrator.status import LIVE, LIVE_STATES, LOCAL_JOB_MARKER, QUEUE_MARKER, TERMINAL, Monitor
+from orchestrator.states import LIVE_WORDS
+from orchestrator.status import LOCAL_JOB_MARKER, QUEUE_MARKER, Monitor
 
 FOLLOW_READ_S = 0.5  # how often -f reads the log files (the scheduler is asked far less often)
 
@@ -76,7 +77,7 @@ def follow(paths: list[Path], ended: Callable[[], bool], check_every_s: float) -
 def cell_ended(monitor: Monitor, cell_id: str) -> Callable[[], bool]:
     def ended() -> bool:
         row = next(r for r in monitor.refresh().rows if r.cell_id == cell_id)
-        return row.state in TERMINAL
+        return row.state.is_terminal
     return ended
 
 
@@ -92,7 +93,7 @@ def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None
         slurm = [subs[c].job_id for c in live if subs[c].executor == "slurm" and subs[c].job_id]
         client.cancel(slurm)
         local = [c for c in live if subs[c].executor == "local"]
-        queued_locally = {r.cell_id for r in report.rows if r.state in LIVE and r.cell_id in subs
+        queued_locally = {r.cell_id for r in report.rows if r.state.is_live and r.cell_id in subs
                           and subs[r.cell_id].executor == "local"}
         for cid in local:  # the queue itself only when all its cells go: it runs them one by one
             _stop_local(subs[cid], stop_queue=queued_locally <= set(local))
@@ -106,7 +107,7 @@ def cancellable(rows, subs: dict[str, Submission], chosen: set[str]) -> list[str
     """Chosen cells with a live job. A done cell's job may still be queued (its result came
     from elsewhere); a COMPLETING one is ending anyway."""
     return [r.cell_id for r in rows if r.cell_id in chosen and r.cell_id in subs
-            and (r.state in LIVE or (r.job_state in LIVE_STATES and r.job_state != "COMPLETING"))]
+            and (r.state.is_live or (r.job_state in LIVE_WORDS and r.job_state != "COMPLETING"))]
 
 
 def _stop_local(sub: Submission, stop_queue: bool) -> None:

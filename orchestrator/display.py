@@ -7,12 +7,13 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.plan import Plan, estimate_gpu_hours
+from orchestrator.states import CellState
 from orchestrator.status import CellStatus
 
 STATE_STYLE = {
-    "done": "green", "oom": "yellow", "running": "cyan", "pending": "blue", "queued": "blue",
-    "failed": "red", "timeout": "red", "cancelled": "red", "unknown": "magenta", "not submitted": "dim",
-    "skipped": "yellow",
+    CellState.DONE: "green", CellState.OOM: "yellow", CellState.RUNNING: "cyan", CellState.PENDING: "blue",
+    CellState.QUEUED: "blue", CellState.FAILED: "red", CellState.TIMEOUT: "red", CellState.CANCELLED: "red",
+    CellState.UNKNOWN: "magenta", CellState.NOT_SUBMITTED: "dim", CellState.SKIPPED: "yellow",
 }
 
 

@@ -10,13 +10,8 @@ import re
 from pathlib import Path
 from typing import Optional
 
-# SLURM's final states -> our state; a word not listed reads as "failed" with its name.
-ENDED_STATES = {
-    "COMPLETED": "failed",  # ended without a good result file
-    "FAILED": "failed", "NODE_FAIL": "failed", "BOOT_FAIL": "failed", "OUT_OF_MEMORY": "failed",
-    "SPECIAL_EXIT": "failed", "REVOKED": "failed", "PREEMPTED": "failed",
-    "TIMEOUT": "timeout", "DEADLINE": "timeout", "CANCELLED": "cancelled",
-}
+from orchestrator.states import SLURM_STATES, CellState
+
 _STEPD = re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*")
 _STEPD_WORDS = {"TIME LIMIT": "TIMEOUT", "PREEMPTION": "PREEMPTED", "NODE FAILURE": "NODE_FAIL", None: "CANCELLED"}
 _OOM = re.compile(r"oom[-_ ]kill|Exceeded job memory limit|out of memory|OUT_OF_MEMORY", re.IGNORECASE)
@@ -60,9 +55,9 @@ def read_tail(path: Optional[str], size: int = LOG_TAIL_BYTES) -> str:
 
 
 def explain(word: str, node: str = "", exit_reason: str = "", error_line: str = "",
-            time_min: Optional[int] = None) -> tuple[str, str]:
+            time_min: Optional[int] = None) -> tuple[CellState, str]:
     """(state, detail) for a job that ended in SLURM state `word` without a good result."""
-    state = ENDED_STATES.get(word, "failed")
+    state = SLURM_STATES.get(word, CellState.FAILED)
     retry = "submit --retry-failed"
     if word == "OUT_OF_MEMORY":
         return state, f"OUT_OF_MEMORY: the job used more host memory than it asked; raise mem_gb, then {retry}"

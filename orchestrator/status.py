@@ -13,25 +13,13 @@ from pathlib import Path
 from typing import Optional
 
 from jobs.layout import result_path
-from jobs.result import Result, ResultError, read_result
+from jobs.result import Result, ResultError, Status, read_result
 from orchestrator import failures, recovery, registry, scheduler
 from orchestrator.plan import Plan
 from orchestrator.registry import Submission
 from orchestrator.scheduler import JobState, SlurmClient, Snapshot
+from orchestrator.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
 
-# SLURM's job states mapped once; a state not listed reads as "unknown".
-LIVE_STATES = {
-    "PENDING": "pending", "CONFIGURING": "pending", "REQUEUED": "pending", "REQUEUE_HOLD": "pending",
-    "REQUEUE_FED": "pending", "RESV_DEL_HOLD": "pending", "SUSPENDED": "pending",
-    "RUNNING": "running", "COMPLETING": "running", "STAGE_OUT": "running", "SIGNALING": "running",
-    "RESIZING": "running",
-}
-SLURM_STATES = {**LIVE_STATES, **failures.ENDED_STATES}
-LIVE = ("queued", "pending", "running")
-FINAL = ("done", "oom")
-ENDED = ("failed", "timeout", "cancelled")
-SKIPPED = "skipped"  # the local executor did not start it: this machine cannot run it
-TERMINAL = FINAL + ENDED + (SKIPPED,)
 QUEUE_MARKER = "orchestrator.local_queue"
 LOCAL_JOB_MARKER = "submitit"
 SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
@@ -42,12 +30,15 @@ REASONS = {"BeginTime": "requeued: restarts when its BeginTime comes (resumes fr
 class CellStatus:
     cell_id: str
     label: str
-    state: str  # not submitted | queued | pending | running | done | oom | failed | timeout | cancelled | skipped | unknown
+    state: CellState
     job_id: str = ""
     elapsed_s: Optional[float] = None
     node: str = ""
     detail: str = ""  # why it ended, or why it waits
     job_state: str = ""  # the scheduler's word for its job (PENDING, RUNNING, COMPLETED, ...), if known
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "state", CellState(self.state))  # "done" is CellState.DONE
 
 
 @dataclass
@@ -92,42 +83,44 @@ def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobSta
 
 
 def is_final(result) -> bool:
-    return isinstance(result, Result) and result.status in ("ok", "oom")
+    return isinstance(result, Result) and Status(result.status).is_answer
 
 
 def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, log_text: str = "",
                time_min: Optional[int] = None, accounting: bool = True, cancelled: bool = False,
-               age_s: Optional[float] = None) -> tuple[str, str]:
+               age_s: Optional[float] = None) -> tuple[CellState, str]:
     """(state, detail) for one cell. A good result wins; then a live job; then why it ended."""
-    if isinstance(result, Result) and result.status == "ok":
-        return "done", ""
-    if isinstance(result, Result) and result.status == "oom":
-        return "oom", result.error or ""
+    if isinstance(result, Result) and result.status == Status.OK:
+        return CellState.DONE, ""
+    if isinstance(result, Result) and result.status == Status.OOM:
+        return CellState.OOM, result.error or ""
     if sub is None:
-        return ("failed", str(result)) if isinstance(result, ResultError) else ("not submitted", "")
+        return (CellState.FAILED, str(result)) if isinstance(result, ResultError) else (CellState.NOT_SUBMITTED, "")
     if job is not None and job.state in ("PENDING", "LOST") and sub.executor == "local":
-        return ("queued", job.reason) if job.state == "PENDING" else ("failed", "the local queue stopped before it ran")
-    if job is not None and job.state in LIVE_STATES:
-        return LIVE_STATES[job.state], REASONS.get(job.reason, job.reason)
+        if job.state == "PENDING":
+            return CellState.QUEUED, job.reason
+        return CellState.FAILED, "the local queue stopped before it ran"
+    if job is not None and job.state in LIVE_WORDS:
+        return SLURM_STATES[job.state], REASONS.get(job.reason, job.reason)
     if isinstance(result, ResultError):
-        return "failed", str(result)
+        return CellState.FAILED, str(result)
     error_line = failures.last_line(result.error) if isinstance(result, Result) else failures.python_error(log_text)
-    if isinstance(result, Result) and result.status == "timeout":
-        return "timeout", error_line
+    if isinstance(result, Result) and result.status == Status.TIMEOUT:
+        return CellState.TIMEOUT, error_line
     if job is not None and job.state == "ENDED":  # a local job
         if cancelled:
             return failures.explain("CANCELLED")
-        return "failed", error_line or "the local job ended without a result; see `logs CELL`"
+        return CellState.FAILED, error_line or "the local job ended without a result; see `logs CELL`"
     word = job.state if job is not None else failures.word_from_log(log_text) or ("CANCELLED" if cancelled else "")
     if not word:
         if isinstance(result, Result):
-            return "failed", error_line
+            return CellState.FAILED, error_line
         if accounting and (age_s is None or age_s < SACCT_LAG_S):
-            return "unknown", "not in squeue; sacct has no record yet"
-        return "failed", error_line or (
+            return CellState.UNKNOWN, "not in squeue; sacct has no record yet"
+        return CellState.FAILED, error_line or (
             "ended without a result" + ("" if accounting else " (no accounting here to say why)") + "; see `logs CELL`")
-    if word not in failures.ENDED_STATES:
-        return "unknown", f"SLURM state {word}, no result file"
+    if word not in ENDED_WORDS:
+        return CellState.UNKNOWN, f"SLURM state {word}, no result file"
     return failures.explain(word, job.node if job else "", job.reason if job else "", error_line, time_min)
 
 
@@ -148,7 +141,7 @@ def _age_s(sub: Optional[Submission], now: dt.datetime) -> Optional[float]:
 
 def _needs_log(sub: Optional[Submission], result, job: Optional[JobState]) -> bool:
     """Only cells that ended without a result that says why get their log read."""
-    if sub is None or not sub.log_err or is_final(result) or (job is not None and job.state in LIVE_STATES):
+    if sub is None or not sub.log_err or is_final(result) or (job is not None and job.state in LIVE_WORDS):
         return False
     return not (isinstance(result, Result) and result.error)
 
@@ -172,13 +165,13 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
             sub, result, job, log_text=log_text, time_min=plan.array_of(cell_id).shape.time_min,
             accounting=accounting, cancelled=bool(sub and sub.job_id in cancelled), age_s=age_s,
         )
-        if cell_id in skipped and state not in FINAL:
-            state, detail = SKIPPED, skipped[cell_id]
-        if cell_id in in_flight and state not in LIVE + FINAL:
-            state, detail = "queued", "an interrupted submit's sbatch may still land; checking again shortly"
+        if cell_id in skipped and not state.is_final:
+            state, detail = CellState.SKIPPED, skipped[cell_id]
+        if cell_id in in_flight and not (state.is_live or state.is_final):
+            state, detail = CellState.QUEUED, "an interrupted submit's sbatch may still land; checking again shortly"
         elapsed = job.elapsed_s if job else None
         node = job.node if job else ""
-        if isinstance(result, Result) and state in FINAL:
+        if isinstance(result, Result) and state.is_final:
             elapsed = _run_seconds(result)
             node = node or ",".join(result.env.get("nodes") or [])
         rows.append(CellStatus(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,

@@ -26,9 +26,9 @@ from orchestrator.machine import this_machine, why_not_here
 from orchestrator.registry import Abandoned, Intent, Skipped
 from orchestrator.sbatch import job_name, render_sbatch
 from orchestrator.scheduler import SlurmClient
-from orchestrator.status import SKIPPED, Monitor, Report
+from orchestrator.states import CellState
+from orchestrator.status import Monitor, Report
 
-RETRYABLE = ("failed", "timeout", "cancelled")
 EXECUTORS = ("auto", "slurm", "local")
 SETTLE_POLL_S = 2.0
 
@@ -96,10 +96,9 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         report = settle(Monitor(plan, client))
         if report.registry_errors:  # what is queued cannot be known: queue nothing
             raise RegistryError(report.registry_errors[0])
-        wanted = RETRYABLE if retry_failed else ("not submitted", SKIPPED)
         usable = [r for r in report.rows if r.cell_id not in report.unreadable]  # never overwrite those
-        todo = [r.cell_id for r in usable if r.state in wanted]
-        retryable = 0 if retry_failed else sum(r.state in RETRYABLE for r in usable)
+        todo = [r.cell_id for r in usable if is_due(r.state, retry_failed)]
+        retryable = 0 if retry_failed else sum(r.state.is_retryable for r in usable)
         if test_only:
             checks = test_arrays(plan, todo, client, time_min)
             return SubmitReport(executor, (), len(report.rows), checks=tuple(checks))
@@ -120,10 +119,18 @@ def skip_what_cannot_run_here(plan: Plan, todo: list[str], report: Report) -> tu
     machine = this_machine()
     why = {cid: why_not_here(plan.cell(cid), machine) for cid in todo}
     not_here = [(cid, why[cid]) for cid in todo if why[cid]]
-    shown = {r.cell_id: r.detail for r in report.rows if r.state == SKIPPED}
+    shown = {r.cell_id: r.detail for r in report.rows if r.state == CellState.SKIPPED}
     new = [Skipped(cid, reason, registry.now_iso()) for cid, reason in not_here if shown.get(cid) != reason]
     registry.append(Path(plan.results_dir), new)
     return [cid for cid in todo if not why[cid]], not_here
+
+
+def is_due(state: CellState, retry_failed: bool) -> bool:
+    """A plain submit queues the cells never submitted (and those skipped on a machine that could
+    not run them); --retry-failed those that ended without an answer."""
+    if retry_failed:
+        return state.is_retryable
+    return state in (CellState.NOT_SUBMITTED, CellState.SKIPPED)
 
 
 def chunked(cell_ids: list[str], size: int) -> list[list[str]]:

@@ -8,7 +8,7 @@ from rich.console import Console
 from orchestrator.commands.common import add_interval, interval_for, planned
 from orchestrator.control import cell_ended, follow, log_files, select_cells, tail_lines
 from orchestrator.errors import UserError
-from orchestrator.status import TERMINAL, Monitor
+from orchestrator.status import Monitor
 
 
 def register(verbs, common) -> None:
@@ -33,7 +33,7 @@ def run(args, console: Console) -> int:
         text = tail_lines(path, args.lines)
         print(f"==> {path} <==\n{text or '(nothing yet)'}", end="" if text.endswith("\n") else "\n")
     row = next(r for r in report.rows if r.cell_id == cell_id)
-    if not args.follow or row.state in TERMINAL:  # nothing more will be written
+    if not args.follow or row.state.is_terminal:  # nothing more will be written
         print(f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
         return 0
     try:

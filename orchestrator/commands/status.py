@@ -11,7 +11,8 @@ from rich.text import Text
 
 from orchestrator import display
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors
-from orchestrator.status import TERMINAL, Monitor
+from orchestrator.states import CellState
+from orchestrator.status import Monitor
 
 
 def register(verbs, common) -> None:
@@ -34,7 +35,7 @@ def run(args, console: Console) -> int:
         console.print(Text.assemble(("warning:", "yellow"), f" {report.warning}"), soft_wrap=True)
     if args.watch:
         with Live(display.status_table(plan.study, report.rows, console.width), console=console, auto_refresh=False) as live:
-            while any(r.state not in TERMINAL and r.state != "not submitted" for r in report.rows):
+            while any(not r.state.is_terminal and r.state != CellState.NOT_SUBMITTED for r in report.rows):
                 time.sleep(interval_for(args, plan))
                 report = monitor.refresh()
                 live.update(display.status_table(plan.study, report.rows, console.width), refresh=True)

@@ -9,7 +9,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors
 from orchestrator.plan import Plan
-from orchestrator.status import FINAL, LIVE, SKIPPED, Monitor
+from orchestrator.states import CellState
+from orchestrator.status import Monitor
 from orchestrator.submit import EXECUTORS, submit
 
 
@@ -67,12 +68,12 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
                 warned = True
             rows = report.rows
             running = sum(r.state == "running" for r in rows)
-            waiting = [r for r in rows if r.state in LIVE or r.state == "unknown"]
+            waiting = [r for r in rows if r.state.is_live or r.state == CellState.UNKNOWN]
             progress.update(task, completed=len(rows) - len(waiting), description=f"cells ({running} running)")
             if not waiting:
                 break
             time.sleep(interval)
-    bad = [r for r in rows if r.state not in FINAL and r.state != SKIPPED]
+    bad = [r for r in rows if not r.state.is_final and r.state != CellState.SKIPPED]
     for r in bad:  # error texts are shown as text: "[/pytorch/...]" is no markup
         console.print(Text.assemble((r.state, "red"), f" {r.cell_id} {r.label}: {r.detail}"), soft_wrap=True)
     return 1 if bad else 0

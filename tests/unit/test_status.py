@@ -7,7 +7,8 @@ from jobs.result import Result, ResultError, Timed, write_result
 from orchestrator.plan import build_plan
 from orchestrator.registry import Submission
 from orchestrator.scheduler import JobState, Snapshot
-from orchestrator.status import SLURM_STATES, cell_state, read_results, statuses
+from orchestrator.states import SLURM_STATES, CellState
+from orchestrator.status import cell_state, read_results, statuses
 from orchestrator.study import load_study
 
 SLURM_SUB = Submission("c", "slurm", "17_0", "n1-g1-t1", "2025-01-01T00:00:00+00:00")
@@ -110,8 +111,12 @@ def test_submitted_but_no_scheduler_record_is_unknown():
     assert cell_state(SLURM_SUB, None, None) == ("unknown", "not in squeue; sacct has no record yet")
 
 
-def test_every_mapped_state_is_a_known_state():
-    assert set(SLURM_STATES.values()) <= {"pending", "running", "failed", "timeout", "cancelled"}
+def test_a_state_is_live_or_terminal_never_both():
+    assert not [s for s in CellState if s.is_live and s.is_terminal]
+    assert {s for s in CellState if not s.is_live and not s.is_terminal} == {CellState.NOT_SUBMITTED, CellState.UNKNOWN}
+    assert [s for s in CellState if s.is_final] == [CellState.DONE, CellState.OOM]
+    assert SLURM_STATES["COMPLETING"].is_live and SLURM_STATES["COMPLETED"] == CellState.FAILED  # no good result
+    assert SLURM_STATES["PREEMPTED"].is_retryable and SLURM_STATES["DEADLINE"] == CellState.TIMEOUT
 
 
 # --- statuses over a small plan -------------------------------------------------------------
