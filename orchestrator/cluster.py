@@ -19,12 +19,12 @@ import getpass
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from orchestrator.errors import StudyError
+from orchestrator.strict_toml import check_types, field_names, read_toml, reject_unknown, table
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
 PROFILE_PATH_ENV = "ORCHESTRATOR_PROFILES"
@@ -61,7 +61,7 @@ class ClusterSpec:
     poll_interval_s: float = 10.0  # default seconds between scheduler queries of status --watch / submit --wait
 
     def __post_init__(self) -> None:
-        _check_types("[cluster]", self)
+        check_types("[cluster]", self)
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if field.type == "str" and not _SAFE_CHARS.get(field.name, _SAFE_NAME).fullmatch(value):
@@ -98,7 +98,7 @@ class ContainerSpec:
     runtime: str = "singularity"  # or apptainer
 
     def __post_init__(self) -> None:
-        _check_types("[container]", self)
+        check_types("[container]", self)
         if self.runtime not in CONTAINER_RUNTIMES:
             raise StudyError(f"[container] runtime must be one of {list(CONTAINER_RUNTIMES)}, got {self.runtime!r}")
         for field in dataclasses.fields(self):
@@ -122,28 +122,6 @@ class Profile:
     cluster: dict[str, Any]
     container: dict[str, Any]
     sources: tuple[str, ...]  # the files read, lowest precedence first
-
-
-def _check_types(where: str, spec: Any) -> None:
-    for field in dataclasses.fields(spec):
-        value = getattr(spec, field.name)
-        wanted = {"int": int, "str": str, "float": (int, float)}[field.type]
-        if not isinstance(value, wanted) or isinstance(value, bool):
-            raise StudyError(f"{where} {field.name} must be of type {field.type}, got {value!r}")
-
-
-def read_toml(path: Path) -> tuple[str, dict[str, Any]]:
-    """A TOML file's text and its tables; StudyError naming the file if it cannot be read."""
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise StudyError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
-    except OSError as exc:
-        raise StudyError(f"{path}: cannot read it ({exc.strerror})") from exc
-    try:
-        return text, tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise StudyError(f"{path}: not valid TOML: {exc}") from exc
 
 
 def site_profile_dirs() -> list[Path]:
@@ -186,14 +164,10 @@ def load_profile(name_or_path: Optional[str]) -> Profile:
             data = read_toml(path)[1]
         except StudyError as exc:
             raise StudyError(f"profile {exc}") from exc
-        unknown = sorted(set(data) - _PROFILE_KEYS)
-        if unknown:
-            raise StudyError(f"profile {path}: unknown key(s) {unknown}; valid keys: {', '.join(sorted(_PROFILE_KEYS))}")
-        for table, into, spec_cls in (("cluster", cluster, ClusterSpec), ("container", container, ContainerSpec)):
-            value = data.get(table, {})
-            if not isinstance(value, dict):
-                raise StudyError(f"profile {path}: {table} must be a table")
-            _reject_unknown(f"[{table}] of profile {path}", value, spec_cls)
+        reject_unknown(f"profile {path}", data, _PROFILE_KEYS)
+        for name, into, spec_cls in (("cluster", cluster, ClusterSpec), ("container", container, ContainerSpec)):
+            value = table(f"profile {path}: {name}", data.get(name, {}))
+            reject_unknown(f"[{name}] of profile {path}", value, field_names(spec_cls))
             into.update(value)
     return Profile(Path(name_or_path).stem, cluster, container, tuple(str(f) for f in files))
 
@@ -217,15 +191,8 @@ def expand_vars(value: str, where: str, env: Optional[Mapping[str, str]] = None)
 def build_specs(profile: Profile, cluster: Mapping[str, Any],
                 container: Mapping[str, Any]) -> tuple[ClusterSpec, ContainerSpec]:
     """The study's own keys over the profile's, checked."""
-    _reject_unknown("[cluster]", cluster, ClusterSpec)
-    _reject_unknown("[container]", container, ContainerSpec)
+    reject_unknown("[cluster]", cluster, field_names(ClusterSpec))
+    reject_unknown("[container]", container, field_names(ContainerSpec))
     merged = {**profile.container, **container}
     merged = {k: expand_vars(v, f"[container] {k}") if isinstance(v, str) else v for k, v in merged.items()}
     return ClusterSpec(**{**profile.cluster, **cluster}), ContainerSpec(**merged)
-
-
-def _reject_unknown(where: str, data: Mapping[str, Any], spec_cls: type) -> None:
-    valid = {f.name for f in dataclasses.fields(spec_cls)}
-    unknown = sorted(set(data) - valid)
-    if unknown:
-        raise StudyError(f"unknown key(s) {unknown} in {where}; valid keys: {', '.join(sorted(valid))}")

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from jobs.cell import Cell, CellError
-from orchestrator.cluster import (GPU_REQUESTS, ClusterSpec, ContainerSpec, build_specs,  # noqa: F401
-                                  load_profile, read_toml)
+from orchestrator.cluster import ClusterSpec, ContainerSpec, build_specs, load_profile
 from orchestrator.errors import StudyError
+from orchestrator.strict_toml import read_toml, reject_unknown, table
 
 STUDIES_DIR = Path(__file__).parent / "studies"
 _CELL_FIELDS = {f.name for f in dataclasses.fields(Cell)}
@@ -97,7 +97,7 @@ def study_name(name_or_path: str) -> str:
 
 def parse_study(data: dict[str, Any], source: str = "", default_name: str = "study",
                 profile: Optional[str] = None) -> Study:
-    _reject_unknown("the top level", data, _TOP_KEYS)
+    reject_unknown("the top level", data, _TOP_KEYS)
     name = check_name(data.get("name", default_name))
     description = data.get("description", "")
     data_dir = data.get("data_dir", "data")
@@ -107,10 +107,10 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     if not isinstance(profile_name, str):
         raise StudyError(f"profile must be a profile's name or a .toml path, got {profile_name!r}")
     chosen = load_profile(profile_name)
-    cluster, container = build_specs(chosen, _table("cluster", data.get("cluster", {})),
-                                      _table("container", data.get("container", {})))
-    defaults = _table("defaults", data.get("defaults", {}))
-    _reject_unknown("[defaults]", defaults, _CELL_FIELDS)
+    cluster, container = build_specs(chosen, table("cluster", data.get("cluster", {})),
+                                      table("container", data.get("container", {})))
+    defaults = table("defaults", data.get("defaults", {}))
+    reject_unknown("[defaults]", defaults, _CELL_FIELDS)
     grids = data.get("grid", [])
     if not isinstance(grids, list) or not grids:
         raise StudyError("a study needs at least one [[grid]] table")
@@ -118,8 +118,8 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     tables = []
     for index, grid in enumerate(grids):
         where = f"grid[{index}]"
-        grid = _table(where, grid)
-        _reject_unknown(where, grid, _GRID_KEYS)
+        grid = table(where, grid)
+        reject_unknown(where, grid, _GRID_KEYS)
         grid.pop("name", None)
         repeats = _repeats(f"{where}.repeats", grid.pop("repeats", study_repeats))
         if repeats > MAX_REPEATS:
@@ -191,19 +191,3 @@ def _check_fits_node(cell: Cell, cluster: ClusterSpec, where: str) -> None:
             f"{where}: gpus_per_node = {cell.gpus_per_node}, but a node has {cluster.gpus_per_node} "
             "([cluster] gpus_per_node); use more nodes or fewer GPUs per node"
         )
-
-
-def _table(where: str, value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise StudyError(f"{where} must be a table, got {type(value).__name__}")
-    return dict(value)
-
-
-def _reject_unknown(where: str, data: dict[str, Any], valid: set[str]) -> None:
-    unknown = sorted(set(data) - valid)
-    if unknown:
-        raise StudyError(f"unknown key(s) {unknown} in {where}; valid keys: {', '.join(sorted(valid))}")
-
-
-def find_cell(study: Study, cell_id: str) -> Optional[Cell]:
-    return next((c for c in study.cells if c.cell_id == cell_id), None)

@@ -11,7 +11,8 @@ from orchestrator.errors import PlanError
 from jobs.layout import PLAN_FILE
 from orchestrator.plan import (Plan, build_plan, estimate_gpu_hours, group_arrays, read_plan,
                                shape_of, write_plan)
-from orchestrator.study import ClusterSpec, load_study, parse_study
+from orchestrator.cluster import ClusterSpec
+from orchestrator.study import load_study, parse_study
 
 
 def test_quick_study_groups_into_three_arrays():
