@@ -72,10 +72,6 @@ def build(with_bias: bool, seed: int) -> Net:
         return NetWithBias() if with_bias else Net()
 
 
-def count_weights(net: nn.Module) -> int:
-    return sum(p.numel() for name, p in net.named_parameters() if name.endswith("weight"))
-
-
 def normalise(pixels: np.ndarray | torch.Tensor, device: torch.device | str = "cpu") -> torch.Tensor:
     """uint8 images [N, 32, 32, 3] (CIFAR10.data) -> float32 [N, 3, 32, 32] in [-1, 1], computed as
     the notebook's ToTensor() then Normalize((0.5,)*3, (0.5,)*3): (p / 255 - 0.5) / 0.5."""

@@ -5,9 +5,6 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-RESNET18_PARAMETERS = 11_173_962
-
-
 class BasicBlock(nn.Module):
     def __init__(self, in_planes: int, planes: int, stride: int) -> None:
         super().__init__()
@@ -62,7 +59,3 @@ class TinyNet(nn.Module):
 
 def build_model(name: str) -> nn.Module:
     return {"resnet18": ResNet18, "tiny": TinyNet}[name]()
-
-
-def count_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())

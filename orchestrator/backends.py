@@ -11,7 +11,6 @@ call, and requeues the job; jobs.train.run then resumes from <results>/checkpoin
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import secrets
 from pathlib import Path
@@ -95,7 +94,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
                        time_min: Optional[int] = None, cell_ids: Optional[list[str]] = None) -> list[Submission]:
     """One sbatch for these cells of one array (indexed 0..n-1); returns what to record.
     `time_min` overrides the array's time limit for this submission; `cell_ids` are the cells' ids."""
-    shape = array.shape if time_min is None else dataclasses.replace(array.shape, time_min=time_min)
+    shape = array.shape_for(time_min)
     token = token or secrets.token_hex(4)  # the pickles' names must be unique to this sbatch
     executor = PlannedSlurmExecutor(
         plan.log_dir, job_name(plan, array, token), lambda count: render_sbatch(plan, array, count, token=token,

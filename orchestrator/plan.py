@@ -52,6 +52,10 @@ class ArrayPlan:
     shape: ResourceShape
     cell_ids: tuple[str, ...]
 
+    def shape_for(self, time_min: Optional[int]) -> ResourceShape:
+        """The request one submit sends: the array's, with `submit --time-min` when it is given."""
+        return self.shape if time_min is None else dataclasses.replace(self.shape, time_min=time_min)
+
 
 @dataclass(frozen=True)
 class Plan:

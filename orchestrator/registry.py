@@ -219,19 +219,6 @@ def load(results_dir: Path) -> RegistryState:
     return state
 
 
-def read_all(results_dir: Path) -> list[Submission]:
-    """Every submission, oldest first; a corrupt line is an error."""
-    state = load(results_dir)
-    if state.errors:
-        raise RegistryError(state.errors[0])
-    return state.submissions
-
-
-def latest(results_dir: Path) -> dict[str, Submission]:
-    """The current submission of each cell."""
-    return {s.cell_id: s for s in read_all(results_dir)}
-
-
 def _lock_handle(results_dir: Path):
     path = Path(results_dir) / LOCK_FILE
     try:

@@ -55,19 +55,6 @@ class Report:
         return self.registry_errors + self.result_errors
 
 
-def read_results(plan: Plan) -> dict[str, Result | ResultError]:
-    """Each planned cell's result file, or the error reading it; absent cells are left out."""
-    out: dict[str, Result | ResultError] = {}
-    for cell_id in plan.cell_ids:
-        path = result_path(Path(plan.results_dir), cell_id)
-        if path.exists():
-            try:
-                out[cell_id] = read_result(path)
-            except ResultError as exc:
-                out[cell_id] = exc
-    return out
-
-
 def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobState]:
     jobs = {}
     for sub in subs:
@@ -190,7 +177,8 @@ class Monitor:
         self.subs: dict[str, Submission] = {}  # each cell's current submission, as of the last refresh
 
     def read_results(self) -> dict[str, Result | ResultError]:
-        """Like read_results(plan), re-reading only files whose size or mtime changed."""
+        """Each planned cell's result file, or the error reading it (absent cells are left out);
+        a file is read again only when its size or mtime changed."""
         out = {}
         for cell_id in self.plan.cell_ids:
             path = result_path(self.results_dir, cell_id)
@@ -256,9 +244,3 @@ class Monitor:
                     registry.append(self.results_dir, records)
                 except registry.RegistryError:
                     pass  # a read-only results dir: status still answers; submit records them
-
-
-def current(plan: Plan) -> tuple[list[CellStatus], str]:
-    """Every cell's status now, and a warning to show once (or "")."""
-    report = Monitor(plan).refresh()
-    return report.rows, report.warning

@@ -8,7 +8,6 @@ The whole decision and submission holds the results dir's submit lock.
 """
 from __future__ import annotations
 
-import dataclasses
 import secrets
 import subprocess
 import sys
@@ -188,8 +187,7 @@ def test_arrays(plan: Plan, todo: list[str], client: SlurmClient, time_min: Opti
     checks = []
     pairs = array_chunks(plan, todo, array_limit(plan, client)) if todo else [(a, list(a.cell_ids)) for a in plan.arrays]
     for array, chunk in pairs:
-        shape = array.shape if time_min is None else dataclasses.replace(array.shape, time_min=time_min)
-        text = render_sbatch(plan, array, len(chunk), shape=shape)
+        text = render_sbatch(plan, array, len(chunk), shape=array.shape_for(time_min))
         try:
             verdict = client.test_only(text, plan.log_dir)
         except SchedulerError as exc:

@@ -1,11 +1,25 @@
 """orchestrator.registry: the append-only JSON-lines record of which job runs which cell."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from orchestrator.errors import RegistryError
 from jobs.layout import REGISTRY_FILE
-from orchestrator.registry import Submission, append, latest, read_all
+from orchestrator.registry import Submission, append, load
+
+
+def submissions(path) -> list[Submission]:
+    state = load(path)
+    assert not state.errors, state.errors
+    return state.submissions
+
+
+def first_error(path) -> str:
+    errors = load(path).errors
+    assert errors, "a corrupt line is named"
+    return errors[0]
 
 
 def sub(cell_id: str, job_id: str | None, at: str = "2025-01-01T00:00:00+00:00", **extra) -> Submission:
@@ -13,29 +27,29 @@ def sub(cell_id: str, job_id: str | None, at: str = "2025-01-01T00:00:00+00:00",
 
 
 def test_empty_registry(tmp_path):
-    assert read_all(tmp_path) == [] and latest(tmp_path) == {}
+    assert submissions(tmp_path) == [] and load(tmp_path).latest == {}
 
 
 def test_append_and_read_back(tmp_path):
     first = [sub("a", "17_0", log_out="/l/17_0_0_log.out"), sub("b", "17_1")]
     append(tmp_path, first)
-    assert read_all(tmp_path) == first
+    assert submissions(tmp_path) == first
     assert (tmp_path / REGISTRY_FILE).read_text().count("\n") == 2
 
 
 def test_newest_line_wins(tmp_path):
     append(tmp_path, [sub("a", "17_0"), sub("b", "17_1")])
     append(tmp_path, [sub("a", "18_0", at="2025-01-02T00:00:00+00:00")])
-    now = latest(tmp_path)
+    now = load(tmp_path).latest
     assert now["a"].job_id == "18_0" and now["b"].job_id == "17_1"
-    assert len(read_all(tmp_path)) == 3
+    assert len(submissions(tmp_path)) == 3
 
 
 def test_local_queue_entry_then_its_job(tmp_path):
     append(tmp_path, [Submission("a", "local", None, "n1-g1-t1", "2025-01-01T00:00:00+00:00", queue_pid=4321)])
-    assert latest(tmp_path)["a"].queue_pid == 4321 and latest(tmp_path)["a"].job_id is None
+    assert load(tmp_path).latest["a"].queue_pid == 4321 and load(tmp_path).latest["a"].job_id is None
     append(tmp_path, [Submission("a", "local", "5555", "n1-g1-t1", "2025-01-01T00:00:01+00:00", queue_pid=4321)])
-    assert latest(tmp_path)["a"].job_id == "5555"
+    assert load(tmp_path).latest["a"].job_id == "5555"
 
 
 def test_appending_nothing_writes_nothing(tmp_path):
@@ -47,7 +61,7 @@ def test_a_truncated_last_line_is_ignored(tmp_path):
     append(tmp_path, [sub("a", "17_0")])
     with open(tmp_path / REGISTRY_FILE, "a") as f:
         f.write('{"cell_id": "b", "executor": "slu')  # a crash mid-write: no newline
-    assert [s.cell_id for s in read_all(tmp_path)] == ["a"]
+    assert [s.cell_id for s in submissions(tmp_path)] == ["a"]
 
 
 def test_appending_after_a_truncated_line_keeps_the_registry_readable(tmp_path):
@@ -55,7 +69,7 @@ def test_appending_after_a_truncated_line_keeps_the_registry_readable(tmp_path):
     with open(tmp_path / REGISTRY_FILE, "a") as f:
         f.write('{"cell_id": "b", "executor": "slu')
     append(tmp_path, [sub("b", "18_0")])
-    assert latest(tmp_path)["b"].job_id == "18_0"
+    assert load(tmp_path).latest["b"].job_id == "18_0"
 
 
 def test_a_corrupt_full_line_names_its_number(tmp_path):
@@ -64,14 +78,12 @@ def test_a_corrupt_full_line_names_its_number(tmp_path):
         f.write("\n")  # blank lines are skipped but still counted
         f.write("not json\n")
     append(tmp_path, [sub("b", "17_1")])
-    with pytest.raises(RegistryError, match=r"line 3 is corrupt.*fix or delete that line"):
-        read_all(tmp_path)
+    assert re.search(r"line 3 is corrupt.*fix or delete that line", first_error(tmp_path))
 
 
 def test_a_line_with_unknown_keys_is_corrupt(tmp_path):
     (tmp_path / REGISTRY_FILE).write_text('{"cell_id": "a", "colour": "red"}\n')
-    with pytest.raises(RegistryError, match="line 1"):
-        latest(tmp_path)
+    assert re.search("line 1", first_error(tmp_path))
 
 
 def test_an_unwritable_dir_raises_registry_error(tmp_path):
@@ -104,8 +116,7 @@ def test_a_line_of_valid_json_with_wrong_types_is_corrupt_and_names_the_field(tm
     import json
 
     (tmp_path / REGISTRY_FILE).write_text(json.dumps(GOOD_SUB) + "\n" + json.dumps(line) + "\n")
-    with pytest.raises(RegistryError, match=rf"line 2 is corrupt \(.*{named}"):
-        read_all(tmp_path)
+    assert re.search(rf"line 2 is corrupt \(.*{named}", first_error(tmp_path))
 
 
 def test_good_lines_of_every_kind_read_back(tmp_path):
@@ -114,10 +125,9 @@ def test_good_lines_of_every_kind_read_back(tmp_path):
     lines = [GOOD_SUB, {**GOOD_SUB, "executor": "local", "job_id": None, "queue_pid": 12}, GOOD_INTENT,
              {"kind": "cancelled", "job_ids": ["17_0"], "at": "2025-01-01T00:00:00+00:00"}]
     (tmp_path / REGISTRY_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert len(read_all(tmp_path)) == 2
+    assert len(submissions(tmp_path)) == 2
 
 
 def test_a_deeply_nested_line_is_corrupt(tmp_path):
     (tmp_path / REGISTRY_FILE).write_text("[" * 100_000 + "]" * 100_000 + "\n")
-    with pytest.raises(RegistryError, match="line 1 is corrupt"):
-        read_all(tmp_path)
+    assert re.search("line 1 is corrupt", first_error(tmp_path))

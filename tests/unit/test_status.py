@@ -8,7 +8,7 @@ from orchestrator.plan import build_plan
 from orchestrator.registry import Submission
 from orchestrator.scheduler import JobState, Snapshot
 from orchestrator.states import SLURM_STATES, CellState
-from orchestrator.status import cell_state, read_results, statuses
+from orchestrator.status import Monitor, cell_state, statuses
 from orchestrator.study import load_study
 
 SLURM_SUB = Submission("c", "slurm", "17_0", "n1-g1-t1", "2025-01-01T00:00:00+00:00")
@@ -142,7 +142,7 @@ def test_statuses_over_a_plan(tmp_path):
         "queue-99": JobState("queue-99", "PENDING", reason="waiting in the local queue"),
         "19_0": JobState("19_0", "FAILED", 5.0, "n3", "exit 1:0"),
     })
-    results = read_results(plan)
+    results = Monitor(plan).read_results()
     assert set(results) == {done.cell_id, oom.cell_id, failed.cell_id, running.cell_id}
     assert isinstance(results[running.cell_id], ResultError)
     rows = {r.cell_id: r for r in statuses(plan, subs, results, snapshot)}
