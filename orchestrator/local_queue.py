@@ -22,7 +22,7 @@ POLL_S = 1.0
 
 def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
     plan = read_plan(results_dir)
-    from orchestrator.backends import start_local_job  # submitit: only in this process
+    from orchestrator.submitit_adapter import start_local_job  # submitit: only in this process
 
     pid = os.getpid()
     registry.append(results_dir, [

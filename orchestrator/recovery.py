@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.registry import Abandoned, Intent, Submission
-from orchestrator.scheduler import JobState
+from orchestrator.slurm_client import JobState
 
 INTENT_GRACE_S = 15.0
 

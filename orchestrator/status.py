@@ -1,6 +1,6 @@
 """Each cell's state, from the registry, the result files and one scheduler snapshot.
 
-A Monitor refreshes it: per refresh one squeue and at most one sacct (scheduler.SlurmClient),
+A Monitor refreshes it: per refresh one squeue and at most one sacct (slurm_client.SlurmClient),
 result files re-read only when they change, and the jobs of an interrupted submit recovered
 by their token (recovery.py).
 """
@@ -14,14 +14,13 @@ from typing import Optional
 
 from jobs.layout import result_path
 from jobs.result import Result, ResultError, Status, read_result
-from orchestrator import failures, recovery, registry, scheduler
+from orchestrator import failures, recovery, registry
+from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import Plan
 from orchestrator.registry import Submission
-from orchestrator.scheduler import JobState, SlurmClient, Snapshot
+from orchestrator.slurm_client import JobState, SlurmClient, Snapshot
 from orchestrator.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
 
-QUEUE_MARKER = "orchestrator.local_queue"
-LOCAL_JOB_MARKER = "submitit"
 SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
 REASONS = {"BeginTime": "requeued: restarts when its BeginTime comes (resumes from its checkpoint)"}
 
@@ -53,20 +52,6 @@ class Report:
     @property
     def errors(self) -> list[str]:
         return self.registry_errors + self.result_errors
-
-
-def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobState]:
-    jobs = {}
-    for sub in subs:
-        key = sub.job_id or f"queue-{sub.queue_pid}"
-        if sub.job_id is None:
-            alive = sub.queue_pid is not None and scheduler.pid_alive(sub.queue_pid, QUEUE_MARKER)
-            jobs[key] = JobState(key, "PENDING" if alive else "LOST", reason="waiting in the local queue")
-        else:
-            started = dt.datetime.fromisoformat(sub.submitted_at)
-            alive = scheduler.pid_alive(int(sub.job_id), LOCAL_JOB_MARKER)
-            jobs[key] = JobState(key, "RUNNING" if alive else "ENDED", (now - started).total_seconds(), "localhost")
-    return jobs
 
 
 def is_final(result) -> bool:

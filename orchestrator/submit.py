@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from orchestrator import registry, scheduler
+from orchestrator import registry, slurm_client
 from orchestrator.errors import RegistryError, SchedulerError, UserError
 from orchestrator.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.recovery import INTENT_GRACE_S
 from orchestrator.machine import this_machine, why_not_here
 from orchestrator.registry import Abandoned, Intent, Skipped
 from orchestrator.sbatch import job_name, render_sbatch
-from orchestrator.scheduler import SlurmClient
+from orchestrator.slurm_client import SlurmClient
 from orchestrator.states import CellState
 from orchestrator.status import Monitor, Report
 
@@ -48,8 +48,8 @@ def pick_executor(choice: str) -> str:
     if choice not in EXECUTORS:
         raise UserError(f"--executor must be one of {list(EXECUTORS)}, got {choice!r}")
     if choice == "auto":
-        return "slurm" if scheduler.on_slurm() else "local"
-    if choice == "slurm" and not scheduler.on_slurm():
+        return "slurm" if slurm_client.on_slurm() else "local"
+    if choice == "slurm" and not slurm_client.on_slurm():
         raise UserError("--executor slurm: no sbatch on PATH; run on a SLURM login node or use --executor local")
     return choice
 
@@ -150,7 +150,7 @@ def array_limit(plan: Plan, client: SlurmClient) -> int:
 
 def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int]) -> int:
     """Intent line, one sbatch, Submission lines: per chunk. Returns the number of sbatch calls."""
-    from orchestrator.backends import submit_slurm_array  # submitit: only when needed
+    from orchestrator.submitit_adapter import submit_slurm_array  # submitit: only when needed
 
     results_dir = Path(plan.results_dir)
     calls = 0

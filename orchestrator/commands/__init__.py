@@ -1,3 +1,3 @@
-"""One small module per verb (plan, submit, status, logs, cancel): each adds its subparser
-with `register(verbs, common)` and runs as `run(args, console) -> exit status`. cli.py wires
-them together (and holds `collect`)."""
+"""One small module per verb (plan, submit, status, collect, logs, cancel): each adds its
+subparser with `register(verbs, common)` and runs as `run(args, console) -> exit status`.
+cli.py wires them together."""

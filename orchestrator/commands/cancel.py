@@ -4,7 +4,8 @@ from __future__ import annotations
 from rich.console import Console
 
 from orchestrator.commands.common import planned
-from orchestrator.control import cancel, select_cells
+from orchestrator.cancel import cancel
+from orchestrator.selection import select_cells
 from orchestrator.errors import UserError
 
 

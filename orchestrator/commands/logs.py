@@ -6,7 +6,8 @@ import sys
 from rich.console import Console
 
 from orchestrator.commands.common import add_interval, interval_for, planned
-from orchestrator.control import cell_ended, follow, log_files, select_cells, tail_lines
+from orchestrator.cell_logs import cell_ended, follow, log_files, tail_lines
+from orchestrator.selection import select_cells
 from orchestrator.errors import UserError
 from orchestrator.status import Monitor
 

@@ -15,7 +15,7 @@ from orchestrator.cli import main
 from orchestrator.plan import build_plan, write_plan
 from orchestrator.recovery import INTENT_GRACE_S, recover
 from orchestrator.registry import Intent, Submission
-from orchestrator.scheduler import JobState, SlurmClient
+from orchestrator.slurm_client import JobState, SlurmClient
 from orchestrator.status import Monitor, cell_state
 from orchestrator.study import parse_study
 
@@ -184,7 +184,7 @@ def test_an_intent_with_a_bad_timestamp_is_an_error_naming_it(tmp_path, monkeypa
 
 
 def test_a_job_id_reused_after_a_slurm_restart_is_not_taken_for_the_cells_job(tmp_path):
-    from orchestrator.control import cancel
+    from orchestrator.cancel import cancel
 
     plan = plan_of(tmp_path, 1)
     cid = plan.cell_ids[0]

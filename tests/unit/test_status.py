@@ -6,7 +6,7 @@ import pytest
 from jobs.result import Result, ResultError, Timed, write_result
 from orchestrator.plan import build_plan
 from orchestrator.registry import Submission
-from orchestrator.scheduler import JobState, Snapshot
+from orchestrator.slurm_client import JobState, Snapshot
 from orchestrator.states import SLURM_STATES, CellState
 from orchestrator.status import Monitor, cell_state, statuses
 from orchestrator.study import load_study

@@ -1,9 +1,9 @@
-"""orchestrator.scheduler: reading squeue's and sacct's answers."""
+"""orchestrator.slurm_client: reading squeue's and sacct's answers."""
 from __future__ import annotations
 
 import pytest
 
-from orchestrator.scheduler import JobState, parse_elapsed, parse_sacct, parse_squeue
+from orchestrator.slurm_client import JobState, parse_elapsed, parse_sacct, parse_squeue
 
 
 @pytest.mark.parametrize("text, seconds", [

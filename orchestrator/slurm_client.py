@@ -204,14 +204,3 @@ class SlurmClient:
 
 def _tokens(job_ids: Iterable[str] | Mapping[str, str]) -> dict[str, str]:
     return dict(job_ids) if isinstance(job_ids, Mapping) else dict.fromkeys(job_ids, "")
-
-
-def pid_alive(pid: int, marker: str) -> bool:
-    """The process exists, is not a zombie, and its command line holds `marker` (pids get reused)."""
-    proc = Path(f"/proc/{pid}")
-    try:
-        state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except (OSError, IndexError):
-        return False
-    return state != "Z" and marker in cmdline

@@ -1,0 +1,41 @@
+"""collect: every table from the result files; --report adds the HTML and Markdown report."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from orchestrator.commands.common import print_errors, results_dir_for
+from orchestrator.errors import PlanError
+
+
+def register(verbs, common) -> None:
+    p = verbs.add_parser("collect", parents=[common], help="tables from the result files")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--report", action="store_true", help="also write report.html (self-contained) and report.md with plots/")
+    p.add_argument("--out", metavar="DIR", help="write the tables and the report here (default: the results dir)")
+    p.set_defaults(run=run)
+
+
+def run(args, console: Console) -> int:
+    from collect.render import print_grids
+    from collect.report import TABLE_FILES, collect, write_report  # pandas: only for this verb
+
+    results_dir = results_dir_for(args)
+    if not results_dir.is_dir():
+        raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
+    collected = collect(results_dir, Path(args.out) if args.out else None)
+    report, report_error = write_report(collected) if args.report and not collected.unwritten else ((), "")
+    errors = [e for e in (collected.unwritten, report_error) if e]  # the tables are shown all the same
+    if args.json:
+        tables = {key: json.loads(collected.tables[key].to_json(orient="records")) for key in TABLE_FILES}
+        print(json.dumps(dict(tables, written=[str(p) for p in collected.written + report]), indent=1))
+        return print_errors(errors) or 0
+    print_grids(console, collected.grids)
+    if collected.written:
+        console.print("written: " + ", ".join(str(p) for p in collected.written), highlight=False)
+    if report and not report_error:
+        console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in "
+                      f"{collected.out_dir / 'plots'}/", highlight=False)
+    return print_errors(errors) or 0

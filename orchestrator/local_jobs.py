@@ -1,0 +1,40 @@
+"""The local executor's jobs: processes on this machine, found by pid and by a marker in
+their command line (pids are reused), and their states in the shape squeue gives SLURM's."""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from orchestrator.registry import Submission
+from orchestrator.slurm_client import JobState
+
+# The local queue's module name: a queue started by an older version of this tool matches too.
+QUEUE_MARKER = "orchestrator.local_queue"
+LOCAL_JOB_MARKER = "submitit"
+
+
+def pid_alive(pid: int, marker: str) -> bool:
+    """The process exists, is not a zombie, and its command line holds `marker` (pids get reused)."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and marker in cmdline
+
+
+def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobState]:
+    """Each local submission's job: PENDING while its queue lives and has not started it (LOST
+    once the queue is gone), then RUNNING while its job process lives (ENDED after)."""
+    jobs = {}
+    for sub in subs:
+        key = sub.job_id or f"queue-{sub.queue_pid}"
+        if sub.job_id is None:
+            alive = sub.queue_pid is not None and pid_alive(sub.queue_pid, QUEUE_MARKER)
+            jobs[key] = JobState(key, "PENDING" if alive else "LOST", reason="waiting in the local queue")
+        else:
+            started = dt.datetime.fromisoformat(sub.submitted_at)
+            alive = pid_alive(int(sub.job_id), LOCAL_JOB_MARKER)
+            jobs[key] = JobState(key, "RUNNING" if alive else "ENDED", (now - started).total_seconds(), "localhost")
+    return jobs
