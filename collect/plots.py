@@ -47,8 +47,10 @@ def epoch_time(q1: pd.DataFrame) -> Optional[bytes]:
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for i, (suffix, group) in enumerate(variants(ok)):
         color = COLORS[2 * i % len(COLORS)], COLORS[(2 * i + 1) % len(COLORS)]
-        ax.plot(group.batch_per_gpu, group.epoch_s, "o-", color=color[0], label="epoch time (data loading included)" + suffix)
-        ax.plot(group.batch_per_gpu, group.train_s, "s--", color=color[1], label="train time (no data wait: the Q1 figure)" + suffix)
+        ax.plot(group.batch_per_gpu, group.epoch_s, "o-", color=color[0],
+                label="epoch time (data loading included)" + suffix)
+        ax.plot(group.batch_per_gpu, group.train_s, "s--", color=color[1],
+                label="train time (no data wait: the Q1 figure)" + suffix)
     top = max(ok.epoch_s.max(), ok.train_s.max())
     for r in q1[q1.status != "ok"].itertuples(index=False):
         ax.plot([r.batch_per_gpu], [top], "x", color="red", markersize=10)
@@ -71,7 +73,7 @@ def speedup(t1: pd.DataFrame) -> Optional[bytes]:
     engines = [e for e in ("dp", "ddp") if e in set(multi.engine)]
     fig, axes = plt.subplots(1, len(engines), figsize=(5.2 * len(engines), 3.8), squeeze=False)
     most = int(max(4, t1.gpus.max()))
-    for ax, engine in zip(axes[0], engines):
+    for ax, engine in zip(axes[0], engines, strict=True):
         rows = multi[multi.engine == engine]
         ax.plot([1, most], [1, most], "k:", label="ideal (speedup = N)")
         series = [(suffix, key, g) for suffix, part in variants(rows) for key, g in part.groupby(["batch_per_gpu", "nodes"])]
@@ -117,7 +119,7 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
                label="compute, measured")
         ax.bar(m_x, rows.comm_measured_s.fillna(0), width, bottom=rows.compute_measured_s.fillna(0),
                color=COLORS[1], alpha=0.5, hatch="//", label="communication, measured")
-    for i, value in zip(est_x, rows.comm_est_s):
+    for i, value in zip(est_x, rows.comm_est_s, strict=True):
         if not math.isnan(value) and value < 0:
             ax.annotate("comm est. < 0", (i, 0), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
     ax.set_xticks(x, labels, fontsize=8)

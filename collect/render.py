@@ -113,7 +113,8 @@ def to_latex(grid: Grid) -> str:
     if grid.empty:
         lines.append(r"\emph{" + latex_escape(grid.empty) + "}")
     else:
-        lines += [r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{" + "".join("l" if i in grid.text_columns else "r" for i in range(len(grid.header))) + "}",
+        align = "".join("l" if i in grid.text_columns else "r" for i in range(len(grid.header)))
+        lines += [r"\resizebox{\textwidth}{!}{%", r"\begin{tabular}{" + align + "}",
                   r"\toprule", " & ".join(latex_escape(h) for h in grid.header) + r" \\", r"\midrule"]
         lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in grid.rows]
         lines += [r"\bottomrule", r"\end{tabular}}"]

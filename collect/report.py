@@ -146,7 +146,7 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     files = {key: f"plots/{PLOT_OF[key]}.png" for key, png in pngs.items() if png}
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
-        generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cells=status_counts(collected.frame), environment=environment(collected.frame),
         sections=[dict(grid=g, plot_key=g.key if g.key in files else None) for g in collected.grids],
         status_words=sorted(set(grids.STATUS_TEXT.values())),

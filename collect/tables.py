@@ -144,8 +144,8 @@ def table1(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     multi = set(table[table.engine != "single"].batch_per_gpu)
     if multi:
         table = table[table.batch_per_gpu.isin(multi)].reset_index(drop=True)
-    table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_s, table.epoch_s)]
-    table["efficiency"] = [f.efficiency(s, n) for s, n in zip(table.speedup, table.gpus)]
+    table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_s, table.epoch_s, strict=True)]
+    table["efficiency"] = [f.efficiency(s, n) for s, n in zip(table.speedup, table.gpus, strict=True)]
     keep = CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "train_s", "t1_s", "t1_s_status",
                                    "speedup", "efficiency"]
     return table[keep]
@@ -164,8 +164,8 @@ def strong_scaling(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) 
     multi = table[table.gpus > 1][CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "train_s"]]
     keys = [k for k in BASE_KEYS if k != "batch_per_gpu"] + ["global_batch"]
     out = multi.merge(base, on=keys, how="inner")
-    out["speedup"] = [f.speedup(a, b) for a, b in zip(out.t1_strong_s, out.epoch_s)]
-    out["efficiency"] = [f.efficiency(s, n) for s, n in zip(out.speedup, out.gpus)]
+    out["speedup"] = [f.speedup(a, b) for a, b in zip(out.t1_strong_s, out.epoch_s, strict=True)]
+    out["efficiency"] = [f.efficiency(s, n) for s, n in zip(out.speedup, out.gpus, strict=True)]
     return _sorted(out, ["gpus", "nodes", "global_batch"])
 
 
@@ -178,8 +178,9 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     """
     table = _scaling(frame, scaling)
     table = table[table.engine != "single"].reset_index(drop=True)
-    table["compute_est_s"] = [f.compute_estimate_s(t, n) for t, n in zip(table.t1_train_s, table.gpus)]
-    table["comm_est_s"] = [f.comm_estimate_s(t, tn, n) for t, tn, n in zip(table.t1_train_s, table.train_s, table.gpus)]
+    table["compute_est_s"] = [f.compute_estimate_s(t, n) for t, n in zip(table.t1_train_s, table.gpus, strict=True)]
+    table["comm_est_s"] = [f.comm_estimate_s(t, tn, n)
+                           for t, tn, n in zip(table.t1_train_s, table.train_s, table.gpus, strict=True)]
     table["comm_measured_s"] = table.timed_comm_exposed_s
     table["compute_measured_s"] = table.timed_h2d_s + table.timed_compute_s - table.timed_comm_exposed_s
     keep = CONFIG + TABLE_EXTRA + ["t1_train_s", "t1_train_s_status", "train_s", "train_s_min", "train_s_max",
@@ -201,13 +202,16 @@ def table3(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     known = table.dropna(subset=["comm_grad_bytes"]).groupby("model").comm_grad_bytes.median()
     grad_bytes = table.comm_grad_bytes.fillna(table.model.map(known))
     table["gradients"] = [f.gradients_of(b) for b in grad_bytes]
-    table["steps"] = [f.steps_per_epoch(i, b, n) for i, b, n in zip(table.train_images, table.batch_per_gpu, table.gpus)]
-    table["bytes_per_gpu"] = [s * f.ring_allreduce_bytes(p, n) for s, p, n in zip(table.steps, table.gradients, table.gpus)]
-    table["util_est_gbps"] = [f.bandwidth_gbps(b, t) for b, t in zip(table.bytes_per_gpu, table.comm_est_s)]
-    table["util_measured_gbps"] = [f.bandwidth_gbps(b, t) for b, t in zip(table.bytes_per_gpu, table.comm_measured_s)]
+    table["steps"] = [f.steps_per_epoch(i, b, n)
+                      for i, b, n in zip(table.train_images, table.batch_per_gpu, table.gpus, strict=True)]
+    table["bytes_per_gpu"] = [s * f.ring_allreduce_bytes(p, n)
+                              for s, p, n in zip(table.steps, table.gradients, table.gpus, strict=True)]
+    table["util_est_gbps"] = [f.bandwidth_gbps(b, t) for b, t in zip(table.bytes_per_gpu, table.comm_est_s, strict=True)]
+    table["util_measured_gbps"] = [f.bandwidth_gbps(b, t)
+                                   for b, t in zip(table.bytes_per_gpu, table.comm_measured_s, strict=True)]
     table["busbw_gbps"] = table.comm_busbw_gbps
-    table["share_est"] = [f.busbw_share(u, b) for u, b in zip(table.util_est_gbps, table.busbw_gbps)]
-    table["share_measured"] = [f.busbw_share(u, b) for u, b in zip(table.util_measured_gbps, table.busbw_gbps)]
+    table["share_est"] = [f.busbw_share(u, b) for u, b in zip(table.util_est_gbps, table.busbw_gbps, strict=True)]
+    table["share_measured"] = [f.busbw_share(u, b) for u, b in zip(table.util_measured_gbps, table.busbw_gbps, strict=True)]
     return table.drop(columns=["comm_grad_bytes", "comm_busbw_gbps"])
 
 

@@ -7,7 +7,8 @@ import math
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}  # strict JSON has none: these strings
 

@@ -11,7 +11,8 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 ENGINES = ("single", "dp", "ddp")
 MODELS = ("resnet18", "tiny")
@@ -76,7 +77,8 @@ class Cell:
         if not 1 <= self.timed_epoch <= self.epochs:
             raise CellError(f"timed_epoch must be within 1..epochs ({self.epochs}), got {self.timed_epoch}")
         if self.engine != "ddp" and self.nodes > 1:
-            raise CellError(f"engine '{self.engine}' runs in one process on one node; use engine = \"ddp\" for nodes = {self.nodes}")
+            raise CellError(f"engine '{self.engine}' runs in one process on one node; "
+                            f"use engine = \"ddp\" for nodes = {self.nodes}")
         if self.engine == "single" and self.gpus_per_node != 1:
             raise CellError(f"engine 'single' uses 1 GPU, got gpus_per_node = {self.gpus_per_node}; use \"dp\" or \"ddp\"")
         if self.pipeline == "fast" and self.engine == "dp":  # its step is one captured CUDA graph on one GPU
@@ -115,7 +117,7 @@ class Cell:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Cell":
+    def from_dict(cls, data: Mapping[str, Any]) -> Cell:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:

@@ -54,7 +54,7 @@ class SyntheticSpec:
     colour_jitter: float = 0.0  # std (pixel levels, 0..255) of a per-image shift of the class colour
 
     @classmethod
-    def of(cls, cell: DataCell) -> "SyntheticSpec":
+    def of(cls, cell: DataCell) -> SyntheticSpec:
         return cls(cell.train_images, cell.seed, getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES),
                    float(getattr(cell, "colour_jitter", 0.0)))
 

@@ -8,7 +8,8 @@ all-reduced, so every rank returns the whole test set's figures.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Union
+from typing import Optional, Union
+from collections.abc import Callable, Iterable
 
 import torch
 import torch.distributed as dist

@@ -161,7 +161,7 @@ class FastTrainer:
             torch.cuda.current_stream().wait_stream(stream)
             self._capture()
         with torch.no_grad():
-            for tensor, value in zip(self.model.state_dict().values(), saved):
+            for tensor, value in zip(self.model.state_dict().values(), saved, strict=True):
                 tensor.copy_(value)
             for buf in self.bufs:
                 buf.zero_()
@@ -221,6 +221,6 @@ class FastTrainer:
         with torch.no_grad():
             for name, tensor in self.model.state_dict().items():
                 tensor.copy_(state["model"][name])
-            for buf, saved in zip(self.bufs, state["momentum"]):
+            for buf, saved in zip(self.bufs, state["momentum"], strict=True):
                 buf.copy_(saved)
 

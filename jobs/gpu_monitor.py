@@ -25,7 +25,7 @@ class GpuMonitor:
         except Exception:  # no NVML here: nothing to sample
             self._handles = []
 
-    def __enter__(self) -> "GpuMonitor":
+    def __enter__(self) -> GpuMonitor:
         if self._handles:
             self._thread = threading.Thread(target=self._run, daemon=True)
             self._thread.start()

@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 # Below Linux's ephemeral range (32768+), so a port we pick is not one the kernel hands out.
 PORT_BASE = 20_000

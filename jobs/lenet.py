@@ -6,7 +6,7 @@ pool; ...; fc3 logits) that the quantized simulation and the integer-only run al
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch

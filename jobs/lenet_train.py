@@ -81,7 +81,7 @@ class _Stepper:
 
     def restore(self, saved: list[torch.Tensor]) -> None:
         with torch.no_grad():
-            for t, v in zip(self.params + self.bufs, saved):
+            for t, v in zip(self.params + self.bufs, saved, strict=True):
                 t.copy_(v)
             self.cursor.zero_()
             self.loss_sum.zero_()
@@ -113,7 +113,7 @@ def train(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, settings: 
           use_graph: bool = True) -> TrainReport:
     """Train `net` (already on images.device) in place on normalised images [N, 3, 32, 32] and
     int64 labels [N], both resident on the device. Returns losses and wall time."""
-    n, b, device = images.shape[0], settings.batch_size, images.device
+    device = images.device
     threads = torch.get_num_threads()
     if device.type == "cpu":  # a batch of 4 is too small to share out; and one thread never waits on a busy core
         torch.set_num_threads(1)

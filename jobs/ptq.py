@@ -76,11 +76,11 @@ def _as_tensors(data: DataSet, device: torch.device) -> tuple[torch.Tensor, torc
 
 
 def run_ptq(float_net: Net, bias_net: Net, train_set: DataSet, test_set: DataSet,
-            config: PTQConfig = PTQConfig(), device: torch.device | str = "cpu") -> PTQOutcome:
+            config: PTQConfig | None = None, device: torch.device | str = "cpu") -> PTQOutcome:
     """Quantize the two trained networks (already on `device`) as config says and evaluate every
     variant on test_set. Calibration images come from train_set. Raises ptq_sim.IntegerRangeError
     if any quantized layer's input was not an integer in range (a bug, never expected)."""
-    start, device = time.perf_counter(), torch.device(device)
+    start, device, config = time.perf_counter(), torch.device(device), config or PTQConfig()
     train_images, _ = _as_tensors(train_set, device)
     test = _as_tensors(test_set, device)
     index = calibration_indices(train_images.shape[0], config.most_calibration_images, config.calibration_seed)
@@ -104,7 +104,7 @@ def _integer_run(config: PTQConfig, role: str, spec: QuantSpec) -> bool:
     return wanted and spec.quantizes_activations and spec.bias == "int32"
 
 
-def _notebook_variants(run: "_Runner", nets: dict[str, _Network], spec: QuantSpec):
+def _notebook_variants(run: _Runner, nets: dict[str, _Network], spec: QuantSpec):
     weights_only = dataclasses.replace(spec, activation_bits=None)
     w, wa = f"W{spec.weight_bits}", f"W{spec.weight_bits}A{spec.activation_bits}"
     yield run.float_variant("Net float", nets["Net"])

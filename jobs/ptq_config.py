@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 from jobs.quant import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
 
@@ -68,7 +69,7 @@ class QuantSpec:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "QuantSpec":
+    def from_dict(cls, data: Mapping[str, Any]) -> QuantSpec:
         return cls(**data)
 
 
@@ -117,7 +118,7 @@ class PTQConfig:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "PTQConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> PTQConfig:
         data = dict(data)
         data["notebook"] = QuantSpec.from_dict(data.get("notebook", {}))
         data["sweep"] = tuple(QuantSpec.from_dict(s) for s in data.get("sweep", ()))

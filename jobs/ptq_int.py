@@ -16,7 +16,7 @@ The float simulation it is checked against runs on the study's device.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 import torch.nn.functional as F

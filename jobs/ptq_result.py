@@ -8,7 +8,8 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 from jobs.ptq_config import PTQConfig, QuantSpec
 from jobs.ptq_stats import ActivationLayerStats, WeightLayerStats
@@ -89,7 +90,7 @@ class PTQOutcome:
         return _plain(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "PTQOutcome":
+    def from_dict(cls, data: Mapping[str, Any]) -> PTQOutcome:
         return _build(cls, data)
 
 

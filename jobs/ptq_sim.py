@@ -164,7 +164,7 @@ class SimulatedNet:
 
     def check_counts(self) -> list[tuple[str, int, int, int]]:
         """(layer, values checked, non-integers, out of range) per layer; one device sync."""
-        return [(name, *row) for name, row in zip(LAYERS, self.counts.tolist())]
+        return [(name, *row) for name, row in zip(LAYERS, self.counts.tolist(), strict=True)]
 
 
 class _exact_gpu_math:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -89,7 +88,7 @@ class Result:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Result":
+    def from_dict(cls, data: dict[str, Any]) -> Result:
         """A result from its JSON, every field's type checked (a hand-edited file must not reach the
         tables as a wrong type); the strings that stand for NaN and infinities become floats again."""
         if not isinstance(data, dict):

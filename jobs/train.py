@@ -6,7 +6,8 @@ import datetime as dt
 import os
 import traceback
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
@@ -153,7 +154,7 @@ def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
     torch.set_num_threads(intra_op_threads(cell, place, os.environ.get("SLURM_CPUS_PER_TASK", ""),
                                            len(os.sched_getaffinity(0))))
     log: Log = (lambda msg: print(f"[{cell.cell_id}] {msg}", flush=True)) if place.rank == 0 else (lambda msg: None)
-    started = dt.datetime.now(dt.timezone.utc).isoformat()
+    started = dt.datetime.now(dt.UTC).isoformat()
     if place.world_size > 1:
         dist.init_process_group(
             "nccl" if device.type == "cuda" else "gloo", init_method=f"tcp://{place.master_addr}:{place.master_port}",
@@ -178,7 +179,7 @@ def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
     result.env.update(
         world_size=place.world_size, launcher=place.launcher, job_id=place.job_id,
         array_task_id=place.array_task_id, started_at=started,
-        ended_at=dt.datetime.now(dt.timezone.utc).isoformat(),
+        ended_at=dt.datetime.now(dt.UTC).isoformat(),
     )
     if place.rank == 0:
         write_result(out_dir, result)

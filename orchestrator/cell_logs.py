@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Optional
+from collections.abc import Callable, Iterator
 
 from orchestrator.errors import UserError
 from orchestrator.registry import Submission

@@ -21,7 +21,8 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+from collections.abc import Mapping
 
 from orchestrator.errors import StudyError
 from orchestrator.strict_toml import check_types, field_names, read_toml, reject_unknown, table

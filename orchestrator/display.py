@@ -82,7 +82,7 @@ def status_table(study: str, rows: list[CellStatus], width: int = 80) -> Table:
         table.add_column(STATUS_COLUMNS[i], no_wrap=True, min_width=widths[i])
     detail = max(MIN_DETAIL, width - sum(widths[i] for i in shown) - GAP * len(shown))
     table.add_column("detail", no_wrap=True, overflow="ellipsis", max_width=detail)
-    for r, texts in zip(rows, cells):
+    for r, texts in zip(rows, cells, strict=True):
         styled = [Text(texts[i], style=STATE_STYLE.get(r.state, "") if i == 2 else "") for i in shown]
         table.add_row(*styled, Text(r.detail))
     return table

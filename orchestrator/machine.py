@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 from jobs.cell import Cell
 

@@ -78,7 +78,7 @@ class Plan:
 
     @functools.cached_property
     def _cells_by_id(self) -> dict[str, Cell]:
-        return dict(zip(self.cell_ids, self.cells))
+        return dict(zip(self.cell_ids, self.cells, strict=True))
 
     @functools.cached_property
     def _arrays_by_cell(self) -> dict[str, ArrayPlan]:
@@ -123,7 +123,7 @@ class Plan:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Plan":
+    def from_dict(cls, data: dict[str, Any]) -> Plan:
         arrays = tuple(
             ArrayPlan(a["name"], ResourceShape(**a["shape"]), tuple(a["cell_ids"])) for a in data["arrays"]
         )
@@ -173,7 +173,7 @@ def build_plan(study: Study, results_dir: Path, cwd: Path) -> Plan:
         study=study.name, description=study.description, data_dir=str(data_dir),
         results_dir=str(Path(results_dir).absolute()), cluster=study.cluster, cells=study.cells,
         arrays=group_arrays(study.cells, study.cluster),
-        created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         container=study.container, profile=study.profile,
     )
 

@@ -20,7 +20,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import Optional, Union
+from collections.abc import Iterator
 
 from jobs.layout import LOCK_FILE, REGISTRY_FILE
 from orchestrator.errors import RegistryError
@@ -109,7 +110,7 @@ class RegistryState:
 
 
 def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def registry_path(results_dir: Path) -> Path:
@@ -133,8 +134,8 @@ def from_line(line: str) -> Record:
         if isinstance(data.get(name), list):
             data[name] = tuple(data[name])
     record = record_cls(**data)
-    for field in dataclasses.fields(record):
-        _check_field(field.name, getattr(record, field.name), field.type)
+    for f in dataclasses.fields(record):
+        _check_field(f.name, getattr(record, f.name), str(f.type))
     if isinstance(record, Submission):
         _check_submission(record)
     return record

@@ -9,7 +9,7 @@ def select_cells(plan: Plan, names: list[str]) -> list[str]:
     """Cell ids for each name: a whole id, a unique id prefix (4+ characters), or a label (all that match)."""
     chosen: list[str] = []
     for name in names:
-        matches = [cid for c, cid in zip(plan.cells, plan.cell_ids) if cid == name or c.label == name]
+        matches = [cid for c, cid in zip(plan.cells, plan.cell_ids, strict=True) if cid == name or c.label == name]
         if not matches and len(name) >= 4:
             matches = [cid for cid in plan.cell_ids if cid.startswith(name)]
         if not matches:

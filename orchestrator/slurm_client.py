@@ -18,7 +18,8 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
+from typing import Optional
+from collections.abc import Iterable, Mapping
 
 from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
@@ -111,7 +112,7 @@ def sacct_time(iso: str) -> str:
     try:
         when = dt.datetime.fromisoformat(iso)
     except (TypeError, ValueError):
-        when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=7)
+        when = dt.datetime.now(dt.UTC) - dt.timedelta(days=7)
     return when.astimezone().strftime("%Y-%m-%dT%H:%M:%S")
 
 

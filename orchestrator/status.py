@@ -123,10 +123,10 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
              skipped: Optional[dict[str, str]] = None, now: Optional[dt.datetime] = None) -> list[CellStatus]:
     """`skipped`: why each cell skipped since its last submission was not started."""
     skipped = skipped or {}
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     accounting = not snapshot.warning
     rows = []
-    for cell, cell_id in zip(plan.cells, plan.cell_ids):
+    for cell, cell_id in zip(plan.cells, plan.cell_ids, strict=True):
         sub = subs.get(cell_id)
         key = (sub.job_id or f"queue-{sub.queue_pid}") if sub else None
         job = snapshot.jobs.get(key) if key else None
@@ -196,7 +196,7 @@ class Monitor:
                                         since=min(times) if unconfirmed else None,
                                         squeue_only={s.job_id: s.token or "" for cid, s in slurm
                                                      if is_final(results.get(cid))})
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         confirmed = {(s.token, s.cell_id) for s in state.submissions if s.token}
         found = recovery.recover(unconfirmed, confirmed, snapshot.jobs, now)
         if found.to_record:

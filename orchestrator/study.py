@@ -170,7 +170,7 @@ def expand_grid(fields: dict[str, Any], where: str) -> list[Cell]:
     cells = []
     for combo in itertools.product(*choices):
         try:
-            cells.append(Cell(**dict(zip(keys, combo))))
+            cells.append(Cell(**dict(zip(keys, combo, strict=True))))
         except CellError as exc:
             raise StudyError(f"{where}: {exc}") from exc
         except TypeError as exc:  # a required field is missing

@@ -14,7 +14,8 @@ import contextlib
 import io
 import secrets
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
+from collections.abc import Callable
 
 import submitit
 from submitit.core import utils as submitit_utils
@@ -117,7 +118,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
     return [
         Submission(cell_id, "slurm", job.job_id, array.name, at, plan.recorded(job.paths.stdout),
                    plan.recorded(job.paths.stderr), token=token)
-        for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs)
+        for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs, strict=True)
     ]
 
 
