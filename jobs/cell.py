@@ -54,7 +54,7 @@ class Cell:
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
-            _check_type(field.name, getattr(self, field.name), field.type)
+            _check_type(field.name, getattr(self, field.name), str(field.type))
             if field.type == "float":  # lr = 1 and lr = 1.0 are one cell, with one id
                 object.__setattr__(self, field.name, float(getattr(self, field.name)))
         _check_choice("engine", self.engine, ENGINES)

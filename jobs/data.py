@@ -41,9 +41,14 @@ class DataCell(Protocol):
     """What the data functions read from a cell (a training Cell, or any cell kind with these
     fields). A cell may also carry `test_images` and `colour_jitter` for a synthetic set."""
 
-    dataset: str
-    train_images: int
-    seed: int
+    @property
+    def dataset(self) -> str: ...
+
+    @property
+    def train_images(self) -> int: ...
+
+    @property
+    def seed(self) -> int: ...
 
 
 @dataclass(frozen=True)

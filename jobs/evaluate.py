@@ -57,7 +57,7 @@ def evaluate(model: Model, data: Batches, device: torch.device | str, keep_predi
             if keep_predictions:
                 kept.append(predicted)
     finally:
-        if was_training:
+        if was_training and isinstance(model, nn.Module):
             model.train()
     totals = torch.cat([totals, totals.new_full((1,), count)])
     if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:

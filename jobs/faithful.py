@@ -79,8 +79,9 @@ class FaithfulTrainer:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16")
 
     def _no_sync(self, skip: bool = True):
-        ddp = isinstance(self.model, nn.parallel.DistributedDataParallel)
-        return self.model.no_sync() if ddp and skip else contextlib.nullcontext()
+        if skip and isinstance(self.model, nn.parallel.DistributedDataParallel):
+            return self.model.no_sync()
+        return contextlib.nullcontext()
 
     def probe(self) -> None:
         """One full-size forward and backward (no gradient exchange), then forget it
@@ -147,10 +148,10 @@ class FaithfulTrainer:
         return comm.exposed_per_step(lambda sync: self._step(images, labels, self.cell.lr, sync=sync), self.device, self.steps)
 
     def state(self) -> dict[str, Any]:
-        model = self.model.module if hasattr(self.model, "module") else self.model
+        model: nn.Module = getattr(self.model, "module", self.model)
         return {"model": model.state_dict(), "optimizer": self.optimizer.state_dict()}
 
     def load(self, state: dict[str, Any]) -> None:
-        model = self.model.module if hasattr(self.model, "module") else self.model
+        model: nn.Module = getattr(self.model, "module", self.model)
         model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])

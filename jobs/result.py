@@ -115,7 +115,7 @@ class Result:
 
 
 _NONE = type(None)
-_FIELD_TYPES = {  # each field: the JSON types it may hold, and those in words
+_FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {  # each field: the JSON types it may hold, and those in words
     "cell_id": (str, "a string"), "cell": (dict, "an object"), "status": (str, "a string"),
     "env": (dict, "an object"), "epochs": (list, "a list"), "timed": ((dict, _NONE), "an object or null"),
     "comm": ((dict, _NONE), "an object or null"), "gpu_util": ((dict, _NONE), "an object or null"),
