@@ -1,4 +1,4 @@
-"""collect.tables over a results dir worked by hand (tests/report/conftest.py), with failed,
+"""collect.tables over a results dir worked by hand (tests/collect/conftest.py), with failed,
 oom, timeout, pending and missing cells."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from collect import tables
 from collect.load import load
-from tests.report.factory import cell, result, write_dir
+from tests.collect.factory import cell, result, write_dir
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from rich.console import Console
 
 from collect import render
 from collect.report import collect
-from tests.report.factory import cell, result, write_dir
+from tests.collect.factory import cell, result, write_dir
 
 
 @pytest.fixture(scope="module")

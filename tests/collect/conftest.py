@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.report.factory import cell, result, write_dir
+from tests.collect.factory import cell, result, write_dir
 
 
 def q4(b: int, **remedy):

@@ -1,4 +1,4 @@
-"""Result files and results dirs built by hand, for the report's tests and the benchmark."""
+"""Result files and results dirs built by hand, for the collect tests."""
 from __future__ import annotations
 
 import json
