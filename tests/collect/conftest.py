@@ -1,58 +1,14 @@
-"""A results dir worked by hand: ok cells (one with three repeats), oom, failed, timeout,
-pending (in the registry, no result) and missing (planned only), and Q4's 5-epoch runs.
-
-1 GPU   b32: 40 s (train 32)   b128: repeats 20/22/30 s (train 16/17/25) -> median 22 (17)
-        b512, b2048: OOM       b8192: pending
-2 GPUs  DDP b32: 25 s (train 20; h2d 1, compute 16, exposed comm 2; busbw 40 GB/s)   DDP b128: failed
-        DP  b32: 30 s (train 24)                                                      DP  b128: pending
-4 GPUs  DDP b32: 12.5 s (train 10; h2d 0.5, compute 8, exposed comm 1.5; busbw 50)   DDP b128: missing
-        DP  b32: timeout
-Q4 (5 epochs): 1 GPU b128 (loss 0.8, acc 0.70); 4 GPUs DDP b2048 none (1.6, 0.42), linear (1.5, 0.52),
-        linear + 2 warmup (1.4, 0.62); b8192: OOM
-"""
+"""The mixed results dir (tests/collect/factory.py, mixed_results), written once per test module:
+tests that change a results dir work on a copy (factory.copy_of) or write their own (factory.write_dir)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
-from tests.collect.factory import cell, result, write_dir
-
-
-def q4(b: int, **remedy):
-    return cell("ddp", b, 4, epochs=5, timed_epoch=5, **remedy)
-
-
-def mixed_results():
-    single = [result(cell("single", 32), epoch_s=40.0, train_s=32.0)]
-    single += [result(cell("single", 128, repeat=i), epoch_s=e, train_s=t)
-               for i, (e, t) in enumerate([(20.0, 16.0), (22.0, 17.0), (30.0, 25.0)])]
-    single += [result(cell("single", 512), status="oom"), result(cell("single", 2048), status="oom")]
-    multi = [
-        result(cell("ddp", 32, 2), epoch_s=25.0, train_s=20.0, h2d_s=1.0, compute_s=16.0, comm_exposed_s=2.0,
-               busbw_gbps=40.0),
-        result(cell("ddp", 128, 2), status="failed", error="Traceback ...\nRuntimeError: NCCL error"),
-        result(cell("dp", 32, 2), epoch_s=30.0, train_s=24.0),
-        result(cell("ddp", 32, 4), epoch_s=12.5, train_s=10.0, h2d_s=0.5, compute_s=8.0, comm_exposed_s=1.5,
-               busbw_gbps=50.0),
-        result(cell("dp", 32, 4), status="timeout"),
-    ]
-    large = [
-        result(cell("single", 128, epochs=5, timed_epoch=5), losses=[2.0, 1.5, 1.2, 1.0, 0.8],
-               accuracies=[0.3, 0.45, 0.55, 0.62, 0.70]),
-        result(q4(2048), losses=[2.3, 2.1, 1.9, 1.7, 1.6], accuracies=[0.1, 0.2, 0.3, 0.38, 0.42]),
-        result(q4(2048, lr_scaling="linear"), losses=[2.2, 2.0, 1.8, 1.6, 1.5],
-               accuracies=[0.15, 0.25, 0.35, 0.48, 0.52], lrs=[6.4] * 5),
-        result(q4(2048, lr_scaling="linear", warmup_epochs=2), losses=[2.2, 2.0, 1.7, 1.5, 1.4],
-               accuracies=[0.2, 0.3, 0.4, 0.58, 0.62], lrs=[3.25, 6.4, 6.4, 6.4, 6.4]),
-        result(q4(8192), status="oom"),
-    ]
-    return single + multi + large
-
-
-PENDING = [cell("single", 8192), cell("dp", 128, 2)]
-MISSING = [cell("ddp", 128, 4)]
+from tests.collect.factory import write_mixed
 
 
 @pytest.fixture(scope="module")
-def mixed_dir(tmp_path_factory):
-    return write_dir(tmp_path_factory.mktemp("mixed"), mixed_results(), planned=PENDING + MISSING,
-                     submitted=PENDING, study="mixed")
+def mixed_dir(tmp_path_factory) -> Path:
+    return write_mixed(tmp_path_factory.mktemp("mixed"))
