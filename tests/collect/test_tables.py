@@ -24,16 +24,6 @@ def by(table, **match):
     return rows.iloc[0]
 
 
-def test_load_marks_pending_and_missing_cells(loaded):
-    frame = loaded.frame
-    assert by(frame, engine="single", batch_per_gpu=8192).status == "pending"
-    assert by(frame, engine="dp", gpus=2, batch_per_gpu=128).status == "pending"
-    assert by(frame, engine="ddp", gpus=4, batch_per_gpu=128).status == "missing"
-    assert set(frame.status) == {"ok", "oom", "failed", "timeout", "pending", "missing"}
-    assert loaded.study == "mixed"
-    assert len(loaded.epochs[loaded.epochs.cell_id == by(frame, engine="dp", gpus=2, batch_per_gpu=32).cell_id]) == 2
-
-
 def test_q1_stops_at_the_first_oom_and_keeps_later_pending(loaded):
     q1 = tables.q1_table(loaded.frame)
     assert list(zip(q1.batch_per_gpu, q1.status)) == [(32, "ok"), (128, "ok"), (512, "oom"), (8192, "pending")]
