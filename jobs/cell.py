@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from collections.abc import Mapping
 
 ENGINES = ("single", "dp", "ddp")
@@ -30,6 +30,7 @@ class CellError(ValueError):
 
 @dataclass(frozen=True)
 class Cell:
+    kind: ClassVar[str] = "train"  # not a field: not in the id, nor in the JSON (results before kinds read the same)
     engine: str  # single: 1 process 1 GPU; dp: 1 process all GPUs; ddp: 1 process per GPU
     batch_per_gpu: int  # images per GPU per step; the global batch is this x GPUs
     nodes: int = 1
@@ -101,6 +102,24 @@ class Cell:
         return self.batch_per_gpu * self.gpus
 
     @property
+    def cpus_per_task(self) -> int:
+        return self.loader_workers + 1  # the loader's workers and the training process
+
+    def plan_columns(self) -> dict[str, str]:
+        """What `plan` shows of the cell, beyond its id, label and array."""
+        remedies = ", ".join(filter(None, [
+            "linear LR" if self.lr_scaling == "linear" else "",
+            f"warmup {self.warmup_epochs} ep" if self.warmup_epochs else "", "SyncBN" if self.sync_bn else "",
+        ])) or "-"
+        return {"batch/GPU": str(self.batch_per_gpu), "global batch": str(self.global_batch),
+                "epochs": f"{self.epochs} (time {self.timed_epoch})", "data": f"{self.dataset} {self.train_images}",
+                "remedies": remedies}
+
+    def estimate_s(self, images_per_s_per_gpu: float) -> float:
+        """Training seconds: epochs x images / (images/s per GPU x GPUs)."""
+        return self.epochs * self.train_images / (images_per_s_per_gpu * self.gpus)
+
+    @property
     def cell_id(self) -> str:
         blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
@@ -118,11 +137,14 @@ class Cell:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cell:
+        fields = dict(data)
+        if fields.pop("kind", cls.kind) != cls.kind:
+            raise CellError(f"not a {cls.kind} cell: kind = {data.get('kind')!r}")
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(set(fields) - names)
         if unknown:
             raise CellError(f"unknown cell field(s) {unknown}; valid fields: {sorted(names)}")
-        return cls(**dict(data))
+        return cls(**fields)
 
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}

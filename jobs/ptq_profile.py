@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import torch
 
 from jobs.lenet import LAYERS, Net
-from jobs.quant import RANGE_METHODS, check_choice, row_ranges
+from jobs.quant import row_ranges
+from jobs.quant_choices import RANGE_METHODS, check_choice
 
 ACTIVATIONS = ("input",) + LAYERS
 MSE_SAMPLE = 2 ** 18  # values an "mse" range search sees per tensor (the maximum always among them)
