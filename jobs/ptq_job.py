@@ -32,7 +32,7 @@ class TrainedNet:
     training_id: str
     reused: bool  # loaded from nets/, trained by an earlier cell or run
     train_s: float  # when it was trained (the device synchronised at both ends)
-    epoch_losses: tuple[float, ...]
+    epoch_losses: list[float]
     cuda_graph: bool
     device: str
 
@@ -65,13 +65,14 @@ def trained(cell: PTQCell, with_bias: bool, images: torch.Tensor, labels: torch.
         saved = None  # not ours: train again, and replace it
     if saved is not None:
         net.load_state_dict(saved["state"])
-        return net, TrainedNet(name, training_id, True, **saved["report"])
+        kept: dict[str, Any] = saved["report"]
+        return net, TrainedNet(name, training_id, True, **kept)
     settings = TrainSettings(epochs=cell.epochs, batch_size=cell.batch_size, lr=cell.lr, momentum=cell.momentum,
                              seed=cell.training_seed)
     report = train(net, images, labels, settings)
-    facts = dict(train_s=report.train_s, epoch_losses=tuple(report.epoch_losses), cuda_graph=report.cuda_graph,
-                 device=images.device.type)
-    checkpoint.save(path, {"state": net.state_dict(), "report": dict(facts, epoch_losses=list(report.epoch_losses))})
+    facts: dict[str, Any] = dict(train_s=report.train_s, epoch_losses=list(report.epoch_losses),
+                                 cuda_graph=report.cuda_graph, device=images.device.type)
+    checkpoint.save(path, {"state": net.state_dict(), "report": facts})
     return net, TrainedNet(name, training_id, False, **facts)
 
 
