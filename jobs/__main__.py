@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 
 from jobs import launch
-from jobs.cell import Cell, CellError
+from jobs.cell import CellError
+from jobs.kinds import StudyCell, cell_from_dict, run_cell
 from jobs.result import Status
-from jobs.train import run
 
 
-def read_cell(path: Path) -> Cell:
+def read_cell(path: Path) -> StudyCell:
     data = json.loads(Path(path).read_text())
-    return Cell.from_dict(data.get("cell", data))  # a bare cell, or a plan/result entry holding one
+    return cell_from_dict(data.get("cell", data))  # a bare cell, or a plan/result entry holding one
 
 
 def free_port() -> int:
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     ranks = cell.nodes * cell.tasks_per_node
     if ranks > 1 and launch.detect().launcher == "none":
         return spawn_ranks(ranks)
-    status = run(cell, args.out, args.data)
+    status = run_cell(cell, args.out, args.data)
     return 0 if Status(status).is_answer else 1
 
 

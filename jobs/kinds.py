@@ -19,7 +19,8 @@ from jobs.ptq_cell import SWEPT, PTQCell
 
 
 class StudyCell(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...  # a key of KINDS
 
     @property
     def cell_id(self) -> str: ...  # a hash of to_dict(): the same cell has the same id anywhere

@@ -36,17 +36,14 @@ def plan_table(plan: Plan) -> Table:
 
 
 def cells_table(plan: Plan) -> Table:
+    """One row per cell: id, label, array, then the columns its kind shows (a study has one kind)."""
     table = Table(title="Cells")
-    for name in ("cell", "label", "array", "batch/GPU", "global batch", "epochs", "data", "remedies"):
+    extra = list(plan.cells[0].plan_columns()) if plan.cells else []
+    for name in ["cell", "label", "array"] + extra:
         table.add_column(name)
     for cell in plan.cells:
-        remedies = ", ".join(filter(None, [
-            "linear LR" if cell.lr_scaling == "linear" else "",
-            f"warmup {cell.warmup_epochs} ep" if cell.warmup_epochs else "", "SyncBN" if cell.sync_bn else "",
-        ])) or "-"
-        table.add_row(cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, str(cell.batch_per_gpu),
-                      str(cell.global_batch), f"{cell.epochs} (time {cell.timed_epoch})",
-                      f"{cell.dataset} {cell.train_images}", remedies)
+        shown = cell.plan_columns()
+        table.add_row(cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra))
     return table
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 from collections.abc import Mapping
 
-from jobs.cell import Cell
+from jobs.kinds import StudyCell
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def this_machine(env: Optional[Mapping[str, str]] = None) -> Machine:
     return Machine(gpus=count_gpus(smi, env.get("CUDA_VISIBLE_DEVICES")), cpus=len(os.sched_getaffinity(0)))
 
 
-def why_not_here(cell: Cell, machine: Machine) -> str:
+def why_not_here(cell: StudyCell, machine: Machine) -> str:
     """"" when the cell can run on this machine; else why not and what to do, in one line.
     Every rank of a cell runs here, a multi-node cell's too."""
     if machine.gpus and cell.gpus > machine.gpus:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from jobs.cell import Cell
+from jobs.kinds import StudyCell, cell_from_dict
 from jobs.atomic import write_json_atomic
 from jobs.layout import LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE
 from orchestrator.errors import PlanError, UserError
@@ -64,7 +64,7 @@ class Plan:
     data_dir: str  # absolute
     results_dir: str  # absolute
     cluster: ClusterSpec
-    cells: tuple[Cell, ...]
+    cells: tuple[StudyCell, ...]
     arrays: tuple[ArrayPlan, ...]
     created_at: str
     container: ContainerSpec = ContainerSpec()
@@ -77,14 +77,14 @@ class Plan:
         return tuple(cell.cell_id for cell in self.cells)
 
     @functools.cached_property
-    def _cells_by_id(self) -> dict[str, Cell]:
+    def _cells_by_id(self) -> dict[str, StudyCell]:
         return dict(zip(self.cell_ids, self.cells, strict=True))
 
     @functools.cached_property
     def _arrays_by_cell(self) -> dict[str, ArrayPlan]:
         return {cid: array for array in self.arrays for cid in array.cell_ids}
 
-    def cell(self, cell_id: str) -> Cell:
+    def cell(self, cell_id: str) -> StudyCell:
         try:
             return self._cells_by_id[cell_id]
         except KeyError:
@@ -130,7 +130,7 @@ class Plan:
         return cls(
             study=data["study"], description=data["description"], data_dir=data["data_dir"],
             results_dir=data["results_dir"], cluster=ClusterSpec(**data["cluster"]),
-            cells=tuple(Cell.from_dict(c) for c in data["cells"]), arrays=arrays, created_at=data["created_at"],
+            cells=tuple(cell_from_dict(c) for c in data["cells"]), arrays=arrays, created_at=data["created_at"],
             container=ContainerSpec(**data.get("container", {})), profile=data.get("profile", ""),
         )
 
@@ -147,8 +147,8 @@ def check_results_path(path: Path) -> None:
                         "pick a dir without % or newlines")
 
 
-def shape_of(cell: Cell, cluster: ClusterSpec) -> ResourceShape:
-    cpus = cluster.cpus_per_task or cell.loader_workers + 1
+def shape_of(cell: StudyCell, cluster: ClusterSpec) -> ResourceShape:
+    cpus = cluster.cpus_per_task or cell.cpus_per_task
     return ResourceShape(
         nodes=cell.nodes, gpus_per_node=cell.gpus_per_node, tasks_per_node=cell.tasks_per_node,
         cpus_per_task=cpus, time_min=cluster.time_min, partition=cluster.partition, account=cluster.account,
@@ -157,7 +157,7 @@ def shape_of(cell: Cell, cluster: ClusterSpec) -> ResourceShape:
     )
 
 
-def group_arrays(cells: tuple[Cell, ...], cluster: ClusterSpec) -> tuple[ArrayPlan, ...]:
+def group_arrays(cells: tuple[StudyCell, ...], cluster: ClusterSpec) -> tuple[ArrayPlan, ...]:
     """One array per distinct shape, in the order the shapes first appear."""
     groups: dict[ResourceShape, list[str]] = {}
     for cell in cells:
@@ -178,10 +178,9 @@ def build_plan(study: Study, results_dir: Path, cwd: Path) -> Plan:
     )
 
 
-def estimate_gpu_hours(cell: Cell, cluster: ClusterSpec) -> float:
-    """GPU-hours = GPUs x (epochs x images / (images/s per GPU x GPUs) + startup) / 3600."""
-    train_s = cell.epochs * cell.train_images / (cluster.images_per_s_per_gpu * cell.gpus)
-    return cell.gpus * (train_s + STARTUP_S) / 3600
+def estimate_gpu_hours(cell: StudyCell, cluster: ClusterSpec) -> float:
+    """GPU-hours = GPUs x (the cell's own estimate of its run + startup) / 3600; a CPU-only cell counts 0."""
+    return cell.gpus * (cell.estimate_s(cluster.images_per_s_per_gpu) + STARTUP_S) / 3600
 
 
 def write_plan(plan: Plan) -> Path:

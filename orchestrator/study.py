@@ -1,8 +1,9 @@
 """Study files (TOML) -> a validated Study -> its cells (pure and deterministic).
 
-A study holds the cluster's node shape and request ([cluster]), cell fields shared by
-every grid ([defaults]), and grids ([[grid]]): each list-valued key in a grid is
-expanded as a Cartesian product. A cell that two grids both produce is run once.
+A study holds one kind of cell (`kind`: train, the default, or ptq), the cluster's node shape
+and request ([cluster]), cell fields shared by every grid ([defaults]), and grids ([[grid]]):
+each list-valued key in a grid is expanded as a Cartesian product, except the fields a kind
+sweeps inside one cell (jobs.kinds.Kind.swept). A cell that two grids both produce is run once.
 """
 from __future__ import annotations
 
@@ -14,16 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from jobs.cell import Cell, CellError
+from jobs.cell import CellError
+from jobs.kinds import Kind, StudyCell, kind_named
 from orchestrator.cluster import ClusterSpec, ContainerSpec, build_specs, load_profile
 from orchestrator.errors import StudyError
 from orchestrator.strict_toml import read_toml, reject_unknown, table
 
 STUDIES_DIR = Path(__file__).parent / "studies"
-_CELL_FIELDS = {f.name for f in dataclasses.fields(Cell)}
-_TOP_KEYS = {"name", "description", "data_dir", "profile", "repeats", "cluster", "container", "defaults", "grid",
-             "max_cells"}
-_GRID_KEYS = _CELL_FIELDS | {"name", "repeats"}
+_TOP_KEYS = {"name", "description", "kind", "data_dir", "profile", "repeats", "cluster", "container", "defaults",
+             "grid", "max_cells"}
 MAX_CELLS = 10_000  # a study's default limit: plan.json and status grow with it
 MAX_REPEATS = 1_000
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -35,7 +35,7 @@ class Study:
     description: str
     data_dir: str
     cluster: ClusterSpec
-    cells: tuple[Cell, ...]
+    cells: tuple[StudyCell, ...]
     source: str  # the TOML text, kept with the plan
     container: ContainerSpec = ContainerSpec()
     profile: str = ""  # the cluster profile's name; "" for none
@@ -109,8 +109,13 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     chosen = load_profile(profile_name)
     cluster, container = build_specs(chosen, table("cluster", data.get("cluster", {})),
                                       table("container", data.get("container", {})))
+    try:
+        kind = kind_named(data.get("kind", "train"))
+    except CellError as exc:
+        raise StudyError(str(exc)) from None
+    cell_fields = {f.name for f in dataclasses.fields(kind.cell)}
     defaults = table("defaults", data.get("defaults", {}))
-    reject_unknown("[defaults]", defaults, _CELL_FIELDS)
+    reject_unknown("[defaults]", defaults, cell_fields)
     grids = data.get("grid", [])
     if not isinstance(grids, list) or not grids:
         raise StudyError("a study needs at least one [[grid]] table")
@@ -119,7 +124,7 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     for index, grid in enumerate(grids):
         where = f"grid[{index}]"
         grid = table(where, grid)
-        reject_unknown(where, grid, _GRID_KEYS)
+        reject_unknown(where, grid, cell_fields | {"name", "repeats"})
         grid.pop("name", None)
         repeats = _repeats(f"{where}.repeats", grid.pop("repeats", study_repeats))
         if repeats > MAX_REPEATS:
@@ -129,25 +134,30 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
                 raise StudyError(f"{where}: give repeats = N or repeat = [...], not both")
             grid["repeat"] = list(range(repeats))
         tables.append((where, {**defaults, **grid}))
-    check_size(tables, data.get("max_cells", MAX_CELLS))
-    cells: dict[str, Cell] = {}
+    check_size(tables, data.get("max_cells", MAX_CELLS), kind)
+    cells: dict[str, StudyCell] = {}
     for where, fields in tables:
-        for cell in expand_grid(fields, where):
+        for cell in expand_grid(fields, where, kind):
             _check_fits_node(cell, cluster, where)
             cells.setdefault(cell.cell_id, cell)
     return Study(name, description, data_dir, cluster, tuple(cells.values()), source, container, chosen.name)
 
 
-def grid_size(fields: dict[str, Any]) -> int:
-    """How many cells a grid expands to: the product of its lists' lengths."""
-    return math.prod(len(v) for v in fields.values() if isinstance(v, list))
+def axes(fields: dict[str, Any], kind: Kind) -> list[str]:
+    """The keys a grid expands over: its list-valued keys, but those its kind sweeps inside a cell."""
+    return [k for k, v in fields.items() if isinstance(v, list) and k not in kind.swept]
 
 
-def check_size(tables: list[tuple[str, dict[str, Any]]], limit: Any) -> None:
+def grid_size(fields: dict[str, Any], kind: Kind) -> int:
+    """How many cells a grid expands to: the product of its axes' lengths."""
+    return math.prod(len(fields[k]) for k in axes(fields, kind))
+
+
+def check_size(tables: list[tuple[str, dict[str, Any]]], limit: Any, kind: Kind) -> None:
     """Count before expanding: a grid too big to hold is refused with its size."""
     if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
         raise StudyError(f"max_cells must be an int > 0, got {limit!r}")
-    sizes = [(where, grid_size(fields)) for where, fields in tables]
+    sizes = [(where, grid_size(fields, kind)) for where, fields in tables]
     total = sum(n for _, n in sizes)
     if total > limit:
         biggest = max(sizes, key=lambda pair: pair[1])
@@ -155,13 +165,13 @@ def check_size(tables: list[tuple[str, dict[str, Any]]], limit: Any) -> None:
                          f"{limit:,}; shrink the grids, or raise max_cells at the top of the study file")
 
 
-def expand_grid(fields: dict[str, Any], where: str) -> list[Cell]:
-    """Every combination of the list-valued fields, in the order the keys are written."""
-    keys = list(fields)
+def expand_grid(fields: dict[str, Any], where: str, kind: Kind) -> list[StudyCell]:
+    """Every combination of the grid's axes, in the order the keys are written."""
+    keys, expanded = list(fields), set(axes(fields, kind))
     choices = []
     for key in keys:
         value = fields[key]
-        if isinstance(value, list):
+        if key in expanded:
             if not value:
                 raise StudyError(f"{where}.{key} is an empty list; give at least one value")
             choices.append(value)
@@ -170,7 +180,7 @@ def expand_grid(fields: dict[str, Any], where: str) -> list[Cell]:
     cells = []
     for combo in itertools.product(*choices):
         try:
-            cells.append(Cell(**dict(zip(keys, combo, strict=True))))
+            cells.append(kind.cell(**dict(zip(keys, combo, strict=True))))
         except CellError as exc:
             raise StudyError(f"{where}: {exc}") from exc
         except TypeError as exc:  # a required field is missing
@@ -185,7 +195,7 @@ def _repeats(where: str, value: Any) -> int:
     return value
 
 
-def _check_fits_node(cell: Cell, cluster: ClusterSpec, where: str) -> None:
+def _check_fits_node(cell: StudyCell, cluster: ClusterSpec, where: str) -> None:
     if cell.gpus_per_node > cluster.gpus_per_node:
         raise StudyError(
             f"{where}: gpus_per_node = {cell.gpus_per_node}, but a node has {cluster.gpus_per_node} "

@@ -22,7 +22,7 @@ from submitit.core import utils as submitit_utils
 from submitit.helpers import Checkpointable, DelayedSubmission
 from submitit.slurm.slurm import SlurmJob
 
-from jobs.cell import Cell
+from jobs.kinds import StudyCell
 from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
 from orchestrator.plan import ArrayPlan, Plan
@@ -33,14 +33,14 @@ MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at 
 
 
 class CellRun(Checkpointable):
-    """jobs.train.run(cell, out_dir, data_dir), requeued by submitit on timeout or preemption."""
+    """The cell's kind's run(cell, out_dir, data_dir), requeued by submitit on timeout or preemption."""
 
-    def __call__(self, cell: Cell, out_dir: str, data_dir: str) -> str:
-        from jobs.train import run  # torch: only in the job, never in `submit`
+    def __call__(self, cell: StudyCell, out_dir: str, data_dir: str) -> str:
+        from jobs.kinds import run_cell  # imports the job's module, and torch, only in the job
 
-        return run(cell, Path(out_dir), Path(data_dir))
+        return run_cell(cell, Path(out_dir), Path(data_dir))
 
-    def checkpoint(self, cell: Cell, out_dir: str, data_dir: str) -> DelayedSubmission:
+    def checkpoint(self, cell: StudyCell, out_dir: str, data_dir: str) -> DelayedSubmission:
         """The same call again: the run's own per-epoch checkpoint holds the state."""
         return DelayedSubmission(self, cell, out_dir, data_dir)
 
@@ -91,7 +91,7 @@ def timed_out(message: str) -> bool:
     return "timed out" in message.lower()
 
 
-def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: str = "",
+def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], token: str = "",
                        time_min: Optional[int] = None, cell_ids: Optional[list[str]] = None) -> list[Submission]:
     """One sbatch for these cells of one array (indexed 0..n-1); returns what to record.
     `time_min` overrides the array's time limit for this submission; `cell_ids` are the cells' ids."""
@@ -122,7 +122,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[Cell], token: s
     ]
 
 
-def start_local_job(plan: Plan, cell: Cell, queue_pid: int):
+def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int):
     """Start one cell through submitit's local executor; a multi-node cell runs all its ranks here."""
     executor = submitit.LocalExecutor(folder=plan.log_dir)
     executor.update_parameters(

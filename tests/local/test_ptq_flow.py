@@ -1,0 +1,83 @@
+"""The PTQ study through the same verbs as training: plan -> submit -> status, on this machine
+and on the real local SLURM; its mistakes exit 2 at plan time."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jobs.result import read_result
+from orchestrator.cli import main
+from tests.conftest import TESTS
+
+PTQ_TINY = str(TESTS / "studies" / "ptq-tiny.toml")
+NOTEBOOK = ["Net float", "Net W8", "Net W8A8", "NetWithBias float", "NetWithBias W8 float-bias", "NetWithBias W8A8B32"]
+
+
+def statuses(capsys) -> list[dict]:
+    capsys.readouterr()
+    assert main(["status", "--study", PTQ_TINY, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["cells"]
+
+
+def check_results(results, cells) -> None:
+    for c in cells:
+        result = read_result(results / f"{c['cell_id']}.json")
+        assert result.status == "ok" and result.cell["kind"] == "ptq"
+        variants = result.ptq["outcome"]["variants"]
+        assert [v["name"] for v in variants][:6] == NOTEBOOK
+        assert len(variants) == 6 + 2 + 2 * 2  # + weights 8, 2 bits; + activations 8, 2 bits x 2 calibrations
+        agreement = [v["integer_agreement"] for v in variants if v["integer_agreement"]]
+        assert agreement and all(a["prediction_mismatches"] == 0 and a["images"] == 200 for a in agreement)
+        assert [t["model"] for t in result.ptq["training"]] == ["Net", "NetWithBias"]
+
+
+def test_plan_submit_status_locally(in_tmp, capsys):
+    assert main(["plan", "--study", PTQ_TINY]) == 0
+    assert main(["submit", "--study", PTQ_TINY, "--executor", "local", "--wait", "--interval", "1"]) == 0
+    cells = statuses(capsys)
+    assert [c["state"] for c in cells] == ["done", "done"]
+    assert [c["label"] for c in cells] == ["ptq-cpu-synthetic600-s0", "ptq-cpu-synthetic600-s1"]
+    check_results(in_tmp / "runs" / "ptq-tiny", cells)
+
+    assert main(["submit", "--study", PTQ_TINY, "--executor", "local"]) == 0
+    assert "submitted 0 cell(s)" in capsys.readouterr().out
+
+
+@pytest.mark.slurm
+def test_plan_submit_status_on_slurm(slurm_cluster, in_tmp, capsys):
+    assert main(["plan", "--study", PTQ_TINY]) == 0
+    assert main(["submit", "--study", PTQ_TINY, "--executor", "slurm", "--wait", "--interval", "1"]) == 0
+    cells = statuses(capsys)
+    assert [c["state"] for c in cells] == ["done", "done"]
+    assert all("_" in c["job_id"] for c in cells), "the cells ran as tasks of one job array"
+    check_results(in_tmp / "runs" / "ptq-tiny", cells)
+
+
+def test_a_rerun_cell_reuses_its_trained_networks(in_tmp, capsys):
+    text = (TESTS / "studies" / "ptq-tiny.toml").read_text().replace("repeats = 2", "repeats = 1")
+    first, second = in_tmp / "a.toml", in_tmp / "b.toml"
+    first.write_text(text)
+    second.write_text(text.replace("weight_bits = [8, 2]", "weight_bits = [4]"))
+    for study in (first, second):
+        assert main(["plan", "--study", str(study), "--results", "runs/shared"]) == 0
+        assert main(["submit", "--study", str(study), "--results", "runs/shared", "--executor", "local",
+                     "--wait", "--interval", "1"]) == 0
+    results = sorted((in_tmp / "runs" / "shared").glob("*.json"), key=lambda p: p.stat().st_mtime)
+    trained = [[t["reused"] for t in read_result(p).ptq["training"]] for p in results if p.name != "plan.json"]
+    assert trained == [[False, False], [True, True]]
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda s: s.replace("weight_bits = [8, 2]", "weight_bits = [8, 1]"), "weight_bits must be an integer from 2 to 16"),
+    (lambda s: s.replace('range_methods = ["max"]', 'range_methods = ["absmax"]'), "range_methods must be one of"),
+    (lambda s: s.replace("calibration_images = [16, 200]", "calibration_images = [16, 2000]"),
+     "calibration_images: 2000 images to calibrate on, but the cell trains on train_images = 600"),
+])
+def test_a_bad_ptq_study_is_one_line_exit_2_at_plan(in_tmp, capsys, edit, expected):
+    study = in_tmp / "bad.toml"
+    study.write_text(edit((TESTS / "studies" / "ptq-tiny.toml").read_text()))
+    assert main(["plan", "--study", str(study)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert not (in_tmp / "runs").exists()
