@@ -137,14 +137,21 @@ class Cell:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cell:
-        fields = dict(data)
-        if fields.pop("kind", cls.kind) != cls.kind:
-            raise CellError(f"not a {cls.kind} cell: kind = {data.get('kind')!r}")
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(fields) - names)
-        if unknown:
-            raise CellError(f"unknown cell field(s) {unknown}; valid fields: {sorted(names)}")
-        return cls(**fields)
+        return cls(**cell_fields(cls, data))
+
+
+def cell_fields(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a cell of class `cls` from its JSON: its kind must be the class's (a cell
+    without one is a training cell), and no field unknown to the class."""
+    fields = dict(data)
+    if fields.pop("kind", "train") != cls.kind:
+        raise CellError(f"not a {cls.kind} cell: kind = {data.get('kind', 'train')!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(fields) - names)
+    if unknown:
+        what = "cell" if cls.kind == "train" else f"{cls.kind} cell"
+        raise CellError(f"unknown {what} field(s) {unknown}; valid fields: {sorted(names)}")
+    return fields
 
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-from jobs.cell import CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT, CellError
+from jobs.cell import CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT, CellError, cell_fields
 from jobs.ptq_config import INTEGER_RUNS, PTQConfig, QuantSpec
 from jobs.quant_choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
 
@@ -129,14 +129,7 @@ class PTQCell:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PTQCell:
-        fields = dict(data)
-        if fields.pop("kind", cls.kind) != cls.kind:
-            raise CellError(f"not a {cls.kind} cell: kind = {data.get('kind')!r}")
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(fields) - names)
-        if unknown:
-            raise CellError(f"unknown ptq cell field(s) {unknown}; valid fields: {sorted(names)}")
-        return cls(**fields)
+        return cls(**cell_fields(cls, data))
 
 
 def _hash(data: dict[str, Any]) -> str:
