@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from collect.grids import ranged, status_text
-from collect.render import Grid, percent
+from collect.render import Grid, number, percent
 
 SPREAD = ("accuracy = the median over training seeds (the cells' repeats), min-max beside it; * marks a spread "
           "(max - min) / median above 5%: a difference smaller than the spread is noise")
@@ -18,8 +18,10 @@ RANGES = ("ranges: max r = max|x|; 3 sigma r = |mean| + 3 std; percentile p: r =
 
 
 def sig(value: Any, digits: int = 4) -> str:
-    """Four significant digits (scales span 1e-4 to 1e4); "-" when missing."""
-    return "-" if value is None or pd.isna(value) else f"{value:.{digits}g}"
+    """Four significant digits (scales span 1e-4 to 1e5), whole numbers from 10,000 up; "-" when missing."""
+    if value is None or pd.isna(value):
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.{digits}g}"
 
 
 def span(low: float, high: float) -> str:
@@ -65,7 +67,7 @@ def notebook_grid(table: pd.DataFrame, cells: pd.DataFrame, runs: pd.DataFrame, 
     for r in table.itertuples(index=False):
         accuracy = ranged(r, "accuracy", lambda v: percent(v, 2))
         delta = "baseline" if not r.quantized else delta_text(r)
-        rows.append([named(r.name, r.setup), accuracy, delta, sig(r.loss), f"{r.repeats} of {r.runs}"])
+        rows.append([named(r.name, r.setup), accuracy, delta, number(r.loss, 3), f"{r.repeats} of {r.runs}"])
     caption = (f"Units: top-1 test accuracy (%); deltas in percentage points. Data: {data_text(cells)}. "
                f"Seeds: {seeds_text(runs)}.")
     formulas = [SPREAD, "accuracy - own float = the median over seeds of (the variant's accuracy - the float "
@@ -168,7 +170,8 @@ def stats_grid(table: pd.DataFrame, which: str) -> Grid:
         caption = (f"Profiled on {calibration} training images (the notebook's calibration); conv1 and conv2 after "
                    f"ReLU and pool, fc1 and fc2 after ReLU, fc3 its logits. One seed: {one_seed(table)}.")
         formulas.append("scale = C_k = qmax / r_k, the scale the layer's output integers carry")
-    return Grid(f"ptq_{which}", title, caption, header, rows, formulas, "" if rows else "No ok PTQ result yet.")
+    return Grid(f"ptq_{which}", title, caption, header, rows, formulas, "" if rows else "No ok PTQ result yet.",
+                text_columns=(0, 8, 9))
 
 
 def _distinct(values: pd.Series) -> str:
@@ -212,7 +215,7 @@ def cells_grid(cells: pd.DataFrame) -> Grid:
               "last epoch's loss Net / NetWithBias", "networks"]
     rows = []
     for r in cells.sort_values(["setup", "training_seed"], kind="stable").itertuples(index=False):
-        status = "ok" if r.status == "ok" else status_text(r.status) + (f": {r.error}" if r.error else "")
+        status = status_text(r.status) + (f": {r.error}" if isinstance(r.error, str) and r.error else "")
         ran = r.status == "ok" and not pd.isna(r.train_s)
         rows.append([named(r.cell_id, r.setup), str(r.training_seed), status,
                      f"{r.dataset} {r.train_images} / {r.test_images}",
