@@ -4,6 +4,10 @@ collect reads JSON only: the result files, the plan's cell list (plan.json) and 
 submission record (registry.jsonl). A planned cell with no result is "pending" when the
 registry has a submission for it (submitted, not ended), "skipped" when the local executor
 did not start it (this machine cannot run it), else "missing" (never submitted).
+
+Cells are routed on their kind (a cell without "kind" is a training cell): training cells make
+the frame of the training tables; a cell of another kind stays whole (KindCell), for its kind's
+tables (collect.kinds). `cells` has every cell of every kind: its status and environment.
 """
 from __future__ import annotations
 
@@ -16,10 +20,11 @@ from typing import Any, Optional
 import pandas as pd
 
 from jobs.cell import Cell
+from jobs.kinds import cell_from_dict
 from jobs.layout import PLAN_FILE, REGISTRY_FILE, result_files
 from jobs.result import Result, ResultError, read_result
 
-CELL_COLUMNS = list(Cell.__dataclass_fields__)
+CELL_COLUMNS = [f.name for f in dataclasses.fields(Cell)]  # not Cell.kind, a ClassVar
 CELL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
 ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device")
 EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_exposed_s",
@@ -32,16 +37,47 @@ RESULT_COLUMNS = (
 )
 COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
 EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
+ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at", "ended_at", "gpu_model"]
+                    + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["comm_backend"])
+TRAIN = "train"
 NUMERIC_COLUMNS = ["peak_mem_gib"] + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS if k != "backend"]
 
 
 @dataclass(frozen=True)
+class KindCell:
+    """A cell of a kind other than training, whole: its fields, its status (a result's, else
+    pending, skipped or missing) and its result when there is one."""
+
+    kind: str
+    cell_id: str
+    cell: dict[str, Any]
+    status: str
+    result: Optional[Result] = None
+
+
+@dataclass(frozen=True)
 class Loaded:
-    """frame: one row per cell (planned or with a result); epochs: one row per epoch of each result."""
+    """frame: one row per training cell (planned or with a result); epochs: one row per epoch of
+    each training result; others: the cells of other kinds; cells: every cell, of every kind, as
+    its envelope (ENVELOPE_COLUMNS: kind, status, environment)."""
 
     frame: pd.DataFrame
     epochs: pd.DataFrame
     study: Optional[str]
+    others: tuple[KindCell, ...] = ()
+    cells: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=ENVELOPE_COLUMNS))
+
+    def kinds(self) -> list[str]:
+        """The kinds of the cells, in the order first seen (training first when it has any)."""
+        return list(dict.fromkeys(self.cells.kind))
+
+    def of_kind(self, kind: str) -> tuple[KindCell, ...]:
+        return tuple(c for c in self.others if c.kind == kind)
+
+
+def kind_of(fields: dict[str, Any]) -> str:
+    """A cell's kind: "kind" in its JSON; a cell without one is a training cell (as every result before kinds)."""
+    return str(fields.get("kind", TRAIN))
 
 
 def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
@@ -57,7 +93,7 @@ def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, An
     except (OSError, ValueError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise ResultError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
-    return data.get("study"), [{**CELL_DEFAULTS, **c} for c in cells]
+    return data.get("study"), [{**CELL_DEFAULTS, **c} if kind_of(c) == TRAIN else c for c in cells]
 
 
 def cell_key(fields: dict[str, Any]) -> tuple:
@@ -84,17 +120,24 @@ def registry_states(results_dir: Path) -> dict[str, str]:
     return states
 
 
-def result_row(result: Result) -> dict[str, Any]:
-    """The flat row of one result: its cell's fields, status, environment, timed epoch, comm."""
-    row = {**CELL_DEFAULTS, **result.cell}  # a result written before a field was added has its default
+def envelope_row(result: Result) -> dict[str, Any]:
+    """What every kind's result has: id, status, the error's last line, the environment."""
     env = result.env
-    row.update(
-        cell_id=result.cell_id, status=result.status, peak_mem_gib=result.peak_mem_gib,
+    row = dict(
+        kind=kind_of(result.cell), cell_id=result.cell_id, status=result.status,
         error=(result.error or "").strip().splitlines()[-1] if result.error else None,
         gpu_model=env.get("gpu_model"), hosts=",".join(env.get("hostnames") or []) or env.get("hostname"),
         started_at=env.get("started_at"), ended_at=env.get("ended_at"),
     )
     row.update({f"env_{k}": env.get(k) for k in ENV_KEYS if k != "gpu_model"})
+    return row
+
+
+def result_row(result: Result) -> dict[str, Any]:
+    """The flat row of one result: its cell's fields, status, environment, timed epoch, comm."""
+    row = {**CELL_DEFAULTS, **result.cell}  # a result written before a field was added has its default
+    row.update(envelope_row(result), peak_mem_gib=result.peak_mem_gib)
+    row.pop("kind")
     if result.timed is not None and 0 < result.timed.epoch <= len(result.epochs):
         timed = result.epochs[result.timed.epoch - 1]
         row.update({f"timed_{k}": getattr(timed, k) for k in EPOCH_KEYS})
@@ -112,8 +155,10 @@ def load(results_dir: Path) -> Loaded:
     """Every cell of the plan and every result file. A corrupt result file raises
     ResultError naming it (never a silent skip)."""
     results_dir = Path(results_dir)
-    study, planned = read_plan_cells(results_dir)
-    results = [read_result(p) for p in result_files(results_dir)]
+    study, every_planned = read_plan_cells(results_dir)
+    every_result = [read_result(p) for p in result_files(results_dir)]
+    results = [r for r in every_result if kind_of(r.cell) == TRAIN]
+    planned = [c for c in every_planned if kind_of(c) == TRAIN]
     rows = {cell_key(row): row for row in map(result_row, results)}
     registered = registry_states(results_dir)
     for fields in planned:
@@ -130,7 +175,30 @@ def load(results_dir: Path) -> Loaded:
     epochs = pd.DataFrame([row for r in results for row in epoch_rows(r)], columns=EPOCH_COLUMNS)
     for column in EPOCH_KEYS:
         epochs[column] = pd.to_numeric(epochs[column], errors="coerce")
-    return Loaded(frame, epochs, study)
+    others = other_kinds(every_result, every_planned, registered)
+    return Loaded(frame, epochs, study, others, envelopes(frame, others))
+
+
+def other_kinds(results: list[Result], planned: list[dict[str, Any]], registered: dict[str, str]) -> tuple[KindCell, ...]:
+    """The cells of kinds other than training: each result, then each planned cell without one."""
+    cells = {r.cell_id: KindCell(kind_of(r.cell), r.cell_id, r.cell, r.status, r)
+             for r in results if kind_of(r.cell) != TRAIN}
+    for fields in planned:
+        if kind_of(fields) != TRAIN:
+            cell_id = cell_from_dict(fields).cell_id
+            if cell_id not in cells:
+                cells[cell_id] = KindCell(kind_of(fields), cell_id, fields, registered.get(cell_id, "missing"))
+    return tuple(cells.values())
+
+
+def envelopes(frame: pd.DataFrame, others: tuple[KindCell, ...]) -> pd.DataFrame:
+    """One row per cell of every kind: kind, id, status, error, environment."""
+    rows = [envelope_row(c.result) if c.result else dict(kind=c.kind, cell_id=c.cell_id, status=c.status)
+            for c in others]
+    parts = [frame.assign(kind=TRAIN).reindex(columns=ENVELOPE_COLUMNS)] if len(frame) else []
+    if rows:
+        parts.append(pd.DataFrame(rows).reindex(columns=ENVELOPE_COLUMNS))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ENVELOPE_COLUMNS)
 
 
 def load_frame(results_dir: Path) -> pd.DataFrame:

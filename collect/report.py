@@ -11,8 +11,8 @@ from typing import Optional
 import jinja2
 import pandas as pd
 
-from collect import grids, render, tables
-from collect.load import load
+from collect import grids, kinds, render, tables
+from collect.load import TRAIN, load
 from jobs.atomic import write_bytes_atomic
 from jobs.result import Status
 import templates
@@ -35,6 +35,13 @@ class Collected:
     written: tuple[Path, ...]
     out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
     unwritten: str = ""  # why a file could not be written (the tables are still here)
+    kind_names: tuple[str, ...] = (TRAIN,)  # the kinds whose tables these are (collect.kinds)
+    cells: Optional[pd.DataFrame] = None  # every cell of every kind: status and environment (load.Loaded.cells)
+
+    @property
+    def table_files(self) -> tuple[str, ...]:
+        """The tables written as CSV, of every kind present."""
+        return tuple(key for name in self.kind_names for key in kinds.registry()[name].files)
 
     @property
     def table1(self) -> pd.DataFrame:
@@ -73,15 +80,18 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None) -> Collected:
     results_dir = Path(results_dir)
     out = Path(out_dir) if out_dir else results_dir
     loaded = load(results_dir)
-    built = build_tables(loaded.frame, loaded.epochs)
-    grid_list = build_grids(loaded.frame, built)
+    present = kinds.present(loaded)  # each kind present builds its own tables
+    built = {key: table for kind in present for key, table in kind.tables(loaded).items()}
+    grid_list = tuple(grid for kind in present for grid in kind.grids(loaded, built))
+    csv = [key for kind in present for key in kind.files]
     files = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
-        **{f"{key}.csv": built[key].to_csv(index=False) for key in TABLE_FILES},
+        **{f"{key}.csv": built[key].to_csv(index=False) for key in csv},
     }
     written, unwritten = write_files(out, files)
-    return Collected(results_dir, loaded.study, loaded.frame, loaded.epochs, built, grid_list, written, out, unwritten)
+    return Collected(results_dir, loaded.study, loaded.frame, loaded.epochs, built, grid_list, written, out, unwritten,
+                     tuple(kind.name for kind in present), loaded.cells)
 
 
 def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, ...], str]:
@@ -142,12 +152,16 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png beside
     it, in the collected out dir. Returns the files written and why one could not be (or "")."""
     out = collected.out_dir or collected.results_dir
-    pngs = {key: png for key, png in make_plots(collected.tables).items() if png}
-    files = {key: f"plots/{PLOT_OF[key]}.png" for key in pngs}
+    present = [kinds.registry()[name] for name in collected.kind_names]
+    pngs = {key: png for kind in present for key, png in kind.plots(collected.tables).items() if png}
+    names = {key: name for kind in present for key, name in kind.plot_files.items()}
+    files = {key: f"plots/{names[key]}.png" for key in pngs}
+    every = collected.frame if collected.cells is None else collected.cells
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
+        kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        cells=status_counts(collected.frame), environment=environment(collected.frame),
+        cells=status_counts(every), environment=environment(every),
         sections=[dict(grid=g, plot_key=g.key if g.key in files else None) for g in collected.grids],
         status_words=sorted(set(grids.STATUS_TEXT.values())),
     )

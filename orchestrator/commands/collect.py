@@ -20,7 +20,7 @@ def register(verbs, common) -> None:
 
 def run(args, console: Console) -> int:
     from collect.render import print_grids
-    from collect.report import TABLE_FILES, collect, write_report  # pandas: only for this verb
+    from collect.report import collect, write_report  # pandas: only for this verb
 
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
@@ -29,7 +29,7 @@ def run(args, console: Console) -> int:
     report, report_error = write_report(collected) if args.report and not collected.unwritten else ((), "")
     errors = [e for e in (collected.unwritten, report_error) if e]  # the tables are shown all the same
     if args.json:
-        tables = {key: json.loads(collected.tables[key].to_json(orient="records")) for key in TABLE_FILES}
+        tables = {key: json.loads(collected.tables[key].to_json(orient="records")) for key in collected.table_files}
         print(json.dumps(dict(tables, written=[str(p) for p in collected.written + report]), indent=1))
         return print_errors(errors) or 0
     print_grids(console, collected.grids)

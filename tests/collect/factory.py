@@ -1,15 +1,20 @@
 """The collect tests' data: cells, their results and results dirs, built by hand and written
-by the writers the orchestrator and the jobs use (plan.json, result files); and the mixed
-results dir most collect tests read (mixed_results).
+by the writers the orchestrator and the jobs use (plan.json, result files); the mixed
+results dir most collect tests read (mixed_results); and a PTQ study's results (ptq_results).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from jobs.cell import Cell
+from jobs.ptq_cell import PTQCell
+from jobs.ptq_config import QuantSpec
+from jobs.ptq_result import IntegerAgreement, IntegerCheck, LayerScales, PTQOutcome, VariantResult
+from jobs.ptq_stats import ActivationLayerStats, Histogram, TensorStats, WeightLayerStats
 from jobs.result import CommStats, EpochStats, Result, Timed, write_result
 from orchestrator.plan import build_plan, write_plan
 from orchestrator.study import ClusterSpec, Study
@@ -128,3 +133,128 @@ def write_mixed(path: Path) -> Path:
 def copy_of(results_dir: Path, tmp_path: Path) -> Path:
     """A copy to change: the mixed dir is shared by a test module."""
     return Path(shutil.copytree(results_dir, tmp_path / "copy"))
+
+
+# A PTQ study: hand-built outcomes in the shape the job writes (jobs.ptq_result), three training seeds.
+
+NOTEBOOK = ("Net float", "Net W8", "Net W8A8", "NetWithBias float", "NetWithBias W8 float-bias", "NetWithBias W8A8B32")
+# Per training seed (repeat 0, 1, 2), the six variants' accuracies in the notebook's order.
+NOTEBOOK_ACCURACY = ((0.50, 0.51, 0.49, 0.55, 0.50, 0.55),
+                     (0.54, 0.53, 0.52, 0.52, 0.47, 0.53),
+                     (0.52, 0.52, 0.52, 0.56, 0.50, 0.55))
+# The sweep's accuracy = the seed's Net float accuracy - this penalty.
+WEIGHT_PENALTY = {("tensor", "max"): 0.04, ("tensor", "mse"): 0.02, ("channel", "max"): 0.01, ("channel", "mse"): 0.0}
+ACTIVATION_PENALTY = {("max", 16): 0.40, ("max", 400): 0.30, ("mse", 16): 0.20, ("mse", 400): 0.10}
+LAYERS = ("conv1", "conv2", "fc1", "fc2", "fc3")
+WEIGHT_SCALES = (700.0, 950.0, 1700.0, 870.0, 820.0)
+OUTPUT_SCALES = (37.0, 25.0, 12.0, 22.0, 30.0)  # C_k = 127 / r_k
+
+
+def ptq_cell(repeat: int = 0, **fields) -> PTQCell:
+    """A small PTQ cell: weight bits 8 and 4 (per tensor and channel, max and MSE), activation
+    bits 8 and 2 (max and MSE, 16 and 400 calibration images), 1000 test images."""
+    settings = dict(dataset="synthetic", train_images=1000, test_images=1000, gpus_per_node=0, weight_bits=[8, 4],
+                    activation_bits=[8, 2], range_methods=["max", "mse"], calibration_images=[16, 400])
+    return PTQCell(repeat=repeat, **{**settings, **fields})
+
+
+def sweep_penalty(spec: QuantSpec) -> float:
+    if spec.activation_bits is None:
+        return 0.0 if spec.weight_bits == 8 else WEIGHT_PENALTY[spec.granularity, spec.weight_method]
+    if spec.activation_bits == 8:
+        return 0.01 if spec.calibration_images == 16 else 0.0
+    return ACTIVATION_PENALTY[spec.activation_method, spec.calibration_images]
+
+
+def layer_scales(with_bias: bool) -> tuple[LayerScales, ...]:
+    """W8A8's scales: n_w per tensor, C_0 = 127, C_k = OUTPUT_SCALES[k], n_out = C_k / (n_w C_{k-1});
+    a bias only on fc3 (NetWithBias), at scale n_w C_{k-1}."""
+    scales, c_prev = [], 127.0
+    for name, n_w, c_out in zip(LAYERS, WEIGHT_SCALES, OUTPUT_SCALES, strict=True):
+        bias = (n_w * c_prev,) if with_bias and name == "fc3" else None
+        scales.append(LayerScales(name, (n_w,) * 2, c_prev, (c_out / (n_w * c_prev),) * 2, c_out, bias, 127 / c_out))
+        c_prev = c_out
+    return tuple(scales)
+
+
+def variant(name: str, model: str, spec: Optional[QuantSpec], accuracy: float, base: float, images: int,
+            mismatches: int = 0) -> VariantResult:
+    """One variant; integer-checked when it quantizes activations, run integer-only when it is the notebook's."""
+    acts = spec is not None and spec.activation_bits is not None
+    notebook = name in NOTEBOOK
+    checks = tuple(IntegerCheck(layer, 1000, 0, 0) for layer in LAYERS) if acts else ()
+    agreement = IntegerAgreement(images, mismatches, mismatches, "int32") if acts and notebook else None
+    return VariantResult(name, "notebook" if notebook else "sweep", model, spec, accuracy, 1.5 - accuracy, images,
+                         f"{model} float", accuracy - base, 127.0 if acts else None, None if spec is None else "float32",
+                         layer_scales(model == "NetWithBias") if acts and notebook else (), checks, agreement, 0.1)
+
+
+def tensor_stats(name: str, low: float, high: float, mean: float, std: float) -> TensorStats:
+    step = (high - low) / 4
+    return TensorStats(name, 100, low, high, mean, std, mean - 3 * std, mean + 3 * std,
+                       Histogram(tuple(low + i * step for i in range(5)), (10, 40, 40, 10)))
+
+
+def ptq_outcome(c: PTQCell, accuracies: Sequence[float], mismatches: int = 0) -> PTQOutcome:
+    """The six notebook variants at `accuracies`, then the cell's sweep (its float accuracy less
+    sweep_penalty). Weights per layer: [-0.2, 0.25], mean 0.01, std 0.1 (3 sigma: [-0.29, 0.31],
+    wider than max|w| = 0.25); activations: the input [-1, 1], mean 0, std 0.5 (3 sigma wider),
+    conv1..fc3 [0, 9], mean 1, std 2/3 (3 sigma [-1, 3]: narrower than 9)."""
+    config = c.config()
+    net, bias = accuracies[0], accuracies[3]
+    spec = config.notebook
+    w8 = dataclasses.replace(spec, activation_bits=None)
+    specs = (None, w8, spec, None, dataclasses.replace(w8, bias="float"), spec)
+    models = ("Net",) * 3 + ("NetWithBias",) * 3
+    variants = [variant(n, m, s, a, net if m == "Net" else bias, c.test_images, mismatches)
+                for n, m, s, a in zip(NOTEBOOK, models, specs, accuracies, strict=True)]
+    variants += [variant(f"Net {s.label()}", "Net", s, net - sweep_penalty(s), net, c.test_images) for s in config.sweep]
+    weights = tuple(WeightLayerStats(tensor_stats(n, -0.2, 0.25, 0.01, 0.1), 8, 0.25, 127 / 0.25, 0.01) for n in LAYERS)
+    activations = (ActivationLayerStats(tensor_stats("input", -1.0, 1.0, 0.0, 0.5), 8, 1.0, 127.0),) + tuple(
+        ActivationLayerStats(tensor_stats(n, 0.0, 9.0, 1.0, 2 / 3), 8, 9.0, 127 / 9.0) for n in LAYERS)
+    return PTQOutcome(config, tuple(variants), weights, activations, 400, 0.5, 3.0)
+
+
+def ptq_result(c: PTQCell, accuracies: Sequence[float] = (), status: str = "ok", mismatches: int = 0,
+               error: Optional[str] = None) -> Result:
+    """A PTQ cell's result: the shared envelope, and under "ptq" the two trained networks and the outcome."""
+    env = {"gpu_model": GPU, "gpus_visible": 1, "driver": "550.54", "torch": "2.5.1", "cuda": "12.4",
+           "python": "3.11.7", "hostnames": ["node1"], "device": "cuda",
+           "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:01:00+00:00"}
+    out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=status, env=env, error=error)
+    if status != "ok":
+        out.error = error or f"{status}: by hand"
+        return out
+    training = [dict(model=m, training_id=f"t{c.training_seed}{m}", reused=False, train_s=20.0, epoch_losses=[2.0, 1.4],
+                     cuda_graph=True, device="cuda") for m in ("Net", "NetWithBias")]
+    out.ptq = {"training": training, "outcome": ptq_outcome(c, accuracies, mismatches).to_dict()}
+    return out
+
+
+def ptq_results(mismatches: int = 0) -> list[Result]:
+    """Three ok seeds (NOTEBOOK_ACCURACY; `mismatches` predictions differ on seed 1's integer runs)
+    and a failed one (repeat 3)."""
+    ok = [ptq_result(ptq_cell(i), a, mismatches=mismatches if i == 1 else 0) for i, a in enumerate(NOTEBOOK_ACCURACY)]
+    return ok + [ptq_result(ptq_cell(3), status="failed", error="Traceback ...\nRuntimeError: CUDA error")]
+
+
+PTQ_MISSING = (ptq_cell(4),)
+
+
+def write_ptq(path: Path, results: Iterable[Result] = (), planned: Iterable[PTQCell] = PTQ_MISSING) -> Path:
+    """A PTQ results dir: ptq_results() (or `results`), a plan listing them and `planned` (missing)."""
+    results = list(results) or ptq_results()
+    cells = {r.cell_id: PTQCell.from_dict(r.cell) for r in results}
+    cells.update({c.cell_id: c for c in planned})
+    return _write_any(path, results, tuple(cells.values()), study="ptq-by-hand")
+
+
+def _write_any(path: Path, results: list[Result], cells: tuple, study: str) -> Path:
+    """Results and a plan.json of any kind's cells (the cluster's cpus_per_task set: a PTQ cell has no loader workers)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        write_result(path, r)
+    write_plan(build_plan(Study(study, "", "data", ClusterSpec(cpus_per_task=2), cells, ""), path, path))
+    (path / "registry.jsonl").write_text("")
+    return path

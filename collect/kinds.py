@@ -1,0 +1,80 @@
+"""What collect does per kind of cell (the kinds of jobs.kinds): each kind turns its loaded cells
+into its tables, their grids, the tables written as CSV, and the report's plots.
+
+collect.report builds the tables of the kinds present in the results dir and its plan (a
+training study: the homework's tables; a PTQ study: the quantization tables), and counts the
+status of every cell, of any kind. A new kind adds one entry here.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Optional
+
+import pandas as pd
+
+from collect import ptq_grids, ptq_rows, ptq_tables
+from collect.load import TRAIN, Loaded
+from collect.render import Grid
+
+Tables = dict[str, pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class KindTables:
+    name: str  # the kind's name in jobs.kinds.KINDS
+    study: str  # the report's heading: "<study> <name>: <subject>"
+    subject: str
+    tables: Callable[[Loaded], Tables]  # every table, by key (keys unique over the kinds)
+    grids: Callable[[Loaded, Tables], tuple[Grid, ...]]
+    files: tuple[str, ...]  # tables written as <key>.csv (and given by `collect --json`)
+    plots: Callable[[Tables], Mapping[str, Optional[bytes]]]  # PNG by the key of the grid it follows
+    plot_files: Mapping[str, str]  # plot key -> its name in plots/ (no .png)
+
+
+def _ptq_tables(loaded: Loaded) -> Tables:
+    return ptq_tables.build(ptq_rows.ptq_rows(loaded.of_kind("ptq")))
+
+
+def _ptq_grids(loaded: Loaded, built: Tables) -> tuple[Grid, ...]:
+    return ptq_grids.build(built)
+
+
+def _ptq_plots(built: Tables) -> Mapping[str, Optional[bytes]]:
+    from collect import ptq_plots  # matplotlib: only for the report
+
+    return ptq_plots.build(built)
+
+
+PTQ = KindTables(
+    "ptq", "Quantization study", "post-training quantization of the notebook's LeNet (Part B)",
+    _ptq_tables, _ptq_grids,
+    ("ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep", "ptq_cells"),
+    _ptq_plots,
+    {"ptq_weights": "ptq_weight_histograms", "ptq_activations": "ptq_activation_histograms",
+     "ptq_sweep_activations": "ptq_accuracy_vs_bits"},
+)
+
+
+@functools.cache
+def registry() -> dict[str, KindTables]:
+    """Every kind collect has tables for, by name. The training tables' builders live in
+    collect.report, which imports this module: so they are looked up when first asked."""
+    from collect import report
+
+    train = KindTables(
+        TRAIN, "Scaling study", "ResNet-18 data-parallel training",
+        lambda loaded: report.build_tables(loaded.frame, loaded.epochs),
+        lambda loaded, built: report.build_grids(loaded.frame, built),
+        report.TABLE_FILES, report.make_plots, report.PLOT_OF,
+    )
+    return {TRAIN: train, PTQ.name: PTQ}
+
+
+def present(loaded: Loaded) -> tuple[KindTables, ...]:
+    """The kinds of the loaded cells that collect has tables for, in the order first seen;
+    training when there are none (an empty results dir shows the training tables' empty lines)."""
+    kinds = registry()
+    found = tuple(kinds[k] for k in loaded.kinds() if k in kinds)
+    return found or (kinds[TRAIN],)

@@ -1,0 +1,160 @@
+"""A PTQ study's tables, report and CLI output, from hand-built results (tests/collect/factory.py:
+three training seeds with NOTEBOOK_ACCURACY, a failed cell and a missing one), numbers worked by hand."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from collect.report import collect, status_counts, write_report
+from orchestrator.cli import main
+from tests.collect.factory import NOTEBOOK, ptq_results, write_ptq
+
+TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "q4"]
+PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
+             "ptq_sweep_weights", "ptq_sweep_activations"]
+
+
+@pytest.fixture(scope="module")
+def ptq_dir(tmp_path_factory):
+    return write_ptq(tmp_path_factory.mktemp("ptq"))
+
+
+@pytest.fixture(scope="module")
+def collected(ptq_dir):
+    return collect(ptq_dir)
+
+
+def grid(collected, key):
+    return next(g for g in collected.grids if g.key == key)
+
+
+def row(g, name):
+    return next(r for r in g.rows if r[0] == name)
+
+
+def test_the_notebook_table_has_the_six_steps_with_medians_and_deltas_over_three_seeds(collected):
+    table = collected.tables["ptq_notebook"]
+    assert list(table.name) == list(NOTEBOOK)
+    # accuracies per seed (0.50, 0.54, 0.52), (0.51, 0.53, 0.52), (0.49, 0.52, 0.52), ...
+    assert list(table.accuracy.round(4)) == [0.52, 0.52, 0.52, 0.55, 0.50, 0.55]
+    # W8A8 - float, seed by seed: 0.49 - 0.50, 0.52 - 0.54, 0.52 - 0.52 = -0.01, -0.02, 0 -> -0.01 (-0.02 to 0)
+    w8a8 = table[table.name == "Net W8A8"].iloc[0]
+    assert (round(w8a8.delta, 4), round(w8a8.delta_min, 4), round(w8a8.delta_max, 4)) == (-0.01, -0.02, 0.0)
+    assert (w8a8.repeats, w8a8.runs, w8a8.ok) == (3, 5, 3)
+
+    g = grid(collected, "ptq_notebook")
+    assert row(g, "Net float") == ["Net float", "52.00% (50.00%-54.00%) *", "baseline", "0.980", "3 of 5"]
+    assert row(g, "Net W8") == ["Net W8", "52.00% (51.00%-53.00%)", "+0.00 (-1.00 to +1.00)", "0.980", "3 of 5"]
+    assert row(g, "Net W8A8")[1:3] == ["52.00% (49.00%-52.00%) *", "-1.00 (-2.00 to +0.00)"]
+    # the bias left float: 0.50 - 0.55, 0.47 - 0.52, 0.50 - 0.56 -> -5 (-6 to -5) points
+    assert row(g, "NetWithBias W8 float-bias")[2] == "-5.00 (-6.00 to -5.00)"
+    assert "Seeds: 3 of 5 cells ok (1 failed, 1 missing)" in g.caption
+
+
+def test_the_integer_check_says_0_of_n_differ(collected):
+    g = grid(collected, "ptq_integer")
+    assert g.caption.startswith("Integer-only run vs the float simulation's predictions: 0 of 6,000 test images "
+                                "differ")  # W8A8 and W8A8B32, 3 seeds of 1,000 images
+    assert "Not 0" not in g.caption
+    assert row(g, "Net W8A8") == ["Net W8A8", "3", "3,000", "0", "0", "int32", "float32", "15,000", "0", "0"]
+    # the 8 sweep variants with quantized activations: inputs checked, 5 layers x 1,000 values x 3 seeds each
+    checks_only = g.rows[-1]
+    assert checks_only[0].startswith("8 other variants") and checks_only[7] == "120,000"
+
+
+def test_mismatches_are_counted_and_the_line_says_why_to_look(tmp_path):
+    results = write_ptq(tmp_path, ptq_results(mismatches=2))  # seed 1: 2 images differ in W8A8 and in W8A8B32
+    g = grid(collect(results), "ptq_integer")
+    assert "4 of 6,000 test images differ" in g.caption and "Not 0: see the accumulator and dtype" in g.caption
+    assert row(g, "Net W8A8")[3] == "2"
+
+
+def test_the_sweep_tables_put_bits_in_columns_and_choices_in_rows(collected):
+    weights = grid(collected, "ptq_sweep_weights")
+    assert weights.header == ["weights only: granularity, range", "8 bits", "4 bits", "seeds"]
+    assert [r[0] for r in weights.rows] == ["tensor, max", "tensor, MSE-optimal", "channel, max", "channel, MSE-optimal"]
+    # 4 bits, per tensor, max: float less 0.04 in each seed: 0.46, 0.50, 0.48 -> 48% (46-50), spread 0.04/0.48 > 5%
+    assert row(weights, "tensor, max") == ["tensor, max", "52.00% (50.00%-54.00%) *", "48.00% (46.00%-50.00%) *", "3"]
+    assert "Float Net: 52.00% (50.00%-54.00%) *" in weights.caption
+
+    activations = grid(collected, "ptq_sweep_activations")
+    assert activations.header == ["activations: range, calibration", "8 bits", "2 bits", "seeds"]
+    assert [r[0] for r in activations.rows] == ["max, 16 images", "max, 400 images", "MSE-optimal, 16 images",
+                                                "MSE-optimal, 400 images"]
+    assert row(activations, "MSE-optimal, 400 images")[1:3] == ["52.00% (50.00%-54.00%) *", "42.00% (40.00%-44.00%) *"]
+    sweep = collected.tables["ptq_sweep"]
+    assert set(sweep.part) == {"weights", "activations"} and len(sweep) == 16
+
+
+def test_scales_and_statistics_show_one_seed_and_say_which(collected):
+    seed0 = collected.tables["ptq_cells"].set_index("training_seed").cell_id[0]
+    scales = grid(collected, "ptq_scales")
+    assert f"training seed 0 (cell {seed0})" in scales.caption
+    assert row(scales, "Net W8A8")[:6] == ["Net W8A8", "conv1", "700", "127", "37", "0.0004162"]  # 37 / (700 x 127)
+    fc3 = [r for r in scales.rows if r[0] == "NetWithBias W8A8B32" and r[1] == "fc3"][0]
+    assert fc3[6] == "18,040"  # the bias scale n_w C_{k-1} = 820 x 22
+
+    weights = grid(collected, "ptq_weights")  # [-0.2, 0.25], mean 0.01, std 0.1: 3 sigma reaches 0.31 > 0.25
+    assert row(weights, "conv1")[6:] == ["-0.29", "0.31", "wider", "0.25 (max)", "508", "0.01"]
+    activations = grid(collected, "ptq_activations")  # conv1 [0, 9], mean 1, std 2/3: 3 sigma reaches 3 < 9
+    assert row(activations, "conv1")[6:] == ["-1", "3", "narrower", "9 (max)", "14.11"]
+    assert row(activations, "input")[8] == "wider"
+
+
+def test_a_ptq_dir_builds_only_ptq_tables_and_counts_every_cell(ptq_dir, collected):
+    assert [g.key for g in collected.grids] == PTQ_GRIDS
+    assert status_counts(collected.cells) == "3 ok, 1 failed, 1 missing"
+    assert (ptq_dir / "ptq_notebook.csv").read_text().startswith("setup,name,")
+    assert not (ptq_dir / "q1.csv").exists()
+    by_seed = {r[1]: r for r in grid(collected, "ptq_cells").rows}
+    assert by_seed["3"][2] == "failed: RuntimeError: CUDA error" and by_seed["4"][2] == "missing"
+
+
+def test_a_training_dir_builds_only_training_tables(mixed_dir):
+    training = collect(mixed_dir)
+    assert [g.key for g in training.grids] == TRAINING_GRIDS
+    assert not any(key.startswith("ptq") for key in training.tables)
+    assert training.table_files == tuple(TRAINING_GRIDS)
+
+
+def test_the_ptq_report_has_its_sections_and_three_plots(ptq_dir, collected):
+    write_report(collected)
+    html = (ptq_dir / "report.html").read_text()
+    assert "<h1>Quantization study <em>ptq-by-hand</em>: post-training quantization" in html
+    assert html.count('<img src="data:image/png;base64,') == 3
+    for title in ("Part B: the notebook", "Integer-only check", "Scales per layer", "Weights per layer",
+                  "Activations per layer", "Sweep: weights only", "Sweep: 8-bit weights", "Environment"):
+        assert title in html
+    assert "0 of 6,000 test images differ" in html and "Cells: 3 ok, 1 failed, 1 missing." in html
+    assert "Table 1:" not in html
+    markdown = (ptq_dir / "report.md").read_text()
+    links = re.findall(r"!\[[^\]]*\]\((plots/[a-z0-9_]+\.png)\)", markdown)
+    assert sorted(links) == ["plots/ptq_accuracy_vs_bits.png", "plots/ptq_activation_histograms.png",
+                             "plots/ptq_weight_histograms.png"]
+    assert all((ptq_dir / link).read_bytes().startswith(b"\x89PNG") for link in links)
+
+
+def test_the_training_report_keeps_its_heading(mixed_dir):
+    write_report(collect(mixed_dir))
+    assert "<h1>Scaling study <em>mixed</em>: ResNet-18 data-parallel training</h1>" in (mixed_dir / "report.html").read_text()
+
+
+def test_collect_json_gives_the_ptq_tables(ptq_dir, capsys):
+    assert main(["collect", "--results", str(ptq_dir), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep",
+                        "ptq_cells", "written"}
+    assert [r["name"] for r in out["ptq_notebook"]] == list(NOTEBOOK)
+
+
+def test_unreadable_ptq_findings_are_an_error_naming_the_file(tmp_path, capsys):
+    results = write_ptq(tmp_path)
+    path = next(p for p in results.glob("*.json") if p.name != "plan.json" and '"ptq": {' in p.read_text())
+    data = json.loads(path.read_text())
+    del data["ptq"]["outcome"]["variants"]
+    path.write_text(json.dumps(data))
+    assert main(["collect", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: result file {path.name}") and "ptq findings are unreadable" in err
