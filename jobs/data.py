@@ -20,6 +20,8 @@ from typing import Protocol
 import numpy as np
 from torchvision.datasets import CIFAR10
 
+from jobs.cell import Cell
+
 BATCHES_DIR = "cifar-10-batches-py"
 CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 MEAN = (0.4914, 0.4822, 0.4465)
@@ -41,9 +43,14 @@ class DataCell(Protocol):
     """What the data functions read from a cell (a training Cell, or any cell kind with these
     fields). A cell may also carry `test_images` and `colour_jitter` for a synthetic set."""
 
-    dataset: str
-    train_images: int
-    seed: int
+    @property
+    def dataset(self) -> str: ...  # read-only members: a frozen dataclass fits
+
+    @property
+    def train_images(self) -> int: ...
+
+    @property
+    def seed(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,11 @@ class SyntheticSpec:
 
     @classmethod
     def of(cls, cell: DataCell) -> SyntheticSpec:
-        return cls(cell.train_images, cell.seed, getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES),
-                   float(getattr(cell, "colour_jitter", 0.0)))
+        """A training Cell's test_images is how many test images it evaluates, not the size of its
+        set: its synthetic set keeps the test batch of SYNTHETIC_TEST_IMAGES it always had (sets
+        written before are found again), and its evaluation takes at most what that holds."""
+        test = SYNTHETIC_TEST_IMAGES if isinstance(cell, Cell) else getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES)
+        return cls(cell.train_images, cell.seed, test, float(getattr(cell, "colour_jitter", 0.0)))
 
     def folder_name(self) -> str:
         """The name of old sets (default test size, no jitter) is kept, so they are found again."""
