@@ -34,8 +34,13 @@ FORMULAS = {
 SPREAD_LIMIT = 0.05
 
 
-def _bad(*values: Number) -> bool:
-    return any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values)
+def _value(v: Number) -> float:
+    """A missing value (None) as NaN, so every formula has one test for it."""
+    return math.nan if v is None else float(v)
+
+
+def _bad(*values: float) -> bool:
+    return any(math.isnan(v) for v in values)
 
 
 def speedup(t1_s: Number, tn_s: Number) -> float:
@@ -45,34 +50,37 @@ def speedup(t1_s: Number, tn_s: Number) -> float:
     step: each GPU's step is the same size, the epoch is fixed, so each GPU does 1/N of it).
     Example: T1 = 30 s, T2 = 20 s -> 1.5. NaN when either is missing or TN <= 0.
     """
-    if _bad(t1_s, tn_s) or tn_s <= 0:
+    t1, tn = _value(t1_s), _value(tn_s)
+    if _bad(t1, tn) or tn <= 0:
         return math.nan
-    return t1_s / tn_s
+    return t1 / tn
 
 
 def efficiency(speedup_x: Number, gpus: int) -> float:
     """efficiency = speedup / N. Example: speedup 1.5 on 2 GPUs -> 0.75; N = 1 -> the speedup itself."""
-    if _bad(speedup_x) or gpus <= 0:
+    x = _value(speedup_x)
+    if _bad(x) or gpus <= 0:
         return math.nan
-    return speedup_x / gpus
+    return x / gpus
 
 
 def compute_estimate_s(t1_s: Number, gpus: int) -> float:
     """compute = T1 / N: the 1-GPU time split evenly over N GPUs (the homework's estimate).
     Example: T1 = 30 s, N = 4 -> 7.5 s; N = 1 -> T1."""
-    if _bad(t1_s) or gpus <= 0:
+    t1 = _value(t1_s)
+    if _bad(t1) or gpus <= 0:
         return math.nan
-    return t1_s / gpus
+    return t1 / gpus
 
 
 def comm_estimate_s(t1_s: Number, tn_s: Number, gpus: int) -> float:
     """communication = TN - T1 / N: whatever the N-GPU epoch spends beyond its share of compute.
     Example: T1 = 30 s, T4 = 10 s -> 10 - 7.5 = 2.5 s; N = 1 -> TN - T1 (0 for the same run).
     Negative when N GPUs beat the even split (the estimate then says nothing about communication)."""
-    compute = compute_estimate_s(t1_s, gpus)
-    if _bad(compute, tn_s):
+    compute, tn = compute_estimate_s(t1_s, gpus), _value(tn_s)
+    if _bad(compute, tn):
         return math.nan
-    return tn_s - compute
+    return tn - compute
 
 
 def steps_per_epoch(images: int, batch_per_gpu: int, gpus: int) -> int:
@@ -98,30 +106,34 @@ def bandwidth_gbps(nbytes: Number, seconds: Number) -> float:
     """utilization = bytes / time / 1e9, in GB/s. NaN when the time is missing, zero or negative
     (no communication to measure, or an estimate below zero).
     Example: 34,952,153,136 bytes in 10 s -> 3.495 GB/s."""
-    if _bad(nbytes, seconds) or seconds <= 0:
+    b, t = _value(nbytes), _value(seconds)
+    if _bad(b, t) or t <= 0:
         return math.nan
-    return nbytes / seconds / GB
+    return b / t / GB
 
 
 def busbw_share(utilization_gbps: Number, busbw_gbps: Number) -> float:
     """share = utilization / busbw (0..1, may exceed 1 when the timing is below one all-reduce).
     Example: 3.5 GB/s used of a measured busbw of 14 GB/s -> 0.25."""
-    if _bad(utilization_gbps, busbw_gbps) or busbw_gbps <= 0:
+    used, bus = _value(utilization_gbps), _value(busbw_gbps)
+    if _bad(used, bus) or bus <= 0:
         return math.nan
-    return utilization_gbps / busbw_gbps
+    return used / bus
 
 
 def gradients_of(grad_bytes: Number) -> int:
     """P = the all-reduced bytes / 4 when the job measured them, else ResNet-18's 11,173,962."""
-    if _bad(grad_bytes) or grad_bytes <= 0:
+    b = _value(grad_bytes)
+    if _bad(b) or b <= 0:
         return RESNET18_GRADIENTS
-    return int(grad_bytes) // BYTES_PER_GRADIENT
+    return int(b) // BYTES_PER_GRADIENT
 
 
 def spread(median: Number, low: Number, high: Number) -> float:
     """spread = (max - min) / median over a configuration's repeats.
     Example: 4.0, 4.1 and 4.4 s -> (4.4 - 4.0) / 4.1 = 0.0976. NaN when a value is missing or
     the median is zero or negative."""
-    if _bad(median, low, high) or median <= 0:
+    m, lo, hi = _value(median), _value(low), _value(high)
+    if _bad(m, lo, hi) or m <= 0:
         return math.nan
-    return (high - low) / median
+    return (hi - lo) / m

@@ -142,8 +142,8 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png beside
     it, in the collected out dir. Returns the files written and why one could not be (or "")."""
     out = collected.out_dir or collected.results_dir
-    pngs = make_plots(collected.tables)
-    files = {key: f"plots/{PLOT_OF[key]}.png" for key, png in pngs.items() if png}
+    pngs = {key: png for key, png in make_plots(collected.tables).items() if png}
+    files = {key: f"plots/{PLOT_OF[key]}.png" for key in pngs}
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

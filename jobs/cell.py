@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from collections.abc import Mapping
 
 ENGINES = ("single", "dp", "ddp")
@@ -31,6 +31,7 @@ class CellError(ValueError):
 
 @dataclass(frozen=True)
 class Cell:
+    kind: ClassVar[str] = "train"  # not a field: not in the id, nor in the JSON (results before kinds read the same)
     engine: str  # single: 1 process 1 GPU; dp: 1 process all GPUs; ddp: 1 process per GPU
     batch_per_gpu: int  # images per GPU per step; the global batch is this x GPUs
     nodes: int = 1
@@ -57,7 +58,7 @@ class Cell:
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
-            _check_type(field.name, getattr(self, field.name), field.type)
+            _check_type(field.name, getattr(self, field.name), str(field.type))
             if field.type == "float":  # lr = 1 and lr = 1.0 are one cell, with one id
                 object.__setattr__(self, field.name, float(getattr(self, field.name)))
         _check_choice("engine", self.engine, ENGINES)
@@ -107,6 +108,24 @@ class Cell:
         return self.batch_per_gpu * self.gpus
 
     @property
+    def cpus_per_task(self) -> int:
+        return self.loader_workers + 1  # the loader's workers and the training process
+
+    def plan_columns(self) -> dict[str, str]:
+        """What `plan` shows of the cell, beyond its id, label and array."""
+        remedies = ", ".join(filter(None, [
+            "linear LR" if self.lr_scaling == "linear" else "",
+            f"warmup {self.warmup_epochs} ep" if self.warmup_epochs else "", "SyncBN" if self.sync_bn else "",
+        ])) or "-"
+        return {"batch/GPU": str(self.batch_per_gpu), "global batch": str(self.global_batch),
+                "epochs": f"{self.epochs} (time {self.timed_epoch})", "data": f"{self.dataset} {self.train_images}",
+                "remedies": remedies}
+
+    def estimate_s(self, images_per_s_per_gpu: float) -> float:
+        """Training seconds: epochs x images / (images/s per GPU x GPUs)."""
+        return self.epochs * self.train_images / (images_per_s_per_gpu * self.gpus)
+
+    @property
     def cell_id(self) -> str:
         """A hash of every field, except a field of ADDED_LATER that holds its default: a cell
         written before that field existed keeps its id, so its result is found again."""
@@ -130,11 +149,14 @@ class Cell:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cell:
+        fields = dict(data)
+        if fields.pop("kind", cls.kind) != cls.kind:
+            raise CellError(f"not a {cls.kind} cell: kind = {data.get('kind')!r}")
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(set(fields) - names)
         if unknown:
             raise CellError(f"unknown cell field(s) {unknown}; valid fields: {sorted(names)}")
-        return cls(**dict(data))
+        return cls(**fields)
 
 
 # Fields added after results were first written, in the order they came. A new field goes here

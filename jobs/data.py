@@ -44,7 +44,7 @@ class DataCell(Protocol):
     fields). A cell may also carry `test_images` and `colour_jitter` for a synthetic set."""
 
     @property
-    def dataset(self) -> str: ...  # read-only members: a frozen dataclass fits
+    def dataset(self) -> str: ...
 
     @property
     def train_images(self) -> int: ...

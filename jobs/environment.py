@@ -49,7 +49,7 @@ def gather_hosts(place, env: dict[str, Any]) -> None:
     import torch.distributed as dist
 
     mine = (env["hostname"], place.node_name)
-    everyone = [mine]
+    everyone: list[Any] = [mine]
     if place.world_size > 1:
         everyone = [None] * place.world_size
         dist.all_gather_object(everyone, mine)

@@ -79,7 +79,7 @@ def evaluate(model: Model, data: Batches, device: torch.device | str, keep_predi
             if keep_predictions:
                 kept.append(predicted)
     finally:
-        if was_training:
+        if was_training and isinstance(model, nn.Module):
             model.train()
     totals = torch.cat([totals, totals.new_full((1,), count)])
     if distributed():

@@ -87,8 +87,9 @@ class FaithfulTrainer:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16")
 
     def _no_sync(self, skip: bool = True):
-        ddp = isinstance(self.model, nn.parallel.DistributedDataParallel)
-        return self.model.no_sync() if ddp and skip else contextlib.nullcontext()
+        if skip and isinstance(self.model, nn.parallel.DistributedDataParallel):
+            return self.model.no_sync()
+        return contextlib.nullcontext()
 
     def probe(self) -> None:
         """One full-size forward and backward (no gradient exchange), then forget it

@@ -109,7 +109,7 @@ class FastTrainer:
     def __init__(self, cell: Cell, place: Placement, device: torch.device, data_dir: Path) -> None:
         self.cell, self.place, self.device = cell, place, device
         torch.manual_seed(cell.seed)
-        self.model = build_model(cell.model).to(device, memory_format=MEMORY_FORMAT)
+        self.model = build_model(cell.model).to(device, memory_format=MEMORY_FORMAT)  # type: ignore[call-overload]  # stubs lack it
         # Inductor fuses BatchNorm and the elementwise ops (native channels_last BatchNorm
         # kernels were over a third of a step's GPU time); compiling happens in probe().
         # combo_kernels also launches independent small kernels together: 1.5% per step on an H200.

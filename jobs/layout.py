@@ -8,6 +8,7 @@ collect all read (jobs/ is the one package every other may import).
     registry.jsonl      cell -> job, appended by submit (orchestrator.registry)
     .submit.lock        held by submit and cancel
     checkpoints/<cell_id>.pt   the last finished epoch of a running cell
+    nets/<training_id>.pt      a trained PTQ network, reused by every cell that trains the same way
     logs/               every job's stdout and stderr
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ SBATCH_DIR = "sbatch"
 REGISTRY_FILE = "registry.jsonl"
 LOCK_FILE = ".submit.lock"
 CHECKPOINT_DIR = "checkpoints"
+NETS_DIR = "nets"
 LOG_DIR = "logs"
 RESULT_NAME = re.compile(r"[0-9a-f]{12}\.json")  # a cell id is 12 hex digits
 
@@ -37,3 +39,7 @@ def result_files(results_dir: Path) -> list[Path]:
 
 def checkpoint_path(results_dir: Path, cell_id: str) -> Path:
     return Path(results_dir) / CHECKPOINT_DIR / f"{cell_id}.pt"
+
+
+def net_path(results_dir: Path, training_id: str) -> Path:
+    return Path(results_dir) / NETS_DIR / f"{training_id}.pt"

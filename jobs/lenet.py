@@ -7,6 +7,7 @@ pool; ...; fc3 logits) that the quantized simulation and the integer-only run al
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Optional
 
 import numpy as np
 import torch
@@ -24,10 +25,12 @@ def relu_pool(x: torch.Tensor) -> torch.Tensor:
     return F.max_pool2d(F.relu(x), 2)
 
 
-def forward_layers(x: torch.Tensor, layer: Layer, relu: Callable = F.relu, pool: Callable = None) -> torch.Tensor:
+def forward_layers(x: torch.Tensor, layer: Layer, relu: Callable = F.relu,
+                   pool: Optional[Callable] = None) -> torch.Tensor:
     """conv1 -> ReLU -> pool -> conv2 -> ReLU -> pool -> flatten -> fc1 -> ReLU -> fc2 -> ReLU -> fc3.
     `layer(name, x)` applies one weighted layer; relu and pool may be swapped for integer-safe ones."""
-    pool = pool or (lambda t: F.max_pool2d(t, 2))
+    if pool is None:
+        pool = lambda t: F.max_pool2d(t, 2)  # noqa: E731
     for name in LAYERS:
         if name == "fc1":
             x = x.flatten(1)
@@ -55,7 +58,7 @@ class Net(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return forward_layers(x, lambda name, t: getattr(self, name)(t))
 
-    def layer(self, name: str) -> nn.Module:
+    def layer(self, name: str) -> nn.Conv2d | nn.Linear:
         return getattr(self, name)
 
 

@@ -63,7 +63,7 @@ class _Network:
     def plan(self, spec: QuantSpec) -> QuantPlan:
         weights = self.weights(spec.weight_bits, spec.granularity, spec.weight_method, spec.percentile)
         ranges = None
-        if spec.quantizes_activations:
+        if spec.activation_bits is not None:
             ranges = self.ranges(spec.calibration_images, spec.activation_method, spec.activation_bits,
                                  spec.percentile)
         return ptq_sim.plan(self.net, spec, weights, ranges)
@@ -172,5 +172,5 @@ def _activation_stats(network: _Network, config: PTQConfig):
     ranges = network.ranges(n, spec.activation_method, bits, spec.percentile) if bits else None
     return tuple(ActivationLayerStats(
         tensor_stats(name, network.profile.flat(k, n), config.histogram_bins), bits,
-        ranges[k] if ranges else None, float(scale_for(ranges[k], bits)) if ranges else None)
+        ranges[k] if ranges else None, float(scale_for(ranges[k], bits)) if ranges and bits else None)
         for k, name in enumerate(ACTIVATIONS))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 from collections.abc import Mapping
 
-from jobs.quant import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
+from jobs.quant_choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
 
 BIAS_MODES = ("int32", "float")
 INTEGER_RUNS = ("none", "notebook", "all")

@@ -35,7 +35,8 @@ class Agreement:
 
 
 def _narrow(p: QuantPlan) -> bool:
-    return p.spec.activation_bits <= 8 and p.spec.weight_bits <= 8
+    bits = p.spec.activation_bits
+    return bits is not None and bits <= 8 and p.spec.weight_bits <= 8
 
 
 def int_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -67,14 +68,14 @@ class IntegerNet:
     """Callable images -> int64 logits (y_5), with integer tensors from the input on."""
 
     def __init__(self, p: QuantPlan) -> None:
-        if not p.spec.quantizes_activations:
+        if p.spec.activation_bits is None:
             raise ValueError("an integer-only run needs quantized activations (activation_bits)")
+        self.bits: int = p.spec.activation_bits
         if p.spec.bias != "int32" and any(lp.bias is not None for lp in p.layers):
             raise ValueError("an integer-only run needs an int32 bias (bias = 'int32')")
         self.plan, self.device = p, torch.device("cpu")
         self.int_dtype = torch.int8 if _narrow(p) else torch.int64
         self.accumulator = "int32" if _narrow(p) else "int64"
-        self.bits = p.spec.activation_bits
         self.weights = {lp.name: lp.weight.reshape(lp.weight.shape[0], -1).t().to(self.device, self.int_dtype)
                         for lp in p.layers}
         self.mults = {lp.name: lp.multiplier.to(self.device, p.dtype) for lp in p.layers}
@@ -92,7 +93,7 @@ class IntegerNet:
             k = self.kernel[name]
             acc = int_matmul(_im2col(x, k), self.weights[name])
             acc = acc.view(n, h - k + 1, w - k + 1, -1).permute(0, 3, 1, 2)
-            shape = (1, -1, 1, 1)
+            shape: tuple[int, ...] = (1, -1, 1, 1)
         else:
             acc = int_matmul(x, self.weights[name])
             shape = (1, -1)

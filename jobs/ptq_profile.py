@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from torch import nn
 
-from jobs.lenet import LAYERS
-from jobs.quant import RANGE_METHODS, check_choice, row_ranges
+from jobs.lenet import LAYERS, Net
+from jobs.quant import row_ranges
+from jobs.quant_choices import RANGE_METHODS, check_choice
 
 ACTIVATIONS = ("input",) + LAYERS
 MSE_SAMPLE = 2 ** 18  # values an "mse" range search sees per tensor (the maximum always among them)
@@ -46,7 +46,7 @@ class ActivationProfile:
 
 
 @torch.no_grad()
-def profile_activations(net: nn.Module, images: torch.Tensor, batch: int = 1000) -> ActivationProfile:
+def profile_activations(net: Net, images: torch.Tensor, batch: int = 1000) -> ActivationProfile:
     """Run `images` (normalised, on the net's device) through the float net and keep every
     profiled tensor."""
     kept: list[list[torch.Tensor]] = [[] for _ in ACTIVATIONS]
@@ -54,7 +54,7 @@ def profile_activations(net: nn.Module, images: torch.Tensor, batch: int = 1000)
     for k, name in enumerate(LAYERS):
         hooks.append(getattr(net, name).register_forward_pre_hook(
             lambda _m, args, k=k: kept[k].append(args[0].detach().clone())))
-    hooks.append(net.fc3.register_forward_hook(lambda _m, _a, out: kept[-1].append(out.detach().clone())))
+    hooks.append(net.layer("fc3").register_forward_hook(lambda _m, _a, out: kept[-1].append(out.detach().clone())))
     was_training = net.training
     net.eval()
     try:

@@ -117,5 +117,5 @@ def _build(tp: Any, value: Any) -> Any:
         return PTQConfig.from_dict(value)
     if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        return tp(**{f.name: _build(hints[f.name], value[f.name]) for f in dataclasses.fields(tp)})
+        return typing.cast(Any, tp)(**{f.name: _build(hints[f.name], value[f.name]) for f in dataclasses.fields(tp)})
     return value

@@ -68,9 +68,10 @@ class QuantPlan:
 
     def accumulator_bound(self) -> float:
         """The largest |acc_k + bias| any input can produce, when activations are integers."""
-        if not self.spec.quantizes_activations:
+        bits = self.spec.activation_bits
+        if bits is None:
             return float("inf")
-        a = 2 ** (self.spec.activation_bits - 1)
+        a = 2 ** (bits - 1)
         w = 2 ** (self.spec.weight_bits - 1)
         return max(p.fan_in * a * w + (float(p.bias.abs().max()) if p.bias is not None else 0.0) for p in self.layers)
 
@@ -85,10 +86,10 @@ def plan(net: Net, spec: QuantSpec, weights: dict[str, QuantizedWeight],
          ranges: Optional[tuple[float, ...]]) -> QuantPlan:
     """Every scale of the quantized network (formulas in the module doc). `ranges`: the input's
     and each layer's output range (ptq_profile.activation_ranges), or None for weights only."""
-    acts = spec.quantizes_activations
-    if acts and ranges is None:
+    bits = spec.activation_bits
+    if bits is not None and ranges is None:
         raise ValueError("activation ranges are needed when activations are quantized")
-    n_in = float(scale_for(ranges[0], spec.activation_bits)) if acts else 1.0
+    n_in = float(scale_for(ranges[0], bits)) if bits is not None and ranges is not None else 1.0
     c_prev, layers = n_in, []
     for k, name in enumerate(LAYERS):
         qw = weights[name]
@@ -99,9 +100,9 @@ def plan(net: Net, spec: QuantSpec, weights: dict[str, QuantizedWeight],
         if bias is not None:
             b = bias.detach().double().cpu()
             q_b = torch.clamp(torch.round(b * s), INT32_MIN, INT32_MAX) if spec.bias == "int32" else b
-        if acts:
-            r = ranges[k + 1]
-            n_act = scale_for(r, spec.activation_bits)
+        if bits is not None and ranges is not None:
+            r: Optional[float] = ranges[k + 1]
+            n_act = scale_for(ranges[k + 1], bits)
             m = n_act / (s if spec.cumulative_scales else n_w)
             c_out = float(n_act)
         else:
@@ -109,13 +110,13 @@ def plan(net: Net, spec: QuantSpec, weights: dict[str, QuantizedWeight],
             c_out = c_prev * float(n_w.max())
         layers.append(LayerPlan(name, qw.values.double().cpu(), n_w, c_prev, m, q_b, c_out, r))
         c_prev = c_out
-    return QuantPlan(spec, n_in, ranges[0] if acts else None, tuple(layers))
+    return QuantPlan(spec, n_in, ranges[0] if bits is not None and ranges is not None else None, tuple(layers))
 
 
 def quantize_input(p: QuantPlan, images: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """The boundary from real to integer: clamp(round(x n_in)); unchanged when activations stay float."""
-    x = images.to(dtype)
-    return quantize(x, p.input_scale, p.spec.activation_bits) if p.spec.quantizes_activations else x
+    x, bits = images.to(dtype), p.spec.activation_bits
+    return quantize(x, p.input_scale, bits) if bits is not None else x
 
 
 def _channels(t: torch.Tensor, conv: bool) -> torch.Tensor:
@@ -129,10 +130,10 @@ class SimulatedNet:
 
     def __init__(self, p: QuantPlan, device: torch.device | str, strict: bool = False) -> None:
         self.plan, self.device, self.strict, self.dtype = p, torch.device(device), strict, p.dtype
-        to = dict(device=self.device, dtype=self.dtype)
-        self.weights = {lp.name: lp.weight.to(**to) for lp in p.layers}
-        self.mults = {lp.name: lp.multiplier.to(**to) for lp in p.layers}
-        self.biases = {lp.name: lp.bias.to(**to) for lp in p.layers if lp.bias is not None}
+        device, dtype = self.device, self.dtype
+        self.weights = {lp.name: lp.weight.to(device, dtype) for lp in p.layers}
+        self.mults = {lp.name: lp.multiplier.to(device, dtype) for lp in p.layers}
+        self.biases = {lp.name: lp.bias.to(device, dtype) for lp in p.layers if lp.bias is not None}
         self.counts = torch.zeros(len(LAYERS), 3, dtype=torch.long, device=self.device)  # values, non-int, out of range
         self.bits = p.spec.activation_bits
 
@@ -145,21 +146,21 @@ class SimulatedNet:
             return forward_layers(x, self._layer)
 
     def _layer(self, name: str, x: torch.Tensor) -> torch.Tensor:
-        conv = name.startswith("conv")
-        if self.bits is not None:
-            self._check(LAYERS.index(name), x)
+        conv, bits = name.startswith("conv"), self.bits
+        if bits is not None:
+            self._check(LAYERS.index(name), x, bits)
         acc = F.conv2d(x, self.weights[name]) if conv else F.linear(x, self.weights[name])
         if name in self.biases:
             acc = acc + _channels(self.biases[name], conv)
         acc = acc * _channels(self.mults[name], conv)
-        return torch.clamp(torch.round(acc), qmin(self.bits), qmax(self.bits)) if self.bits is not None else acc
+        return torch.clamp(torch.round(acc), qmin(bits), qmax(bits)) if bits is not None else acc
 
-    def _check(self, k: int, x: torch.Tensor) -> None:
+    def _check(self, k: int, x: torch.Tensor, bits: int) -> None:
         non_integer = (x != torch.round(x)).sum()
-        out_of_range = ((x < qmin(self.bits)) | (x > qmax(self.bits))).sum()
+        out_of_range = ((x < qmin(bits)) | (x > qmax(bits))).sum()
         if self.strict and bool(non_integer + out_of_range):
             raise IntegerRangeError(f"{LAYERS[k]}: its input holds {int(non_integer)} non-integers and "
-                                    f"{int(out_of_range)} values outside [{qmin(self.bits)}, {qmax(self.bits)}]")
+                                    f"{int(out_of_range)} values outside [{qmin(bits)}, {qmax(bits)}]")
         self.counts[k] += torch.stack([non_integer.new_full((), x.numel()), non_integer, out_of_range])
 
     def check_counts(self) -> list[tuple[str, int, int, int]]:

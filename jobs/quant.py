@@ -23,28 +23,9 @@ from dataclasses import dataclass
 
 import torch
 
-BITS_MIN, BITS_MAX = 2, 16
-RANGE_METHODS = ("max", "3sigma", "percentile", "mse")
-GRANULARITIES = ("tensor", "channel")
+from jobs.quant_choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
+
 MSE_CANDIDATES = 100
-
-
-def check_bits(bits: object, field: str = "bits") -> int:
-    if isinstance(bits, bool) or not isinstance(bits, int) or not BITS_MIN <= bits <= BITS_MAX:
-        raise ValueError(f"{field} must be an integer from {BITS_MIN} to {BITS_MAX}, got {bits!r}")
-    return bits
-
-
-def check_choice(value: object, choices: tuple[str, ...], field: str) -> str:
-    if value not in choices:
-        raise ValueError(f"{field} must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
-def check_percentile(p: object, field: str = "percentile") -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 100:
-        raise ValueError(f"{field} must be a number in (0, 100], got {p!r}")
-    return float(p)
 
 
 def qmax(bits: int) -> int:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from jobs.atomic import NON_FINITE, write_json_atomic
-from jobs.cell import Cell, CellError
+from jobs.cell import CellError
+from jobs.kinds import cell_from_dict
 from jobs.layout import result_path
 
 SCHEMA_VERSION = 1
@@ -88,6 +89,7 @@ class Result:
     gpu_util: Optional[dict[str, Any]] = None
     peak_mem_gib: Optional[float] = None
     error: Optional[str] = None
+    ptq: Optional[dict[str, Any]] = None  # a ptq cell's findings (jobs.ptq_job.PTQFindings.to_dict)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,17 +118,17 @@ class Result:
         if result.status not in list(Status):
             raise ValueError(f"status must be one of {[s.value for s in Status]}, got {result.status!r}")
         result.status = Status(result.status)
-        Cell.from_dict(result.cell)
+        cell_from_dict(result.cell)
         return result
 
 
 _NONE = type(None)
-_FIELD_TYPES = {  # each field: the JSON types it may hold, and those in words
+_FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {  # each field: the JSON types it may hold, and those in words
     "cell_id": (str, "a string"), "cell": (dict, "an object"), "status": (str, "a string"),
     "env": (dict, "an object"), "epochs": (list, "a list"), "timed": ((dict, _NONE), "an object or null"),
     "comm": ((dict, _NONE), "an object or null"), "gpu_util": ((dict, _NONE), "an object or null"),
     "peak_mem_gib": ((int, float, _NONE), "a number or null"), "error": ((str, _NONE), "a string or null"),
-    "schema_version": (int, "an int"),
+    "schema_version": (int, "an int"), "ptq": ((dict, _NONE), "an object or null"),
 }
 
 

@@ -24,7 +24,7 @@ def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None
         report = monitor.refresh(locked=True)
         subs = monitor.subs
         live = cancellable(report.rows, subs, set(cell_ids))
-        slurm = [subs[c].job_id for c in live if subs[c].executor == "slurm" and subs[c].job_id]
+        slurm = [job for c in live if subs[c].executor == "slurm" and (job := subs[c].job_id)]
         client.cancel(slurm)
         local = [c for c in live if subs[c].executor == "local"]
         queued_locally = {r.cell_id for r in report.rows if r.state.is_live and r.cell_id in subs

@@ -73,7 +73,7 @@ def status_table(study: str, rows: list[CellStatus], width: int = 80) -> Table:
     cells = [(r.cell_id, r.label, r.state, r.job_id, _elapsed(r.elapsed_s), r.node) for r in rows]
     widths = [max([len(name)] + [len(c[i]) for c in cells]) for i, name in enumerate(STATUS_COLUMNS)]
     shown = [i for i in range(len(STATUS_COLUMNS)) if i < ALWAYS_SHOWN or any(c[i] for c in cells)]
-    hidden = []
+    hidden: list[str] = []
     while len(shown) > ALWAYS_SHOWN and sum(widths[i] for i in shown) + GAP * len(shown) + MIN_DETAIL > width:
         hidden.insert(0, STATUS_COLUMNS[shown.pop()])
     table = Table(title=Text(f"Study {study}: {summary}"), box=None, padding=(0, GAP // 2), pad_edge=False,

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from jobs.layout import LOCK_FILE, REGISTRY_FILE
 from orchestrator.errors import RegistryError
@@ -141,7 +141,8 @@ def from_line(line: str) -> Record:
     return record
 
 
-_FIELD_TYPES = {"str": str, "Optional[str]": (str, type(None)), "Optional[int]": (int, type(None))}
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "str": str, "Optional[str]": (str, type(None)), "Optional[int]": (int, type(None))}
 _TIMESTAMPS = ("submitted_at", "created_at")
 _JOB_IDS = {"slurm": re.compile(r"\d+(_\d+)?"), "local": re.compile(r"\d+")}
 
@@ -168,7 +169,7 @@ def _check_submission(sub: Submission) -> None:
         raise ValueError(f"job_id {sub.job_id!r} is not a {sub.executor} job id")
 
 
-def append(results_dir: Path, records: list[Record]) -> None:
+def append(results_dir: Path, records: Sequence[Record]) -> None:
     """Append whole lines, fsync'ed. After a line cut short by a crash, start a new line first."""
     if not records:
         return

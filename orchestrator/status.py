@@ -131,7 +131,7 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
         key = (sub.job_id or f"queue-{sub.queue_pid}") if sub else None
         job = snapshot.jobs.get(key) if key else None
         result = results.get(cell_id)
-        log_text = failures.log_of(sub.log_err) if _needs_log(sub, result, job) else ""
+        log_text = failures.log_of(sub.log_err) if sub is not None and _needs_log(sub, result, job) else ""
         age_s = _age_s(sub, now)
         state, detail = cell_state(
             sub, result, job, log_text=log_text, time_min=plan.array_of(cell_id).shape.time_min,
@@ -192,10 +192,10 @@ class Monitor:
         slurm = [(cid, s) for cid, s in subs.items() if s.executor == "slurm" and s.job_id]
         asked = [s for cid, s in slurm if not is_final(results.get(cid))]
         times = [s.submitted_at for s in asked] + [i.created_at for i in unconfirmed]
-        snapshot = self.client.snapshot({s.job_id: s.token or "" for s in asked}, [i.job_name for i in unconfirmed],
+        snapshot = self.client.snapshot({s.job_id: s.token or "" for s in asked if s.job_id}, [i.job_name for i in unconfirmed],
                                         since=min(times) if unconfirmed else None,
                                         squeue_only={s.job_id: s.token or "" for cid, s in slurm
-                                                     if is_final(results.get(cid))})
+                                                     if s.job_id and is_final(results.get(cid))})
         now = dt.datetime.now(dt.UTC)
         confirmed = {(s.token, s.cell_id) for s in state.submissions if s.token}
         found = recovery.recover(unconfirmed, confirmed, snapshot.jobs, now)

@@ -101,7 +101,7 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         if test_only:
             checks = test_arrays(plan, todo, client, time_min)
             return SubmitReport(executor, (), len(report.rows), checks=tuple(checks))
-        calls, not_here = 0, []
+        calls, not_here = 0, list[tuple[str, str]]()
         if todo and executor == "slurm":
             calls = queue_on_slurm(plan, todo, client, time_min)
         elif todo:

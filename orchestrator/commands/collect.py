@@ -37,5 +37,5 @@ def run(args, console: Console) -> int:
         console.print("written: " + ", ".join(str(p) for p in collected.written), highlight=False)
     if report and not report_error:
         console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in "
-                      f"{collected.out_dir / 'plots'}/", highlight=False)
+                      f"{(collected.out_dir or collected.results_dir) / 'plots'}/", highlight=False)
     return print_errors(errors) or 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from jobs.quant import (channel_ranges, check_bits, kl_divergence, qmax, qmin, quantize, quantize_weight, scale_for,
-                        tensor_range)
+from jobs.quant import channel_ranges, kl_divergence, qmax, qmin, quantize, quantize_weight, scale_for, tensor_range
+from jobs.quant_choices import check_bits
 
 
 def test_the_signed_range_of_b_bits():

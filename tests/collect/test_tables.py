@@ -1,5 +1,5 @@
-"""collect.tables over a results dir worked by hand (tests/report/conftest.py), with failed,
-oom, timeout, pending and missing cells."""
+"""collect.tables over the mixed results dir worked by hand (tests/collect/factory.py), with
+failed, oom, timeout, pending and missing cells, and over small dirs for the edge cases."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import pytest
 
 from collect import tables
 from collect.load import load
-from tests.report.factory import cell, result, write_dir
+from tests.collect.factory import cell, result, write_dir
 
 
 @pytest.fixture(scope="module")
@@ -22,16 +22,6 @@ def by(table, **match):
         rows = rows[rows[key] == value]
     assert len(rows) == 1, f"{match}: {len(rows)} rows"
     return rows.iloc[0]
-
-
-def test_load_marks_pending_and_missing_cells(loaded):
-    frame = loaded.frame
-    assert by(frame, engine="single", batch_per_gpu=8192).status == "pending"
-    assert by(frame, engine="dp", gpus=2, batch_per_gpu=128).status == "pending"
-    assert by(frame, engine="ddp", gpus=4, batch_per_gpu=128).status == "missing"
-    assert set(frame.status) == {"ok", "oom", "failed", "timeout", "pending", "missing"}
-    assert loaded.study == "mixed"
-    assert len(loaded.epochs[loaded.epochs.cell_id == by(frame, engine="dp", gpus=2, batch_per_gpu=32).cell_id]) == 2
 
 
 def test_q1_stops_at_the_first_oom_and_keeps_later_pending(loaded):
@@ -49,21 +39,67 @@ def test_timing_protocol_is_the_common_two_epoch_run(loaded):
     assert set(tables.timing_cells(loaded.frame).epochs) == {2}
 
 
+def test_timing_runs_leave_out_remedies_and_other_protocols(tmp_path):
+    plain = (cell("single", 32), cell("single", 64))
+    others = (cell("single", 32, epochs=5, timed_epoch=5), cell("single", 32, lr_scaling="linear"),
+              cell("single", 32, warmup_epochs=1), cell("ddp", 32, 2, sync_bn=True))
+    frame = load(write_dir(tmp_path, planned=plain + others)).frame
+    assert tables.timing_protocol(frame) == (2, 2)  # the most common (epochs, timed epoch) without a remedy
+    assert sorted(tables.timing_cells(frame).cell_id) == sorted(c.cell_id for c in plain)
+
+
+def test_hw5_timing_protocol_is_two_epochs_the_second_timed(tmp_path):
+    from orchestrator.study import load_study
+
+    frame = load(write_dir(tmp_path, planned=load_study("hw5").cells)).frame
+    assert tables.timing_protocol(frame) == (2, 2)
+    assert len(tables.timing_cells(frame)) == 3 * (6 + 12 + 3)  # Q1, one node DP/DDP, two nodes; three repeats
+
+
 def test_table1_speedup_and_efficiency_by_hand(loaded):
     t1 = tables.table1(loaded.frame)
     assert set(t1.batch_per_gpu) == {32, 128}  # 512 and up ran on 1 GPU only: Q1's
     base = by(t1, engine="single", batch_per_gpu=32)
     assert (base.speedup, base.efficiency) == (1.0, 1.0)
+    assert by(t1, engine="single", batch_per_gpu=128).t1_s == 22.0  # T1 at each batch: its own (median) 1-GPU run
     ddp2 = by(t1, engine="ddp", gpus=2, batch_per_gpu=32)
     assert (ddp2.t1_s, ddp2.epoch_s, ddp2.speedup, ddp2.efficiency) == (40.0, 25.0, 1.6, 0.8)
+    assert ddp2.t1_s_status == "ok"
     dp2 = by(t1, engine="dp", gpus=2, batch_per_gpu=32)
     assert dp2.speedup == pytest.approx(4 / 3) and dp2.efficiency == pytest.approx(2 / 3)
     ddp4 = by(t1, engine="ddp", gpus=4, batch_per_gpu=32)
     assert (ddp4.speedup, ddp4.efficiency) == (3.2, 0.8)
-    statuses = {(r.engine, r.gpus, r.batch_per_gpu): r.status for r in t1.itertuples()}
-    assert statuses[("ddp", 2, 128)] == "failed" and statuses[("dp", 2, 128)] == "pending"
-    assert statuses[("ddp", 4, 128)] == "missing" and statuses[("dp", 4, 32)] == "timeout"
-    assert math.isnan(by(t1, engine="ddp", gpus=2, batch_per_gpu=128).speedup)
+
+
+def test_table1_keeps_failed_timeout_pending_and_missing_rows(loaded):
+    t1 = tables.table1(loaded.frame)
+    not_ok = {("ddp", 2, 128): "failed", ("dp", 2, 128): "pending", ("ddp", 4, 128): "missing",
+              ("dp", 4, 32): "timeout"}
+    assert len(t1) == 5 + len(not_ok)
+    for (engine, gpus, b), status in not_ok.items():
+        r = by(t1, engine=engine, gpus=gpus, batch_per_gpu=b)
+        assert r.status == status
+        assert math.isnan(r.epoch_s) and math.isnan(r.speedup) and r.repeats == 0 and r.runs == 1
+
+
+def test_table1_order_gpus_then_engine_then_batch(loaded):
+    t1 = tables.table1(loaded.frame)
+    assert list(zip(t1.gpus, t1.engine, t1.batch_per_gpu)) == [
+        (1, "single", 32), (1, "single", 128), (2, "dp", 32), (2, "dp", 128), (2, "ddp", 32), (2, "ddp", 128),
+        (4, "dp", 32), (4, "ddp", 32), (4, "ddp", 128)]
+
+
+def test_repeats_collapse_to_the_median_and_any_ok_repeat_wins(tmp_path):
+    reps = [cell("single", 32, repeat=r) for r in range(5)]
+    runs = [result(c, epoch_s=t, train_s=t - 1) for c, t in zip(reps[:3], (10.0, 14.0, 11.0), strict=True)]
+    runs += [result(reps[3], status="failed", error="boom"), result(cell("ddp", 32, 2), epoch_s=4.0, train_s=3.0)]
+    frame = load(write_dir(tmp_path, runs, planned=reps)).frame  # reps[4]: no result at all
+    t1 = tables.table1(frame)
+    one = by(t1, engine="single")
+    assert (one.status, one.epoch_s, one.repeats, one.runs) == ("ok", 11.0, 3, 5)  # median of 10, 11, 14
+    assert by(t1, engine="ddp").speedup == pytest.approx(11.0 / 4.0)
+    q1 = tables.q1_table(frame)
+    assert (q1.iloc[0].train_s, q1.iloc[0].repeats) == (10.0, 3)  # median of 9, 10, 13
 
 
 def test_strong_scaling_pairs_the_same_global_batch(loaded):
@@ -79,7 +115,7 @@ def test_strong_scaling_pairs_the_same_global_batch(loaded):
 
 def test_table2_estimate_and_measurement_by_hand(loaded):
     t2 = tables.table2(loaded.frame)
-    assert "single" not in set(t2.engine)
+    assert set(t2.engine) == {"dp", "ddp"}  # the N-GPU runs only
     ddp2 = by(t2, engine="ddp", gpus=2, batch_per_gpu=32)
     assert (ddp2.t1_train_s, ddp2.train_s, ddp2.compute_est_s, ddp2.comm_est_s) == (32.0, 20.0, 16.0, 4.0)
     assert (ddp2.compute_measured_s, ddp2.comm_measured_s) == (15.0, 2.0)  # 1 + 16 - 2; 2
@@ -154,3 +190,17 @@ def test_tables_of_an_empty_results_dir(tmp_path):
     for table in (tables.q1_table(loaded.frame), tables.table1(loaded.frame), tables.table2(loaded.frame),
                   tables.table3(loaded.frame), tables.q4_table(loaded.frame, loaded.epochs)):
         assert table.empty
+
+
+def test_tables_of_a_plan_with_no_results_yet(tmp_path):
+    frame = load(write_dir(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)])).frame
+    t1 = tables.table1(frame)
+    assert list(t1.status) == ["missing", "missing"] and t1.speedup.isna().all()
+    assert list(tables.q1_table(frame).status) == ["missing"]
+    assert tables.largest_fitting_batch(tables.q1_table(frame)) is None
+
+
+def test_tables_of_a_study_with_no_timing_runs(tmp_path):
+    frame = load(write_dir(tmp_path, planned=[cell("single", 128, lr_scaling="linear")])).frame
+    assert tables.timing_protocol(frame) is None
+    assert tables.table1(frame).empty and tables.q1_table(frame).empty and tables.table2(frame).empty

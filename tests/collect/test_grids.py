@@ -7,7 +7,7 @@ from rich.console import Console
 
 from collect import render
 from collect.report import collect
-from tests.report.factory import cell, result, write_dir
+from tests.collect.factory import cell, result, write_dir
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_table1_grid_is_the_homework_layout_with_statuses(grids):
     assert rows["1 GPU"] == ["1 GPU", "40.00", "1.00", "1.00", "22.00 (20.00-30.00) *", "1.00", "1.00"]
     assert rows["2 GPUs, DataParallel"] == ["2 GPUs, DataParallel", "30.00", "1.33", "0.67", "pending", "", ""]
     assert rows["2 GPUs, DDP"] == ["2 GPUs, DDP", "25.00", "1.60", "0.80", "failed", "", ""]
-    assert rows["4 GPUs, DataParallel"][1] == "timeout"
+    assert rows["4 GPUs, DataParallel"] == ["4 GPUs, DataParallel", "timeout", "", "", "not in study", "", ""]
     assert rows["4 GPUs, DDP"] == ["4 GPUs, DDP", "12.50", "3.20", "0.80", "missing", "", ""]
     assert any("T1 / TN" in f for f in grid.formulas)
 
@@ -87,17 +87,31 @@ def test_varying_fields_name_the_rows(tmp_path):
     results = [result(cell("single", 32, pipeline=p), epoch_s=t, train_s=t) for p, t in (("faithful", 9.0), ("fast", 3.0))]
     results += [result(cell("ddp", 32, 2, pipeline=p), epoch_s=t, train_s=t) for p, t in (("faithful", 6.0), ("fast", 2.0))]
     rows = rows_of({g.key: g for g in collect(write_dir(tmp_path, results)).grids}["table1"])
+    assert sorted(rows) == ["1 GPU [pipeline=faithful]", "1 GPU [pipeline=fast]", "2 GPUs, DDP [pipeline=faithful]",
+                            "2 GPUs, DDP [pipeline=fast]"]
     assert rows["2 GPUs, DDP [pipeline=fast]"][2] == "1.50" and rows["2 GPUs, DDP [pipeline=faithful]"][2] == "1.50"
+
+
+def test_setup_names(tmp_path):
+    planned = [cell("ddp", 32, 4, nodes=2), cell("single", 32)]
+    rows = {g.key: g for g in collect(write_dir(tmp_path, planned=planned)).grids}["table1"].rows
+    assert [r[0] for r in rows] == ["1 GPU", "2 nodes x 2 GPUs, DDP"]
+
+
+def test_a_study_with_no_timing_runs_renders_an_empty_table_that_says_so(tmp_path):
+    planned = [cell("single", 128, epochs=5, timed_epoch=5, lr_scaling="linear")]
+    grid = {g.key: g for g in collect(write_dir(tmp_path, planned=planned)).grids}["table1"]
+    assert grid.rows == [] and grid.empty == "No timing runs in this study."
+    assert "**No timing runs in this study.**" in render.to_markdown(grid)
 
 
 def test_markdown_latex_and_rich(mixed_dir, grids):
     text = (mixed_dir / "tables.md").read_text()
     assert text.count("| 1 GPU |") == 2 and "### Table 3: communication bandwidth utilization" in text
     assert "`speedup = T1 / TN" in text  # "1 GPU": Table 1's baseline row and Q4's
-    grid = render.Grid("x", "A | B", "50% of_it", ["a", "b"], [["x|y", "1"]])
-    assert "x\\|y" in render.to_markdown(grid)
-    latex = render.to_latex(grid)
-    assert r"50\% of\_it" in latex and r"\begin{tabular}{lr}" in latex
+    assert "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |" in text
+    assert "| 4 GPUs, DataParallel | timeout |  |  | not in study |  |  |" in text
+    assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | missing |  |  |" in text
     tex = (mixed_dir / "tables.tex").read_text()
     assert tex.count(r"\begin{table}") == 6 and "booktabs" in tex
     console = Console(record=True, width=250)

@@ -1,4 +1,5 @@
-"""collect.formulas: each formula against numbers worked by hand (N = 1 and missing inputs too)."""
+"""collect.formulas: each formula against numbers worked by hand (N = 1 too), and NaN where it
+cannot be computed (a missing, zero or negative input)."""
 from __future__ import annotations
 
 import math
@@ -8,6 +9,7 @@ import pytest
 from collect import formulas as f
 
 P = 11_173_962
+NAN = math.nan
 
 
 def test_speedup_and_efficiency_by_hand():
@@ -15,6 +17,7 @@ def test_speedup_and_efficiency_by_hand():
     assert f.efficiency(1.5, 2) == pytest.approx(0.75)
     assert f.speedup(40.0, 12.5) == pytest.approx(3.2)
     assert f.efficiency(3.2, 4) == pytest.approx(0.8)
+    assert f.efficiency(1.2, 1) == 1.2  # faster than linear is shown, not capped at 1
 
 
 def test_one_gpu_is_its_own_baseline():
@@ -27,22 +30,27 @@ def test_one_gpu_is_its_own_baseline():
     assert math.isnan(f.bandwidth_gbps(0.0, 0.0))  # nothing moved in no time: undefined, not 0 or inf
 
 
-@pytest.mark.parametrize("t1", [None, math.nan])
+@pytest.mark.parametrize("t1, tn", [(None, 2.0), (NAN, 2.0), (2.0, None), (2.0, 0.0), (2.0, -1.0)])
+def test_speedup_without_both_times_is_nan(t1, tn):
+    assert math.isnan(f.speedup(t1, tn))
+
+
+@pytest.mark.parametrize("t1", [None, NAN])
 def test_a_missing_baseline_gives_nan_not_an_error(t1):
-    assert math.isnan(f.speedup(t1, 10.0))
     assert math.isnan(f.efficiency(f.speedup(t1, 10.0), 2))
     assert math.isnan(f.compute_estimate_s(t1, 2))
     assert math.isnan(f.comm_estimate_s(t1, 10.0, 2))
     assert math.isnan(f.bandwidth_gbps(1e9, f.comm_estimate_s(t1, 10.0, 2)))
 
 
-def test_a_missing_or_zero_time_gives_nan():
-    assert math.isnan(f.speedup(30.0, None))
-    assert math.isnan(f.speedup(30.0, 0.0))
+def test_a_missing_or_zero_input_gives_nan():
+    assert math.isnan(f.compute_estimate_s(30.0, 0))
     assert math.isnan(f.comm_estimate_s(30.0, None, 2))
+    assert math.isnan(f.bandwidth_gbps(1e9, 0.0))  # no division by zero, no inf
     assert math.isnan(f.bandwidth_gbps(1e9, -0.5))  # an estimate below zero says nothing about bandwidth
     assert math.isnan(f.busbw_share(3.5, None))
     assert math.isnan(f.busbw_share(3.5, 0.0))
+    assert math.isnan(f.busbw_share(3.5, NAN))
 
 
 def test_compute_and_communication_estimate_by_hand():
@@ -77,7 +85,7 @@ def test_bandwidth_and_share_by_hand():
 def test_gradients_from_the_measured_bytes_else_resnet18():
     assert f.gradients_of(44_695_848) == P
     assert f.gradients_of(8_000_000) == 2_000_000
-    assert f.gradients_of(None) == P and f.gradients_of(math.nan) == P and f.gradients_of(0) == P
+    assert f.gradients_of(None) == P and f.gradients_of(NAN) == P and f.gradients_of(0) == P
 
 
 def test_every_formula_is_stated_for_the_tables():

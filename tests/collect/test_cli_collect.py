@@ -3,12 +3,11 @@ for a corrupt result file."""
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
 from orchestrator.cli import main
+from tests.collect.factory import copy_of
 from tests.conftest import unwritable
 
 
@@ -43,10 +42,6 @@ def test_no_results_dir_is_an_error(tmp_path, capsys):
 
 
 DEEP = "[" * 100_000 + "]" * 100_000
-
-
-def copy_of(mixed_dir: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(mixed_dir, tmp_path / "copy"))
 
 
 def test_env_null_or_a_copied_result_is_an_error_naming_the_file(mixed_dir, tmp_path, capsys):

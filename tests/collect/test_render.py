@@ -55,3 +55,4 @@ def test_latex_escapes_and_structure():
     text = to_latex(GRID)
     assert r"\label{tab:table1}" in text and r"\begin{tabular}{lr}" in text
     assert r"2 GPUs, DDP & OOM \\" in text
+    assert r"50\% of\_it" in to_latex(Grid("k", "T", "50% of_it", ["a"], [["1"]]))  # the caption too

@@ -1,0 +1,114 @@
+"""Run one PTQ cell: train the notebook's two networks (or reuse them), quantize them every way
+the cell asks, and write the result (the shared envelope, with the findings under "ptq").
+
+A trained network is kept under <results>/nets/<training_id>.pt, so cells that differ only in
+their quantization axes, and a rerun after a failure, train nothing again.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+
+from jobs import checkpoint, environment, launch, lenet
+from jobs.data import open_test_set, open_train_set
+from jobs.layout import net_path
+from jobs.lenet_train import TrainSettings, train
+from jobs.ptq import run_ptq
+from jobs.ptq_cell import PTQCell
+from jobs.result import Result, Status, read_good_result, write_result
+
+MODELS = (("Net", False), ("NetWithBias", True))
+
+
+@dataclass(frozen=True)
+class TrainedNet:
+    model: str  # Net or NetWithBias
+    training_id: str
+    reused: bool  # loaded from nets/, trained by an earlier cell or run
+    train_s: float  # when it was trained (the device synchronised at both ends)
+    epoch_losses: tuple[float, ...]
+    cuda_graph: bool
+    device: str
+
+
+@dataclass(frozen=True)
+class PTQFindings:
+    training: tuple[TrainedNet, ...]
+    outcome: dict[str, Any]  # jobs.ptq_result.PTQOutcome.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"training": [dataclasses.asdict(t) for t in self.training], "outcome": self.outcome}
+
+
+def pick_device(cell: PTQCell) -> torch.device:
+    """The GPU a 1-GPU cell was given (SLURM makes it device 0), else the CPU."""
+    return torch.device("cuda:0" if cell.gpus_per_node and torch.cuda.is_available() else "cpu")
+
+
+def trained(cell: PTQCell, with_bias: bool, images: torch.Tensor, labels: torch.Tensor,
+            out_dir: Path) -> tuple[lenet.Net, TrainedNet]:
+    """The network trained as the cell says: from nets/ when a run already trained it, else
+    trained now and kept there."""
+    name = MODELS[with_bias][0]
+    training_id = cell.training_id(with_bias)
+    path = net_path(out_dir, training_id)
+    net = lenet.build(with_bias, seed=cell.training_seed).to(images.device)
+    try:
+        saved = checkpoint.load(path, images.device)
+    except checkpoint.CheckpointError:
+        saved = None  # not ours: train again, and replace it
+    if saved is not None:
+        net.load_state_dict(saved["state"])
+        return net, TrainedNet(name, training_id, True, **saved["report"])
+    settings = TrainSettings(epochs=cell.epochs, batch_size=cell.batch_size, lr=cell.lr, momentum=cell.momentum,
+                             seed=cell.training_seed)
+    report = train(net, images, labels, settings)
+    facts = dict(train_s=report.train_s, epoch_losses=tuple(report.epoch_losses), cuda_graph=report.cuda_graph,
+                 device=images.device.type)
+    checkpoint.save(path, {"state": net.state_dict(), "report": dict(facts, epoch_losses=list(report.epoch_losses))})
+    return net, TrainedNet(name, training_id, False, **facts)
+
+
+def quantize(cell: PTQCell, device: torch.device, data_dir: Path, out_dir: Path) -> PTQFindings:
+    train_set, test_set = open_train_set(cell, data_dir), open_test_set(cell, data_dir)
+    images, labels = lenet.resident(train_set, device, limit=cell.train_images)
+    test = lenet.resident(test_set, device, limit=cell.test_images)
+    nets, facts = zip(*(trained(cell, with_bias, images, labels, out_dir) for _, with_bias in MODELS), strict=True)
+    outcome = run_ptq(nets[0], nets[1], (images, labels), test, cell.config(), device)
+    return PTQFindings(tuple(facts), outcome.to_dict())
+
+
+def run(cell: PTQCell, out_dir: Path, data_dir: Path) -> str:
+    """Quantize the cell and write its result. Returns the status. Idempotent: a good result
+    already on disk is kept and nothing runs."""
+    out_dir, data_dir = Path(out_dir), Path(data_dir)
+    done = read_good_result(out_dir, cell.cell_id)
+    if done is not None:
+        return done.status
+    device = pick_device(cell)
+    place = launch.detect()
+    started = dt.datetime.now(dt.UTC).isoformat()
+    result = Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=Status.OK, env=environment.describe(device))
+    print(f"[{cell.cell_id}] {cell.label} on {result.env['gpu_model']}", flush=True)
+    failure: Optional[BaseException] = None
+    try:
+        result.ptq = quantize(cell, device, data_dir, out_dir).to_dict()
+    except Exception as exc:  # the result records it; the job still fails
+        result.status, result.error = Status.FAILED, "".join(traceback.format_exception(exc))[-4000:]
+        failure = exc
+    if device.type == "cuda":
+        result.peak_mem_gib = torch.cuda.max_memory_allocated(device) / 2**30
+    result.env.update(hostnames=[result.env["hostname"]], world_size=1, launcher=place.launcher,
+                      job_id=place.job_id, array_task_id=place.array_task_id, started_at=started,
+                      ended_at=dt.datetime.now(dt.UTC).isoformat())
+    path = write_result(out_dir, result)
+    print(f"[{cell.cell_id}] result {result.status}: {path}", flush=True)
+    if failure is not None:
+        raise failure
+    return result.status
