@@ -19,7 +19,7 @@ from jobs.cell import Cell
 from jobs.layout import PLAN_FILE, REGISTRY_FILE, result_files
 from jobs.result import Result, ResultError, read_result
 
-CELL_COLUMNS = list(Cell.__dataclass_fields__)
+CELL_COLUMNS = [f.name for f in dataclasses.fields(Cell)]  # fields only: not the ClassVar kind
 CELL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
 ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device")
 EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_exposed_s",
