@@ -28,6 +28,12 @@ FORMULAS = {
     "bytes": "bytes per GPU per epoch = steps x 2(N-1)/N x P x 4 (ring all-reduce of P fp32 gradients)",
     "bandwidth": "utilization (GB/s) = bytes per GPU per epoch / communication time / 1e9",
     "share": "share of busbw = utilization / busbw, where busbw = algbw x 2(N-1)/N of a measured all-reduce",
+    "time_to_train": "time to train = the sum of every epoch's epoch_s (whole epochs, data loading and the "
+                     "first, warm-up epoch included; the test evaluation after each epoch is not in epoch_s)",
+    "train_speedup": "speedup = time to train on 1 GPU / time to train on N GPUs, with the batch per GPU b fixed "
+                     "and every other field the same (global batch b x N: the LR rule scales the LR with it)",
+    "scaled_lr": "LR rule: none = lr; linear = lr x global batch / lr_ref_batch (Goyal et al.), reached after "
+                 "the warmup epochs when there are any",
     "spread": "with repeats: median (min-max) over them; * marks a spread (max - min) / median above 5%: "
               "a difference smaller than the spread is noise",
 }
@@ -41,6 +47,15 @@ def _value(v: Number) -> float:
 
 def _bad(*values: float) -> bool:
     return any(math.isnan(v) for v in values)
+
+
+def scaled_lr(lr: Number, global_batch: int, ref_batch: int, scaling: str) -> float:
+    """The LR a run trains at (after any warmup): lr under "none"; lr x global_batch / ref_batch
+    under "linear". Example: lr 0.1, 4 GPUs x 128 = 512, ref 128, linear -> 0.4."""
+    value = _value(lr)
+    if scaling != "linear":
+        return value
+    return math.nan if ref_batch <= 0 else value * global_batch / ref_batch
 
 
 def speedup(t1_s: Number, tn_s: Number) -> float:

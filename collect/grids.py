@@ -251,5 +251,49 @@ def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
                 text_columns=(0, 3, 9))
 
 
+def lr_rule(row) -> str:
+    """"0.1"; "linear: 0.1 x 512/128 = 0.4"; with ", 2-epoch warmup" and ", SyncBN" where set."""
+    text = f"{row.lr:g}"
+    if row.lr_scaling == "linear":
+        text = f"linear: {row.lr:g} x {row.global_batch}/{row.lr_ref_batch} = {row.lr_after_warmup:g}"
+    if row.warmup_epochs:
+        text += f", {row.warmup_epochs}-epoch warmup"
+    return text + (", SyncBN" if bool(row.sync_bn) else "")
+
+
+NO_TEST_ACCURACY = ("No run recorded test accuracy: results written before the job evaluated the test set, "
+                    "or cells with test_images = 0.")
+
+
+def accuracy_grid(table: pd.DataFrame) -> Grid:
+    """Every configuration's final test accuracy and time to train, with the speedup of the
+    time to train over the 1-GPU run at the same batch per GPU."""
+    header = ["setup", "batch per GPU", "global batch", "LR rule", "epochs", "test accuracy", "time to train (s)",
+              "speedup", "test images", "repeats"]
+    fields = varying(table, SHOWN | {"lr", "lr_scaling", "lr_ref_batch", "warmup_epochs", "sync_bn", "epochs",
+                                     "timed_epoch"})
+    rows = []
+    for r in table.itertuples(index=False):
+        line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), lr_rule(r), str(r.epochs)]
+        if r.status != "ok":
+            rows.append(line + [status_text(r.status), "", "", "", str(r.runs)])
+            continue
+        recorded = not math.isnan(r.test_accuracy)
+        line.append(ranged(r, "test_accuracy", lambda v: percent(v, 2)) if recorded else "not recorded")
+        line.append(ranged(r, "time_to_train_s"))
+        line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
+        line += [f"{int(r.evaluated_images):,}" if recorded else "-", str(r.repeats)]
+        rows.append(line)
+    ok = table[table.status == "ok"]
+    note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
+    formulas = [f.FORMULAS["time_to_train"], f.FORMULAS["train_speedup"],
+                "test accuracy = top-1 over the test images after the last epoch: the model in eval mode "
+                "(BatchNorm's running statistics), each image once over all ranks; test images = how many",
+                f.FORMULAS["scaled_lr"], f.FORMULAS["spread"]]
+    return Grid("test", "Test accuracy and time to train",
+                caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,
+                header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))
+
+
 def _signed(value, digits: int) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:+.{digits}f}"

@@ -28,7 +28,8 @@ CELL_COLUMNS = [f.name for f in dataclasses.fields(Cell)]  # not Cell.kind, a Cl
 CELL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
 ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device")
 EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_exposed_s",
-              "loss", "accuracy", "images", "images_per_s", "lr")
+              "loss", "accuracy", "images", "images_per_s", "lr",
+              "test_loss", "test_accuracy", "test_images", "eval_s")  # test_*, eval_s: NaN in results before them
 COMM_KEYS = ("grad_bytes", "allreduce_s", "algbw_gbps", "busbw_gbps", "backend")
 RESULT_COLUMNS = (
     ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "hosts", "started_at", "ended_at"]

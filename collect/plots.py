@@ -129,21 +129,29 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
     return _png(fig)
 
 
-def q4_curves(curves: pd.DataFrame) -> Optional[bytes]:
-    """Q4: training loss and accuracy per epoch of each run; the 1-GPU baseline in black."""
-    if curves.empty:
-        return None
-    runs = list(curves.groupby(KEYS, sort=True))
-    legend_rows = math.ceil(len(runs) / 2)
-    height = 4.0 + 0.22 * legend_rows
-    fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(10.5, height))
-    for i, (_, run) in enumerate(sorted(runs, key=lambda kv: kv[1].iloc[0].engine != "single")):
+def q4_runs(curves: pd.DataFrame) -> list[tuple[str, dict, pd.DataFrame]]:
+    """Each Q4 run's (legend label, line style, its rows by epoch); the 1-GPU baseline first, in black."""
+    runs = sorted(curves.groupby(KEYS, sort=True), key=lambda kv: kv[1].iloc[0].engine != "single")
+    out = []
+    for i, (_, run) in enumerate(runs):
         first = run.iloc[0]
         base = first.engine == "single"
         label = f"{setup_name(first)}, b={first.batch_per_gpu}" + (
             " (baseline)" if base else f", remedy: {remedy_name(first)}")
         style = dict(color="black", linewidth=2.2) if base else dict(color=COLORS[i % len(COLORS)])
-        run = run.sort_values("epoch")
+        out.append((label, style, run.sort_values("epoch")))
+    return out
+
+
+def q4_curves(curves: pd.DataFrame) -> Optional[bytes]:
+    """Q4: training loss and accuracy per epoch of each run; the 1-GPU baseline in black."""
+    if curves.empty:
+        return None
+    runs = q4_runs(curves)
+    legend_rows = math.ceil(len(runs) / 2)
+    height = 4.0 + 0.22 * legend_rows
+    fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(10.5, height))
+    for label, style, run in runs:
         loss_ax.plot(run.epoch, run.loss, "o-", label=label, **style)
         acc_ax.plot(run.epoch, 100 * run.accuracy, "o-", label=label, **style)
     loss_ax.set(xlabel="epoch", ylabel="training loss", title="Q4: training loss per epoch")
@@ -156,3 +164,19 @@ def q4_curves(curves: pd.DataFrame) -> Optional[bytes]:
     fig.subplots_adjust(bottom=(0.22 * legend_rows + 0.6) / height)  # inches of legend and x label
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     return _png(fig, tight=False)
+
+
+def q4_test_accuracy(curves: pd.DataFrame) -> Optional[bytes]:
+    """Q4: test accuracy after each epoch of each run that recorded it; the 1-GPU baseline in black."""
+    curves = curves[curves.test_accuracy.notna()] if "test_accuracy" in curves else curves.iloc[0:0]
+    if curves.empty:
+        return None
+    runs = q4_runs(curves)
+    fig, ax = plt.subplots(figsize=(9.5, 4.0 + 0.22 * math.ceil(len(runs) / 2)))
+    for label, style, run in runs:
+        ax.plot(run.epoch, 100 * run.test_accuracy, "o-", label=label, **style)
+    ax.set(xlabel="epoch", ylabel="test accuracy (%)", title="Q4: test accuracy after each epoch")
+    ax.set_xticks(sorted(curves.epoch.unique()))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)  # below: no curve hidden
+    return _png(fig)

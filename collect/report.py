@@ -17,8 +17,10 @@ from jobs.atomic import write_bytes_atomic
 from jobs.result import Status
 import templates
 
-TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "q4")
-PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy"}
+TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
+PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
+           "q4_test": "q4_test_accuracy"}  # plot key -> its file name
+SECTION_PLOTS = {"q1": ("q1",), "table1": ("table1",), "table2": ("table2",), "q4": ("q4", "q4_test")}  # grid -> plots
 ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visible"), ("driver", "env_driver"),
             ("torch", "env_torch"), ("CUDA", "env_cuda"), ("cuDNN", "env_cudnn"), ("NCCL", "env_nccl"),
             ("Python", "env_python"), ("all-reduce backend", "comm_backend"), ("hosts", "hosts"))
@@ -30,7 +32,7 @@ class Collected:
     study: Optional[str]
     frame: pd.DataFrame  # one row per cell
     epochs: pd.DataFrame  # one row per epoch of each result
-    tables: dict[str, pd.DataFrame]  # by key: q1, table1, strong, table2, table3, q4, q4_curves
+    tables: dict[str, pd.DataFrame]  # by key: q1, table1, strong, table2, table3, test, q4, q4_curves
     grids: tuple[render.Grid, ...]
     written: tuple[Path, ...]
     out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
@@ -57,7 +59,8 @@ def build_tables(frame: pd.DataFrame, epochs: pd.DataFrame) -> dict[str, pd.Data
     return {
         "q1": tables.q1_table(frame), "table1": tables.table1(frame, scaling),
         "strong": tables.strong_scaling(frame, scaling), "table2": tables.table2(frame, scaling),
-        "table3": tables.table3(frame, scaling), "q4": tables.q4_table(frame, epochs),
+        "table3": tables.table3(frame, scaling), "test": tables.accuracy_table(frame, epochs),
+        "q4": tables.q4_table(frame, epochs),
         "q4_curves": tables.q4_curves(frame, epochs),
     }
 
@@ -70,6 +73,7 @@ def build_grids(frame: pd.DataFrame, built: dict[str, pd.DataFrame]) -> tuple[re
         grids.strong_grid(built["strong"], protocol),
         grids.table2_grid(built["table2"], protocol),
         grids.table3_grid(built["table3"], protocol),
+        grids.accuracy_grid(built["test"]),
         grids.q4_grid(built["q4"], tables.largest_fitting_batch(built["q1"])),
     )
 
@@ -139,6 +143,7 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
     return {
         "q1": plots.epoch_time(built["q1"]), "table1": plots.speedup(built["table1"]),
         "table2": plots.compute_comm(built["table2"]), "q4": plots.q4_curves(built["q4_curves"]),
+        "q4_test": plots.q4_test_accuracy(built["q4_curves"]),
     }
 
 
@@ -162,7 +167,8 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cells=status_counts(every), environment=environment(every),
-        sections=[dict(grid=g, plot_key=g.key if g.key in files else None) for g in collected.grids],
+        sections=[dict(grid=g, plot_keys=[k for k in SECTION_PLOTS.get(g.key, (g.key,)) if k in files])
+                  for g in collected.grids],
         status_words=sorted(set(grids.STATUS_TEXT.values())),
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}

@@ -247,10 +247,46 @@ def q4_table(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
 
 
 def q4_curves(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
-    """Loss and accuracy per epoch of Q4's ok runs, the median over repeats."""
+    """Training loss and accuracy, and test accuracy after each epoch (NaN where not recorded),
+    per epoch of Q4's ok runs, the median over repeats."""
+    values = ["loss", "accuracy", "test_accuracy"]
     cells = q4_cells(frame)
     cells = cells[cells.status == "ok"][CONFIG + ["cell_id", "gpus"]]
-    rows = cells.merge(epochs[["cell_id", "epoch", "loss", "accuracy"]], on="cell_id")
+    rows = cells.merge(epochs[["cell_id", "epoch"] + values], on="cell_id")
     if rows.empty:
-        return pd.DataFrame(columns=CONFIG + ["gpus", "epoch", "loss", "accuracy"])
-    return rows.groupby(CONFIG + ["gpus", "epoch"], dropna=False)[["loss", "accuracy"]].median().reset_index()
+        return pd.DataFrame(columns=CONFIG + ["gpus", "epoch"] + values)
+    return rows.groupby(CONFIG + ["gpus", "epoch"], dropna=False)[values].median().reset_index()
+
+
+def per_run(epochs: pd.DataFrame) -> pd.DataFrame:
+    """One row per result: time_to_train_s = the sum of its epochs' epoch_s; test_accuracy,
+    test_loss and evaluated_images (its test_images) of its last epoch (NaN where it recorded none).
+    evaluated_images may be below the cell's test_images: a synthetic set holds 100."""
+    columns = ["cell_id", "time_to_train_s", "test_accuracy", "test_loss", "evaluated_images"]
+    if epochs.empty:
+        return pd.DataFrame(columns=columns)
+    total = epochs.groupby("cell_id").epoch_s.sum().rename("time_to_train_s")
+    last = epochs.sort_values("epoch").groupby("cell_id").tail(1).set_index("cell_id")
+    last = last[["test_accuracy", "test_loss", "test_images"]].rename(columns={"test_images": "evaluated_images"})
+    return pd.concat([total, last], axis=1).reset_index()[columns]
+
+
+def accuracy_table(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
+    """Final test accuracy and time to train, one row per configuration (every run of the study).
+
+    time_to_train_s = the sum of the run's epoch_s over all its epochs (the first included);
+    test_accuracy, test_loss = after the last epoch, over evaluated_images images (all ranks);
+    speedup = T1 / TN on time to train, T1 the 1-GPU run (engine single) at the same batch per
+    GPU with every other field the same (t1_time_s; NaN where the study has none).
+    """
+    cells = frame.merge(per_run(epochs), on="cell_id", how="left")
+    values = ["time_to_train_s", "test_accuracy", "test_loss", "evaluated_images"]
+    table = median_repeats(cells, values, ranged=("time_to_train_s", "test_accuracy"))
+    table = _baseline(table, "time_to_train_s", "t1_time_s")
+    table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_time_s, table.time_to_train_s, strict=True)]
+    table["lr_after_warmup"] = [f.scaled_lr(lr, b, ref, rule) for lr, b, ref, rule
+                                in zip(table.lr, table.global_batch, table.lr_ref_batch, table.lr_scaling, strict=True)]
+    order = table.assign(_engine=table.engine.map(ENGINE_ORDER), _lin=table.lr_scaling != "none")
+    order = order.sort_values(["epochs", "batch_per_gpu", "gpus", "nodes", "_engine", "_lin", "warmup_epochs", "sync_bn"],
+                              kind="stable")
+    return order.drop(columns=["_engine", "_lin"]).reset_index(drop=True)

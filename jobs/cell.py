@@ -21,6 +21,7 @@ PIPELINES = ("faithful", "fast")
 PRECISIONS = ("fp32", "bf16")
 LR_SCALINGS = ("none", "linear")
 CIFAR10_TRAIN_IMAGES = 50_000
+CIFAR10_TEST_IMAGES = 10_000
 SEED_LIMIT = 2**32
 
 
@@ -52,6 +53,8 @@ class Cell:
     sync_bn: bool = False
     seed: int = 0
     repeat: int = 0  # distinguishes repeats of the same configuration
+    # Fields below were added after results were written: list each in ADDED_LATER (ids).
+    test_images: int = CIFAR10_TEST_IMAGES  # a prefix of the test set, evaluated after each epoch; 0 = none
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
@@ -70,7 +73,8 @@ class Cell:
         for name in ("lr", "momentum", "weight_decay"):  # TOML has nan and inf; torch's SGD refuses < 0
             if not math.isfinite(getattr(self, name)):
                 raise CellError(f"{name} must be a finite number, got {getattr(self, name)}")
-        for name in ("loader_workers", "warmup_epochs", "seed", "repeat", "lr", "momentum", "weight_decay"):
+        for name in ("loader_workers", "warmup_epochs", "seed", "repeat", "lr", "momentum", "weight_decay",
+                     "test_images"):
             if getattr(self, name) < 0:
                 raise CellError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.seed >= SEED_LIMIT:  # every generator a run seeds takes it (the fast pipeline's, x 100003)
@@ -87,6 +91,8 @@ class Cell:
                             "or pipeline = \"faithful\"")
         if self.dataset == "cifar10" and self.train_images > CIFAR10_TRAIN_IMAGES:
             raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES} for cifar10, got {self.train_images}")
+        if self.dataset == "cifar10" and self.test_images > CIFAR10_TEST_IMAGES:
+            raise CellError(f"test_images must be <= {CIFAR10_TEST_IMAGES} for cifar10, got {self.test_images}")
 
     @property
     def gpus(self) -> int:
@@ -121,7 +127,13 @@ class Cell:
 
     @property
     def cell_id(self) -> str:
-        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        """A hash of every field, except a field of ADDED_LATER that holds its default: a cell
+        written before that field existed keeps its id, so its result is found again."""
+        fields = self.to_dict()
+        for name in ADDED_LATER:
+            if fields[name] == _DEFAULTS[name]:
+                del fields[name]
+        blob = json.dumps(fields, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     @property
@@ -153,6 +165,12 @@ def cell_fields(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:
         raise CellError(f"unknown {what} field(s) {unknown}; valid fields: {sorted(names)}")
     return fields
 
+
+# Fields added after results were first written, in the order they came. A new field goes here
+# (never removed): at its default it is left out of the id hash, so no earlier id changes.
+ADDED_LATER = ("test_images",)
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
+assert set(ADDED_LATER) <= set(_DEFAULTS), "every field added later has a default"
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}
 

@@ -20,6 +20,8 @@ from typing import Protocol
 import numpy as np
 from torchvision.datasets import CIFAR10
 
+from jobs.cell import Cell
+
 BATCHES_DIR = "cifar-10-batches-py"
 CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 MEAN = (0.4914, 0.4822, 0.4465)
@@ -60,8 +62,11 @@ class SyntheticSpec:
 
     @classmethod
     def of(cls, cell: DataCell) -> SyntheticSpec:
-        return cls(cell.train_images, cell.seed, getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES),
-                   float(getattr(cell, "colour_jitter", 0.0)))
+        """A training Cell's test_images is how many test images it evaluates, not the size of its
+        set: its synthetic set keeps the test batch of SYNTHETIC_TEST_IMAGES it always had (sets
+        written before are found again), and its evaluation takes at most what that holds."""
+        test = SYNTHETIC_TEST_IMAGES if isinstance(cell, Cell) else getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES)
+        return cls(cell.train_images, cell.seed, test, float(getattr(cell, "colour_jitter", 0.0)))
 
     def folder_name(self) -> str:
         """The name of old sets (default test size, no jitter) is kept, so they are found again."""

@@ -18,6 +18,7 @@ from torch import nn
 
 Model = Union[nn.Module, Callable[[torch.Tensor], torch.Tensor]]
 Batches = Iterable[tuple[torch.Tensor, torch.Tensor]]
+EVAL_BATCH = 1000  # images per forward: no gradients are kept, so far more than a training batch fits
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,27 @@ def batches(images: torch.Tensor, labels: torch.Tensor, size: int = 1000) -> Bat
     """Consecutive slices of a resident test set (views: nothing is copied)."""
     for start in range(0, images.shape[0], size):
         yield images[start:start + size], labels[start:start + size]
+
+
+def shard(count: int, rank: int, world_size: int) -> range:
+    """This rank's contiguous part of `count` images: sizes differ by at most one, and every
+    image is in exactly one shard (DistributedSampler instead pads with repeats, which would
+    be counted twice). Rank r holds [r x count // W, (r+1) x count // W)."""
+    return range(rank * count // world_size, (rank + 1) * count // world_size)
+
+
+def distributed() -> bool:
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+@torch.no_grad()
+def share_buffers(model: nn.Module) -> None:
+    """Give every rank rank 0's buffers (BatchNorm's running statistics), as DDP does before
+    each forward: each rank updated its own with its own last batches, and a sharded evaluation
+    must be that of one model, the one rank 0 saves."""
+    if distributed():
+        for buffer in model.buffers():
+            dist.broadcast(buffer, 0)
 
 
 @torch.no_grad()
@@ -60,7 +82,7 @@ def evaluate(model: Model, data: Batches, device: torch.device | str, keep_predi
         if was_training and isinstance(model, nn.Module):
             model.train()
     totals = torch.cat([totals, totals.new_full((1,), count)])
-    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+    if distributed():
         dist.all_reduce(totals)
     loss_sum, correct, images = totals.tolist()  # the one sync
     predictions = None

@@ -13,9 +13,10 @@ from torch import nn
 
 from jobs import comm
 from jobs.cell import Cell
+from jobs.evaluate import Evaluation, evaluate, share_buffers
 from jobs.launch import Placement
 from jobs.model import build_model
-from jobs.pipeline import FaithfulPipeline
+from jobs.pipeline import FaithfulPipeline, eval_loader
 from jobs.result import EpochStats
 from jobs.schedule import lr_at
 from jobs.timing import StepPhases, no_host_sync
@@ -74,6 +75,13 @@ class FaithfulTrainer:
             cell, data_dir, self.batch_size, place.rank, place.world_size, pin=device.type == "cuda"
         )
         self.steps = len(self.pipeline)
+        self.test = eval_loader(cell, data_dir, place.rank, place.world_size, pin=device.type == "cuda")
+
+    @property
+    def plain_model(self) -> nn.Module:
+        """The model inside the engine's wrapper (DataParallel, DDP)."""
+        inner: nn.Module = getattr(self.model, "module", self.model)
+        return inner
 
     def _autocast(self):
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16")
@@ -124,6 +132,16 @@ class FaithfulTrainer:
         totals = torch.cat([sums, torch.full((1,), float(images_seen), dtype=torch.float64, device=self.device)])
         return epoch_stats(epoch, epoch_s, totals, lr, breakdown, self.place.world_size)
 
+    def evaluate_test(self) -> Evaluation | None:
+        """This rank's shard of the test images through the plain model in eval mode (BatchNorm's
+        running statistics, rank 0's on every rank); the figures are the whole test set's."""
+        if self.test is None:
+            return None
+        model = self.plain_model
+        share_buffers(model)
+        with self._autocast():
+            return evaluate(model, self.test, self.device)
+
     def _step(self, images, labels, lr: float, sums=None, sync: bool = True) -> None:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -148,10 +166,8 @@ class FaithfulTrainer:
         return comm.exposed_per_step(lambda sync: self._step(images, labels, self.cell.lr, sync=sync), self.device, self.steps)
 
     def state(self) -> dict[str, Any]:
-        model: nn.Module = getattr(self.model, "module", self.model)
-        return {"model": model.state_dict(), "optimizer": self.optimizer.state_dict()}
+        return {"model": self.plain_model.state_dict(), "optimizer": self.optimizer.state_dict()}
 
     def load(self, state: dict[str, Any]) -> None:
-        model: nn.Module = getattr(self.model, "module", self.model)
-        model.load_state_dict(state["model"])
+        self.plain_model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])

@@ -25,7 +25,8 @@ import torch.nn.functional as F
 
 from jobs import comm
 from jobs.cell import Cell
-from jobs.data import MEAN, STD, open_train_set
+from jobs.data import MEAN, STD, open_test_set, open_train_set
+from jobs.evaluate import Evaluation, batches, evaluate, shard, share_buffers
 from jobs.faithful import epoch_stats, sync_device
 from jobs.launch import Placement
 from jobs.model import build_model
@@ -88,6 +89,22 @@ class ResidentData:
         return images.view(*shape, 3, 32, 32), self.labels[index].view(shape), weights.view(shape)
 
 
+def resident_test_set(cell: Cell, data_dir: Path, device: torch.device,
+                      place: Placement) -> Optional[tuple[torch.Tensor, torch.Tensor]]:
+    """This rank's shard of the first cell.test_images test images, normalised as the homework's
+    test transform does (no augmentation), on the device in channels_last; None when the cell
+    evaluates nothing."""
+    if cell.test_images == 0:
+        return None
+    dataset = open_test_set(cell, data_dir)
+    mine = shard(min(cell.test_images, len(dataset.data)), place.rank, place.world_size)
+    images = torch.from_numpy(dataset.data[mine.start:mine.stop]).to(device).permute(0, 3, 1, 2).float()
+    mean = torch.tensor(MEAN, device=device).view(1, 3, 1, 1) * 255
+    std = torch.tensor(STD, device=device).view(1, 3, 1, 1) * 255
+    images = images.sub_(mean).div_(std).contiguous(memory_format=MEMORY_FORMAT)
+    return images, torch.tensor(dataset.targets[mine.start:mine.stop], device=device)
+
+
 class FastTrainer:
     def __init__(self, cell: Cell, place: Placement, device: torch.device, data_dir: Path) -> None:
         self.cell, self.place, self.device = cell, place, device
@@ -118,6 +135,7 @@ class FastTrainer:
         self.totals = torch.zeros(3, dtype=torch.float64, device=device)
         self.graphs: dict[bool, torch.cuda.CUDAGraph] = {}
         self.graph_error: Optional[str] = None
+        self.test = resident_test_set(cell, data_dir, device, place)
 
     @property
     def compiled(self) -> bool:
@@ -207,6 +225,16 @@ class FastTrainer:
         end = time.perf_counter()
         phases = {"data_wait": prepared - start, "compute": end - prepared}
         return epoch_stats(epoch, end - start, self.totals.clone(), lr, phases, self.place.world_size)
+
+    def evaluate_test(self) -> Evaluation | None:
+        """This rank's resident shard of the test images through the eager model in eval mode
+        (BatchNorm's running statistics, rank 0's on every rank), in the cell's precision; the
+        figures are the whole test set's."""
+        if self.test is None:
+            return None
+        share_buffers(self.model)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16"):
+            return evaluate(self.model, batches(*self.test), self.device)
 
     def exposed_comm_per_step(self) -> float | None:
         """Replays of the step with and without its all-reduce (comm.exposed_per_step)."""

@@ -10,7 +10,8 @@ from torch.utils.data import DataLoader, DistributedSampler, Subset
 from torchvision import transforms
 
 from jobs.cell import Cell
-from jobs.data import MEAN, STD, open_train_set
+from jobs.data import MEAN, STD, open_test_set, open_train_set
+from jobs.evaluate import EVAL_BATCH, shard
 
 
 def train_transform() -> transforms.Compose:
@@ -20,6 +21,24 @@ def train_transform() -> transforms.Compose:
         transforms.ToTensor(),
         transforms.Normalize(MEAN, STD),
     ])
+
+
+def eval_transform() -> transforms.Compose:
+    """The homework's test transform: no augmentation."""
+    return transforms.Compose([transforms.ToTensor(), transforms.Normalize(MEAN, STD)])
+
+
+def eval_loader(cell: Cell, data_dir: Path, rank: int, world_size: int, pin: bool) -> Optional[DataLoader]:
+    """This rank's shard of the first cell.test_images test images (all of them if the set holds
+    fewer), or None when the cell evaluates nothing. Workers are persistent, as the training
+    loader's: forking them again after every epoch would cost seconds."""
+    if cell.test_images == 0:
+        return None
+    dataset = open_test_set(cell, data_dir, eval_transform())
+    mine = Subset(dataset, shard(min(cell.test_images, len(dataset)), rank, world_size))
+    workers = cell.loader_workers
+    return DataLoader(mine, batch_size=EVAL_BATCH, shuffle=False, num_workers=workers,
+                      persistent_workers=workers > 0, pin_memory=pin)
 
 
 class FaithfulPipeline:

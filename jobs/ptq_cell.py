@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-from jobs.cell import CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT, CellError, cell_fields
+from jobs.cell import CIFAR10_TEST_IMAGES, CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT, CellError, cell_fields
 from jobs.ptq_config import INTEGER_RUNS, PTQConfig, QuantSpec
 from jobs.quant_choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
 
-CIFAR10_TEST_IMAGES = 10_000
 # The fields that hold a list of choices swept inside one cell (a study's list of them is not
 # expanded into cells).
 SWEPT = ("weight_bits", "activation_bits", "granularities", "range_methods", "calibration_images")

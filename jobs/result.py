@@ -48,6 +48,12 @@ class EpochStats:
     h2d_s: float  # host-to-device copies
     compute_s: float  # forward, backward, optimizer step (exposed communication included)
     comm_exposed_s: Optional[float] = None  # exposed all-reduce: comm.exposed_per_step_s x steps
+    # The test set after the epoch (jobs.evaluate); None when not evaluated (test_images = 0, or
+    # a result written before evaluation existed). eval_s is not part of epoch_s.
+    test_loss: Optional[float] = None  # mean cross-entropy over the test images
+    test_accuracy: Optional[float] = None  # top-1, 0..1
+    test_images: Optional[int] = None  # images evaluated, all ranks together (each once)
+    eval_s: Optional[float] = None  # wall seconds the evaluation took
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
+import time
 import traceback
 from pathlib import Path
 from typing import Optional
@@ -81,9 +82,26 @@ def make_trainer(cell: Cell, place: launch.Placement, device: torch.device, data
     return trainer_class(cell, place, device, data_dir)
 
 
+def evaluate_after(trainer: Trainer, stats: EpochStats) -> None:
+    """The test set after an epoch, into its stats; run outside the epoch's timed window and the
+    GPU monitor's, so neither the epoch time nor the utilisation counts it."""
+    start = time.perf_counter()
+    found = trainer.evaluate_test()  # reads its sums back: the evaluation has ended when it returns
+    if found is not None:
+        stats.test_loss, stats.test_accuracy, stats.test_images = found.loss, found.accuracy, found.images
+        stats.eval_s = time.perf_counter() - start
+
+
+def epoch_line(stats: EpochStats, epochs: int) -> str:
+    test = "" if stats.test_accuracy is None else f", test acc {stats.test_accuracy:.3f}"
+    return (f"epoch {stats.epoch}/{epochs}: {stats.epoch_s:.3f} s, train {stats.train_s:.3f} s, "
+            f"loss {stats.loss:.4f}, acc {stats.accuracy:.3f}{test}, {stats.images_per_s:.0f} img/s")
+
+
 def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor) -> list[EpochStats]:
     """Train the remaining epochs; after each, rank 0 checkpoints (weights, optimizer,
-    the epochs so far). A restarted job picks up after the last finished epoch."""
+    the epochs so far). A restarted job picks up after the last finished epoch. The test set is
+    evaluated after each epoch, before the checkpoint."""
     cell, place = trainer.cell, trainer.place
     check_fits(trainer)
     epochs: list[EpochStats] = []
@@ -98,11 +116,11 @@ def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor) -> list[Epo
                 stats = trainer.train_epoch(epoch)
         else:
             stats = trainer.train_epoch(epoch)
+        evaluate_after(trainer, stats)
         epochs.append(stats)
         if place.rank == 0 and epoch < cell.epochs:  # saved before the line that announces the epoch
             checkpoint.save(ckpt, {"trainer": trainer.state(), "epochs": [dataclasses.asdict(e) for e in epochs]})
-        log(f"epoch {epoch}/{cell.epochs}: {stats.epoch_s:.3f} s, train {stats.train_s:.3f} s, "
-            f"loss {stats.loss:.4f}, acc {stats.accuracy:.3f}, {stats.images_per_s:.0f} img/s")
+        log(epoch_line(stats, cell.epochs))
     return epochs
 
 

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from jobs.cell import Cell
+from jobs.evaluate import Evaluation
 from jobs.launch import Placement
 from jobs.result import EpochStats
 
@@ -35,6 +36,11 @@ class Trainer(Protocol):
 
     def train_epoch(self, epoch: int) -> EpochStats:
         """Train one epoch (1-based) and time it."""
+
+    def evaluate_test(self) -> Optional[Evaluation]:
+        """Loss and accuracy over the cell's test images, each rank its own shard, every rank
+        getting the whole set's figures; None when the cell evaluates none (test_images = 0).
+        Called between epochs, never inside one's timed window."""
 
     def exposed_comm_per_step(self) -> Optional[float]:
         """Seconds per step the gradient all-reduce adds; None unless DDP on 2+ ranks."""

@@ -20,7 +20,7 @@ def rows_of(grid):
 
 
 def test_every_table_states_units_timed_epoch_gpu_and_repeats(grids):
-    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "q4"]
+    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
     for grid in grids.values():
         assert grid.caption.startswith("Units: ")
         assert "GPU: NVIDIA H200." in grid.caption and "Repeats: " in grid.caption
@@ -107,13 +107,13 @@ def test_a_study_with_no_timing_runs_renders_an_empty_table_that_says_so(tmp_pat
 
 def test_markdown_latex_and_rich(mixed_dir, grids):
     text = (mixed_dir / "tables.md").read_text()
-    assert text.count("| 1 GPU |") == 2 and "### Table 3: communication bandwidth utilization" in text
-    assert "`speedup = T1 / TN" in text  # "1 GPU": Table 1's baseline row and Q4's
+    assert text.count("| 1 GPU |") == 8 and "### Table 3: communication bandwidth utilization" in text
+    assert "`speedup = T1 / TN" in text  # "1 GPU": Table 1's baseline row, Q4's, and the test table's 6 runs
     assert "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |" in text
     assert "| 4 GPUs, DataParallel | timeout |  |  | not in study |  |  |" in text
     assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | missing |  |  |" in text
     tex = (mixed_dir / "tables.tex").read_text()
-    assert tex.count(r"\begin{table}") == 6 and "booktabs" in tex
+    assert tex.count(r"\begin{table}") == 7 and "booktabs" in tex
     console = Console(record=True, width=250)
     console.print(render.to_rich(grids["table1"]))
     shown = console.export_text()
@@ -122,7 +122,7 @@ def test_markdown_latex_and_rich(mixed_dir, grids):
 
 def test_csv_files_hold_the_long_tables(mixed_dir):
     collect(mixed_dir)
-    for name in ("q1", "table1", "strong", "table2", "table3", "q4"):
+    for name in ("q1", "table1", "strong", "table2", "table3", "test", "q4"):
         assert (mixed_dir / f"{name}.csv").read_text().startswith("engine,")
 
 

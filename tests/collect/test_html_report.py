@@ -31,11 +31,12 @@ def report(mixed_dir):
     return mixed_dir
 
 
-def test_html_is_self_contained_with_four_plots(report):
+def test_html_is_self_contained_with_five_plots(report):
     text = (report / "report.html").read_text()
-    assert text.count('<img src="data:image/png;base64,') == 4
+    assert text.count('<img src="data:image/png;base64,') == 5  # Q4's two: training curves, test accuracy
     assert not re.search(r'(src|href)="(https?:|//)', text)  # nothing fetched from the network
-    for title in ("Q1: one epoch on 1 GPU", "Table 1:", "Strong scaling", "Table 2:", "Table 3:", "Q4:", "Environment"):
+    for title in ("Q1: one epoch on 1 GPU", "Table 1:", "Strong scaling", "Table 2:", "Table 3:", "Test accuracy and time",
+                  "Q4:", "Environment"):
         assert title in text
     assert "T1 / TN" in text and "2(N-1)/N x P x 4" in text and "NVIDIA H200" in text
     assert '<td class="num status">OOM</td>' in text and "pending" in text and "missing" in text
@@ -44,7 +45,7 @@ def test_html_is_self_contained_with_four_plots(report):
 def test_markdown_report_links_its_plots(report):
     text = (report / "report.md").read_text()
     links = re.findall(r"!\[[^\]]*\]\((plots/[a-z0-9_]+\.png)\)", text)
-    assert len(links) == 4 and all((report / link).read_bytes().startswith(b"\x89PNG") for link in links)
+    assert len(links) == 5 and all((report / link).read_bytes().startswith(b"\x89PNG") for link in links)
     assert "## Table 3: communication bandwidth utilization" in text and "| 2 GPUs, DDP | 32 | 782 |" in text
 
 
@@ -82,7 +83,7 @@ def test_report_renders_in_chromium_with_its_plots(report, tmp_path):
     found = re.search(r'<pre id="img-check">(.*?)</pre>', dom, re.S)
     assert found, "the probe script did not run"
     images = json.loads(html.unescape(found.group(1)))
-    assert len(images) == 4
+    assert len(images) == 5
     assert all(done and width >= 400 and height >= 200 for done, width, height in images), images
 
     shot = tmp_path / "report.png"

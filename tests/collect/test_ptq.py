@@ -11,7 +11,7 @@ from collect.report import collect, status_counts, write_report
 from orchestrator.cli import main
 from tests.collect.factory import NOTEBOOK, ptq_results, write_ptq
 
-TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "q4"]
+TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
              "ptq_sweep_weights", "ptq_sweep_activations"]
 

@@ -26,10 +26,14 @@ def test_plan_submit_status_collect_locally(in_tmp, capsys):
     assert all(c["job_id"] for c in cells)
 
     assert main(["collect", "--study", study, "--json"]) == 0
-    table1 = json.loads(capsys.readouterr().out)["table1"]
+    collected = json.loads(capsys.readouterr().out)
+    table1 = collected["table1"]
     assert {(r["engine"], r["gpus"], r["status"]) for r in table1} == {("single", 1, "ok"), ("ddp", 2, "ok")}
     assert all(r["epoch_s"] > 0 for r in table1)
-    assert (in_tmp / "runs/tiny-local/tables.md").read_text().count("| 1 GPU |") == 1
+    tested = collected["test"]  # each run's test accuracy after its last epoch, on the synthetic set's 100
+    assert [(r["gpus"], r["evaluated_images"]) for r in tested] == [(1, 100), (2, 100)]
+    assert all(0 <= r["test_accuracy"] <= 1 and r["time_to_train_s"] > 0 for r in tested)
+    assert (in_tmp / "runs/tiny-local/tables.md").read_text().count("| 1 GPU |") == 2  # Table 1, test accuracy
 
     lines = (in_tmp / "runs/tiny-local/registry.jsonl").read_text().count("\n")
     assert main(["submit", "--study", study, "--executor", "local"]) == 0

@@ -43,6 +43,8 @@ def test_single_cell_writes_every_epoch_and_the_timed_one(tmp_path):
     assert second.train_s <= second.epoch_s - second.data_wait_s
     assert result.env["world_size"] == 1 and result.env["gpu_model"] == "cpu"
     assert result.env["compiled"] is False and result.env["cuda_graph"] is False, "the faithful step is eager"
+    for e in result.epochs:  # the synthetic set's whole test batch (100 images), after every epoch
+        assert e.test_images == 100 and 0 <= e.test_accuracy <= 1 and e.test_loss > 0 and e.eval_s > 0
     assert not list(path.parent.glob(".*.tmp")), "no temporary file left behind"
 
 
@@ -53,6 +55,7 @@ def test_ddp_cell_spawns_its_ranks_and_measures_allreduce(tmp_path):
     result = read_result(path)
     assert result.status == "ok" and result.env["world_size"] == 2
     assert result.epochs[1].images == 48  # both ranks' shards together
+    assert [e.test_images for e in result.epochs] == [100, 100], "each test image once, over both ranks"
     assert result.comm.world_size == 2 and result.comm.backend == "gloo"
     assert result.comm.grad_bytes == 1586 * 4  # the tiny CNN's parameters, fp32
     assert abs(result.comm.busbw_gbps - result.comm.algbw_gbps * 2 * (2 - 1) / 2) < 1e-12

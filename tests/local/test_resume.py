@@ -32,5 +32,6 @@ def test_killed_job_resumes_after_its_last_epoch(tmp_path):
     assert "epoch 1/4" not in second.stdout
     result = read_result(result_path(tmp_path / "out", cell.cell_id))
     assert [e.epoch for e in result.epochs] == [1, 2, 3, 4]
+    assert all(e.test_accuracy is not None for e in result.epochs), "the checkpoint keeps the test figures"
     assert result.timed.epoch == 4
     assert not checkpoint_path(tmp_path / "out", cell.cell_id).exists(), "checkpoint removed once the result is written"

@@ -1,6 +1,7 @@
 """jobs.cell: the Cell's id, its validation and its derived numbers."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ from jobs.cell import Cell, CellError
 # Fixed by hand once: a change in how the id is hashed would make every earlier result
 # look missing (and rerun), so it must be a deliberate change of this line.
 DDP_2G_B128_ID = "fa7699ec3476"
+HW5_IDS_DIGEST = "718ccc52743e"  # every hw5 cell id, sorted and joined, hashed before test_images
 
 
 def ddp2() -> Cell:
@@ -33,7 +35,7 @@ def test_cell_id_is_the_same_in_another_process_with_another_hash_seed():
 def test_cell_id_does_not_depend_on_field_order():
     fields = ddp2().to_dict()
     reversed_fields = dict(reversed(list(fields.items())))
-    assert list(reversed_fields)[0] == "repeat"
+    assert list(reversed_fields)[0] == "test_images"
     assert Cell.from_dict(reversed_fields).cell_id == DDP_2G_B128_ID
     assert Cell(gpus_per_node=2, batch_per_gpu=128, engine="ddp").cell_id == DDP_2G_B128_ID
 
@@ -50,6 +52,42 @@ def test_any_changed_field_changes_the_id(change):
     cell = Cell(**{**ddp2().to_dict(), **change})
     assert cell.cell_id != DDP_2G_B128_ID
     assert len(cell.cell_id) == 12
+
+
+# Ids of cells of the shipped studies, computed before test_images (a field added later)
+# existed: their results must still be found.
+EARLIER_IDS = [
+    ("f3a0224ebd85", dict(engine="single", batch_per_gpu=32)),  # hw5, Q1
+    ("c620bf902efa", dict(engine="ddp", batch_per_gpu=32, nodes=2, gpus_per_node=2)),  # hw5, 2 nodes
+    ("5324ea797557", dict(engine="ddp", batch_per_gpu=2048, gpus_per_node=4, epochs=5, timed_epoch=5,
+                          lr_scaling="linear", warmup_epochs=2)),  # hw5, Q4
+    ("aad582b1cb9b", dict(engine="single", batch_per_gpu=32, dataset="synthetic", train_images=128)),  # old quick
+    ("03bf598a15c4", dict(engine="ddp", batch_per_gpu=16, nodes=2, model="tiny", dataset="synthetic",
+                          train_images=64, loader_workers=1)),  # tests/studies/tiny.toml
+]
+
+
+@pytest.mark.parametrize("cell_id, fields", EARLIER_IDS)
+def test_a_field_added_later_leaves_earlier_ids_alone(cell_id, fields):
+    cell = Cell(**fields)
+    assert cell.test_images == 10_000
+    assert cell.cell_id == cell_id
+    written_before = {k: v for k, v in cell.to_dict().items() if k != "test_images"}  # an old result's cell
+    assert Cell.from_dict(written_before).cell_id == cell_id
+
+
+def test_every_hw5_cell_keeps_its_id():
+    from orchestrator.study import load_study
+
+    ids = sorted(c.cell_id for c in load_study("hw5").cells)
+    digest = hashlib.sha256(",".join(ids).encode()).hexdigest()[:12]
+    assert (len(ids), digest) == (84, HW5_IDS_DIGEST)
+
+
+def test_a_field_added_later_changes_the_id_once_it_is_set():
+    ids = {Cell(engine="single", batch_per_gpu=32, test_images=n).cell_id for n in (0, 100, 10_000)}
+    assert len(ids) == 3
+    assert "test_images" in Cell(engine="single", batch_per_gpu=32).to_dict(), "the result still records it"
 
 
 def test_equal_cells_have_equal_ids():
@@ -89,6 +127,8 @@ def test_an_int_is_accepted_for_a_float_field():
     ({"precision": "fp16"}, "precision must be one of"),
     ({"lr_scaling": "sqrt"}, "lr_scaling must be one of"),
     ({"train_images": 50_001}, "train_images must be <= 50000"),
+    ({"test_images": 10_001}, "test_images must be <= 10000 for cifar10"),
+    ({"test_images": -1}, "test_images must be >= 0"),
     ({"lr": -0.1}, "lr must be >= 0"),
     ({"momentum": -0.9}, "momentum must be >= 0"),
     ({"weight_decay": -1e-4}, "weight_decay must be >= 0"),

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from jobs.evaluate import batches, evaluate
+from jobs.evaluate import batches, evaluate, shard
 
 
 def _one_hot_logits(classes: torch.Tensor) -> torch.Tensor:
@@ -43,3 +43,15 @@ def test_batches_cover_every_image_once_in_order():
     images, labels = torch.arange(7.0), torch.arange(7)
     got = list(batches(images, labels, size=3))
     assert [b[1].tolist() for b in got] == [[0, 1, 2], [3, 4, 5], [6]]
+
+
+@pytest.mark.parametrize("count, world", [(7, 2), (10_000, 4), (100, 3), (1, 2), (0, 2), (5, 1)])
+def test_shards_hold_every_image_once_and_differ_by_at_most_one(count, world):
+    """No padding: DistributedSampler would repeat images to even out the ranks."""
+    parts = [shard(count, rank, world) for rank in range(world)]
+    assert [i for part in parts for i in part] == list(range(count))
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def test_a_shard_is_contiguous():
+    assert [shard(7, rank, 2) for rank in range(2)] == [range(0, 3), range(3, 7)]

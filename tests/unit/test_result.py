@@ -191,3 +191,26 @@ def test_files_written_whole_follow_the_umask_like_any_other_file(tmp_path, umas
     finally:
         os.umask(old)
     assert {oct(p.stat().st_mode & 0o777) for p in written} == {oct(mode)}
+
+
+def test_a_result_written_before_test_evaluation_still_reads(tmp_path):
+    """An old file: no test figures in its epochs, no test_images in its cell."""
+    data = result("ok").to_dict()
+    for e in data["epochs"]:
+        for key in ("test_loss", "test_accuracy", "test_images", "eval_s"):
+            del e[key]
+    del data["cell"]["test_images"]
+    result_path(tmp_path, CELL.cell_id).write_text(json.dumps(data))
+    again = read_result(result_path(tmp_path, CELL.cell_id))
+    assert [(e.test_loss, e.test_accuracy, e.test_images, e.eval_s) for e in again.epochs] == [(None,) * 4] * 2
+    assert again.epochs[1].epoch_s == 10.0
+
+
+def test_test_figures_round_trip_a_nan_loss_included(tmp_path):
+    original = result("ok")
+    original.epochs[0].test_loss, original.epochs[0].test_accuracy = 2.1, 0.25
+    original.epochs[0].test_images, original.epochs[0].eval_s = 10_000, 1.5
+    original.epochs[1].test_loss, original.epochs[1].test_accuracy = float("nan"), 0.1
+    again = read_result(write_result(tmp_path, original))
+    assert (again.epochs[0].test_loss, again.epochs[0].test_accuracy, again.epochs[0].test_images) == (2.1, 0.25, 10_000)
+    assert again.epochs[0].eval_s == 1.5 and math.isnan(again.epochs[1].test_loss)
