@@ -8,9 +8,9 @@ import math
 from dataclasses import dataclass, field
 
 from rich.console import Console
-from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
 
@@ -60,11 +60,12 @@ def to_rich(grid: Grid) -> Table:
     caption = grid.caption + ("\n" + "\n".join(grid.formulas) if grid.formulas else "")
     if grid.empty:
         caption = grid.empty + "\n" + caption
-    table = Table(title=grid.title, caption=caption, caption_justify="left")
+    # Text, never a str: "[pipeline=fast]" is text, not markup, on any console
+    table = Table(title=Text(grid.title), caption=Text(caption), caption_justify="left")
     for i, name in enumerate(grid.header):
-        table.add_column(escape(name), justify="left" if i in grid.text_columns else "right")
+        table.add_column(Text(name), justify="left" if i in grid.text_columns else "right")
     for row in grid.rows:
-        table.add_row(*(escape(text) for text in row))  # "[pipeline=fast]" is text, not markup
+        table.add_row(*(Text(text) for text in row))
     return table
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from rich.console import Console
 
 from collect.render import Grid, latex_escape, number, percent, seconds, to_latex, to_markdown, to_rich
 
@@ -47,7 +48,7 @@ def test_markdown_of_an_empty_grid_says_why():
 
 def test_rich_table_has_every_row_and_column():
     table = to_rich(GRID)
-    assert table.row_count == 2 and [c.header for c in table.columns] == ["setup", "b=32 time (s)"]
+    assert table.row_count == 2 and [str(c.header) for c in table.columns] == ["setup", "b=32 time (s)"]
 
 
 def test_latex_escapes_and_structure():
@@ -56,3 +57,12 @@ def test_latex_escapes_and_structure():
     assert r"\label{tab:table1}" in text and r"\begin{tabular}{lr}" in text
     assert r"2 GPUs, DDP & OOM \\" in text
     assert r"50\% of\_it" in to_latex(Grid("k", "T", "50% of_it", ["a"], [["1"]]))  # the caption too
+
+
+@pytest.mark.parametrize("markup", [False, True])
+def test_brackets_in_a_grid_print_as_written_on_any_console(markup):
+    grid = Grid("k", "T [x]", "caption [/b]", ["setup [n]"], [["1 GPU [pipeline=fast, precision=bf16]"]])
+    console = Console(record=True, width=200, markup=markup)
+    console.print(to_rich(grid))
+    shown = console.export_text()
+    assert "1 GPU [pipeline=fast, precision=bf16]" in shown and "setup [n]" in shown and "\\[" not in shown
