@@ -268,3 +268,12 @@ def _write_any(path: Path, results: list[Result], cells: tuple, study: str) -> P
     write_plan(build_plan(Study(study, "", "data", ClusterSpec(cpus_per_task=2), cells, ""), path, path))
     (path / "registry.jsonl").write_text("")
     return path
+
+
+def by(table, **match):
+    """The one row of `table` whose columns hold these values."""
+    rows = table
+    for key, value in match.items():
+        rows = rows[rows[key] == value]
+    assert len(rows) == 1, f"{match}: {len(rows)} rows"
+    return rows.iloc[0]

@@ -8,20 +8,12 @@ import pytest
 
 from collect import tables
 from collect.load import load
-from tests.collect.factory import cell, result, write_dir
+from tests.collect.factory import by, cell, result, write_dir
 
 
 @pytest.fixture(scope="module")
 def loaded(mixed_dir):
     return load(mixed_dir)
-
-
-def by(table, **match):
-    rows = table
-    for key, value in match.items():
-        rows = rows[rows[key] == value]
-    assert len(rows) == 1, f"{match}: {len(rows)} rows"
-    return rows.iloc[0]
 
 
 def test_q1_stops_at_the_first_oom_and_keeps_later_pending(loaded):

@@ -22,7 +22,7 @@ from collect import grids, tables
 from collect.load import load
 from collect.report import collect
 from jobs.layout import result_path
-from tests.collect.factory import cell, result, write_dir
+from tests.collect.factory import by, cell, result, write_dir
 
 LIN = dict(lr_scaling="linear")
 
@@ -42,14 +42,6 @@ def lab_results():
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     return load(write_dir(tmp_path_factory.mktemp("lab"), lab_results()))
-
-
-def by(table, **match):
-    rows = table
-    for key, value in match.items():
-        rows = rows[rows[key] == value]
-    assert len(rows) == 1, f"{match}: {len(rows)} rows"
-    return rows.iloc[0]
 
 
 def test_time_to_train_sums_every_epoch_and_test_accuracy_is_the_last_epochs(lab):
