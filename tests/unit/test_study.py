@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.cell import Cell
+from jobs.schedule import target_lr
 from orchestrator.errors import StudyError
 from orchestrator.study import available_studies, load_study, parse_study
 
@@ -21,7 +22,16 @@ def labels(s) -> list[str]:
 # --- the shipped studies --------------------------------------------------------------
 
 def test_shipped_studies_are_listed():
-    assert {"quick", "hw5"} <= set(available_studies())
+    assert {"quick", "hw5", "lab", "ptq"} <= set(available_studies())
+
+
+def test_lab_study_is_1_gpu_then_ddp_on_2_4_gpus_and_2_nodes_with_the_lr_times_the_workers():
+    s = load_study("lab")
+    shapes = [(c.engine, c.nodes, c.gpus_per_node) for c in s.cells]
+    assert list(dict.fromkeys(shapes)) == [("single", 1, 1), ("ddp", 1, 2), ("ddp", 1, 4), ("ddp", 2, 2)]
+    assert len(s.cells) == 4 * 3
+    assert {(c.gpus, target_lr(c)) for c in s.cells} == {(1, 0.1), (2, 0.2), (4, 0.4)}
+    assert all(c.dataset == "cifar10" and c.test_images == 10_000 for c in s.cells)
 
 
 def test_quick_study_runs_six_configurations_three_times_on_one_and_two_gpus():
