@@ -1,12 +1,16 @@
 """What the job ran on: GPUs, driver, library versions, hosts. Recorded in every result."""
 from __future__ import annotations
 
+import datetime as dt
 import platform
 import socket
 import subprocess
+import traceback
 from typing import Any, Optional
 
 import torch
+
+from jobs.result import Result, Status
 
 
 def gpu_driver() -> Optional[str]:
@@ -55,3 +59,18 @@ def gather_hosts(place, env: dict[str, Any]) -> None:
         dist.all_gather_object(everyone, mine)
     env["hostnames"] = sorted({h for h, _ in everyone})
     env["nodes"] = sorted({n for _, n in everyone if n})
+
+
+def record_failure(result: Result, exc: BaseException) -> None:
+    """The result says the run failed, with the traceback's tail."""
+    result.status, result.error = Status.FAILED, "".join(traceback.format_exception(exc))[-4000:]
+
+
+def finish(result: Result, place, device: torch.device, started: str) -> None:
+    """The envelope's last facts, for every kind of job: peak GPU memory, where it ran, when."""
+    if device.type == "cuda":
+        result.peak_mem_gib = torch.cuda.max_memory_allocated(device) / 2**30
+    result.env.update(
+        world_size=place.world_size, launcher=place.launcher, job_id=place.job_id,
+        array_task_id=place.array_task_id, started_at=started, ended_at=dt.datetime.now(dt.UTC).isoformat(),
+    )

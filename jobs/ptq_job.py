@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -99,15 +98,12 @@ def run(cell: PTQCell, out_dir: Path, data_dir: Path) -> str:
     print(f"[{cell.cell_id}] {cell.label} on {result.env['gpu_model']}", flush=True)
     failure: Optional[BaseException] = None
     try:
+        environment.gather_hosts(place, result.env)
         result.ptq = quantize(cell, device, data_dir, out_dir).to_dict()
     except Exception as exc:  # the result records it; the job still fails
-        result.status, result.error = Status.FAILED, "".join(traceback.format_exception(exc))[-4000:]
+        environment.record_failure(result, exc)
         failure = exc
-    if device.type == "cuda":
-        result.peak_mem_gib = torch.cuda.max_memory_allocated(device) / 2**30
-    result.env.update(hostnames=[result.env["hostname"]], world_size=1, launcher=place.launcher,
-                      job_id=place.job_id, array_task_id=place.array_task_id, started_at=started,
-                      ended_at=dt.datetime.now(dt.UTC).isoformat())
+    environment.finish(result, place, device, started)
     path = write_result(out_dir, result)
     print(f"[{cell.cell_id}] result {result.status}: {path}", flush=True)
     if failure is not None:

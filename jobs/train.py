@@ -5,7 +5,6 @@ import dataclasses
 import datetime as dt
 import os
 import time
-import traceback
 from pathlib import Path
 from typing import Optional
 from collections.abc import Callable
@@ -190,15 +189,9 @@ def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
         if is_oom(exc):
             result.status, result.error = Status.OOM, str(exc).splitlines()[0]
         else:
-            result.status, result.error = Status.FAILED, "".join(traceback.format_exception(exc))[-4000:]
+            environment.record_failure(result, exc)
             failure = exc
-    if device.type == "cuda":
-        result.peak_mem_gib = torch.cuda.max_memory_allocated(device) / 2**30
-    result.env.update(
-        world_size=place.world_size, launcher=place.launcher, job_id=place.job_id,
-        array_task_id=place.array_task_id, started_at=started,
-        ended_at=dt.datetime.now(dt.UTC).isoformat(),
-    )
+    environment.finish(result, place, device, started)
     if place.rank == 0:
         write_result(out_dir, result)
         checkpoint_path(out_dir, cell.cell_id).unlink(missing_ok=True)
