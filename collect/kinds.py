@@ -15,7 +15,8 @@ from typing import Optional
 import pandas as pd
 
 from collect import ptq_grids, ptq_rows, ptq_tables
-from collect.load import TRAIN, Loaded
+from collect.load import Loaded
+from jobs.cell import TRAIN
 from collect.render import Grid
 
 Tables = dict[str, pd.DataFrame]

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from jobs.cell import Cell
+from jobs.cell import TRAIN, Cell, kind_of
 from jobs.kinds import cell_from_dict
 from jobs.layout import PLAN_FILE, REGISTRY_FILE, result_files
 from jobs.result import Result, ResultError, read_result
@@ -40,7 +40,6 @@ COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
 EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
 ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at", "ended_at", "gpu_model"]
                     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["comm_backend"])
-TRAIN = "train"
 NUMERIC_COLUMNS = ["peak_mem_gib"] + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS if k != "backend"]
 
 
@@ -74,11 +73,6 @@ class Loaded:
 
     def of_kind(self, kind: str) -> tuple[KindCell, ...]:
         return tuple(c for c in self.others if c.kind == kind)
-
-
-def kind_of(fields: dict[str, Any]) -> str:
-    """A cell's kind: "kind" in its JSON; a cell without one is a training cell (as every result before kinds)."""
-    return str(fields.get("kind", TRAIN))
 
 
 def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:

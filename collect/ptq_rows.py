@@ -17,6 +17,7 @@ import pandas as pd
 
 from collect.load import KindCell
 from jobs.atomic import NON_FINITE
+from jobs.ptq_cell import PTQCell
 from jobs.result import ResultError
 
 SEED_FIELDS = ("seed", "repeat")  # what repeats of one setup differ in
@@ -87,8 +88,8 @@ def ptq_rows(cells: tuple[KindCell, ...]) -> PTQRows:
 
 
 def _seed(cell: dict[str, Any]) -> int:
-    """The training seed: seed + repeat (jobs.ptq_cell)."""
-    return int(cell.get("seed", 0)) + int(cell.get("repeat", 0))
+    """The cell's training seed, as the job trained with it (its fields were checked when read)."""
+    return PTQCell.from_dict(cell).training_seed
 
 
 def _cell_row(c: KindCell, base: dict[str, Any], ptq: Optional[dict[str, Any]]) -> dict[str, Any]:

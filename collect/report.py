@@ -12,7 +12,8 @@ import jinja2
 import pandas as pd
 
 from collect import grids, kinds, render, tables
-from collect.load import TRAIN, load
+from collect.load import load
+from jobs.cell import TRAIN
 from jobs.atomic import write_bytes_atomic
 from jobs.result import Status
 import templates

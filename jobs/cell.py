@@ -20,6 +20,7 @@ DATASETS = ("cifar10", "synthetic")
 PIPELINES = ("faithful", "fast")
 PRECISIONS = ("fp32", "bf16")
 LR_SCALINGS = ("none", "linear")
+TRAIN = "train"  # the training cell's kind: a cell's JSON without "kind" is one (as every result before kinds)
 CIFAR10_TRAIN_IMAGES = 50_000
 CIFAR10_TEST_IMAGES = 10_000
 SEED_LIMIT = 2**32
@@ -31,7 +32,7 @@ class CellError(ValueError):
 
 @dataclass(frozen=True)
 class Cell:
-    kind: ClassVar[str] = "train"  # not a field: not in the id, nor in the JSON (results before kinds read the same)
+    kind: ClassVar[str] = TRAIN  # not a field: not in the id, nor in the JSON (results before kinds read the same)
     engine: str  # single: 1 process 1 GPU; dp: 1 process all GPUs; ddp: 1 process per GPU
     batch_per_gpu: int  # images per GPU per step; the global batch is this x GPUs
     nodes: int = 1
@@ -152,16 +153,22 @@ class Cell:
         return cls(**cell_fields(cls, data))
 
 
+def kind_of(data: Mapping[str, Any]) -> str:
+    """A cell's kind from its JSON: "kind", or a training cell where there is none."""
+    return str(data.get("kind", TRAIN))
+
+
 def cell_fields(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a cell of class `cls` from its JSON: its kind must be the class's (a cell
     without one is a training cell), and no field unknown to the class."""
     fields = dict(data)
-    if fields.pop("kind", "train") != cls.kind:
-        raise CellError(f"not a {cls.kind} cell: kind = {data.get('kind', 'train')!r}")
+    fields.pop("kind", None)
+    if kind_of(data) != cls.kind:
+        raise CellError(f"not a {cls.kind} cell: kind = {kind_of(data)!r}")
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(fields) - names)
     if unknown:
-        what = "cell" if cls.kind == "train" else f"{cls.kind} cell"
+        what = "cell" if cls.kind == TRAIN else f"{cls.kind} cell"
         raise CellError(f"unknown {what} field(s) {unknown}; valid fields: {sorted(names)}")
     return fields
 

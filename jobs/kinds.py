@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from collections.abc import Mapping
 
-from jobs.cell import Cell, CellError
+from jobs.cell import TRAIN, Cell, CellError, kind_of
 from jobs.ptq_cell import SWEPT, PTQCell
 
 
@@ -59,7 +59,7 @@ class Kind:
 
 
 KINDS = {
-    "train": Kind("train", Cell, "jobs.train:run"),
+    TRAIN: Kind(TRAIN, Cell, "jobs.train:run"),
     "ptq": Kind("ptq", PTQCell, "jobs.ptq_job:run", swept=SWEPT),
 }
 
@@ -72,7 +72,7 @@ def kind_named(name: Any) -> Kind:
 
 def cell_from_dict(data: Mapping[str, Any]) -> StudyCell:
     """A cell of any kind from its JSON (no "kind": a training cell)."""
-    return kind_named(data.get("kind", "train")).cell.from_dict(data)
+    return kind_named(kind_of(data)).cell.from_dict(data)
 
 
 def run_cell(cell: StudyCell, out_dir: Path, data_dir: Path) -> str:

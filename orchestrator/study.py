@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from jobs.cell import CellError
+from jobs.cell import TRAIN, CellError
 from jobs.kinds import Kind, StudyCell, kind_named
 from orchestrator.cluster import ClusterSpec, ContainerSpec, build_specs, load_profile
 from orchestrator.errors import StudyError
@@ -110,7 +110,7 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     cluster, container = build_specs(chosen, table("cluster", data.get("cluster", {})),
                                       table("container", data.get("container", {})))
     try:
-        kind = kind_named(data.get("kind", "train"))
+        kind = kind_named(data.get("kind", TRAIN))
     except CellError as exc:
         raise StudyError(str(exc)) from None
     cell_fields = {f.name for f in dataclasses.fields(kind.cell)}
