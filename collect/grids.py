@@ -239,7 +239,7 @@ def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
             continue
         rows.append(line + [number(r.epoch_lr, 4), ranged(r, "loss", lambda v: number(v, 4)),
                             ranged(r, "accuracy", lambda v: percent(v, 2)),
-                            "" if r.baseline else _signed(r.d_loss, 4), "" if r.baseline else _signed(100 * r.d_accuracy, 2),
+                            "" if r.baseline else signed(r.d_loss, 4), "" if r.baseline else signed(100 * r.d_accuracy, 2),
                             note])
     formulas = [f"loss, accuracy = means over the {Q4_EPOCH}th epoch's training images, all GPUs",
                 f"baseline = batch {Q4_BASELINE_BATCH} on 1 GPU, no remedy; accuracy - baseline in percentage points",
@@ -295,5 +295,5 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))
 
 
-def _signed(value, digits: int) -> str:
+def signed(value, digits: int) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:+.{digits}f}"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from collect.grids import ranged, status_text
+from collect.grids import ranged, signed, status_text
 from collect.render import Grid, number, percent
 
 SPREAD = ("accuracy = the median over training seeds (the cells' repeats), min-max beside it; * marks a spread "
@@ -32,7 +32,8 @@ def span(low: float, high: float) -> str:
 
 
 def points(value: float) -> str:
-    return "-" if pd.isna(value) else f"{100 * value:+.2f}"
+    """A 0..1 difference in percentage points, signed."""
+    return "-" if pd.isna(value) else signed(100 * value, 2)
 
 
 def delta_text(row) -> str:
