@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import torch
 import torch.distributed as dist
@@ -24,6 +24,12 @@ from jobs.timing import StepPhases, no_host_sync
 def sync_device(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def autocast(cell: Cell, device: torch.device, cache_enabled: Optional[bool] = None) -> torch.autocast:
+    """bf16 autocast when the cell's precision says so (a no-op context for fp32)."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=cell.precision == "bf16",
+                          cache_enabled=cache_enabled)
 
 
 def wrap_engine(model: nn.Module, cell: Cell, place: Placement, device: torch.device) -> nn.Module:
@@ -83,8 +89,8 @@ class FaithfulTrainer:
         inner: nn.Module = getattr(self.model, "module", self.model)
         return inner
 
-    def _autocast(self):
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16")
+    def _autocast(self) -> torch.autocast:
+        return autocast(self.cell, self.device)
 
     def _no_sync(self, skip: bool = True):
         if skip and isinstance(self.model, nn.parallel.DistributedDataParallel):

@@ -27,7 +27,7 @@ from jobs import comm
 from jobs.cell import Cell
 from jobs.data import MEAN, STD, open_test_set, open_train_set
 from jobs.evaluate import Evaluation, batches, evaluate, shard, share_buffers
-from jobs.faithful import epoch_stats, sync_device
+from jobs.faithful import autocast, epoch_stats, sync_device
 from jobs.launch import Placement
 from jobs.model import build_model
 from jobs.result import EpochStats
@@ -148,8 +148,7 @@ class FastTrainer:
     def _body(self, sync: bool = True) -> None:
         for p in self.params:  # backward writes fresh gradients: no zeroing, no accumulating
             p.grad = None
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16",
-                            cache_enabled=False):
+        with autocast(self.cell, self.device, cache_enabled=False):
             logits = self.step_model(self.x)
             losses = F.cross_entropy(logits, self.y, reduction="none")
         n = self.w.sum()
@@ -233,7 +232,7 @@ class FastTrainer:
         if self.test is None:
             return None
         share_buffers(self.model)
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cell.precision == "bf16"):
+        with autocast(self.cell, self.device):
             return evaluate(self.model, batches(*self.test), self.device)
 
     def exposed_comm_per_step(self) -> float | None:
