@@ -134,8 +134,7 @@ class Cell:
         for name in ADDED_LATER:
             if fields[name] == _DEFAULTS[name]:
                 del fields[name]
-        blob = json.dumps(fields, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+        return content_id(fields)
 
     @property
     def label(self) -> str:
@@ -151,6 +150,12 @@ class Cell:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cell:
         return cls(**cell_fields(cls, data))
+
+
+def content_id(data: Mapping[str, Any]) -> str:
+    """A short stable hash of JSON data: the same fields give the same id on any machine."""
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 def kind_of(data: Mapping[str, Any]) -> str:

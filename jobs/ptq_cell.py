@@ -9,14 +9,12 @@ No torch here: the orchestrator builds and checks cells on a login node.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-from jobs.cell import CIFAR10_TEST_IMAGES, CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT, CellError, cell_fields
+from jobs.cell import CIFAR10_TEST_IMAGES, CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT, CellError, cell_fields, content_id
 from jobs.ptq_config import INTEGER_RUNS, PTQConfig, QuantSpec
 from jobs.quant_choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
 
@@ -87,12 +85,12 @@ class PTQCell:
 
     @property
     def cell_id(self) -> str:
-        return _hash(self.to_dict())
+        return content_id(self.to_dict())
 
     def training_id(self, with_bias: bool) -> str:
         """The content id of one trained network: cells that train the same way share it."""
         fields = {name: getattr(self, name) for name in TRAINING}
-        return _hash(dict(fields, seed=self.training_seed, with_bias=with_bias))
+        return content_id(dict(fields, seed=self.training_seed, with_bias=with_bias))
 
     @property
     def label(self) -> str:
@@ -129,11 +127,6 @@ class PTQCell:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PTQCell:
         return cls(**cell_fields(cls, data))
-
-
-def _hash(data: dict[str, Any]) -> str:
-    blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 def _ints(cell: PTQCell, names: tuple[str, ...]) -> None:
