@@ -22,7 +22,7 @@ COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 KEYS = ["engine", "nodes", "gpus_per_node", "batch_per_gpu", "lr_scaling", "warmup_epochs", "sync_bn"]
 
 
-def _png(fig, tight: bool = True) -> bytes:
+def png(fig, tight: bool = True) -> bytes:
     buffer = io.BytesIO()
     if tight:
         fig.tight_layout()
@@ -62,7 +62,7 @@ def epoch_time(q1: pd.DataFrame) -> Optional[bytes]:
     ax.set(xlabel="batch size (1 GPU)", ylabel="seconds per epoch", title="Q1: epoch time vs batch size")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def speedup(t1: pd.DataFrame) -> Optional[bytes]:
@@ -88,7 +88,7 @@ def speedup(t1: pd.DataFrame) -> Optional[bytes]:
         ax.set_ylim(0, most + 0.5)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper left")
-    return _png(fig)
+    return png(fig)
 
 
 def short_name(r) -> str:
@@ -126,7 +126,7 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
     ax.set(ylabel="seconds per epoch", title="Table 2: compute vs communication")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    return _png(fig)
+    return png(fig)
 
 
 def q4_runs(curves: pd.DataFrame) -> list[tuple[str, dict, pd.DataFrame]]:
@@ -163,7 +163,7 @@ def q4_curves(curves: pd.DataFrame) -> Optional[bytes]:
     handles, labels = loss_ax.get_legend_handles_labels()
     fig.subplots_adjust(bottom=(0.22 * legend_rows + 0.6) / height)  # inches of legend and x label
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
-    return _png(fig, tight=False)
+    return png(fig, tight=False)
 
 
 def q4_test_accuracy(curves: pd.DataFrame) -> Optional[bytes]:
@@ -179,4 +179,4 @@ def q4_test_accuracy(curves: pd.DataFrame) -> Optional[bytes]:
     ax.set_xticks(sorted(curves.epoch.unique()))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)  # below: no curve hidden
-    return _png(fig)
+    return png(fig)

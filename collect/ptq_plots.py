@@ -8,7 +8,7 @@ from typing import Optional
 
 import pandas as pd
 
-from collect.plots import COLORS, _png, plt  # the report's one style
+from collect.plots import COLORS, png, plt  # the report's one style
 from collect.ptq_tables import method_text
 
 
@@ -43,7 +43,7 @@ def accuracy_vs_bits(sweep: pd.DataFrame, notebook: pd.DataFrame) -> Optional[by
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
-    return _png(fig)
+    return png(fig)
 
 
 def histograms(hists: pd.DataFrame, which: str) -> Optional[bytes]:
@@ -79,7 +79,7 @@ def histograms(hists: pd.DataFrame, which: str) -> Optional[bytes]:
     fig.suptitle(f"{what}, training seed {first.training_seed}")
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.4 / height, 1, 1 - 0.1 / height))
-    return _png(fig, tight=False)
+    return png(fig, tight=False)
 
 
 def build(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
