@@ -158,6 +158,19 @@ def content_id(data: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def run_seed(seed: int, repeat: int) -> int:
+    """The seed a run's randomness starts from (initial weights, data order, augmentation).
+
+    Repeat 0 trains with the cell's seed, as every run did before repeats were seeded. Repeat
+    n > 0 takes a seed drawn from (seed, n) by hash, in 0 .. 2**32 - 1: repeats are independent
+    runs, and (seed 1, repeat 0) never trains as (seed 0, repeat 1) would, as seed + repeat did.
+    """
+    if repeat == 0:
+        return seed
+    digest = hashlib.sha256(f"run-seed:{seed}:{repeat}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
 def kind_of(data: Mapping[str, Any]) -> str:
     """A cell's kind from its JSON: "kind", or a training cell where there is none."""
     return str(data.get("kind", TRAIN))
