@@ -23,6 +23,7 @@ LR_SCALINGS = ("none", "linear")
 TRAIN = "train"  # the training cell's kind: a cell's JSON without "kind" is one (as every result before kinds)
 CIFAR10_TRAIN_IMAGES = 50_000
 CIFAR10_TEST_IMAGES = 10_000
+SYNTHETIC_TEST_IMAGES = 100  # the test batch of a training cell's synthetic set (jobs.data writes it)
 SEED_LIMIT = 2**32
 
 
@@ -90,10 +91,28 @@ class Cell:
         if self.pipeline == "fast" and self.engine == "dp":  # its step is one captured CUDA graph on one GPU
             raise CellError("pipeline 'fast' runs engines single and ddp, not dp; use engine = \"ddp\" "
                             "or pipeline = \"faithful\"")
-        if self.dataset == "cifar10" and self.train_images > CIFAR10_TRAIN_IMAGES:
-            raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES} for cifar10, got {self.train_images}")
-        if self.dataset == "cifar10" and self.test_images > CIFAR10_TEST_IMAGES:
-            raise CellError(f"test_images must be <= {CIFAR10_TEST_IMAGES} for cifar10, got {self.test_images}")
+        self._check_data_size()
+
+    def _check_data_size(self) -> None:
+        """The synthetic set stands in for CIFAR-10: no larger (nothing writes gigabytes unasked),
+        and its test set holds SYNTHETIC_TEST_IMAGES, so a count between that and the whole set
+        would be reported as evaluated while fewer were."""
+        stands_in = " (it stands in for CIFAR-10)" if self.dataset == "synthetic" else ""
+        if self.train_images > CIFAR10_TRAIN_IMAGES:
+            raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES} for {self.dataset}{stands_in}, "
+                            f"got {self.train_images}")
+        if self.test_images > CIFAR10_TEST_IMAGES:
+            raise CellError(f"test_images must be <= {CIFAR10_TEST_IMAGES} for {self.dataset}{stands_in}, "
+                            f"got {self.test_images}")
+        if self.dataset == "synthetic" and SYNTHETIC_TEST_IMAGES < self.test_images < CIFAR10_TEST_IMAGES:
+            raise CellError(f"test_images = {self.test_images}: the synthetic set has {SYNTHETIC_TEST_IMAGES} test "
+                            f"images; use 1..{SYNTHETIC_TEST_IMAGES}, or {CIFAR10_TEST_IMAGES} (the whole test set)")
+
+    @property
+    def evaluated_test_images(self) -> int:
+        """Test images evaluated after each epoch: test_images, at most what the set holds."""
+        held = SYNTHETIC_TEST_IMAGES if self.dataset == "synthetic" else CIFAR10_TEST_IMAGES
+        return min(self.test_images, held)
 
     @property
     def gpus(self) -> int:
@@ -119,8 +138,13 @@ class Cell:
             f"warmup {self.warmup_epochs} ep" if self.warmup_epochs else "", "SyncBN" if self.sync_bn else "",
         ])) or "-"
         return {"batch/GPU": str(self.batch_per_gpu), "global batch": str(self.global_batch),
-                "epochs": f"{self.epochs} (time {self.timed_epoch})", "data": f"{self.dataset} {self.train_images}",
+                "epochs": f"{self.epochs} (time {self.timed_epoch})", "data": self._data_text(),
                 "remedies": remedies}
+
+    def _data_text(self) -> str:
+        """"synthetic 512 / test 100": training images, and the test images evaluated."""
+        test = f"test {self.evaluated_test_images}" if self.test_images else "no test"
+        return f"{self.dataset} {self.train_images} / {test}"
 
     def estimate_s(self, images_per_s_per_gpu: float) -> float:
         """Training seconds: epochs x images / (images/s per GPU x GPUs)."""

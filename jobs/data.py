@@ -20,14 +20,13 @@ from typing import Protocol
 import numpy as np
 from torchvision.datasets import CIFAR10
 
-from jobs.cell import Cell
+from jobs.cell import SYNTHETIC_TEST_IMAGES, Cell
 
 BATCHES_DIR = "cifar-10-batches-py"
 CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 MEAN = (0.4914, 0.4822, 0.4465)
 STD = (0.2023, 0.1994, 0.2010)
 _TRAIN_FILES = 5
-SYNTHETIC_TEST_IMAGES = 100
 
 
 class CIFAR10Files(CIFAR10):

@@ -142,8 +142,40 @@ def test_a_bad_value_names_the_field(fields, named):
         Cell(**{"engine": "single", "batch_per_gpu": 32, **fields})
 
 
-def test_synthetic_data_may_hold_more_images_than_cifar10():
-    assert Cell(engine="single", batch_per_gpu=32, dataset="synthetic", train_images=60_000).train_images == 60_000
+SYNTHETIC = dict(engine="single", batch_per_gpu=32, dataset="synthetic")
+
+
+@pytest.mark.parametrize("fields, named", [
+    ({"train_images": 10**8}, r"train_images must be <= 50000 for synthetic \(it stands in for CIFAR-10\), got 100000000"),
+    ({"train_images": 50_001}, "train_images must be <= 50000 for synthetic"),
+    ({"test_images": 1_000_000}, "test_images must be <= 10000 for synthetic"),
+    ({"test_images": 500}, r"test_images = 500: the synthetic set has 100 test images; use 1..100, "
+                           r"or 10000 \(the whole test set\)"),
+    ({"test_images": 101}, "the synthetic set has 100 test images"),
+    ({"test_images": 9_999}, "the synthetic set has 100 test images"),
+])
+def test_a_synthetic_training_cell_is_held_to_what_its_set_holds(fields, named):
+    """The synthetic set stands in for CIFAR-10 (50,000 training images at most, never gigabytes
+    written without a word) and a training cell's synthetic test set has 100 images: asking for
+    500 would evaluate 100 and report them as the run's test accuracy."""
+    with pytest.raises(CellError, match=named):
+        Cell(**{**SYNTHETIC, **fields})
+
+
+@pytest.mark.parametrize("test_images", [0, 1, 100, 10_000])
+def test_a_synthetic_training_cell_may_evaluate_none_some_all_or_the_whole_test_set(test_images):
+    assert Cell(**SYNTHETIC, train_images=50_000, test_images=test_images).test_images == test_images
+
+
+@pytest.mark.parametrize("fields, data", [
+    (dict(SYNTHETIC, train_images=512), "synthetic 512 / test 100"),  # 10000: the whole set, which holds 100
+    (dict(SYNTHETIC, train_images=512, test_images=40), "synthetic 512 / test 40"),
+    (dict(SYNTHETIC, train_images=512, test_images=0), "synthetic 512 / no test"),
+    (dict(engine="single", batch_per_gpu=32), "cifar10 50000 / test 10000"),
+    (dict(engine="single", batch_per_gpu=32, test_images=2_000), "cifar10 50000 / test 2000"),
+])
+def test_plan_shows_how_many_test_images_a_cell_evaluates(fields, data):
+    assert Cell(**fields).plan_columns()["data"] == data
 
 
 def test_engine_single_refuses_two_gpus():
