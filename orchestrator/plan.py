@@ -124,15 +124,51 @@ class Plan:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Plan:
+        """A plan from its JSON; a hand-edited one is checked whole (ValueError or TypeError says what is wrong)."""
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        _check_list(data["cells"], dict, "cells must be a list of objects")
+        _check_list(data["arrays"], dict, "arrays must be a list of objects")
+        for a in data["arrays"]:
+            _check_list(a["cell_ids"], str, f"array {a.get('name')!r}: cell_ids must be a list of cell ids")
         arrays = tuple(
             ArrayPlan(a["name"], ResourceShape(**a["shape"]), tuple(a["cell_ids"])) for a in data["arrays"]
         )
-        return cls(
+        plan = cls(
             study=data["study"], description=data["description"], data_dir=data["data_dir"],
             results_dir=data["results_dir"], cluster=ClusterSpec(**data["cluster"]),
             cells=tuple(cell_from_dict(c) for c in data["cells"]), arrays=arrays, created_at=data["created_at"],
             container=ContainerSpec(**data.get("container", {})), profile=data.get("profile", ""),
         )
+        _check_membership(plan)
+        return plan
+
+
+def _check_list(value: Any, item: type, message: str) -> None:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, item) for v in value):
+        raise TypeError(message)
+
+
+def _check_membership(plan: Plan) -> None:
+    """Every cell once in cells and in exactly one array, and arrays hold only those cells:
+    status and submit count and queue cells by these lists."""
+    planned: set[str] = set()
+    for cell_id in plan.cell_ids:
+        if cell_id in planned:
+            raise ValueError(f"cell {cell_id} is in cells twice")
+        planned.add(cell_id)
+    placed: dict[str, str] = {}
+    for array in plan.arrays:
+        for cell_id in array.cell_ids:
+            if cell_id not in planned:
+                raise ValueError(f"array {array.name} holds cell {cell_id}, which is not in cells")
+            if cell_id in placed:
+                raise ValueError(f"cell {cell_id} is in two arrays ({placed[cell_id]} and {array.name})"
+                                 if placed[cell_id] != array.name else f"cell {cell_id} is in array {array.name} twice")
+            placed[cell_id] = array.name
+    missing = planned - placed.keys()
+    if missing:
+        raise ValueError(f"cell {min(missing)} is in no array")
 
 
 def check_results_path(path: Path) -> None:

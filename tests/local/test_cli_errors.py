@@ -2,6 +2,7 @@
 no traceback, and nothing submitted."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,31 @@ def test_a_poll_interval_that_is_no_positive_number_is_refused(in_tmp, capsys, i
         main(["status", "--watch", "--interval", interval])
     assert exit_.value.code == 2
     assert "--interval: must be a number of seconds > 0" in capsys.readouterr().err
+
+
+def _first(plan: dict, key: str):
+    return plan[key][0]
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda p: _first(p, "arrays")["cell_ids"].pop(), "is in no array"),
+    (lambda p: p.update(cells="x"), "cells must be a list of objects"),
+    (lambda p: p["cells"].append(None), "cells must be a list of objects"),
+    (lambda p: p["cells"].append(_first(p, "cells")), "is in cells twice"),
+    (lambda p: _first(p, "arrays")["cell_ids"].append("0123456789ab"), "not in cells"),
+    (lambda p: _first(p, "arrays")["cell_ids"].append(p["arrays"][1]["cell_ids"][0]), "is in two arrays"),
+    (lambda p: _first(p, "arrays").update(cell_ids="abc"), "cell_ids must be a list of cell ids"),
+    (lambda p: p.update(arrays=[None]), "arrays must be a list of objects"),
+])
+def test_a_hand_edited_plan_is_one_line_naming_the_file_exit_2(in_tmp, capsys, edit, expected):
+    assert main(["plan", "--study", str(TINY_STUDY)]) == 0
+    path = in_tmp / "runs" / "tiny" / "plan.json"
+    plan = json.loads(path.read_text())
+    edit(plan)
+    path.write_text(json.dumps(plan))
+    for verb in (["status"], ["submit", "--executor", "local"]):
+        code, err = run_cli(capsys, *verb, "--study", str(TINY_STUDY))
+        assert code == 2, (verb, err)
+        assert err.startswith("error: plan file ") and str(Path("runs/tiny/plan.json")) in err and expected in err, err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (in_tmp / "runs" / "tiny" / "registry.jsonl").exists()
