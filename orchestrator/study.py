@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from jobs.cell import TRAIN, CellError
-from jobs.kinds import Kind, StudyCell, kind_named
+from jobs.kinds import KINDS, Kind, StudyCell, kind_named
 from orchestrator.cluster import ClusterSpec, ContainerSpec, build_specs, load_profile
 from orchestrator.errors import StudyError
 from orchestrator.strict_toml import read_toml, reject_unknown, table
@@ -109,13 +110,17 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     chosen = load_profile(profile_name)
     cluster, container = build_specs(chosen, table("cluster", data.get("cluster", {})),
                                       table("container", data.get("container", {})))
+    kind_name = data.get("kind", TRAIN)
     try:
-        kind = kind_named(data.get("kind", TRAIN))
+        if not isinstance(kind_name, str):  # a list or table is no name (nor a dict key)
+            raise CellError(f"kind must be one of {list(KINDS)}, got {kind_name!r}")
+        kind = kind_named(kind_name)
     except CellError as exc:
         raise StudyError(str(exc)) from None
     cell_fields = {f.name for f in dataclasses.fields(kind.cell)}
     defaults = table("defaults", data.get("defaults", {}))
     reject_unknown("[defaults]", defaults, cell_fields)
+    check_axes(defaults, "[defaults]", kind)
     grids = data.get("grid", [])
     if not isinstance(grids, list) or not grids:
         raise StudyError("a study needs at least one [[grid]] table")
@@ -127,6 +132,7 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
         reject_unknown(where, grid, cell_fields | {"name", "repeats"})
         grid.pop("name", None)
         repeats = _repeats(f"{where}.repeats", grid.pop("repeats", study_repeats))
+        check_axes(grid, where, kind)
         if repeats > MAX_REPEATS:
             raise StudyError(f"{where}.repeats = {repeats:,}: at most {MAX_REPEATS} runs of a configuration")
         if repeats > 1:
@@ -134,6 +140,7 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
                 raise StudyError(f"{where}: give repeats = N or repeat = [...], not both")
             grid["repeat"] = list(range(repeats))
         tables.append((where, {**defaults, **grid}))
+        _check_required(tables[-1][1], where, kind)
     check_size(tables, data.get("max_cells", MAX_CELLS), kind)
     cells: dict[str, StudyCell] = {}
     for where, fields in tables:
@@ -146,6 +153,36 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
 def axes(fields: dict[str, Any], kind: Kind) -> list[str]:
     """The keys a grid expands over: its list-valued keys, but those its kind sweeps inside a cell."""
     return [k for k, v in fields.items() if isinstance(v, list) and k not in kind.swept]
+
+
+def check_axes(fields: dict[str, Any], where: str, kind: Kind) -> None:
+    """An axis with no value would expand to no cells, and one that lists a value twice to the
+    same cell twice: both are mistakes in the study file, not something to plan around."""
+    for key in axes(fields, kind):
+        values = fields[key]
+        if not values:
+            raise StudyError(f"{where}.{key} is an empty list; give at least one value")
+        seen: set[Any] = set()
+        for value in values:
+            if _value_key(value) in seen:
+                raise StudyError(f"{where}.{key} lists {value!r} twice; give each value once")
+            seen.add(_value_key(value))
+
+
+def _value_key(value: Any) -> Any:
+    """Equal values (1 and 1.0) share a key; true is not 1; a list or table is keyed by its JSON."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return (isinstance(value, bool), value)
+
+
+def _check_required(fields: dict[str, Any], where: str, kind: Kind) -> None:
+    missing = [f.name for f in dataclasses.fields(kind.cell) if f.init and f.name not in fields
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        one = len(missing) == 1
+        raise StudyError(f"{where}: {' and '.join(missing)} {'is' if one else 'are'} required; "
+                         f"give {'it' if one else 'them'} in the grid or in [defaults]")
 
 
 def grid_size(fields: dict[str, Any], kind: Kind) -> int:
@@ -171,20 +208,15 @@ def expand_grid(fields: dict[str, Any], where: str, kind: Kind) -> list[StudyCel
     choices = []
     for key in keys:
         value = fields[key]
-        if key in expanded:
-            if not value:
-                raise StudyError(f"{where}.{key} is an empty list; give at least one value")
-            choices.append(value)
-        else:
-            choices.append([value])
+        choices.append(value if key in expanded else [value])
     cells = []
     for combo in itertools.product(*choices):
         try:
             cells.append(kind.cell(**dict(zip(keys, combo, strict=True))))
         except CellError as exc:
             raise StudyError(f"{where}: {exc}") from exc
-        except TypeError as exc:  # a required field is missing
-            raise StudyError(f"{where}: {exc}".replace("__init__()", "a cell")) from exc
+        except TypeError as exc:  # required fields were checked before: a cell's own check
+            raise StudyError(f"{where}: {exc}") from exc
     return cells
 
 

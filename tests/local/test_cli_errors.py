@@ -34,6 +34,14 @@ def run_cli(capsys, *argv) -> tuple[int, str]:
     (lambda s: s.replace("gpus_per_node = 2\n", "gpus_per_node = 8\n", 1), "gpus_per_node = 8, but a node has 4"),
     (lambda s: s.replace("time_min = 10", "time_min = 10\npartition = \"; rm -rf ~\""), "holds characters SLURM names never use"),
     (lambda s: s + "\n[[grid]\n", "not valid TOML"),
+    (lambda s: s.replace('name = "tiny"', 'name = "tiny"\nkind = ["ptq"]'), "kind must be one of ['train', 'ptq'], got ['ptq']"),
+    (lambda s: s.replace("batch_per_gpu = 16\n", ""), "grid[0]: batch_per_gpu is required"),
+    (lambda s: s.replace('engine = "single"', 'engine = "single"\nlr = []'), "grid[0].lr is an empty list"),
+    (lambda s: s.replace('engine = "single"', 'engine = "single"\nbatch_per_gpu = [128, 128]'),
+     "grid[0].batch_per_gpu lists 128 twice"),
+    (lambda s: s.replace('engine = ["dp", "ddp"]', 'engine = ["dp", "ddp", "dp"]'), "grid[1].engine lists 'dp' twice"),
+    (lambda s: s.replace("batch_per_gpu = 16", "batch_per_gpu = []"), "[defaults].batch_per_gpu is an empty list"),
+    (lambda s: s.replace("batch_per_gpu = 16", "batch_per_gpu = [8, 8]"), "[defaults].batch_per_gpu lists 8 twice"),
 ])
 def test_bad_study_file_is_one_line_exit_2_and_nothing_planned(tmp_path, in_tmp, capsys, edit, expected):
     study = write_study(tmp_path, edit(GOOD))

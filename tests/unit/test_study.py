@@ -310,3 +310,14 @@ def test_max_cells_must_be_a_positive_int(value):
 def test_repeats_have_a_limit_checked_before_anything_is_built():
     with pytest.raises(StudyError, match=r"grid\[0\].repeats = 1,000,000,000: at most 1000"):
         study(repeats=10**9)
+
+
+def test_a_value_listed_twice_in_an_axis_is_named_even_as_1_and_1_0():
+    with pytest.raises(StudyError, match=r"grid\[0\].lr lists 1.0 twice"):
+        parse_study({"grid": [{**GRID, "lr": [1, 1.0]}]})
+    assert len(parse_study({"grid": [{**GRID, "seed": [0, 1, 2]}]}).cells) == 3
+
+
+def test_every_missing_required_field_is_named_once_per_grid():
+    with pytest.raises(StudyError, match=r"^grid\[0\]: batch_per_gpu is required; give it in the grid or in \[defaults\]$"):
+        parse_study({"grid": [{"engine": "single"}]})
