@@ -14,14 +14,18 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-from jobs.cell import CIFAR10_TEST_IMAGES, CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT, CellError, cell_fields, content_id
+from jobs.cell import (CIFAR10_TEST_IMAGES, CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT, CellError, cell_fields,
+                       content_id, run_seed)
 from jobs.ptq_config import INTEGER_RUNS, PTQConfig, QuantSpec
 from jobs.quant_choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
 
 # The fields that hold a list of choices swept inside one cell (a study's list of them is not
 # expanded into cells).
 SWEPT = ("weight_bits", "activation_bits", "granularities", "range_methods", "calibration_images")
-TRAINING = ("dataset", "train_images", "colour_jitter", "epochs", "batch_size", "lr", "momentum")
+# What shapes a trained network, beside its training seed: the training set (the synthetic set's
+# training images are drawn from seed, train_images and colour_jitter alone, whatever test_images
+# is) and the training's settings.
+TRAINING = ("dataset", "seed", "train_images", "colour_jitter", "epochs", "batch_size", "lr", "momentum")
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,7 @@ class PTQCell:
     batch_size: int = 4
     lr: float = 0.001
     momentum: float = 0.9
-    seed: int = 0  # initial weights and data order; repeat n trains with seed + n
+    seed: int = 0  # a synthetic set's data; the training seed (weights, order) is run_seed(seed, repeat)
     repeat: int = 0
     gpus_per_node: int = 1  # 1: one GPU; 0: the CPU (the integer-only check runs on the CPU anyway)
     weight_bits: tuple[int, ...] = (8, 6, 5, 4, 3, 2)  # weights-only sweep
@@ -81,21 +85,24 @@ class PTQCell:
 
     @property
     def training_seed(self) -> int:
-        return self.seed + self.repeat
+        """Initial weights and data order: the one rule of every run (jobs.cell.run_seed)."""
+        return run_seed(self.seed, self.repeat)
 
     @property
     def cell_id(self) -> str:
         return content_id(self.to_dict())
 
     def training_id(self, with_bias: bool) -> str:
-        """The content id of one trained network: cells that train the same way share it."""
+        """The content id of one trained network: only cells whose data and training are the same
+        share it, so no network trained on one seed's data is counted as another seed's."""
         fields = {name: getattr(self, name) for name in TRAINING}
-        return content_id(dict(fields, seed=self.training_seed, with_bias=with_bias))
+        return content_id(dict(fields, training_seed=self.training_seed, with_bias=with_bias))
 
     @property
     def label(self) -> str:
         where = "cpu" if self.gpus_per_node == 0 else "1g"
-        return f"ptq-{where}-{self.dataset}{self.train_images}-s{self.training_seed}"
+        repeat = f"-r{self.repeat}" if self.repeat else ""
+        return f"ptq-{where}-{self.dataset}{self.train_images}-s{self.seed}{repeat}"
 
     def plan_columns(self) -> dict[str, str]:
         return {"data": f"{self.dataset} {self.train_images} / test {self.test_images}",
@@ -138,6 +145,7 @@ def _ints(cell: PTQCell, names: tuple[str, ...]) -> None:
 
 def _check(cell: PTQCell) -> None:
     """Every choice a run could not use, named by its field, before anything is submitted."""
+    _check_swept(cell)
     try:
         check_choice(cell.dataset, DATASETS, "dataset")
         check_choice(cell.integer_run, INTEGER_RUNS, "integer_run")
@@ -157,14 +165,43 @@ def _check(cell: PTQCell) -> None:
             raise CellError(f"{name} must be > 0, got {getattr(cell, name)}")
     if cell.gpus_per_node not in (0, 1):
         raise CellError(f"gpus_per_node must be 0 (the CPU) or 1 for a ptq cell, got {cell.gpus_per_node}")
-    if not 0 <= cell.seed or not 0 <= cell.repeat or cell.training_seed >= SEED_LIMIT:
-        raise CellError(f"seed + repeat must be in 0 .. 2**32 - 1, got {cell.seed} + {cell.repeat}")
-    if cell.dataset == "cifar10" and cell.train_images > CIFAR10_TRAIN_IMAGES:
-        raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES} for cifar10, got {cell.train_images}")
-    if cell.dataset == "cifar10" and cell.test_images > CIFAR10_TEST_IMAGES:
-        raise CellError(f"test_images must be <= {CIFAR10_TEST_IMAGES} for cifar10, got {cell.test_images}")
-    if cell.colour_jitter < 0 or cell.lr <= 0 or cell.momentum < 0:
-        raise CellError("colour_jitter and momentum must be >= 0, lr > 0")
+    if not 0 <= cell.seed < SEED_LIMIT or cell.repeat < 0:
+        raise CellError(f"seed must be in 0 .. 2**32 - 1 and repeat >= 0, got seed {cell.seed}, repeat {cell.repeat}")
+    _check_data(cell)
+    if cell.lr <= 0 or cell.momentum < 0:
+        raise CellError(f"lr must be > 0 and momentum >= 0, got lr {cell.lr:g}, momentum {cell.momentum:g}")
+    _check_calibration(cell)
+
+
+def _check_swept(cell: PTQCell) -> None:
+    """An empty list would drop a sweep without a word; a value twice would run its variants twice."""
+    for name in SWEPT:
+        values = getattr(cell, name)
+        if not values:
+            raise CellError(f"{name} is an empty list; give at least one value")
+        seen: list[Any] = []
+        for v in values:
+            if v in seen:
+                raise CellError(f"{name} lists {v!r} twice; give each value once")
+            seen.append(v)
+
+
+def _check_data(cell: PTQCell) -> None:
+    """The synthetic set stands in for CIFAR-10: no larger than CIFAR-10's own sets."""
+    if cell.train_images > CIFAR10_TRAIN_IMAGES:
+        raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES}, got {cell.train_images} "
+                        "(CIFAR-10's training set, for which a synthetic set stands in)")
+    if cell.test_images > CIFAR10_TEST_IMAGES:
+        raise CellError(f"test_images must be <= {CIFAR10_TEST_IMAGES}, got {cell.test_images} "
+                        "(CIFAR-10's test set, for which a synthetic set stands in)")
+    if cell.colour_jitter < 0:
+        raise CellError(f"colour_jitter must be >= 0, got {cell.colour_jitter:g}")
+    if cell.colour_jitter and cell.dataset != "synthetic":
+        raise CellError(f"colour_jitter = {cell.colour_jitter:g} applies to dataset = \"synthetic\" only; "
+                        f"remove it for dataset = {cell.dataset!r}")
+
+
+def _check_calibration(cell: PTQCell) -> None:
     for name, sizes in (("calibration_images", cell.calibration_images),
                         ("notebook_calibration", (cell.notebook_calibration,))):
         for n in sizes:

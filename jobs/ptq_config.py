@@ -110,7 +110,8 @@ class PTQConfig:
 
     @property
     def most_calibration_images(self) -> int:
-        return max(s.calibration_images for s in (self.notebook, *self.sweep))
+        """The images to profile: a weights-only spec calibrates nothing, whatever it carries."""
+        return max(s.calibration_images for s in (self.notebook, *self.sweep) if s.quantizes_activations)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from collect.report import collect, status_counts, write_report
+from jobs.cell import run_seed
 from orchestrator.cli import main
 from tests.collect.factory import NOTEBOOK, ptq_results, write_ptq
 
@@ -109,7 +110,8 @@ def test_a_ptq_dir_builds_only_ptq_tables_and_counts_every_cell(ptq_dir, collect
     assert (ptq_dir / "ptq_notebook.csv").read_text().startswith("setup,name,")
     assert not (ptq_dir / "q1.csv").exists()
     by_seed = {r[1]: r for r in grid(collected, "ptq_cells").rows}
-    assert by_seed["3"][2] == "failed: RuntimeError: CUDA error" and by_seed["4"][2] == "missing"
+    assert by_seed[str(run_seed(0, 3))][2] == "failed: RuntimeError: CUDA error"
+    assert by_seed[str(run_seed(0, 4))][2] == "missing"
 
 
 def test_a_training_dir_builds_only_training_tables(mixed_dir):

@@ -37,7 +37,7 @@ def test_plan_submit_status_locally(in_tmp, capsys):
     assert main(["submit", "--study", PTQ_TINY, "--executor", "local", "--wait", "--interval", "1"]) == 0
     cells = statuses(capsys)
     assert [c["state"] for c in cells] == ["done", "done"]
-    assert [c["label"] for c in cells] == ["ptq-cpu-synthetic600-s0", "ptq-cpu-synthetic600-s1"]
+    assert [c["label"] for c in cells] == ["ptq-cpu-synthetic600-s0", "ptq-cpu-synthetic600-s0-r1"]
     check_results(in_tmp / "runs" / "ptq-tiny", cells)
 
     assert main(["submit", "--study", PTQ_TINY, "--executor", "local"]) == 0
@@ -73,6 +73,11 @@ def test_a_rerun_cell_reuses_its_trained_networks(in_tmp, capsys):
     (lambda s: s.replace('range_methods = ["max"]', 'range_methods = ["absmax"]'), "range_methods must be one of"),
     (lambda s: s.replace("calibration_images = [16, 200]", "calibration_images = [16, 2000]"),
      "calibration_images: 2000 images to calibrate on, but the cell trains on train_images = 600"),
+    (lambda s: s.replace('range_methods = ["max"]', "range_methods = []"), "range_methods is an empty list"),
+    (lambda s: s.replace("weight_bits = [8, 2]", "weight_bits = [8, 8]"), "weight_bits lists 8 twice"),
+    (lambda s: s.replace('"synthetic"', '"cifar10"'), 'colour_jitter = 30 applies to dataset = "synthetic" only'),
+    (lambda s: s.replace("test_images = 200", "test_images = 1000000"), "test_images must be <= 10000"),
+    (lambda s: s.replace("train_images = 600", "train_images = 100000000"), "train_images must be <= 50000"),
 ])
 def test_a_bad_ptq_study_is_one_line_exit_2_at_plan(in_tmp, capsys, edit, expected):
     study = in_tmp / "bad.toml"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.cell import Cell
+from jobs.cell import Cell, run_seed
 from jobs.kinds import cell_from_dict
 from jobs.ptq_cell import PTQCell
 from orchestrator.errors import StudyError
@@ -21,7 +21,7 @@ def ptq_study(**grid):
 def test_the_shipped_ptq_study_is_three_seeds_of_the_notebook_and_the_whole_sweep():
     s = load_study("ptq")
     assert [c.kind for c in s.cells] == ["ptq"] * 3
-    assert [c.training_seed for c in s.cells] == [0, 1, 2]
+    assert [c.training_seed for c in s.cells] == [0, run_seed(0, 1), run_seed(0, 2)]
     cell = s.cells[0]
     assert (cell.dataset, cell.train_images, cell.test_images, cell.gpus) == ("cifar10", 50_000, 10_000, 1)
     # bits 8..2 x {tensor, channel} x 4 ranges (weights) + bits 8..2 x 4 ranges x 3 calibrations (activations)
@@ -37,7 +37,7 @@ def test_lists_of_swept_fields_stay_in_one_cell_and_other_lists_expand():
 
 def test_repeats_train_other_seeds():
     s = parse_study({"kind": "ptq", "repeats": 3, "grid": [{"seed": 5}]})
-    assert [c.training_seed for c in s.cells] == [5, 6, 7]
+    assert [c.training_seed for c in s.cells] == [5, run_seed(5, 1), run_seed(5, 2)]
     assert len({c.training_id(False) for c in s.cells}) == 3
 
 
