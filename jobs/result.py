@@ -90,6 +90,9 @@ class Result:
     peak_mem_gib: Optional[float] = None
     error: Optional[str] = None
     ptq: Optional[dict[str, Any]] = None  # a ptq cell's findings (jobs.ptq_job.PTQFindings.to_dict)
+    # The seed the run's randomness started from (jobs.cell.run_seed). None: a result written before
+    # repeats were seeded, when every repeat of a training cell trained with the cell's seed.
+    run_seed: Optional[int] = None
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,6 +132,7 @@ _FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {  # each field: 
     "comm": ((dict, _NONE), "an object or null"), "gpu_util": ((dict, _NONE), "an object or null"),
     "peak_mem_gib": ((int, float, _NONE), "a number or null"), "error": ((str, _NONE), "a string or null"),
     "schema_version": (int, "an int"), "ptq": ((dict, _NONE), "an object or null"),
+    "run_seed": ((int, _NONE), "an int or null"),
 }
 
 
