@@ -11,7 +11,6 @@ import torch
 from jobs.atomic import replacing
 
 
-
 def save(path: Path, state: dict[str, Any]) -> None:
     """Atomically: a job killed while saving leaves the previous checkpoint intact."""
     with replacing(path) as tmp:
@@ -19,7 +18,12 @@ def save(path: Path, state: dict[str, Any]) -> None:
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be loaded as weights only."""
+    """A checkpoint that does not load: cut short, corrupt, or holding more than weights.
+    `reason` says which, for a caller that words its own fix."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"checkpoint {path} is unreadable ({reason}); delete it to run the cell from its first epoch")
+        self.path, self.reason = path, reason
 
 
 def load(path: Path, device: torch.device) -> Optional[dict[str, Any]]:
@@ -29,6 +33,9 @@ def load(path: Path, device: torch.device) -> Optional[dict[str, Any]]:
         return None
     try:
         return torch.load(path, map_location=device, weights_only=True)
-    except pickle.UnpicklingError as exc:
-        raise CheckpointError(f"checkpoint {path} holds more than weights ({str(exc).splitlines()[0]}); "
-                              "delete it to run the cell from its first epoch") from exc
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as exc:
+        # A file cut short fails in torch's zip reader (RuntimeError), garbage in the unpickler; a
+        # file holding code is refused by weights_only: each names this file, never torch's internals.
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        what = "holds more than weights" if "Weights only load failed" in str(exc) else "cut short or corrupt"
+        raise CheckpointError(path, f"{what}: {first}") from exc

@@ -53,19 +53,15 @@ def pick_device(cell: PTQCell) -> torch.device:
 def trained(cell: PTQCell, with_bias: bool, images: torch.Tensor, labels: torch.Tensor,
             out_dir: Path) -> tuple[lenet.Net, TrainedNet]:
     """The network trained as the cell says: from nets/ when a run already trained it, else
-    trained now and kept there."""
+    trained now and kept there (atomically: a file there that did not load is replaced)."""
     name = MODELS[with_bias][0]
     training_id = cell.training_id(with_bias)
     path = net_path(out_dir, training_id)
     net = lenet.build(with_bias, seed=cell.training_seed).to(images.device)
-    try:
-        saved = checkpoint.load(path, images.device)
-    except checkpoint.CheckpointError:
-        saved = None  # not ours: train again, and replace it
-    if saved is not None:
-        net.load_state_dict(saved["state"])
-        kept: dict[str, Any] = saved["report"]
-        return net, TrainedNet(name, training_id, True, **kept)
+    kept = _kept(cell, path, net, name, training_id)
+    if kept is not None:
+        return net, kept
+    net = lenet.build(with_bias, seed=cell.training_seed).to(images.device)  # a failed load may have half-filled it
     settings = TrainSettings(epochs=cell.epochs, batch_size=cell.batch_size, lr=cell.lr, momentum=cell.momentum,
                              seed=cell.training_seed)
     report = train(net, images, labels, settings)
@@ -73,6 +69,24 @@ def trained(cell: PTQCell, with_bias: bool, images: torch.Tensor, labels: torch.
                                  cuda_graph=report.cuda_graph, device=images.device.type)
     checkpoint.save(path, {"state": net.state_dict(), "report": facts})
     return net, TrainedNet(name, training_id, False, **facts)
+
+
+def _kept(cell: PTQCell, path: Path, net: lenet.Net, name: str, training_id: str) -> Optional[TrainedNet]:
+    """The network saved at `path`, loaded into `net`; None when there is none, or when it does not
+    load (cut short, corrupt, another network's weights): that is said, naming the file."""
+    try:
+        saved = checkpoint.load(path, next(net.parameters()).device)
+        if saved is None:
+            return None
+        net.load_state_dict(saved["state"])
+        return TrainedNet(name, training_id, True, **saved["report"])
+    except checkpoint.CheckpointError as exc:
+        reason = exc.reason
+    except (KeyError, TypeError, RuntimeError) as exc:  # other keys, or weights of another shape
+        reason = f"not a trained {name}: {(str(exc).splitlines() or [type(exc).__name__])[0]}"
+    print(f"[{cell.cell_id}] {path} is unreadable ({reason}); training the network again and replacing it",
+          flush=True)
+    return None
 
 
 def quantize(cell: PTQCell, device: torch.device, data_dir: Path, out_dir: Path) -> PTQFindings:
