@@ -97,7 +97,9 @@ def scales_table(rows: PTQRows) -> pd.DataFrame:
     C_{k-1}, C_k, the multiplier n_out_k, the bias scale S_k = n_w C_{k-1} and the range r_k."""
     with_activations = rows.variants[(rows.variants.role == "notebook") & rows.variants.activation_bits.notna()]
     keys = set(zip(with_activations.cell_id, with_activations.name, strict=True))
-    scales = rows.scales[[k in keys for k in zip(rows.scales.cell_id, rows.scales.variant, strict=True)]]
+    wanted = pd.Series([k in keys for k in zip(rows.scales.cell_id, rows.scales.variant, strict=True)],
+                       index=rows.scales.index, dtype=bool)  # a mask even when empty: [] would select no columns
+    scales = rows.scales[wanted]
     return _shown(scales, rows).sort_values(["setup", "order"], kind="stable").reset_index(drop=True)
 
 

@@ -10,7 +10,7 @@ import pytest
 from collect.report import collect, status_counts, write_report
 from jobs.cell import run_seed
 from orchestrator.cli import main
-from tests.collect.factory import NOTEBOOK, ptq_results, write_ptq
+from tests.collect.factory import NOTEBOOK, ptq_cell, ptq_result, ptq_results, write_ptq
 
 TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
@@ -160,3 +160,20 @@ def test_unreadable_ptq_findings_are_an_error_naming_the_file(tmp_path, capsys):
     assert main(["collect", "--results", str(results)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: result file {path.name}") and "ptq findings are unreadable" in err
+
+
+@pytest.mark.parametrize("failed", [True, False])
+def test_a_ptq_study_with_no_ok_result_shows_its_runs_and_says_there_is_no_result_yet(tmp_path, capsys, failed):
+    """Just planned (every cell missing), or every cell that ran failed: the runs table and one line."""
+    bad = ptq_result(ptq_cell(0), status="failed", error="Traceback ...\nRuntimeError: CUDA error")
+    results = write_ptq(tmp_path, [bad], planned=(ptq_cell(1),))
+    if not failed:
+        (results / f"{bad.cell_id}.json").unlink()
+    assert main(["collect", "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "PTQ runs" in out and "Traceback" not in out
+    assert ("failed: RuntimeError: CUDA error" in out) == failed and "missing" in out
+    status = "0 of 2 cells ok (1 failed, 1 missing)" if failed else "0 of 2 cells ok (2 missing)"
+    assert f"No PTQ result yet: {status}." in out
+    cells = collect(results).tables["ptq_cells"]
+    assert list(cells.training_seed) == [0, run_seed(0, 1)]
