@@ -115,6 +115,12 @@ class Cell:
         return min(self.test_images, held)
 
     @property
+    def run_seed(self) -> int:
+        """What seeds this run's randomness (weights, data order, augmentation): run_seed(seed, repeat).
+        The synthetic data set stays keyed by `seed`: every repeat trains on the same data."""
+        return run_seed(self.seed, self.repeat)
+
+    @property
     def gpus(self) -> int:
         return self.nodes * self.gpus_per_node
 

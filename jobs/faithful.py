@@ -68,7 +68,7 @@ class FaithfulTrainer:
 
     def __init__(self, cell: Cell, place: Placement, device: torch.device, data_dir: Path) -> None:
         self.cell, self.place, self.device = cell, place, device
-        torch.manual_seed(cell.seed)
+        torch.manual_seed(cell.run_seed)  # the weights; with no loader workers, the augmentation too
         model = build_model(cell.model)
         if cell.sync_bn and cell.engine == "ddp":
             model = nn.SyncBatchNorm.convert_sync_batchnorm(model)

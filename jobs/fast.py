@@ -75,7 +75,7 @@ class ResidentData:
 
     def epoch(self, epoch: int, dtype: torch.dtype):
         """(images, labels, weights), each shaped [steps, batch, ...]; the same shuffle on every rank."""
-        generator = torch.Generator(self.device).manual_seed(self.cell.seed * 100_003 + epoch)
+        generator = torch.Generator(self.device).manual_seed(self.cell.run_seed * 100_003 + epoch)
         n = self.images.shape[0]
         total = self.steps * self.batch * self.place.world_size
         order = torch.randperm(n, device=self.device, generator=generator)
@@ -108,7 +108,7 @@ def resident_test_set(cell: Cell, data_dir: Path, device: torch.device,
 class FastTrainer:
     def __init__(self, cell: Cell, place: Placement, device: torch.device, data_dir: Path) -> None:
         self.cell, self.place, self.device = cell, place, device
-        torch.manual_seed(cell.seed)
+        torch.manual_seed(cell.run_seed)
         self.model = build_model(cell.model).to(device, memory_format=MEMORY_FORMAT)  # type: ignore[call-overload]  # stubs lack it
         # Inductor fuses BatchNorm and the elementwise ops (native channels_last BatchNorm
         # kernels were over a third of a step's GPU time); compiling happens in probe().

@@ -53,13 +53,14 @@ class FaithfulPipeline:
         if cell.train_images < len(dataset):
             dataset = Subset(dataset, range(cell.train_images))
         self.sampler: Optional[DistributedSampler] = None
-        generator = torch.Generator().manual_seed(cell.seed)
+        generator = torch.Generator().manual_seed(cell.run_seed)
         if world_size > 1:
             # set_epoch below reseeds the shuffle; without it every epoch repeats epoch 0's order
-            self.sampler = DistributedSampler(dataset, world_size, rank, shuffle=True, seed=cell.seed)
+            self.sampler = DistributedSampler(dataset, world_size, rank, shuffle=True, seed=cell.run_seed)
         workers = cell.loader_workers
         self.loader = DataLoader(
             dataset, batch_size=batch_size, shuffle=self.sampler is None, sampler=self.sampler,
+            # with a sampler, the workers' seeds come from torch's RNG, which the trainer seeded with run_seed
             generator=generator if self.sampler is None else None, num_workers=workers,
             persistent_workers=workers > 0, pin_memory=pin, drop_last=False,
         )

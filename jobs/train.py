@@ -177,7 +177,8 @@ def run(cell: Cell, out_dir: Path, data_dir: Path) -> str:
             "nccl" if device.type == "cuda" else "gloo", init_method=f"tcp://{place.master_addr}:{place.master_port}",
             rank=place.rank, world_size=place.world_size, timeout=dt.timedelta(minutes=10),
         )
-    result = Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=Status.OK, env=environment.describe(device))
+    result = Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=Status.OK, env=environment.describe(device),
+                    run_seed=cell.run_seed)
     failure: Optional[BaseException] = None
     try:
         environment.gather_hosts(place, result.env)

@@ -230,7 +230,8 @@ def test_the_largest_seed_seeds_every_generator_a_run_uses():
     import numpy as np
     import torch
 
-    cell = Cell(engine="single", batch_per_gpu=32, seed=2**32 - 1, epochs=5, timed_epoch=5)
-    torch.Generator().manual_seed(cell.seed * 100_003 + cell.epochs)  # the fast pipeline's per-epoch seed
-    torch.manual_seed(cell.seed)
-    np.random.default_rng(cell.seed)
+    for repeat in (0, 1):  # repeat 0 runs with the cell's seed, repeat 1 with one drawn from it
+        cell = Cell(engine="single", batch_per_gpu=32, seed=2**32 - 1, epochs=5, timed_epoch=5, repeat=repeat)
+        torch.Generator().manual_seed(cell.run_seed * 100_003 + cell.epochs)  # the fast pipeline's per-epoch seed
+        torch.manual_seed(cell.run_seed)
+        np.random.default_rng(cell.seed)  # the synthetic data set's

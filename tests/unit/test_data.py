@@ -86,6 +86,13 @@ def test_open_train_set_writes_a_synthetic_cell_data_under_its_own_root(tmp_path
     assert (root / BATCHES_DIR / "batches.meta").is_file()
 
 
+def test_every_repeat_of_a_cell_reads_the_data_set_of_its_seed(tmp_path):
+    """A repeat changes the run's randomness (Cell.run_seed), never the data it trains on."""
+    roots = {dataset_root(Cell(engine="single", batch_per_gpu=16, dataset="synthetic", train_images=50, seed=3,
+                               repeat=r), tmp_path) for r in range(3)}
+    assert roots == {tmp_path / "synthetic-cifar10-50-s3"}
+
+
 def test_real_cifar10_lives_directly_under_data_dir(tmp_path):
     assert dataset_root(Cell(engine="single", batch_per_gpu=16), tmp_path) == tmp_path
 
