@@ -18,20 +18,21 @@ def busbw_factor(world_size: int) -> float:
     return 2 * (world_size - 1) / world_size
 
 
-def time_allreduce(nbytes: int, device: torch.device) -> float:
-    """Seconds per all-reduce of nbytes (fp32): ITERS back to back, one sync, like nccl-tests."""
+def time_allreduce(nbytes: int, device: torch.device, warmup: int = WARMUP, iters: int = ITERS) -> float:
+    """Seconds per all-reduce of nbytes (fp32, in place): `iters` back to back after `warmup`
+    untimed ones, one sync at the end, like nccl-tests."""
     buffer = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
-    for _ in range(WARMUP):
+    for _ in range(warmup):
         dist.all_reduce(buffer)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     dist.barrier()
     start = time.perf_counter()
-    for _ in range(ITERS):
+    for _ in range(iters):
         dist.all_reduce(buffer)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    return (time.perf_counter() - start) / ITERS
+    return (time.perf_counter() - start) / iters
 
 
 def bandwidth(nbytes: int, seconds: float, world_size: int) -> dict[str, float]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from collections.abc import Mapping
 
+from jobs.allreduce.cell import AllreduceCell
 from jobs.cell import TRAIN, Cell, CellError, kind_of
 from jobs.ptq_cell import SWEPT, PTQCell
 
@@ -61,6 +62,7 @@ class Kind:
 KINDS = {
     TRAIN: Kind(TRAIN, Cell, "jobs.train:run"),
     "ptq": Kind("ptq", PTQCell, "jobs.ptq_job:run", swept=SWEPT),
+    "allreduce": Kind("allreduce", AllreduceCell, "jobs.allreduce.run:run"),
 }
 
 

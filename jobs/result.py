@@ -90,6 +90,7 @@ class Result:
     peak_mem_gib: Optional[float] = None
     error: Optional[str] = None
     ptq: Optional[dict[str, Any]] = None  # a ptq cell's findings (jobs.ptq_job.PTQFindings.to_dict)
+    allreduce: Optional[dict[str, Any]] = None  # an allreduce cell's findings (jobs.allreduce.result.AllreduceFindings)
     # The seed the run's randomness started from (jobs.cell.run_seed). None: a result written before
     # repeats were seeded, when every repeat of a training cell trained with the cell's seed.
     run_seed: Optional[int] = None
@@ -132,6 +133,7 @@ _FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {  # each field: 
     "comm": ((dict, _NONE), "an object or null"), "gpu_util": ((dict, _NONE), "an object or null"),
     "peak_mem_gib": ((int, float, _NONE), "a number or null"), "error": ((str, _NONE), "a string or null"),
     "schema_version": (int, "an int"), "ptq": ((dict, _NONE), "an object or null"),
+    "allreduce": ((dict, _NONE), "an object or null"),
     "run_seed": ((int, _NONE), "an int or null"),
 }
 

@@ -1,0 +1,4 @@
+"""The all-reduce study: the link's bandwidth as nccl-tests measures it (algbw, busbw per message size).
+
+cell.py and result.py are torch-free (plan, submit, status and collect import them); run.py is the job.
+"""
