@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -22,7 +23,7 @@ import pandas as pd
 from jobs.cell import TRAIN, Cell, kind_of
 from jobs.kinds import cell_from_dict
 from jobs.layout import PLAN_FILE, REGISTRY_FILE, result_files
-from jobs.result import Result, ResultError, read_result
+from jobs.result import NotRegularFile, Result, ResultError, read_result
 
 CELL_COLUMNS = [f.name for f in dataclasses.fields(Cell)]  # not Cell.kind, a ClassVar
 CELL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
@@ -151,7 +152,7 @@ def load(results_dir: Path) -> Loaded:
     ResultError naming it (never a silent skip)."""
     results_dir = Path(results_dir)
     study, every_planned = read_plan_cells(results_dir)
-    every_result = [read_result(p) for p in result_files(results_dir)]
+    every_result = read_results(result_files(results_dir))
     results = [r for r in every_result if kind_of(r.cell) == TRAIN]
     planned = [c for c in every_planned if kind_of(c) == TRAIN]
     rows = {cell_key(row): row for row in map(result_row, results)}
@@ -172,6 +173,22 @@ def load(results_dir: Path) -> Loaded:
         epochs[column] = pd.to_numeric(epochs[column], errors="coerce")
     others = other_kinds(every_result, every_planned, registered)
     return Loaded(frame, epochs, study, others, envelopes(frame, others))
+
+
+class SkippedFile(UserWarning):
+    """A file named like a result that is no regular file (a FIFO): not read; the message names it."""
+
+
+def read_results(paths: list[Path]) -> list[Result]:
+    """Each result file; one that is no regular file is skipped with a SkippedFile warning
+    (never opened: a FIFO would block), a corrupt one raises ResultError."""
+    results = []
+    for path in paths:
+        try:
+            results.append(read_result(path))
+        except NotRegularFile as exc:
+            warnings.warn(str(exc), SkippedFile, stacklevel=2)
+    return results
 
 
 def other_kinds(results: list[Result], planned: list[dict[str, Any]], registered: dict[str, str]) -> tuple[KindCell, ...]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import stat
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -32,6 +33,11 @@ class Status(StrEnum):
 
 class ResultError(ValueError):
     """A result file that cannot be read; the message names the file."""
+
+
+class NotRegularFile(ResultError):
+    """A FIFO, socket, device or directory named like a result file: never opened (reading a
+    FIFO with no writer waits forever); its readers skip it with a warning."""
 
 
 @dataclass
@@ -146,6 +152,7 @@ def _floats_back(data: dict[str, Any], keys: Optional[tuple[str, ...]] = None) -
 
 def read_result(path: Path) -> Result:
     path = Path(path)
+    _check_regular(path)
     try:
         data = json.loads(path.read_text())
         version = data.get("schema_version") if isinstance(data, dict) else None
@@ -163,6 +170,20 @@ def read_result(path: Path) -> Result:
         raise ResultError(f"result file {path} holds the result of cell {result.cell_id} (copied or renamed?); "
                           f"move it aside and rerun `submit` to redo cell {path.stem}")
     return result
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def _check_regular(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # the read says why
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _SPECIAL if test(mode)), "special")
+        raise NotRegularFile(f"result file {path} is not a regular file ({what}); skipped it: move it aside")
 
 
 def _short(exc: BaseException) -> str:

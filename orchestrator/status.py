@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from jobs.layout import result_path
-from jobs.result import Result, ResultError, Status, read_result
+from jobs.result import NotRegularFile, Result, ResultError, Status, read_result
 from orchestrator import failures, recovery, registry
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import Plan
@@ -48,6 +48,7 @@ class Report:
     result_errors: list[str] = field(default_factory=list)  # unreadable result files
     in_flight: int = 0  # cells of an interrupted submit whose sbatch may still land
     unreadable: frozenset = frozenset()  # cells whose result file cannot be read
+    skipped_files: list[str] = field(default_factory=list)  # results that are no regular file (a FIFO): not read
 
     @property
     def errors(self) -> list[str]:
@@ -160,11 +161,13 @@ class Monitor:
         self.client = client or SlurmClient()
         self._results: dict[str, tuple[tuple[int, int], Result | ResultError]] = {}
         self.subs: dict[str, Submission] = {}  # each cell's current submission, as of the last refresh
+        self.skipped_files: list[str] = []  # why each result file that is no regular file was not read
 
     def read_results(self) -> dict[str, Result | ResultError]:
-        """Each planned cell's result file, or the error reading it (absent cells are left out);
-        a file is read again only when its size or mtime changed."""
+        """Each planned cell's result file, or the error reading it (absent cells and files that
+        are no regular file are left out); a file is read again only when its size or mtime changed."""
         out = {}
+        self.skipped_files = []
         for cell_id in self.plan.cell_ids:
             path = result_path(self.results_dir, cell_id)
             try:
@@ -179,6 +182,9 @@ class Monitor:
                 except ResultError as exc:
                     cached = (key, exc)
                 self._results[cell_id] = cached
+            if isinstance(cached[1], NotRegularFile):
+                self.skipped_files.append(str(cached[1]))
+                continue
             out[cell_id] = cached[1]
         return out
 
@@ -217,7 +223,7 @@ class Monitor:
                         skipped={c: r.why for c, r in state.skipped.items()}, now=now)
         unreadable = {cid: str(r) for cid, r in results.items() if isinstance(r, ResultError)}
         return Report(rows, snapshot.warning, state.errors, list(unreadable.values()), len(in_flight),
-                      frozenset(unreadable))
+                      frozenset(unreadable), self.skipped_files)
 
     def _record(self, records: list, locked: bool) -> None:
         if locked:

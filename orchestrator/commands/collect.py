@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 from rich.console import Console
 
-from orchestrator.commands.common import print_errors, results_dir_for
+from orchestrator.commands.common import print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
 
 
@@ -19,13 +20,20 @@ def register(verbs, common) -> None:
 
 
 def run(args, console: Console) -> int:
+    from collect.load import SkippedFile
     from collect.render import print_grids
     from collect.report import collect, write_report  # pandas: only for this verb
 
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
-    collected = collect(results_dir, Path(args.out) if args.out else None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SkippedFile)
+        collected = collect(results_dir, Path(args.out) if args.out else None)
+    for w in caught:  # pass on the others as they came
+        if not issubclass(w.category, SkippedFile):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    print_warnings([str(w.message) for w in caught if issubclass(w.category, SkippedFile)])
     report, report_error = write_report(collected) if args.report and not collected.unwritten else ((), "")
     errors = [e for e in (collected.unwritten, report_error) if e]  # the tables are shown all the same
     if args.json:

@@ -54,6 +54,13 @@ def add_interval(parser, what: str) -> None:
                         help=f"seconds between {what} (default: [cluster] poll_interval_s of the plan)")
 
 
+def print_warnings(warnings: list[str]) -> None:
+    """One `warning:` line for all of them (what was skipped, and why)."""
+    if warnings:
+        more = f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""
+        print(f"warning: {warnings[0]}{more}", file=sys.stderr)
+
+
 def print_errors(errors: list[str]) -> Optional[int]:
     """One `error:` line for all of them; returns 2 when there was any."""
     if not errors:

@@ -10,7 +10,7 @@ from rich.live import Live
 from rich.text import Text
 
 from orchestrator import display
-from orchestrator.commands.common import add_interval, interval_for, planned, print_errors
+from orchestrator.commands.common import add_interval, interval_for, planned, print_errors, print_warnings
 from orchestrator.states import CellState
 from orchestrator.status import Monitor
 
@@ -29,10 +29,12 @@ def run(args, console: Console) -> int:
     report = monitor.refresh()
     if args.json:
         print(json.dumps({"study": plan.study, "warning": report.warning, "errors": report.errors,
-                          "cells": [dataclasses.asdict(r) for r in report.rows]}, indent=1))
+                          "skipped_files": report.skipped_files, "cells": [dataclasses.asdict(r) for r in report.rows]},
+                         indent=1))
         return print_errors(report.errors) or 0
     if report.warning:
         console.print(Text.assemble(("warning:", "yellow"), f" {report.warning}"), soft_wrap=True)
+    print_warnings(report.skipped_files)
     if args.watch:
         with Live(display.status_table(plan.study, report.rows, console.width), console=console, auto_refresh=False) as live:
             while any(not r.state.is_terminal and r.state != CellState.NOT_SUBMITTED for r in report.rows):

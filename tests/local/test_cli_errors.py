@@ -34,7 +34,7 @@ def run_cli(capsys, *argv) -> tuple[int, str]:
     (lambda s: s.replace("gpus_per_node = 2\n", "gpus_per_node = 8\n", 1), "gpus_per_node = 8, but a node has 4"),
     (lambda s: s.replace("time_min = 10", "time_min = 10\npartition = \"; rm -rf ~\""), "holds characters SLURM names never use"),
     (lambda s: s + "\n[[grid]\n", "not valid TOML"),
-    (lambda s: s.replace('name = "tiny"', 'name = "tiny"\nkind = ["ptq"]'), "kind must be one of ['train', 'ptq'], got ['ptq']"),
+    (lambda s: s.replace('name = "tiny"', 'name = "tiny"\nkind = ["ptq"]'), "kind must be one of ['train', 'ptq'"),
     (lambda s: s.replace("batch_per_gpu = 16\n", ""), "grid[0]: batch_per_gpu is required"),
     (lambda s: s.replace('engine = "single"', 'engine = "single"\nlr = []'), "grid[0].lr is an empty list"),
     (lambda s: s.replace('engine = "single"', 'engine = "single"\nbatch_per_gpu = [128, 128]'),
