@@ -15,6 +15,7 @@ from typing import Optional
 import pandas as pd
 
 from collect import ptq_grids, ptq_rows, ptq_tables
+from collect.allreduce import grids as allreduce_grids, rows as allreduce_rows, tables as allreduce_tables
 from collect.load import Loaded
 from jobs.cell import TRAIN
 from collect.render import Grid
@@ -58,6 +59,21 @@ PTQ = KindTables(
 )
 
 
+def _allreduce_plots(built: Tables) -> Mapping[str, Optional[bytes]]:
+    from collect.allreduce import plots  # matplotlib: only for the report
+
+    return plots.build(built)
+
+
+ALLREDUCE = KindTables(
+    "allreduce", "All-reduce study", "the link's bandwidth as nccl-tests measures it (busbw vs message size)",
+    lambda loaded: allreduce_tables.build(allreduce_rows.allreduce_rows(loaded.of_kind("allreduce"))),
+    lambda loaded, built: allreduce_grids.build(built),
+    ("allreduce_sizes", "allreduce_marked", "allreduce_cells"), _allreduce_plots,
+    {"allreduce_marked": "allreduce_busbw_vs_size"},
+)
+
+
 @functools.cache
 def registry() -> dict[str, KindTables]:
     """Every kind collect has tables for, by name. The training tables' builders live in
@@ -70,7 +86,7 @@ def registry() -> dict[str, KindTables]:
         lambda loaded, built: report.build_grids(loaded.frame, built),
         report.TABLE_FILES, report.make_plots, report.PLOT_OF,
     )
-    return {TRAIN: train, PTQ.name: PTQ}
+    return {TRAIN: train, PTQ.name: PTQ, ALLREDUCE.name: ALLREDUCE}
 
 
 def present(loaded: Loaded) -> tuple[KindTables, ...]:

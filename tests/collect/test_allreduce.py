@@ -1,0 +1,200 @@
+"""The all-reduce study's tables from result files written by hand: medians over repeats, busbw,
+regimes and the two marked sizes worked by hand; a hostile findings block shown as an unreadable
+cell (never a traceback, never a number); exit codes through collect's CLI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from collect.allreduce import grids, rows, tables
+from collect.load import load
+from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
+from jobs.allreduce.result import AllreduceFindings, SizeTiming, bandwidth_gbps
+from jobs.result import Result, write_result
+from orchestrator.cli import main
+from orchestrator.plan import build_plan, write_plan
+from orchestrator.study import ClusterSpec, Study
+from tests.collect.factory import copy_of
+
+ONE_NODE = dict(gpus_per_node=4, min_bytes=8, max_bytes=32)  # sizes 8, 16, 32, the bucket, the gradient
+TWO_NODES = dict(nodes=2, gpus_per_node=2, min_bytes=8, max_bytes=32)
+# Seconds per size (us for the small ones; algbw in GB/s for the big ones: seconds = bytes / algbw / 1e9).
+# 4 GPUs, three repeats:   8 B: 10, 12, 14 us -> 12;  16 B: 20, 22, 30 -> 22;  32 B: 30, 30, 30 -> 30
+#                          bucket: algbw 8, 10, 12 -> busbw x 1.5 = 12, 15, 18 -> 15 (12-18)
+#                          gradient: algbw 10, 12, 11 -> busbw 15, 18, 16.5 -> 16.5 (15-18)
+#   gradient time: 44,695,848 B / (10, 12, 11) GB/s = 4,470, 3,725, 4,063 us -> 4,063 (3,725-4,470)
+#   peak 16.5; latency-bound: time <= 2 x 12 = 24 us: 8 B, 16 B; bandwidth-bound: busbw >= 13.2: both big ones
+# 2 nodes x 2 GPUs, one ok repeat: 8, 16, 32 B: 20 us each; bucket algbw 5 -> busbw 7.5; gradient algbw 6 -> 9
+#   peak 9; latency-bound: the three small ones (<= 40 us); bandwidth-bound (>= 7.2): both big ones
+SMALL = {0: (10e-6, 20e-6, 30e-6), 1: (12e-6, 22e-6, 30e-6), 2: (14e-6, 30e-6, 30e-6)}
+BIG = {0: (8.0, 10.0), 1: (10.0, 12.0), 2: (12.0, 11.0)}  # algbw at (bucket, gradient)
+
+
+def findings(cell: AllreduceCell, small: tuple[float, ...], big: tuple[float, float]) -> AllreduceFindings:
+    seconds = dict(zip((8, 16, 32), small, strict=True)) | {BUCKET: BUCKET / big[0] / 1e9, GRADIENT: GRADIENT / big[1] / 1e9}
+    sizes = tuple(SizeTiming(n, seconds[n], *bandwidth_gbps(n, seconds[n], cell.ranks)) for n in cell.sizes())
+    return AllreduceFindings(cell.ranks, cell.backend, cell.device, cell.warmup, cell.iters, sizes)
+
+
+def result(cell: AllreduceCell, status: str = "ok", found=None, error=None) -> Result:
+    env = {"gpu_model": "NVIDIA H200", "hostnames": ["n1", "n2"] if cell.nodes > 1 else ["n1"],
+           "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:01:00+00:00"}
+    return Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=status, env=env, error=error,
+                  allreduce=found.to_dict() if found is not None else None)
+
+
+def write_study(path: Path, results: list[Result], planned: tuple[AllreduceCell, ...] = ()) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        write_result(path, r)
+    cells = tuple(AllreduceCell.from_dict(r.cell) for r in results) + planned
+    write_plan(build_plan(Study("allreduce-by-hand", "", "data", ClusterSpec(), cells, ""), path, path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def study_dir(tmp_path_factory) -> Path:
+    one = [AllreduceCell(**ONE_NODE, repeat=r) for r in range(3)]
+    two = [AllreduceCell(**TWO_NODES, repeat=r) for r in range(3)]
+    results = [result(c, found=findings(c, SMALL[c.repeat], BIG[c.repeat])) for c in one]
+    results += [result(two[0], found=findings(two[0], (20e-6,) * 3, (5.0, 6.0))),
+                result(two[1], "failed", error="Traceback ...\nRuntimeError: NCCL error: unhandled system error")]
+    return write_study(tmp_path_factory.mktemp("allreduce"), results, planned=(two[2],))
+
+
+def built(results_dir: Path) -> dict[str, pd.DataFrame]:
+    return tables.build(rows.allreduce_rows(load(results_dir).of_kind("allreduce")))
+
+
+def at(table: pd.DataFrame, setup: str, nbytes: int):
+    return table[(table.setup == setup) & (table.bytes == nbytes)].iloc[0]
+
+
+def test_medians_busbw_and_regimes_by_hand(study_dir):
+    sizes = built(study_dir)["allreduce_sizes"]
+    assert list(dict.fromkeys(sizes.setup)) == ["4 GPUs, nccl", "2 nodes x 2 GPUs, nccl"]
+    one = sizes[sizes.setup == "4 GPUs, nccl"]
+    assert list(one.bytes) == [8, 16, 32, BUCKET, GRADIENT]
+    assert list(one.seconds[:3]) == pytest.approx([12e-6, 22e-6, 30e-6])
+    assert (one.seconds_min.iloc[0], one.seconds_max.iloc[0]) == pytest.approx((10e-6, 14e-6))
+    gradient = at(sizes, "4 GPUs, nccl", GRADIENT)
+    assert (gradient.busbw_gbps, gradient.busbw_gbps_min, gradient.busbw_gbps_max) == pytest.approx((16.5, 15, 18))
+    assert (gradient.algbw_gbps, gradient.repeats, gradient.peak_busbw_gbps) == (pytest.approx(11), 3, pytest.approx(16.5))
+    assert at(sizes, "4 GPUs, nccl", BUCKET).share_of_peak == pytest.approx(15 / 16.5)
+    assert list(one.latency_bound) == [True, True, False, False, False]
+    assert list(one.bandwidth_bound) == [False, False, False, True, True]
+    two = sizes[sizes.setup == "2 nodes x 2 GPUs, nccl"]
+    assert list(two.repeats) == [1] * 5 and list(two.busbw_gbps[3:]) == pytest.approx([7.5, 9.0])
+    assert list(two.latency_bound) == [True, True, True, False, False]
+    assert list(two.bandwidth_bound) == [False, False, False, True, True]
+
+
+def test_the_marked_sizes_per_setup(study_dir):
+    marked = built(study_dir)["allreduce_marked"]
+    assert list(zip(marked.setup, marked.what, marked.bytes, strict=True)) == [
+        ("4 GPUs, nccl", "ResNet-18 gradient", GRADIENT), ("4 GPUs, nccl", "DDP bucket", BUCKET),
+        ("2 nodes x 2 GPUs, nccl", "ResNet-18 gradient", GRADIENT), ("2 nodes x 2 GPUs, nccl", "DDP bucket", BUCKET)]
+    assert list(marked.busbw_gbps) == pytest.approx([16.5, 15.0, 9.0, 7.5])
+
+
+def test_the_cells_and_runs_keep_every_status(study_dir):
+    out = built(study_dir)
+    cells = out["allreduce_cells"]
+    assert list(zip(cells.setup, cells.repeat, cells.status, strict=True)) == [
+        ("4 GPUs, nccl", 0, "ok"), ("4 GPUs, nccl", 1, "ok"), ("4 GPUs, nccl", 2, "ok"),
+        ("2 nodes x 2 GPUs, nccl", 0, "ok"), ("2 nodes x 2 GPUs, nccl", 1, "failed"),
+        ("2 nodes x 2 GPUs, nccl", 2, "missing")]
+    assert cells.error.iloc[4] == "RuntimeError: NCCL error: unhandled system error"
+    runs = out["allreduce_runs"].set_index("setup")
+    assert runs.loc["2 nodes x 2 GPUs, nccl"].tolist() == [3, 1, "1 failed, 1 missing"]
+
+
+def test_regimes_are_the_docstrings_example():
+    """times 10, 12, 30 us and busbw 0.1, 5, 9 GB/s: latency-bound 10 and 12 (<= 20); peak 9; >= 7.2: the 9."""
+    table = pd.DataFrame({"setup": ["s"] * 3, "bytes": [8, 64, 512], "seconds": [10e-6, 12e-6, 30e-6],
+                          "busbw_gbps": [0.1, 5.0, 9.0]})
+    out = tables.regimes(table)
+    assert list(out.latency_bound) == [True, True, False] and list(out.bandwidth_bound) == [False, False, True]
+    assert list(out.share_of_peak) == pytest.approx([0.1 / 9, 5 / 9, 1.0])
+
+
+def test_the_sweep_grid_marks_the_regimes_and_names_the_marked_sizes(study_dir):
+    out = grids.build(built(study_dir))
+    assert [g.key for g in out] == ["allreduce_cells", "allreduce_marked", "allreduce_sweep_0", "allreduce_sweep_1"]
+    sweep = out[2]
+    assert sweep.title == "All-reduce vs message size: 4 GPUs, nccl"
+    assert [r[0] for r in sweep.rows] == ["8 B", "16 B", "32 B", "25 MiB (DDP bucket)", "42.6 MiB (ResNet-18 gradient)"]
+    assert [r[-1] for r in sweep.rows] == ["latency-bound", "latency-bound", "", "bandwidth-bound", "bandwidth-bound"]
+    assert sweep.rows[0][2] == "12 (10-14) *" and sweep.rows[4][4] == "16.5 (15-18) *" and sweep.rows[3][5] == "90%"
+    assert out[1].rows[0][:4] == ["4 GPUs, nccl", "42.6 MiB (ResNet-18 gradient)", "4,063 (3,725-4,470) *",
+                                  "16.5 (15-18) *"]
+    assert out[1].rows[0][5] == "16.5 at 42.6 MiB"
+
+
+def test_an_empty_study_says_there_is_no_result(tmp_path):
+    write_study(tmp_path, [], planned=(AllreduceCell(**ONE_NODE),))
+    out = grids.build(built(tmp_path))
+    assert out[1].empty.startswith("No all-reduce result yet: 0 of 1 cells ok (1 missing)")
+    assert [g.key for g in out] == ["allreduce_cells", "allreduce_marked"]
+
+
+def edit_block(results_dir: Path, change) -> Path:
+    """Change the findings of the 4-GPU repeat 0's result file."""
+    path = results_dir / f"{AllreduceCell(**ONE_NODE).cell_id}.json"
+    data = json.loads(path.read_text())
+    change(data["allreduce"])
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _world_size_8(block) -> None:
+    block["world_size"] = 8
+    for s in block["sizes"]:
+        s["algbw_gbps"], s["busbw_gbps"] = bandwidth_gbps(s["bytes"], s["seconds"], 8)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda b: b["sizes"][0].update(seconds="fast"), "allreduce.sizes[0].seconds must be a number, got 'fast'"),
+    (lambda b: b["sizes"][4].update(busbw_gbps=1e6), "allreduce.sizes[4].busbw_gbps = 1000000.0 disagrees"),
+    (lambda b: b.update(sizes=b["sizes"][:2]), "allreduce.sizes are not the sizes the cell asks"),
+    (_world_size_8, "allreduce.world_size = 8, but the cell asks 4"),
+    (lambda b: b.clear(), "allreduce: missing ['world_size'"),
+])
+def test_a_hostile_block_is_an_unreadable_cell_and_in_no_table(study_dir, tmp_path, capsys, change, words):
+    results = copy_of(study_dir, tmp_path)
+    path = edit_block(results, change)
+    out = built(results)
+    cell = out["allreduce_cells"].set_index("cell_id").loc[path.stem]
+    assert cell.status == "unreadable" and words in cell.error and f"{path.stem}.json" in cell.error
+    assert "rerun `submit`" in cell.error
+    one = out["allreduce_sizes"][out["allreduce_sizes"].setup == "4 GPUs, nccl"]
+    assert set(one.repeats) == {2}, "the hostile repeat is in no median"
+    assert main(["collect", "--results", str(results)]) == 0
+    printed = capsys.readouterr()
+    assert "unreadable" in printed.out and "Traceback" not in printed.out + printed.err
+
+
+def test_collect_cli_json_and_report(study_dir, tmp_path, capsys):
+    results = copy_of(study_dir, tmp_path)
+    assert main(["collect", "--results", str(results), "--json", "--report"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "written"}
+    row = next(r for r in out["allreduce_marked"] if r["setup"] == "4 GPUs, nccl" and r["what"] == "DDP bucket")
+    assert row["busbw_gbps"] == pytest.approx(15.0) and row["bandwidth_bound"] is True
+    for name in ("report.html", "report.md", "tables.md", "allreduce_sizes.csv", "plots/allreduce_busbw_vs_size.png"):
+        assert (results / name).is_file(), name
+    assert "All-reduce study" in (results / "report.html").read_text()
+
+
+def test_a_result_whose_cell_is_bad_is_an_error_naming_the_file(study_dir, tmp_path, capsys):
+    results = copy_of(study_dir, tmp_path)
+    path = results / f"{AllreduceCell(**ONE_NODE).cell_id}.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "cell": {**data["cell"], "factor": 3}}))
+    assert main(["collect", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: result file {path}") and "factor must be one of [2, 4]" in err
+    assert len(err.strip().splitlines()) == 1
