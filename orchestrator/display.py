@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Optional
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -63,8 +65,9 @@ GAP = 2  # spaces between columns
 def status_table(study: str, rows: list[CellStatus], width: int = 80) -> Table:
     """One line per cell within `width` columns: ids, labels and states are never wrapped or
     cut; job, elapsed and node are shown where some cell has one and they fit (node gives way
-    first); the detail takes what is left and ends in "…" when longer (status --json and `logs`
-    have it whole). Every text is shown as text, never as markup."""
+    first); the detail takes what is left and ends in "…" when longer (failure_notes shows a
+    failed cell's whole, status --json and `logs` every cell's). Every text is shown as text,
+    never as markup."""
     counts = Counter(r.state for r in rows)
     summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
     cells = [(r.cell_id, r.label, r.state, r.job_id, _elapsed(r.elapsed_s), r.node) for r in rows]
@@ -83,3 +86,36 @@ def status_table(study: str, rows: list[CellStatus], width: int = 80) -> Table:
         styled = [Text(texts[i], style=STATE_STYLE.get(r.state, "") if i == 2 else "") for i in shown]
         table.add_row(*styled, Text(r.detail))
     return table
+
+
+MAX_REASONS = 10  # distinct failure reasons listed below the status table; --json has every cell's
+MAX_NAMED = 3  # cells named per reason
+
+
+def failure_notes(rows: list[CellStatus]) -> Optional[Text]:
+    """Why the cells that ended without an answer (failed, timeout, cancelled) ended, whole and
+    wrapped (the table cuts it to one line): one paragraph per distinct reason, naming its
+    cells, at most MAX_REASONS of them, so that 100,000 cells failing alike take one."""
+    by_reason: dict[str, list[CellStatus]] = {}
+    for r in rows:
+        if r.state.is_retryable and r.detail:
+            by_reason.setdefault(r.detail, []).append(r)
+    if not by_reason:
+        return None
+    notes = Text()
+    for reason, alike in list(by_reason.items())[:MAX_REASONS]:
+        named = ", ".join(r.cell_id for r in alike[:MAX_NAMED])
+        more = f" and {len(alike) - MAX_NAMED} more" if len(alike) > MAX_NAMED else ""
+        states = "/".join(dict.fromkeys(r.state.value for r in alike))
+        notes.append(f"\n{named}{more} ({states}): ", style=STATE_STYLE[alike[0].state])
+        notes.append(reason)
+    if len(by_reason) > MAX_REASONS:
+        notes.append(f"\n({len(by_reason) - MAX_REASONS} more reasons: `status --json` has every cell's, "
+                     "`logs CELL` its output)")
+    return notes
+
+
+def status_view(study: str, rows: list[CellStatus], width: int = 80) -> Group:
+    """The status table, then the failed cells' whole reasons below it."""
+    notes = failure_notes(rows)
+    return Group(status_table(study, rows, width), *([notes] if notes else []))

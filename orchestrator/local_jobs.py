@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Optional
 
 from orchestrator.registry import Submission
 from orchestrator.slurm_client import JobState
@@ -36,5 +37,19 @@ def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobSta
         else:
             started = dt.datetime.fromisoformat(sub.submitted_at)
             alive = pid_alive(int(sub.job_id), LOCAL_JOB_MARKER)
-            jobs[key] = JobState(key, "RUNNING" if alive else "ENDED", (now - started).total_seconds(), "localhost")
+            end = now if alive else last_write(sub)
+            elapsed = (end - started).total_seconds() if end else None
+            jobs[key] = JobState(key, "RUNNING" if alive else "ENDED", elapsed, "localhost")
     return jobs
+
+
+def last_write(sub: Submission) -> Optional[dt.datetime]:
+    """When an ended local job last wrote its logs: its end, as near as this machine recorded it
+    (measured to now, an ended job's time would grow on every refresh)."""
+    times = []
+    for log in filter(None, (sub.log_err, sub.log_out)):
+        try:
+            times.append(Path(log).stat().st_mtime)
+        except OSError:
+            continue
+    return dt.datetime.fromtimestamp(max(times), dt.UTC) if times else None

@@ -144,8 +144,9 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
             state, detail = CellState.QUEUED, "an interrupted submit's sbatch may still land; checking again shortly"
         elapsed = job.elapsed_s if job else None
         node = job.node if job else ""
-        if isinstance(result, Result) and state.is_final:
-            elapsed = _run_seconds(result)
+        if isinstance(result, Result) and not state.is_live:  # the run's own start and end: a stopped clock
+            run_s = _run_seconds(result)
+            elapsed = run_s if run_s is not None or state.is_final else elapsed
             node = node or ",".join(result.env.get("nodes") or [])
         rows.append(CellStatus(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
                                job.state if job else ""))

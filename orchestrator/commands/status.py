@@ -36,11 +36,11 @@ def run(args, console: Console) -> int:
         console.print(Text.assemble(("warning:", "yellow"), f" {report.warning}"), soft_wrap=True)
     print_warnings(report.skipped_files)
     if args.watch:
-        with Live(display.status_table(plan.study, report.rows, console.width), console=console, auto_refresh=False) as live:
+        with Live(display.status_view(plan.study, report.rows, console.width), console=console, auto_refresh=False) as live:
             while any(not r.state.is_terminal and r.state != CellState.NOT_SUBMITTED for r in report.rows):
                 time.sleep(interval_for(args, plan))
                 report = monitor.refresh()
-                live.update(display.status_table(plan.study, report.rows, console.width), refresh=True)
+                live.update(display.status_view(plan.study, report.rows, console.width), refresh=True)
     else:
-        console.print(display.status_table(plan.study, report.rows, console.width))
+        console.print(display.status_view(plan.study, report.rows, console.width))
     return print_errors(report.errors) or 0

@@ -50,3 +50,26 @@ def test_columns_no_cell_has_are_left_out():
     lines = render(display.status_table("hw5", rows()[1:], 80))
     assert lines[1].split() == ["cell", "label", "state", "detail"]
     assert "needs 2 GPUs, this machine has 1" in lines[3]
+
+
+def text_of(lines: list[str]) -> str:
+    return "".join("".join(lines).split())  # wrapped lines joined, whitespace aside
+
+
+def test_a_failed_cells_whole_reason_is_below_the_table_at_80_columns_as_text():
+    lines = render(display.status_view("hw5", rows(), 80))
+    assert all(len(line) <= 80 for line in lines)
+    table_end = max(i for i, line in enumerate(lines) if "fedcba987654" in line)
+    below = lines[table_end + 1:]
+    assert "".join(GLOO.split()) in text_of(below), below  # whole, brackets and all (no markup)
+    assert "83bbb0ab9e5f" in text_of(below) and "fedcba987654" not in text_of(below)  # only cells that failed
+
+
+def test_many_cells_failing_alike_share_one_reason_and_the_list_is_bounded():
+    many = [CellStatus(f"{i:012x}", "single-1g-b32-e2", "failed", detail=f"RuntimeError: cause {i % 30} " + "x" * 80)
+            for i in range(3000)]
+    lines = render(display.status_view("big", many, 80))
+    below = lines[len(many) + 2:]  # after the title, the header and a line per cell
+    assert len(below) < 60, below
+    assert "RuntimeError:cause0x" in text_of(below) and "and 97 more" in "\n".join(below)
+    assert "20 more reasons: `status --json`" in "\n".join(below)

@@ -1,9 +1,13 @@
 """orchestrator.status: each cell's state from its submission, its result and the scheduler's word."""
 from __future__ import annotations
 
+import datetime as dt
+import os
+
 import pytest
 
 from jobs.result import Result, ResultError, Timed, write_result
+from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import build_plan
 from orchestrator.registry import Submission
 from orchestrator.slurm_client import JobState, Snapshot
@@ -161,3 +165,23 @@ def test_a_cancelled_local_job_reads_cancelled():
     ended = JobState("5555", "ENDED", 3.0, "localhost")
     assert cell_state(LOCAL_JOB, None, ended, cancelled=True)[0] == "cancelled"
     assert cell_state(LOCAL_JOB, None, ended)[0] == "failed"
+
+
+def test_a_failed_local_cell_stops_its_clock_at_its_end(tmp_path):
+    """Measured to now, a failed cell's elapsed time grew on every refresh."""
+    plan = build_plan(load_study("quick"), tmp_path, tmp_path)
+    with_result, without = plan.cells[:2]
+    env = {"started_at": "2025-01-01T10:00:05+00:00", "ended_at": "2025-01-01T10:01:05+00:00"}
+    write_result(tmp_path, Result(with_result.cell_id, with_result.to_dict(), "failed", env=env, error="ValueError: x"))
+    log = tmp_path / "without.err"
+    log.write_text("Traceback\nRuntimeError: boom\n")
+    start = dt.datetime(2025, 1, 1, 10, 0, tzinfo=dt.UTC)
+    os.utime(log, (start.timestamp() + 90, start.timestamp() + 90))  # its last words, 90 s in
+    subs = {c.cell_id: Submission(c.cell_id, "local", "999999999", "a", start.isoformat(), log_err=str(log))
+            for c in (with_result, without)}
+    for hours in (1, 5):  # refreshed much later: the same figures
+        now = start + dt.timedelta(hours=hours)
+        snapshot = Snapshot(local_snapshot(list(subs.values()), now))
+        rows = {r.cell_id: r for r in statuses(plan, subs, Monitor(plan).read_results(), snapshot, now=now)}
+        assert rows[with_result.cell_id].state == "failed" and rows[with_result.cell_id].elapsed_s == 60.0
+        assert rows[without.cell_id].state == "failed" and rows[without.cell_id].elapsed_s == 90.0
