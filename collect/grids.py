@@ -10,7 +10,7 @@ import pandas as pd
 
 from collect import formulas as f
 from collect.render import Grid, number, percent, seconds
-from collect.tables import CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH
+from collect.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
 
 STATUS_TEXT = {"oom": "OOM", "failed": "failed", "timeout": "timeout", "missing": "missing",
                "pending": "pending", "skipped": "skipped", "not in study": "not in study"}
@@ -65,7 +65,24 @@ def repeats_text(table: pd.DataFrame) -> str:
     if not counts:
         return "no finished run yet"
     span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    return f"{span} per configuration" + (" (median (min-max) shown)" if counts[-1] > 1 else "")
+    return f"{span} per configuration" + (" (median (min-max) shown)" + seeding_text(table) if counts[-1] > 1 else "")
+
+
+def seeding_text(table: pd.DataFrame) -> str:
+    """How the repeats behind a spread were seeded: each from its own run_seed, or, for results
+    written before repeats were seeded, all from the cell's seed (the same run, so no spread to speak of)."""
+    spread = table[table.seeding.isin([INDEPENDENT, SHARED])]
+    shared = int((spread.seeding == SHARED).sum())
+    if not shared:
+        return ", seeded independently (run_seed)"
+    which = "the repeats" if shared == len(spread) else f"the repeats of {shared} of {len(spread)} configurations"
+    return (f"; {which} trained from one seed (results written before repeats were seeded): their spread is not "
+            "that of independent runs")
+
+
+def repeats_cell(row) -> str:
+    """The ok repeats, "3 (one seed)" where they are not independent runs."""
+    return f"{row.repeats} (one seed)" if row.seeding == SHARED else str(row.repeats)
 
 
 def caption(table: pd.DataFrame, units: str, timed: str) -> str:
@@ -104,7 +121,7 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
             rows.append([name, status_text(r.status)] + [""] * 4 + [str(r.runs)])
             continue
         rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s),
-                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), str(r.repeats)])
+                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), repeats_cell(r)])
     return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
                 header, rows,
                 ["train time = the steps' copies to the GPU, forward, backward and update, timed on the GPU (CUDA "
@@ -282,7 +299,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
         line.append(ranged(r, "test_accuracy", lambda v: percent(v, 2)) if recorded else "not recorded")
         line.append(ranged(r, "time_to_train_s"))
         line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
-        line += [f"{int(r.evaluated_images):,}" if recorded else "-", str(r.repeats)]
+        line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
         rows.append(line)
     ok = table[table.status == "ok"]
     note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY

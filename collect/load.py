@@ -33,7 +33,7 @@ EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_e
               "test_loss", "test_accuracy", "test_images", "eval_s")  # test_*, eval_s: NaN in results before them
 COMM_KEYS = ("grad_bytes", "allreduce_s", "algbw_gbps", "busbw_gbps", "backend")
 RESULT_COLUMNS = (
-    ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "hosts", "started_at", "ended_at"]
+    ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "run_seed", "hosts", "started_at", "ended_at"]
     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["gpu_model"]
     + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS]
 )
@@ -41,7 +41,8 @@ COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
 EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
 ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at", "ended_at", "gpu_model"]
                     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["comm_backend"])
-NUMERIC_COLUMNS = ["peak_mem_gib"] + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS if k != "backend"]
+NUMERIC_COLUMNS = (["peak_mem_gib", "run_seed"] + [f"timed_{k}" for k in EPOCH_KEYS]
+                   + [f"comm_{k}" for k in COMM_KEYS if k != "backend"])
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def envelope_row(result: Result) -> dict[str, Any]:
 def result_row(result: Result) -> dict[str, Any]:
     """The flat row of one result: its cell's fields, status, environment, timed epoch, comm."""
     row = {**CELL_DEFAULTS, **result.cell}  # a result written before a field was added has its default
-    row.update(envelope_row(result), peak_mem_gib=result.peak_mem_gib)
+    row.update(envelope_row(result), peak_mem_gib=result.peak_mem_gib, run_seed=result.run_seed)  # None: an old result
     row.pop("kind")
     if result.timed is not None and 0 < result.timed.epoch <= len(result.epochs):
         timed = result.epochs[result.timed.epoch - 1]

@@ -22,7 +22,8 @@ Q4_EPOCH = 5
 Q4_BASELINE_BATCH = 128
 SCALING_VALUES = ["timed_epoch_s", "timed_train_s", "timed_data_wait_s", "timed_h2d_s", "timed_compute_s",
                   "timed_comm_exposed_s", "comm_grad_bytes", "comm_busbw_gbps", "peak_mem_gib"]
-TABLE_EXTRA = ["status", "repeats", "runs", "gpu_model", "error", "gpus", "global_batch"]
+TABLE_EXTRA = ["status", "repeats", "seeding", "runs", "gpu_model", "error", "gpus", "global_batch"]
+INDEPENDENT, SHARED = "independent", "shared"  # how a configuration's ok repeats were seeded (repeat_seeding)
 
 
 def plain(frame: pd.DataFrame) -> pd.Series:
@@ -48,11 +49,21 @@ def timing_cells(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[plain(frame) & (frame.epochs == protocol[0]) & (frame.timed_epoch == protocol[1])]
 
 
+def repeat_seeding(ok: pd.DataFrame) -> pd.Series:
+    """Per configuration, how its ok repeats were seeded: INDEPENDENT when each trained from a
+    seed of its own, SHARED when two trained from one (the same run twice), "" with one repeat.
+    A result without run_seed was written before repeats were seeded: it trained with the cell's seed."""
+    trained = ok.assign(_trained=ok.run_seed.fillna(ok.seed)).groupby(CONFIG, dropna=False)._trained
+    seeds, runs = trained.nunique(), trained.size()
+    seeding = pd.Series(INDEPENDENT, index=runs.index).where(seeds == runs, SHARED).where(runs >= 2, "")
+    return seeding.rename("seeding")
+
+
 def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per configuration: the median of each value over its ok repeats; its status is
     the best of its repeats (ok > oom > timeout > failed > pending > missing); repeats = ok
-    runs, runs = all cells. Each value in `ranged` also gets its spread over the ok repeats:
-    `<value>_min` and `<value>_max`."""
+    runs, runs = all cells; seeding = how the ok repeats were seeded (repeat_seeding). Each value
+    in `ranged` also gets its spread over the ok repeats: `<value>_min` and `<value>_max`."""
     spread = [f"{v}_{end}" for v in ranged for end in ("min", "max")]
     columns = CONFIG + TABLE_EXTRA + values + spread
     if cells.empty:
@@ -62,10 +73,11 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     best = best[CONFIG + ["status", "gpu_model", "error", "gpus", "global_batch"]]
     ok = cells[cells.status == "ok"].groupby(CONFIG, dropna=False)
     stats = [ok[values].median(), ok[list(ranged)].min().add_suffix("_min"), ok[list(ranged)].max().add_suffix("_max"),
-             ok.size().rename("repeats")]
+             ok.size().rename("repeats"), repeat_seeding(cells[cells.status == "ok"])]
     table = best.merge(pd.concat(stats, axis=1).reset_index(), on=CONFIG, how="left")
     table = table.merge(cells.groupby(CONFIG, dropna=False).size().rename("runs").reset_index(), on=CONFIG)
     table["repeats"] = table.repeats.fillna(0).astype(int)
+    table["seeding"] = table.seeding.fillna("")
     return table[columns]
 
 

@@ -32,15 +32,17 @@ def result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: float = 
            busbw_gbps: Optional[float] = None, grad_bytes: int = 44_695_848,
            losses: Optional[Sequence[float]] = None, accuracies: Optional[Sequence[float]] = None,
            lrs: Optional[Sequence[float]] = None, gpu_model: str = GPU, error: Optional[str] = None,
-           test_accuracies: Optional[Sequence[float]] = None) -> Result:
+           test_accuracies: Optional[Sequence[float]] = None, seeded: bool = True) -> Result:
     """A result of `c`: its timed epoch takes epoch_s (train_s without data wait); other epochs
     take 1.5x (warm-up). comm is filled when busbw_gbps is given. With test_accuracies, each epoch
     has them over c.test_images images, test loss 2 x (1 - accuracy), 1 s of evaluation; without,
-    none (as a result written before the job evaluated the test set)."""
+    none (as a result written before the job evaluated the test set). Not `seeded`: no run_seed, as a
+    result written before repeats were seeded (every repeat trained with the cell's seed)."""
     env = {"gpu_model": gpu_model, "gpus_visible": c.gpus_per_node, "driver": "550.54", "torch": "2.5.1",
            "cuda": "12.4", "cudnn": 90100, "nccl": "2.21.5", "python": "3.11.7", "hostnames": ["node1"],
            "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:05:00+00:00"}
-    out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=status, env=env, error=error)
+    out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=status, env=env, error=error,
+                 run_seed=c.run_seed if seeded else None)
     if status != "ok":
         out.error = error or f"{status}: by hand"
         return out

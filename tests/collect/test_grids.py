@@ -28,7 +28,21 @@ def test_every_table_states_units_timed_epoch_gpu_and_repeats(grids):
     for key in ("q1", "table1", "strong", "table2", "table3"):
         assert "Timed: epoch 2 of 2" in grids[key].caption
     assert "Timed: epoch 5" in grids["q4"].caption
-    assert "Repeats: 1-3 per configuration (median (min-max) shown)" in grids["q1"].caption
+    assert "Repeats: 1-3 per configuration (median (min-max) shown), seeded independently (run_seed)." \
+        in grids["q1"].caption
+
+
+def test_timing_tables_say_when_old_repeats_share_one_seed(tmp_path):
+    """Results from before repeats were seeded (no run_seed) trained every repeat with the cell's seed."""
+    runs = [result(cell("single", 128, repeat=i), epoch_s=e, train_s=t, seeded=False)
+            for i, (e, t) in enumerate([(20.0, 16.0), (22.0, 17.0), (30.0, 25.0)])]
+    runs += [result(cell("ddp", 128, 2, repeat=i), epoch_s=12.0, train_s=10.0) for i in range(2)]
+    grids = {g.key: g for g in collect(write_dir(tmp_path, runs)).grids}
+    old = " trained from one seed (results written before repeats were seeded): their spread is not that of independent runs."
+    assert "(median (min-max) shown); the repeats" + old in grids["q1"].caption  # its one configuration
+    assert "the repeats of 1 of 2 configurations" + old in grids["table1"].caption
+    assert "seeded independently (run_seed)." in grids["table2"].caption  # its rows: DDP's, seeded each
+    assert grids["q1"].rows[0][-1] == "3 (one seed)"
 
 
 def test_q1_grid_shows_oom_and_pending(grids):

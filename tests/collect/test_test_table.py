@@ -125,3 +125,48 @@ def test_q4_curves_carry_test_accuracy_per_epoch(mixed_dir):
 def test_scaled_lr_by_hand(lr, batch, ref, rule, expected):
     value = f.scaled_lr(lr, batch, ref, rule)
     assert (math.isnan(value) and math.isnan(expected)) or value == pytest.approx(expected)
+
+
+def test_the_caption_says_repeats_were_seeded_independently(lab):
+    """The lab's results record each repeat's run_seed, each its own: their spread is that of independent runs."""
+    table = tables.accuracy_table(lab.frame, lab.epochs)
+    assert by(table, engine="single", lr_scaling="linear").seeding == "independent"
+    assert by(table, engine="ddp", gpus=2).seeding == ""  # one run: no spread to speak of
+    grid = grids.accuracy_grid(table)
+    assert "Repeats: 1-3 per configuration (median (min-max) shown), seeded independently (run_seed)." in grid.caption
+    assert grid.rows[1][-1] == "3"
+
+
+def test_old_repeats_that_share_one_seed_collect_and_the_tables_say_their_spread_is_not_independent(tmp_path):
+    """Results written before repeats were seeded have no run_seed: every repeat trained with the
+    cell's seed. They still collect; their row and the caption say so."""
+    old = [result(cell("single", 128, repeat=i, **LIN), epoch_s=e, test_accuracies=[0.3, acc], seeded=False)
+           for i, (e, acc) in enumerate([(20.0, 0.60), (22.0, 0.62), (30.0, 0.70)])]
+    new = [result(cell("ddp", 128, 2, repeat=i, **LIN), epoch_s=12.0, test_accuracies=[0.3, acc])
+           for i, acc in enumerate([0.58, 0.56])]
+    results = write_dir(tmp_path, old + new)
+    for run in old:  # as written then: no run_seed key at all
+        path = result_path(results, run.cell_id)
+        data = json.loads(path.read_text())
+        del data["run_seed"]
+        path.write_text(json.dumps(data))
+    loaded = load(results)
+    table = tables.accuracy_table(loaded.frame, loaded.epochs)
+    one, two = by(table, engine="single"), by(table, engine="ddp")
+    assert (one.seeding, one.repeats, one.test_accuracy) == ("shared", 3, 0.62)
+    assert two.seeding == "independent"
+    grid = grids.accuracy_grid(table)
+    assert ("the repeats of 1 of 2 configurations trained from one seed (results written before repeats were "
+            "seeded): their spread is not that of independent runs.") in grid.caption
+    assert [row[-1] for row in grid.rows] == ["3 (one seed)", "2"]
+    collect(results)
+    assert "not that of independent runs" in (results / "tables.md").read_text()
+
+
+def test_an_old_repeat_beside_a_new_one_of_the_same_seed_is_the_same_run(tmp_path):
+    """Repeat 0 still trains with the cell's seed, as every old repeat did: an old repeat 1 beside a
+    new repeat 0 is the same run twice."""
+    runs = [result(cell("single", 128), epoch_s=20.0), result(cell("single", 128, repeat=1), epoch_s=21.0, seeded=False),
+            result(cell("single", 128, repeat=2), epoch_s=22.0)]
+    loaded = load(write_dir(tmp_path, runs))
+    assert by(tables.accuracy_table(loaded.frame, loaded.epochs), engine="single").seeding == "shared"
