@@ -67,13 +67,16 @@ def _text(value: Any) -> str:
 
 
 def ptq_rows(cells: tuple[KindCell, ...]) -> PTQRows:
-    """Every ptq cell's rows; an ok result whose findings do not read raises ResultError naming it."""
+    """Every ptq cell's rows; an ok result without findings raises ResultError naming it (their types
+    and ranges were checked when the file was read: jobs.ptq_result.PTQFindings)."""
     names = setups(cells)
     out: dict[str, list[dict[str, Any]]] = {k: [] for k in ("cells", "variants", "scales", "weights", "activations")}
     for c in cells:
         base = dict(cell_id=c.cell_id, setup=names[c.cell_id], training_seed=_seed(c.cell))
         ptq = c.result.ptq if c.result is not None else None
         try:
+            if c.status == "ok" and ptq is None:
+                raise ValueError("an ok result without them")
             out["cells"].append(_cell_row(c, base, ptq))
             if c.status == "ok" and ptq is not None:
                 _outcome_rows(out, base, ptq["outcome"])

@@ -25,9 +25,9 @@ from jobs.lenet import LAYERS, Net, resident
 from jobs.ptq_config import PTQConfig, QuantSpec
 from jobs.ptq_int import compare_with_simulation
 from jobs.ptq_profile import ACTIVATIONS, ActivationProfile, activation_ranges, calibration_indices, profile_activations
-from jobs.ptq_result import IntegerAgreement, IntegerCheck, LayerScales, PTQOutcome, VariantResult
+from jobs.ptq_result import ActivationLayerStats, IntegerAgreement, IntegerCheck, LayerScales, PTQOutcome, VariantResult
 from jobs.ptq_sim import QuantPlan, SimulatedNet
-from jobs.ptq_stats import ActivationLayerStats, tensor_stats, weight_layer_stats
+from jobs.ptq_stats import tensor_stats, weight_layer_stats
 from jobs.quant import QuantizedWeight, quantize_weight, scale_for
 
 DataSet = Union[object, tuple[torch.Tensor, torch.Tensor]]  # a torchvision CIFAR10, or (normalised images, labels)

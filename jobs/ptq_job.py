@@ -6,9 +6,7 @@ their quantization axes, and a rerun after a failure, train nothing again.
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,29 +18,10 @@ from jobs.layout import net_path
 from jobs.lenet_train import TrainSettings, train
 from jobs.ptq import run_ptq
 from jobs.ptq_cell import PTQCell
+from jobs.ptq_result import PTQFindings, TrainedNet
 from jobs.result import Result, Status, read_good_result, write_result
 
 MODELS = (("Net", False), ("NetWithBias", True))
-
-
-@dataclass(frozen=True)
-class TrainedNet:
-    model: str  # Net or NetWithBias
-    training_id: str
-    reused: bool  # loaded from nets/, trained by an earlier cell or run
-    train_s: float  # when it was trained (the device synchronised at both ends)
-    epoch_losses: list[float]
-    cuda_graph: bool
-    device: str
-
-
-@dataclass(frozen=True)
-class PTQFindings:
-    training: tuple[TrainedNet, ...]
-    outcome: dict[str, Any]  # jobs.ptq_result.PTQOutcome.to_dict()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"training": [dataclasses.asdict(t) for t in self.training], "outcome": self.outcome}
 
 
 def pick_device(cell: PTQCell) -> torch.device:
@@ -65,7 +44,7 @@ def trained(cell: PTQCell, with_bias: bool, images: torch.Tensor, labels: torch.
     settings = TrainSettings(epochs=cell.epochs, batch_size=cell.batch_size, lr=cell.lr, momentum=cell.momentum,
                              seed=cell.training_seed)
     report = train(net, images, labels, settings)
-    facts: dict[str, Any] = dict(train_s=report.train_s, epoch_losses=list(report.epoch_losses),
+    facts: dict[str, Any] = dict(train_s=report.train_s, epoch_losses=tuple(report.epoch_losses),
                                  cuda_graph=report.cuda_graph, device=images.device.type)
     checkpoint.save(path, {"state": net.state_dict(), "report": facts})
     return net, TrainedNet(name, training_id, False, **facts)
@@ -95,7 +74,7 @@ def quantize(cell: PTQCell, device: torch.device, data_dir: Path, out_dir: Path)
     test = lenet.resident(test_set, device, limit=cell.test_images)
     nets, facts = zip(*(trained(cell, with_bias, images, labels, out_dir) for _, with_bias in MODELS), strict=True)
     outcome = run_ptq(nets[0], nets[1], (images, labels), test, cell.config(), device)
-    return PTQFindings(tuple(facts), outcome.to_dict())
+    return PTQFindings(tuple(facts), outcome)
 
 
 def run(cell: PTQCell, out_dir: Path, data_dir: Path) -> str:

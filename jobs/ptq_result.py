@@ -1,18 +1,62 @@
-"""What a PTQ run found, as typed, JSON-friendly dataclasses (PTQOutcome.to_dict / from_dict).
+"""What a PTQ run found, as typed, JSON-friendly dataclasses: a result file's "ptq" block is
+PTQFindings.to_dict(), and PTQFindings.from_dict reads it back (PTQOutcome likewise).
 
 Every field is a number, a string, a bool, None, a tuple or another of these dataclasses, so
-to_dict gives plain JSON data and from_dict rebuilds the same objects (tuples for lists).
+to_dict gives plain JSON data and from_dict rebuilds the same objects (tuples for lists),
+checking every field's type and range on the way: a file edited by hand or cut up is refused
+naming the field, and never reaches a table as a wrong number. No torch: collect reads these.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
+import reprlib
+import types
 import typing
 from dataclasses import dataclass
 from typing import Any, Optional
 from collections.abc import Mapping
 
+from jobs.atomic import NON_FINITE
 from jobs.ptq_config import PTQConfig, QuantSpec
-from jobs.ptq_stats import ActivationLayerStats, WeightLayerStats
+
+
+@dataclass(frozen=True)
+class Histogram:
+    edges: tuple[float, ...]  # bins + 1 edges, equal bins from min to max
+    counts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TensorStats:
+    name: str
+    values: int
+    min: float
+    max: float
+    mean: float
+    std: float  # population std
+    sigma3_low: float  # mean - 3 std
+    sigma3_high: float  # mean + 3 std
+    histogram: Histogram
+
+
+@dataclass(frozen=True)
+class WeightLayerStats:
+    stats: TensorStats
+    bits: int
+    range: float  # the clipping range the notebook spec chose (per-tensor)
+    scale: float  # n_w = qmax / range
+    kl_divergence: float  # between the weights' and the dequantized weights' histograms (quant.kl_divergence)
+
+
+@dataclass(frozen=True)
+class ActivationLayerStats:
+    stats: TensorStats
+    bits: Optional[int]
+    range: Optional[float]  # the clipping range the notebook spec chose
+    scale: Optional[float]  # qmax / range: C_k, the scale the layer's integers carry
+
+
 
 
 @dataclass(frozen=True)
@@ -91,7 +135,34 @@ class PTQOutcome:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PTQOutcome:
-        return _build(cls, data)
+        return _build(cls, data, "outcome", "outcome")
+
+
+@dataclass(frozen=True)
+class TrainedNet:
+    model: str  # Net or NetWithBias
+    training_id: str
+    reused: bool  # loaded from nets/, trained by an earlier cell or run
+    train_s: float  # when it was trained (the device synchronised at both ends)
+    epoch_losses: tuple[float, ...]
+    cuda_graph: bool
+    device: str
+
+
+@dataclass(frozen=True)
+class PTQFindings:
+    """A PTQ result's "ptq" block: the two trained networks and what quantizing them found."""
+
+    training: tuple[TrainedNet, ...]
+    outcome: PTQOutcome
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> PTQFindings:
+        """Raises TypeError or ValueError naming the field ("ptq.outcome.variants[2].accuracy ...")."""
+        return _build(cls, data, "ptq", "ptq")
 
 
 def _plain(value: Any) -> Any:
@@ -104,18 +175,73 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _build(tp: Any, value: Any) -> Any:
-    """Rebuild `value` (plain JSON data) as type `tp`."""
-    if value is None:
-        return None
+MAX_COUNT = 2**53  # every count a run makes is below it, and JSON readers hold it exactly
+BOUNDS = {"accuracy": (0.0, 1.0), "delta_accuracy": (-1.0, 1.0)}  # fractions of the test set
+CHOICES = {"role": ("notebook", "sweep"), "model": ("Net", "NetWithBias")}
+
+
+def _build(tp: Any, value: Any, where: str, name: str) -> Any:
+    """`value` (plain JSON data) as type `tp`, its type and range checked; `where` names it in an
+    error, `name` is its field's name (the element of a list has its list's)."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is typing.Union:  # Optional[X]
-        return _build(next(a for a in args if a is not type(None)), value)
+    if origin in (typing.Union, types.UnionType):  # Optional[X]
+        return None if value is None else _build(next(a for a in args if a is not type(None)), value, where, name)
     if origin is tuple:
-        return tuple(_build(args[0], v) for v in value)
-    if tp is PTQConfig:
-        return PTQConfig.from_dict(value)
+        if not isinstance(value, list):
+            raise TypeError(f"{where} must be a list, got {reprlib.repr(value)}")
+        return tuple(_build(args[0], v, f"{where}[{i}]", name) for i, v in enumerate(value))
     if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        return typing.cast(Any, tp)(**{f.name: _build(hints[f.name], value[f.name]) for f in dataclasses.fields(tp)})
-    return value
+        return _record(tp, value, where)
+    return _scalar(tp, value, where, name)
+
+
+def _record(tp: Any, value: Any, where: str) -> Any:
+    if not isinstance(value, dict):
+        raise TypeError(f"{where} must be an object, got {reprlib.repr(value)}")
+    fields = {f.name: f for f in dataclasses.fields(tp)}
+    unknown = sorted(set(value) - set(fields))
+    if unknown:
+        raise ValueError(f"{where} has unknown key(s) {unknown}")
+    hints, kwargs = typing.get_type_hints(tp), {}
+    for name, f in fields.items():
+        if name in value:
+            kwargs[name] = _build(hints[name], value[name], f"{where}.{name}", name)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ValueError(f"{where}.{name} is missing")
+    try:
+        return tp(**kwargs)
+    except ValueError as exc:  # the dataclass's own checks (a QuantSpec's choices)
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _scalar(tp: Any, value: Any, where: str, name: str) -> Any:
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise TypeError(f"{where} must be true or false, got {reprlib.repr(value)}")
+        return value
+    if tp is str:
+        if not isinstance(value, str) or value not in CHOICES.get(name, (value,)):
+            raise TypeError(f"{where} must be " + (f"one of {CHOICES[name]}" if name in CHOICES else "a string")
+                            + f", got {reprlib.repr(value)}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+            raise ValueError(f"{where} must be a whole number in 0 .. 2**53, got {reprlib.repr(value)}")
+        return value
+    if tp is float:
+        return _number(value, where, name)
+    raise TypeError(f"{where}: no reader for {tp!r}")
+
+
+def _number(value: Any, where: str, name: str) -> float:
+    """A number (strict JSON's "NaN" and "Infinity" strings too); a fraction within its bounds and
+    seconds (`*_s`) finite and >= 0."""
+    number = NON_FINITE.get(value, value) if isinstance(value, str) else value
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise TypeError(f"{where} must be a number, got {reprlib.repr(value)}")
+    number = float(number)
+    low, high = BOUNDS.get(name, (0.0, math.inf) if name.endswith("_s") else (-math.inf, math.inf))
+    if name in BOUNDS or name.endswith("_s"):
+        if not (math.isfinite(number) and low <= number <= high):
+            raise ValueError(f"{where} must be a finite number in {low:g} .. {high:g}, got {reprlib.repr(value)}")
+    return number

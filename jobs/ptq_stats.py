@@ -1,51 +1,13 @@
 """Per-layer statistics for the report: ranges, 3-sigma ranges, scales, histograms, KL divergence.
 
-Plain numbers and lists only, so a result file holds them as they are.
+Plain numbers and lists only (the dataclasses of jobs.ptq_result), so a result file holds them as they are.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
-
 import torch
 
+from jobs.ptq_result import Histogram, TensorStats, WeightLayerStats
 from jobs.quant import QuantizedWeight, kl_divergence, qmax
-
-
-@dataclass(frozen=True)
-class Histogram:
-    edges: tuple[float, ...]  # bins + 1 edges, equal bins from min to max
-    counts: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class TensorStats:
-    name: str
-    values: int
-    min: float
-    max: float
-    mean: float
-    std: float  # population std
-    sigma3_low: float  # mean - 3 std
-    sigma3_high: float  # mean + 3 std
-    histogram: Histogram
-
-
-@dataclass(frozen=True)
-class WeightLayerStats:
-    stats: TensorStats
-    bits: int
-    range: float  # the clipping range the notebook spec chose (per-tensor)
-    scale: float  # n_w = qmax / range
-    kl_divergence: float  # between the weights' and the dequantized weights' histograms (quant.kl_divergence)
-
-
-@dataclass(frozen=True)
-class ActivationLayerStats:
-    stats: TensorStats
-    bits: Optional[int]
-    range: Optional[float]  # the clipping range the notebook spec chose
-    scale: Optional[float]  # qmax / range: C_k, the scale the layer's integers carry
 
 
 def histogram(x: torch.Tensor, bins: int) -> Histogram:

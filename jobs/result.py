@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import reprlib
 import stat
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -13,6 +14,7 @@ from jobs.atomic import NON_FINITE, write_json_atomic
 from jobs.cell import CellError
 from jobs.kinds import cell_from_dict
 from jobs.layout import result_path
+from jobs.ptq_result import PTQFindings
 
 SCHEMA_VERSION = 1
 
@@ -95,7 +97,7 @@ class Result:
     gpu_util: Optional[dict[str, Any]] = None
     peak_mem_gib: Optional[float] = None
     error: Optional[str] = None
-    ptq: Optional[dict[str, Any]] = None  # a ptq cell's findings (jobs.ptq_job.PTQFindings.to_dict)
+    ptq: Optional[dict[str, Any]] = None  # a ptq cell's findings (jobs.ptq_result.PTQFindings.to_dict)
     allreduce: Optional[dict[str, Any]] = None  # an allreduce cell's findings (jobs.allreduce.result.AllreduceFindings)
     # The seed the run's randomness started from (jobs.cell.run_seed). None: a result written before
     # repeats were seeded, when every repeat of a training cell trained with the cell's seed.
@@ -129,7 +131,21 @@ class Result:
             raise ValueError(f"status must be one of {[s.value for s in Status]}, got {result.status!r}")
         result.status = Status(result.status)
         cell_from_dict(result.cell)
+        _check_env(result.env)
+        if result.ptq is not None:  # every figure's type and range: a bad one never reaches a table
+            PTQFindings.from_dict(result.ptq)
         return result
+
+
+def _check_env(env: dict[str, Any]) -> None:
+    """Host lists hold names; every other entry is one value, shown as it is."""
+    for name, value in env.items():
+        hosts = name in ("hostnames", "nodes")
+        ok = value is None or (isinstance(value, list) and all(isinstance(h, str) for h in value) if hosts
+                               else isinstance(value, (str, int, float)))
+        if not ok:
+            raise TypeError(f"env.{name} must be {'a list of names' if hosts else 'a string, a number or null'}, "
+                            f"got {reprlib.repr(value)}")
 
 
 _NONE = type(None)

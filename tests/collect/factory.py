@@ -13,8 +13,8 @@ from typing import Iterable, Optional, Sequence
 from jobs.cell import Cell
 from jobs.ptq_cell import PTQCell
 from jobs.ptq_config import QuantSpec
-from jobs.ptq_result import IntegerAgreement, IntegerCheck, LayerScales, PTQOutcome, VariantResult
-from jobs.ptq_stats import ActivationLayerStats, Histogram, TensorStats, WeightLayerStats
+from jobs.ptq_result import (ActivationLayerStats, Histogram, IntegerAgreement, IntegerCheck, LayerScales, PTQOutcome,
+                             TensorStats, VariantResult, WeightLayerStats)
 from jobs.result import CommStats, EpochStats, Result, Timed, write_result
 from orchestrator.plan import build_plan, write_plan
 from orchestrator.study import ClusterSpec, Study

@@ -159,7 +159,7 @@ def test_unreadable_ptq_findings_are_an_error_naming_the_file(tmp_path, capsys):
     path.write_text(json.dumps(data))
     assert main(["collect", "--results", str(results)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: result file {path.name}") and "ptq findings are unreadable" in err
+    assert err.startswith(f"error: result file {path}") and "ptq.outcome.variants is missing" in err
 
 
 @pytest.mark.parametrize("failed", [True, False])
