@@ -1,19 +1,21 @@
 """Off-cluster queue: a background process that runs the given cells one after another.
 
-One at a time, because cells sharing a machine would time each other (and its GPUs).
+One at a time, because cells sharing a machine would time each other (and its GPUs): even
+beside another queue's cells, or a killed queue's job still running (machine_lock.py).
 `submit` starts it detached, so it outlives the shell; it records each job it starts.
 
     python -m orchestrator.local_queue RESULTS_DIR CELL_ID...
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
 from pathlib import Path
 
 from jobs.result import read_good_result
-from orchestrator import registry
+from orchestrator import machine_lock, registry
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission
 
@@ -30,15 +32,22 @@ def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
     ])
     print(f"queued {len(cell_ids)}", flush=True)  # `submit` waits for this line
     _detach_stdout(Path(plan.log_dir) / "local-queue.log")
-    for cid in cell_ids:
-        if read_good_result(results_dir, cid) is not None:
-            continue
-        job, sub = start_local_job(plan, plan.cell(cid), pid)
-        registry.append(results_dir, [sub])
-        print(f"{cid}: started local job {job.job_id}", flush=True)
-        while not job.done():
-            time.sleep(POLL_S)
-        print(f"{cid}: ended ({job.state})", flush=True)
+    with machine_lock.queue_turn(_say) as turn:
+        for cid in cell_ids:
+            if read_good_result(results_dir, cid) is not None:
+                continue
+            machine_lock.wait_until_idle(turn, functools.partial(_say, cell_id=cid))
+            job, sub = start_local_job(plan, plan.cell(cid), pid, machine_lock.cell_lock_path())
+            machine_lock.record_start(turn, job.job_id)
+            registry.append(results_dir, [sub])
+            print(f"{cid}: started local job {job.job_id}", flush=True)
+            while not job.done():
+                time.sleep(POLL_S)
+            print(f"{cid}: ended ({job.state})", flush=True)
+
+
+def _say(text: str, cell_id: str = "") -> None:
+    print(f"{cell_id}: {text}" if cell_id else text, flush=True)
 
 
 def _detach_stdout(log: Path) -> None:

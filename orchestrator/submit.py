@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from orchestrator import registry, slurm_client
+from orchestrator import machine_lock, registry, slurm_client
 from orchestrator.errors import RegistryError, SchedulerError, UserError
 from orchestrator.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.recovery import INTENT_GRACE_S
@@ -199,6 +199,7 @@ def test_arrays(plan: Plan, todo: list[str], client: SlurmClient, time_min: Opti
 def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
     """Start the queue detached (its own session: it outlives this shell) and wait until it
     has recorded its cells, so that a `status` or `submit` right after sees them."""
+    machine_lock.check_lock_dir()
     log = open(plan.log_dir / "local-queue.log", "a")
     with log:
         proc = subprocess.Popen(

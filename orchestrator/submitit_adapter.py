@@ -25,6 +25,7 @@ from submitit.slurm.slurm import SlurmJob
 from jobs.kinds import StudyCell
 from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
+from orchestrator.machine_lock import running_cell
 from orchestrator.plan import ArrayPlan, Plan
 from orchestrator.registry import Submission, now_iso
 from orchestrator.sbatch import job_name, render_sbatch
@@ -33,12 +34,17 @@ MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at 
 
 
 class CellRun(Checkpointable):
-    """The cell's kind's run(cell, out_dir, data_dir), requeued by submitit on timeout or preemption."""
+    """The cell's kind's run(cell, out_dir, data_dir), requeued by submitit on timeout or preemption.
+    Off-cluster, every rank holds this machine's cell lock while it runs (`lock`: its path)."""
+
+    def __init__(self, lock: str = "") -> None:
+        self.lock = lock
 
     def __call__(self, cell: StudyCell, out_dir: str, data_dir: str) -> str:
         from jobs.kinds import run_cell  # imports the job's module, and torch, only in the job
 
-        return run_cell(cell, Path(out_dir), Path(data_dir))
+        with running_cell(self.lock) if self.lock else contextlib.nullcontext():
+            return run_cell(cell, Path(out_dir), Path(data_dir))
 
     def checkpoint(self, cell: StudyCell, out_dir: str, data_dir: str) -> DelayedSubmission:
         """The same call again: the run's own per-epoch checkpoint holds the state."""
@@ -122,14 +128,15 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
     ]
 
 
-def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int):
-    """Start one cell through submitit's local executor; a multi-node cell runs all its ranks here."""
+def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int, lock: Path):
+    """Start one cell through submitit's local executor; a multi-node cell runs all its ranks here,
+    each holding the machine's cell `lock` while it runs."""
     executor = submitit.LocalExecutor(folder=plan.log_dir)
     executor.update_parameters(
         tasks_per_node=cell.nodes * cell.tasks_per_node, gpus_per_node=cell.gpus,
         timeout_min=plan.cluster.time_min,
     )
-    job = executor.submit(CellRun(), cell, plan.results_dir, plan.data_dir)
+    job = executor.submit(CellRun(str(lock)), cell, plan.results_dir, plan.data_dir)
     sub = Submission(
         cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now_iso(),
         plan.recorded(job.paths.stdout), plan.recorded(job.paths.stderr), queue_pid,
