@@ -225,7 +225,8 @@ def cells_grid(cells: pd.DataFrame) -> Grid:
                      ("reused" if r.reused else "trained") if ran else ""])
     return Grid("ptq_cells", "PTQ runs: one trained pair of networks (Net, NetWithBias) per training seed",
                 f"Cells: {len(cells)}; training seed = the cell's seed for repeat 0, else drawn from (seed, repeat) "
-                "by a hash: every repeat trains on its own seed.", header, rows,
+                "by a hash: every repeat trains on its own seed (a result written before: seed + repeat).",
+                header, rows,
                 ["reused: trained by an earlier run with the same training fields, loaded from nets/",
                  "data: dataset, training images / test images"],
                 "" if rows else "No PTQ cells.", text_columns=(0, 2, 3, 6))

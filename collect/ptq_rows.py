@@ -72,7 +72,7 @@ def ptq_rows(cells: tuple[KindCell, ...]) -> PTQRows:
     names = setups(cells)
     out: dict[str, list[dict[str, Any]]] = {k: [] for k in ("cells", "variants", "scales", "weights", "activations")}
     for c in cells:
-        base = dict(cell_id=c.cell_id, setup=names[c.cell_id], training_seed=_seed(c.cell))
+        base = dict(cell_id=c.cell_id, setup=names[c.cell_id], training_seed=_seed(c))
         ptq = c.result.ptq if c.result is not None else None
         try:
             if c.status == "ok" and ptq is None:
@@ -90,9 +90,15 @@ def ptq_rows(cells: tuple[KindCell, ...]) -> PTQRows:
                    pd.DataFrame(out["activations"], columns=STATS_COLUMNS))
 
 
-def _seed(cell: dict[str, Any]) -> int:
-    """The cell's training seed, as the job trained with it (its fields were checked when read)."""
-    return PTQCell.from_dict(cell).training_seed
+def _seed(c: KindCell) -> int:
+    """The seed the cell's networks trained with: its result's run_seed; seed + repeat for a result
+    written before run_seed (so two cells that trained one seed count once); a cell with no result
+    yet will train with PTQCell.training_seed (its fields were checked when read)."""
+    if c.result is None:
+        return PTQCell.from_dict(c.cell).training_seed
+    if c.result.run_seed is None:
+        return int(c.cell.get("seed", 0)) + int(c.cell.get("repeat", 0))
+    return c.result.run_seed
 
 
 def _cell_row(c: KindCell, base: dict[str, Any], ptq: Optional[dict[str, Any]]) -> dict[str, Any]:

@@ -87,7 +87,8 @@ def run(cell: PTQCell, out_dir: Path, data_dir: Path) -> str:
     device = pick_device(cell)
     place = launch.detect()
     started = dt.datetime.now(dt.UTC).isoformat()
-    result = Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=Status.OK, env=environment.describe(device))
+    result = Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=Status.OK, env=environment.describe(device),
+                    run_seed=cell.training_seed)
     print(f"[{cell.cell_id}] {cell.label} on {result.env['gpu_model']}", flush=True)
     failure: Optional[BaseException] = None
     try:

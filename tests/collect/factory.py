@@ -233,7 +233,7 @@ def ptq_result(c: PTQCell, accuracies: Sequence[float] = (), status: str = "ok",
     env = {"gpu_model": GPU, "gpus_visible": 1, "driver": "550.54", "torch": "2.5.1", "cuda": "12.4",
            "python": "3.11.7", "hostnames": ["node1"], "device": "cuda",
            "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:01:00+00:00"}
-    out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=status, env=env, error=error)
+    out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=status, env=env, error=error, run_seed=c.training_seed)
     if status != "ok":
         out.error = error or f"{status}: by hand"
         return out

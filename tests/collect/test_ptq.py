@@ -10,7 +10,7 @@ import pytest
 from collect.report import collect, status_counts, write_report
 from jobs.cell import run_seed
 from orchestrator.cli import main
-from tests.collect.factory import NOTEBOOK, ptq_cell, ptq_result, ptq_results, write_ptq
+from tests.collect.factory import NOTEBOOK, NOTEBOOK_ACCURACY, ptq_cell, ptq_result, ptq_results, write_ptq
 
 TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
@@ -177,3 +177,20 @@ def test_a_ptq_study_with_no_ok_result_shows_its_runs_and_says_there_is_no_resul
     assert f"No PTQ result yet: {status}." in out
     cells = collect(results).tables["ptq_cells"]
     assert list(cells.training_seed) == [0, run_seed(0, 1)]
+
+
+def test_a_result_records_its_training_seed_and_old_results_count_seed_plus_repeat(tmp_path):
+    """Results written before run_seed trained with seed + repeat: (seed 0, repeat 1) and (seed 1,
+    repeat 0) were one training seed (the second even reused the first's network), so they are one
+    seed in the tables, not two. A result that records its run_seed is counted by it."""
+    old = [ptq_result(ptq_cell(r, seed=s), a) for (s, r), a in zip([(0, 1), (1, 0)], NOTEBOOK_ACCURACY, strict=False)]
+    for r in old:
+        r.run_seed = None
+    tables = collect(write_ptq(tmp_path / "old", old, planned=())).tables
+    assert list(tables["ptq_cells"].training_seed) == [1, 1]
+    assert set(tables["ptq_notebook"].repeats) == {1}
+
+    new = [ptq_result(ptq_cell(r, seed=s), a) for (s, r), a in zip([(0, 1), (1, 0)], NOTEBOOK_ACCURACY, strict=False)]
+    assert [r.run_seed for r in new] == [run_seed(0, 1), 1]
+    tables = collect(write_ptq(tmp_path / "new", new, planned=())).tables
+    assert set(tables["ptq_notebook"].repeats) == {2}

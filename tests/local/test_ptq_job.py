@@ -27,7 +27,8 @@ def test_a_training_set_smaller_than_the_default_calibration_runs(first):
     """64 training images, every calibration 16: the weights-only variants ask for none."""
     cell, status, out, _ = first
     assert status == "ok"
-    assert read_result(out / f"{cell.cell_id}.json").ptq["outcome"]["calibration_images"] == 16
+    result = read_result(out / f"{cell.cell_id}.json")
+    assert result.ptq["outcome"]["calibration_images"] == 16 and result.run_seed == cell.training_seed
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "another network"])
