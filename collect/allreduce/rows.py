@@ -5,7 +5,8 @@ The findings are read through jobs.allreduce.result's checks, and held to their 
 backend, device, the sizes it asked): a block that fails shows as an "unreadable" cell saying
 why, never a traceback and never a number in a table. Cells that differ only in `repeat` are one
 setup; the setup's name is its ranks and backend ("2 nodes x 2 GPUs, nccl"), with any other
-field that differs between the study's setups in brackets.
+field that differs between the study's setups in brackets, and "[ran on 1 node]" where a
+multi-node cell's ranks all ran on one machine (the local executor): a setup of its own.
 """
 from __future__ import annotations
 
@@ -94,10 +95,22 @@ def _cell_row(c: KindCell, cell: AllreduceCell, setup: str) -> dict[str, Any]:
     result = c.result
     env = result.env if result is not None else {}
     error = result.error if result is not None else None
+    ran_on = _node_count(env)
+    if ran_on and ran_on < cell.nodes:  # off-cluster every rank runs on one machine: another link was timed
+        setup += f" [ran on {ran_on} node{'s' if ran_on > 1 else ''}]"
     return dict(cell_id=c.cell_id, setup=setup, repeat=cell.repeat, status=c.status,
                 error=error.strip().splitlines()[-1] if error and error.strip() else None,
                 backend=cell.backend, device=cell.device, nodes=cell.nodes, ranks_per_node=cell.tasks_per_node,
                 world_size=cell.ranks, gpu_model=_text(env.get("gpu_model")), hosts=_hosts(env))
+
+
+def _node_count(env: dict[str, Any]) -> int:
+    """The nodes the ranks ran on: SLURM's node names, else the hostnames; 0 when not recorded."""
+    for key in ("nodes", "hostnames"):
+        names = env.get(key)
+        if isinstance(names, list) and names:
+            return len(set(map(str, names)))
+    return 0
 
 
 def _text(value: Any) -> Any:

@@ -198,3 +198,12 @@ def test_a_result_whose_cell_is_bad_is_an_error_naming_the_file(study_dir, tmp_p
     err = capsys.readouterr().err
     assert err.startswith(f"error: result file {path}") and "factor must be one of [2, 4]" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_two_node_cell_that_ran_on_one_machine_is_a_setup_of_its_own(tmp_path):
+    """Off-cluster, every rank of a 2-node cell runs on this machine: its link is not the network."""
+    cell = AllreduceCell(**TWO_NODES)
+    local = result(cell, found=findings(cell, (20e-6,) * 3, (5.0, 6.0)))
+    local.env.update(hostnames=["laptop"], nodes=[])
+    out = built(write_study(tmp_path, [local]))
+    assert set(out["allreduce_sizes"].setup) == {"2 nodes x 2 GPUs, nccl [ran on 1 node]"}
