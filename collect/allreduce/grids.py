@@ -19,8 +19,8 @@ FORMULAS = ["algbw = bytes / time (GB/s = 1e9 bytes/s); busbw = algbw x 2(N-1)/N
             "divided by iters; the mean over ranks"]
 SPREAD = ("median over repeats (the setup's ok cells), min-max beside it; * marks a spread (max - min) / median "
           "above 5%")
-REGIMES = (f"latency-bound: time <= {LATENCY_FACTOR:g} x the setup's smallest size's time; bandwidth-bound: busbw >= "
-           f"{BANDWIDTH_SHARE:.0%} of the setup's peak busbw (medians)")
+REGIMES = (f"latency-bound: time <= {LATENCY_FACTOR:g} x the setup's least time (its smallest sizes'); bandwidth-bound: "
+           f"busbw >= {BANDWIDTH_SHARE:.0%} of the setup's peak busbw (medians)")
 NAMES = dict((nbytes, what) for nbytes, what in MARKED)
 
 

@@ -2,7 +2,7 @@
 
 A setup's repeats are its cells that differ only in `repeat`; a figure over repeats is the median
 over the ok cells, with min and max beside it. Regimes are read off the medians of one setup:
-latency-bound sizes take at most LATENCY_FACTOR x its smallest size's time; bandwidth-bound sizes
+latency-bound sizes take at most LATENCY_FACTOR x its least time (its smallest sizes'); bandwidth-bound sizes
 reach at least BANDWIDTH_SHARE of its peak busbw.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ BANDWIDTH_SHARE = 0.8
 RANGED = ("seconds", "algbw_gbps", "busbw_gbps")
 MARKED = ((GRADIENT_BYTES, "ResNet-18 gradient"), (DDP_BUCKET_BYTES, "DDP bucket"))
 SIZE_COLUMNS = (["setup", "bytes", *RANGED, *(f"{v}_{s}" for v in RANGED for s in ("min", "max")), "repeats"]
-                + ["smallest_seconds", "peak_busbw_gbps", "share_of_peak", "latency_bound", "bandwidth_bound"])
+                + ["floor_seconds", "peak_busbw_gbps", "share_of_peak", "latency_bound", "bandwidth_bound"])
 MARKED_COLUMNS = ["setup", "what", *SIZE_COLUMNS[1:]]
 
 
@@ -38,19 +38,22 @@ def by_size(sizes: pd.DataFrame) -> pd.DataFrame:
 
 def regimes(table: pd.DataFrame) -> pd.DataFrame:
     """Per setup s and size b (medians over repeats):
-        smallest_seconds(s) = seconds at s's smallest size; peak_busbw_gbps(s) = max over b of busbw;
+        floor_seconds(s) = min over b of seconds: the smallest size's time, were the sweep
+            noiseless (time grows with size); the first size's own can carry start-up noise (2 H200s:
+            8 B 24-60 us, every size from 16 B to 64 KiB 21-23 us), which would mark 16 MiB latency-bound;
+        peak_busbw_gbps(s) = max over b of busbw;
         share_of_peak = busbw / peak_busbw_gbps(s);
-        latency_bound = seconds <= 2 x smallest_seconds(s): the time is still the fixed cost;
+        latency_bound = seconds <= 2 x floor_seconds(s): the time is still the fixed cost;
         bandwidth_bound = busbw >= 0.8 x peak_busbw_gbps(s): the link is nearly saturated.
     Example: times 10, 12, 30 us and busbw 0.1, 5, 9 GB/s -> latency-bound 10 and 12 us (<= 20);
     peak 9, bandwidth-bound the 9 (>= 7.2); share 0.011, 0.56, 1."""
     if table.empty:
         return table.reindex(columns=SIZE_COLUMNS)
     groups = table.groupby("setup", sort=False)
-    smallest = groups.seconds.transform("first")  # sizes ascend within a setup (by_size)
+    floor = groups.seconds.transform("min")
     peak = groups.busbw_gbps.transform("max")
-    return table.assign(smallest_seconds=smallest, peak_busbw_gbps=peak, share_of_peak=table.busbw_gbps / peak,
-                        latency_bound=table.seconds <= LATENCY_FACTOR * smallest,
+    return table.assign(floor_seconds=floor, peak_busbw_gbps=peak, share_of_peak=table.busbw_gbps / peak,
+                        latency_bound=table.seconds <= LATENCY_FACTOR * floor,
                         bandwidth_bound=table.busbw_gbps >= BANDWIDTH_SHARE * peak)
 
 

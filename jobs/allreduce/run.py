@@ -82,7 +82,8 @@ def run(cell: AllreduceCell, out_dir: Path, data_dir: Path) -> str:
         if failure is not None:
             raise failure
         dist.init_process_group(cell.backend, init_method=f"tcp://{place.master_addr}:{place.master_port}",
-                                rank=place.rank, world_size=place.world_size, timeout=GROUP_TIMEOUT)
+                                rank=place.rank, world_size=place.world_size, timeout=GROUP_TIMEOUT,
+                                device_id=device if device.type == "cuda" else None)  # NCCL: this rank's GPU
         grouped = True
         environment.gather_hosts(place, result.env)
         log(f"{cell.label} on {result.env['gpu_model']}: {place.world_size} ranks, {cell.backend} ({place.launcher})")

@@ -121,6 +121,16 @@ def test_regimes_are_the_docstrings_example():
     assert list(out.share_of_peak) == pytest.approx([0.1 / 9, 5 / 9, 1.0])
 
 
+def test_a_slow_first_size_does_not_stretch_the_latency_regime():
+    """8 B took 60 us (start-up noise), 16 B .. 64 B 21-22 us, 1 MiB 50 us: the floor is 21, so
+    1 MiB (> 42) is not latency-bound, as it would be against 2 x 60."""
+    table = pd.DataFrame({"setup": ["s"] * 4, "bytes": [8, 16, 64, 2**20], "seconds": [60e-6, 21e-6, 22e-6, 50e-6],
+                          "busbw_gbps": [1e-4, 1e-3, 3e-3, 21.0]})
+    out = tables.regimes(table)
+    assert list(out.floor_seconds) == pytest.approx([21e-6] * 4)
+    assert list(out.latency_bound) == [False, True, True, False]
+
+
 def test_the_sweep_grid_marks_the_regimes_and_names_the_marked_sizes(study_dir):
     out = grids.build(built(study_dir))
     assert [g.key for g in out] == ["allreduce_cells", "allreduce_marked", "allreduce_sweep_0", "allreduce_sweep_1"]
