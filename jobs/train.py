@@ -99,12 +99,17 @@ def epoch_line(stats: EpochStats, epochs: int) -> str:
 
 def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor) -> list[EpochStats]:
     """Train the remaining epochs; after each, rank 0 checkpoints (weights, optimizer,
-    the epochs so far). A restarted job picks up after the last finished epoch. The test set is
+    the epochs so far). A restarted job picks up after the last finished epoch; an unreadable
+    checkpoint is named and the cell trains from its first epoch. The test set is
     evaluated after each epoch, before the checkpoint."""
     cell, place = trainer.cell, trainer.place
     check_fits(trainer)
     epochs: list[EpochStats] = []
-    state = checkpoint.load(ckpt, trainer.device)
+    try:
+        state = checkpoint.load(ckpt, trainer.device)
+    except checkpoint.CheckpointError as exc:  # the next epoch's save replaces it atomically
+        log(f"checkpoint {exc.path} is unreadable ({exc.reason}): training from epoch 1")
+        state = None
     if state is not None:
         trainer.load(state["trainer"])
         epochs = [EpochStats(**e) for e in state["epochs"]]
