@@ -25,6 +25,15 @@ def slurm_cluster() -> None:
         pytest.skip(message)
 
 
+@pytest.fixture(autouse=True)
+def machine_lock_dir(tmp_path_factory, monkeypatch) -> Path:
+    """Each test's local queue locks its own folder: a test never waits on another run's cell
+    (two pytest runs on one machine), nor on a study a person runs beside the tests."""
+    path = tmp_path_factory.mktemp("locks")
+    monkeypatch.setenv("ORCHESTRATOR_LOCK_DIR", str(path))
+    return path
+
+
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch) -> Path:
     """Run in an empty directory, as a newcomer would (runs/ and data/ land here)."""
