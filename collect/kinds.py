@@ -1,4 +1,4 @@
-"""What collect does per kind of cell (the kinds of jobs.kinds): each kind turns its loaded cells
+"""What collect does per kind of cell (the kinds of jobs.core.kinds): each kind turns its loaded cells
 into its tables, their grids, the tables written as CSV, and the report's plots.
 
 collect.report builds the tables of the kinds present in the results dir and its plan (a
@@ -14,10 +14,10 @@ from typing import Optional
 
 import pandas as pd
 
-from collect import ptq_grids, ptq_rows, ptq_tables
+from collect.ptq import grids as ptq_grids, rows as ptq_rows, tables as ptq_tables
 from collect.allreduce import grids as allreduce_grids, rows as allreduce_rows, tables as allreduce_tables
 from collect.load import Loaded
-from jobs.cell import TRAIN
+from jobs.core.cell import TRAIN
 from collect.render import Grid
 
 Tables = dict[str, pd.DataFrame]
@@ -25,7 +25,7 @@ Tables = dict[str, pd.DataFrame]
 
 @dataclass(frozen=True)
 class KindTables:
-    name: str  # the kind's name in jobs.kinds.KINDS
+    name: str  # the kind's name in jobs.core.kinds.KINDS
     study: str  # the report's heading: "<study> <name>: <subject>"
     subject: str
     tables: Callable[[Loaded], Tables]  # every table, by key (keys unique over the kinds)
@@ -44,7 +44,7 @@ def _ptq_grids(loaded: Loaded, built: Tables) -> tuple[Grid, ...]:
 
 
 def _ptq_plots(built: Tables) -> Mapping[str, Optional[bytes]]:
-    from collect import ptq_plots  # matplotlib: only for the report
+    from collect.ptq import plots as ptq_plots  # matplotlib: only for the report
 
     return ptq_plots.build(built)
 

@@ -11,11 +11,12 @@ from typing import Optional
 import jinja2
 import pandas as pd
 
-from collect import grids, kinds, render, tables
+from collect.train import grids, tables
+from collect import kinds, render
 from collect.load import load
-from jobs.cell import TRAIN
-from jobs.atomic import write_bytes_atomic
-from jobs.result import Status
+from jobs.core.cell import TRAIN
+from jobs.core.atomic import write_bytes_atomic
+from jobs.core.result import Status
 import templates
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
@@ -139,7 +140,7 @@ def status_counts(frame: pd.DataFrame) -> str:
 
 
 def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
-    from collect import plots  # matplotlib: only for the report
+    from collect.train import plots  # matplotlib: only for the report
 
     return {
         "q1": plots.epoch_time(built["q1"]), "table1": plots.speedup(built["table1"]),
@@ -170,7 +171,7 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
         cells=status_counts(every), environment=environment(every),
         sections=[dict(grid=g, plot_keys=[k for k in SECTION_PLOTS.get(g.key, (g.key,)) if k in files])
                   for g in collected.grids],
-        status_words=sorted(set(grids.STATUS_TEXT.values())),
+        status_words=sorted(set(render.STATUS_TEXT.values())),
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
     html = template_env(True).get_template("report.html.j2").render(context, images=images)
