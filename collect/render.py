@@ -128,6 +128,8 @@ def to_latex(grid: Grid) -> str:
 LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\input{tables.tex} in the report.\n"
 
 
+# A cell's status in the order views list them: answers first, then what went wrong, then what has not run
+STATUS_RANK = {"ok": 0, "oom": 1, "timeout": 2, "failed": 3, "pending": 4, "skipped": 5, "missing": 6}
 STATUS_TEXT = {"oom": "OOM", "failed": "failed", "timeout": "timeout", "missing": "missing",
                "pending": "pending", "skipped": "skipped", "not in study": "not in study"}
 

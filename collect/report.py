@@ -11,7 +11,6 @@ from typing import Optional
 import jinja2
 import pandas as pd
 
-from collect.train import tables
 from collect import kinds, render
 from collect.load import load
 from jobs.core.atomic import write_bytes_atomic
@@ -96,7 +95,7 @@ def _plain(value) -> str:
 
 def status_counts(frame: pd.DataFrame) -> str:
     counts = frame.status.value_counts()
-    order = [s for s in tables.STATUS_RANK if s in counts]
+    order = [s for s in render.STATUS_RANK if s in counts]
     return ", ".join(f"{counts[s]} {s}" for s in order) or "no cells"
 
 

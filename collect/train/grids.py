@@ -8,7 +8,7 @@ from typing import Optional
 
 import pandas as pd
 
-from collect.train import formulas as f
+import collect.train.formulas as f
 from collect.render import Grid, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED

@@ -10,13 +10,13 @@ from typing import Optional
 
 import pandas as pd
 
-from collect.train import formulas as f
+import collect.train.formulas as f
 from collect.load import CELL_COLUMNS
+from collect.render import STATUS_RANK
 
 CONFIG = [c for c in CELL_COLUMNS if c != "repeat"]  # a configuration: a cell up to its repeat number
 SHAPE = ["engine", "nodes", "gpus_per_node"]
 BASE_KEYS = [c for c in CONFIG if c not in SHAPE]  # what a run shares with its 1-GPU baseline
-STATUS_RANK = {"ok": 0, "oom": 1, "timeout": 2, "failed": 3, "pending": 4, "skipped": 5, "missing": 6}
 ENGINE_ORDER = {"single": 0, "dp": 1, "ddp": 2}
 Q4_EPOCH = 5
 Q4_BASELINE_BATCH = 128

@@ -2,12 +2,12 @@
 (StudyCell), its content id, the kind named in its JSON, the check of its fields, the seed of
 a run, and the data sets' sizes."""
 from __future__ import annotations
+
 import dataclasses
 import hashlib
 import json
-from typing import Any, Protocol
 from collections.abc import Mapping
-
+from typing import Any, Protocol
 
 DATASETS = ("cifar10", "synthetic")
 TRAIN = "train"  # the training cell's kind: a cell's JSON without "kind" is one (as every result before kinds)

@@ -19,7 +19,7 @@ from typing import Optional, Union
 
 import torch
 
-from jobs.ptq import simulate as ptq_sim
+import jobs.ptq.simulate as ptq_sim
 from jobs.runtime.evaluate import batches, evaluate
 from jobs.ptq.lenet import LAYERS, Net, resident
 from jobs.ptq.config import PTQConfig, QuantSpec

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import torch
 
 from jobs.runtime import checkpoint
-from jobs.ptq import lenet
+import jobs.ptq.lenet as lenet
 from jobs.runtime.data import open_test_set, open_train_set
 from jobs.core.layout import net_path
 from jobs.ptq.train import TrainSettings, train

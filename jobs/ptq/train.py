@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from jobs.runtime.optim import sgd_step
+from jobs.runtime.device import sync_device
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def _train(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, settings:
     graph, error = _capture(stepper) if capture else (None, None)
     generator = torch.Generator(device).manual_seed(settings.seed)
     losses = []
-    _sync(device)
+    sync_device(device)
     start = time.perf_counter()
     for _ in range(settings.epochs):
         stepper.order.copy_(torch.randperm(n, device=device, generator=generator))
@@ -147,12 +148,8 @@ def _train(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, settings:
         if rest:
             stepper.step(rest)
         losses.append(stepper.loss_sum.clone())  # read after the last epoch: no sync per epoch
-    _sync(device)
+    sync_device(device)
     train_s = time.perf_counter() - start
     epoch_losses = tuple(float(v) / n for v in torch.stack(losses).tolist())
     return TrainReport(settings.epochs * (full + (rest > 0)), train_s, epoch_losses, graph is not None, error)
 
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)

@@ -7,6 +7,8 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 
+from jobs.runtime.device import sync_device
+
 WARMUP = 5
 WINDOW_STEPS = 10  # steps per window when timing exposed communication
 ITERS = 20
@@ -24,14 +26,12 @@ def time_allreduce(nbytes: int, device: torch.device, warmup: int = WARMUP, iter
     buffer = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
     for _ in range(warmup):
         dist.all_reduce(buffer)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    sync_device(device)
     dist.barrier()
     start = time.perf_counter()
     for _ in range(iters):
         dist.all_reduce(buffer)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    sync_device(device)
     return (time.perf_counter() - start) / iters
 
 
@@ -56,13 +56,11 @@ def exposed_per_step(step: Callable[[bool], None], device: torch.device, epoch_s
     window = max(1, min(WINDOW_STEPS, epoch_steps))
     times = {}
     for sync in (True, False, True, False):
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        sync_device(device)
         dist.barrier()
         start = time.perf_counter()
         for _ in range(window):
             step(sync)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        sync_device(device)
         times[sync] = (time.perf_counter() - start) / window
     return max(0.0, times[True] - times[False])

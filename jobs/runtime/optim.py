@@ -1,5 +1,7 @@
-"""TODO docstring"""
+"""The optimizer step both trainers on a device share: SGD with momentum, fused (the fast ResNet-18
+pipeline and the PTQ kind's LeNet training)."""
 from __future__ import annotations
+
 import torch
 
 

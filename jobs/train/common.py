@@ -1,8 +1,12 @@
-"""TODO docstring"""
+"""What both training pipelines (faithful, fast) share: the cell's autocast, and an epoch's
+figures summed over the ranks."""
 from __future__ import annotations
+
 from typing import Optional
+
 import torch
 import torch.distributed as dist
+
 from jobs.train.cell import Cell
 from jobs.train.result import EpochStats
 
