@@ -214,3 +214,31 @@ def test_test_figures_round_trip_a_nan_loss_included(tmp_path):
     again = read_result(write_result(tmp_path, original))
     assert (again.body.epochs[0].test_loss, again.body.epochs[0].test_accuracy, again.body.epochs[0].test_images) == (2.1, 0.25, 10_000)
     assert again.body.epochs[0].eval_s == 1.5 and math.isnan(again.body.epochs[1].test_loss)
+
+
+def test_results_written_before_kinds_were_packages_still_read(tmp_path):
+    """Every result carried every kind's keys then: a training result "ptq": null, a failed one
+    empty epochs; a PTQ result empty training keys. They read as before; a foreign key that holds
+    something is an error."""
+    old_ok = result("ok").to_dict() | {"ptq": None}
+    old_failed = result("failed").to_dict() | {"epochs": [], "timed": None, "comm": None, "gpu_util": None, "ptq": None}
+    for data in (old_ok, old_failed):
+        path = result_path(tmp_path, CELL.cell_id)
+        path.write_text(json.dumps(data))
+        again = read_result(path)
+        assert again.status == data["status"] and (again.body is None) == (data["status"] != "ok")
+    path.write_text(json.dumps(result("failed").to_dict() | {"allreduce": {"sizes": []}}))
+    with pytest.raises(ResultError, match="allreduce is not a field of a train result"):
+        read_result(path)
+
+
+def test_a_job_queued_before_the_move_loads_its_pickled_cell():
+    """submitit pickled each queued call with the cell's class path of then: jobs.cell.Cell, jobs.ptq_cell.PTQCell."""
+    import pickle
+
+    from jobs.ptq.cell import PTQCell
+
+    for cell, old, new in ((CELL, b"jobs.cell", b"jobs.train.cell"), (PTQCell(), b"jobs.ptq_cell", b"jobs.ptq.cell")):
+        blob = pickle.dumps(cell, protocol=0).replace(new + b"\n", old + b"\n")
+        assert old + b"\n" in blob
+        assert pickle.loads(blob) == cell
