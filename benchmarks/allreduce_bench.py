@@ -7,7 +7,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from jobs.comm import bandwidth, time_allreduce
+from jobs.runtime.comm import bandwidth, time_allreduce
 
 SIZES = [9_460_000, 26_500_000, 44_695_848, 256_000_000]  # 44,695,848 = 11,173,962 fp32 gradients
 

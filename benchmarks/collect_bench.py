@@ -21,8 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jobs.cell import Cell  # noqa: E402
-from jobs.result import CommStats, EpochStats, Result, Timed  # noqa: E402
+from jobs.train.cell import Cell  # noqa: E402
+from jobs.train.result import CommStats, EpochStats, Timed, TrainBody  # noqa: E402
+from jobs.core.result import Result  # noqa: E402
 
 SHAPES = [("single", 1, 1)] + [(e, 1, g) for e in ("dp", "ddp") for g in (2, 4)] + [("ddp", 2, 2)]
 BATCHES = (32, 128, 512)
@@ -48,13 +49,14 @@ def synthetic(cell: Cell, i: int) -> Result:
         return result
     t1 = 30.0 * 32 / cell.batch_per_gpu ** 0.5 * (1 + (i % 7) / 100)
     epoch_s = t1 / cell.gpus * 1.2 + 1
+    result.body = body = TrainBody()
     for e in range(1, cell.epochs + 1):
-        result.epochs.append(EpochStats(e, epoch_s, epoch_s - 1, cell.train_images, cell.train_images / epoch_s,
+        body.epochs.append(EpochStats(e, epoch_s, epoch_s - 1, cell.train_images, cell.train_images / epoch_s,
                                         2.0 / e, 0.15 * e, cell.lr, 1.0, 0.2, epoch_s - 1.2,
                                         0.1 * epoch_s if cell.engine == "ddp" else None))
-    result.timed = Timed(cell.timed_epoch, epoch_s, epoch_s - 1)
+    body.timed = Timed(cell.timed_epoch, epoch_s, epoch_s - 1)
     if cell.engine == "ddp":
-        result.comm = CommStats(cell.gpus, 44_695_848, 0.002, 22.3, 33.5, "nccl")
+        body.comm = CommStats(cell.gpus, 44_695_848, 0.002, 22.3, 33.5, "nccl")
     return result
 
 

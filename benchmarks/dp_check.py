@@ -9,9 +9,9 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
-from jobs.cell import Cell
-from jobs.model import ResNet18
-from jobs.train import run
+from jobs.train.cell import Cell
+from jobs.train.model import ResNet18
+from jobs.train.run import run
 
 faulthandler.dump_traceback_later(60, exit=False, repeat=True)
 out = Path(sys.argv[1])

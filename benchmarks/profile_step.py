@@ -7,9 +7,9 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from jobs.cell import Cell
-from jobs.fast import FastTrainer
-from jobs.launch import detect
+from jobs.train.cell import Cell
+from jobs.train.fast import FastTrainer
+from jobs.runtime.launch import detect
 
 BATCH = int(sys.argv[1]) if len(sys.argv) > 1 else 512
 

@@ -13,10 +13,10 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
-import jobs.fast as fast
-from jobs.cell import Cell
-from jobs.launch import detect
-from jobs.train import cudnn_engines_timed
+import jobs.train.fast as fast
+from jobs.train.cell import Cell
+from jobs.runtime.launch import detect
+from jobs.train.run import cudnn_engines_timed
 from profile_step import device_us, ms_per_step  # this folder is on sys.path when run as a script
 
 BATCH = int(sys.argv[1]) if len(sys.argv) > 1 else 512

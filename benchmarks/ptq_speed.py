@@ -15,13 +15,13 @@ from pathlib import Path
 
 import torch
 
-from jobs import lenet
-from jobs.atomic import replacing
-from jobs.data import CIFAR10Files, ensure_synthetic
-from jobs.lenet_train import TrainSettings, train
-from jobs.ptq import run_ptq
-from jobs.ptq_config import PTQConfig, default_sweep
-from jobs.ptq_result import PTQOutcome
+from jobs.ptq import lenet
+from jobs.core.atomic import replacing
+from jobs.runtime.data import CIFAR10Files, ensure_synthetic
+from jobs.ptq.train import TrainSettings, train
+from jobs.ptq.experiment import run_ptq
+from jobs.ptq.config import PTQConfig, default_sweep
+from jobs.ptq.result import PTQOutcome
 
 
 def _sync(device: torch.device) -> None:

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from jobs.layout import result_files
+from jobs.core.layout import result_files
 
 
 def main(results_dir: str) -> None:

@@ -27,8 +27,8 @@ from torch import nn
 from torch.utils.data import DataLoader, DistributedSampler, Subset
 from torchvision import transforms
 
-from jobs.data import CIFAR10Files, ensure_synthetic
-from jobs.model import ResNet18
+from jobs.runtime.data import CIFAR10Files, ensure_synthetic
+from jobs.train.model import ResNet18
 
 
 def loader(data_root: Path, images: int, batch: int, rank: int, world: int) -> DataLoader:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs.result import read_good_result
+from jobs.core.result import read_good_result
 from orchestrator.plan import read_plan
 
 HERE = Path(__file__).resolve().parent

@@ -32,8 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jobs.cell import Cell  # noqa: E402
-from jobs.result import Result, Timed, write_result  # noqa: E402
+from jobs.train.cell import Cell  # noqa: E402
+from jobs.core.result import Result, write_result
+from jobs.train.result import Timed  # noqa: E402
 from orchestrator import registry  # noqa: E402
 from orchestrator.registry import Submission  # noqa: E402
 

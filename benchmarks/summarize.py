@@ -6,8 +6,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from jobs.layout import result_files
-from jobs.result import Result, read_result
+from jobs.core.layout import result_files
+from jobs.core.result import Result, read_result
+from jobs.train.result import train_body
 
 
 def fmt(value, digits=3):
@@ -15,19 +16,19 @@ def fmt(value, digits=3):
 
 
 def row(r: Result) -> str:
-    c, e = r.cell, (r.epochs[-1] if r.epochs else None)
+    c, e = r.cell, (train_body(r).epochs[-1] if train_body(r).epochs else None)
     graph = "graph" if r.env.get("cuda_graph") else "eager"
-    util = r.gpu_util["util_mean_pct"] if r.gpu_util else None
-    first = r.epochs[0].epoch_s if r.epochs else None
-    busbw = r.comm.busbw_gbps if r.comm else None
+    util = train_body(r).gpu_util["util_mean_pct"] if train_body(r).gpu_util else None
+    first = train_body(r).epochs[0].epoch_s if train_body(r).epochs else None
+    busbw = train_body(r).comm.busbw_gbps if train_body(r).comm else None
     return (f"| {c['pipeline']} | {c['engine']} | {c['nodes'] * c['gpus_per_node']} | {c['batch_per_gpu']} | {c['repeat']} "
-            f"| {r.status} | {fmt(first)} | {fmt(r.timed.epoch_s if r.timed else None)} | {fmt(r.timed.train_s if r.timed else None)} "
+            f"| {r.status} | {fmt(first)} | {fmt(train_body(r).timed.epoch_s if train_body(r).timed else None)} | {fmt(train_body(r).timed.train_s if train_body(r).timed else None)} "
             f"| {fmt(e.data_wait_s if e else None)} | {fmt(e.h2d_s if e else None)} | {fmt(e.compute_s if e else None)} "
             f"| {fmt(e.comm_exposed_s if e else None, 4)} | {fmt(busbw, 1)} | {fmt(util, 0)} | {fmt(r.peak_mem_gib, 1)} | {graph} |")
 
 
 def timed(results, **want):
-    hits = [r.timed.epoch_s for r in results if r.timed and all(r.cell[k] == v for k, v in want.items())]
+    hits = [train_body(r).timed.epoch_s for r in results if train_body(r).timed and all(r.cell[k] == v for k, v in want.items())]
     return hits
 
 
@@ -50,9 +51,9 @@ def reference_table(results_dir: Path, results: list[Result]) -> list[str]:
              "| faithful epoch - wait s | ratio | <= 1.02 |", "|" + "---|" * 11]
     for (engine, gpus, batch), refs in sorted(runs.items()):
         mine = [{"epoch_s": e.epoch_s, "train_s": e.epoch_s - e.data_wait_s}
-                for r in results if r.timed and r.cell["pipeline"] == "faithful" and r.cell["engine"] == engine
+                for r in results if train_body(r).timed and r.cell["pipeline"] == "faithful" and r.cell["engine"] == engine
                 and r.cell["nodes"] * r.cell["gpus_per_node"] == gpus and r.cell["batch_per_gpu"] == batch
-                for e in [r.epochs[r.timed.epoch - 1]]]
+                for e in [train_body(r).epochs[train_body(r).timed.epoch - 1]]]
         if not mine:
             continue
         ratios = [statistics.median([t[k] for t in mine]) / statistics.median([e[k] for e in refs])
@@ -96,7 +97,7 @@ def main(results_dir: Path) -> None:
         spread = (max(one) - min(one)) / min(one)
         checks.append(("three repeats agree within 5%", f"{spread:.1%}", spread <= 0.05))
     plain_file = results_dir / "allreduce-plain.json"
-    job = next((r.comm for r in results if r.comm and r.cell["pipeline"] == "fast"), None)
+    job = next((train_body(r).comm for r in results if train_body(r).comm and r.cell["pipeline"] == "fast"), None)
     if plain_file.is_file() and job:
         plain = next(p for p in json.loads(plain_file.read_text()) if p["bytes"] == job.grad_bytes)
         gap = abs(job.busbw_gbps - plain["busbw_gbps"]) / plain["busbw_gbps"]

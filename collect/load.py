@@ -20,10 +20,12 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from jobs.cell import TRAIN, Cell, kind_of
-from jobs.kinds import cell_from_dict
-from jobs.layout import PLAN_FILE, REGISTRY_FILE, result_files
-from jobs.result import NotRegularFile, Result, ResultError, read_result
+from jobs.core.cell import TRAIN, kind_of
+from jobs.train.cell import Cell
+from jobs.train.result import train_body
+from jobs.core.kinds import cell_from_dict
+from jobs.core.layout import PLAN_FILE, REGISTRY_FILE, result_files
+from jobs.core.result import NotRegularFile, Result, ResultError, read_result
 
 CELL_COLUMNS = [f.name for f in dataclasses.fields(Cell)]  # not Cell.kind, a ClassVar
 CELL_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
@@ -135,17 +137,18 @@ def result_row(result: Result) -> dict[str, Any]:
     row = {**CELL_DEFAULTS, **result.cell}  # a result written before a field was added has its default
     row.update(envelope_row(result), peak_mem_gib=result.peak_mem_gib, run_seed=result.run_seed)  # None: an old result
     row.pop("kind")
-    if result.timed is not None and 0 < result.timed.epoch <= len(result.epochs):
-        timed = result.epochs[result.timed.epoch - 1]
+    body = train_body(result)
+    if body.timed is not None and 0 < body.timed.epoch <= len(body.epochs):
+        timed = body.epochs[body.timed.epoch - 1]
         row.update({f"timed_{k}": getattr(timed, k) for k in EPOCH_KEYS})
-        row.update(timed_epoch_s=result.timed.epoch_s, timed_train_s=result.timed.train_s)
-    if result.comm is not None:
-        row.update({f"comm_{k}": getattr(result.comm, k) for k in COMM_KEYS})
+        row.update(timed_epoch_s=body.timed.epoch_s, timed_train_s=body.timed.train_s)
+    if body.comm is not None:
+        row.update({f"comm_{k}": getattr(body.comm, k) for k in COMM_KEYS})
     return row
 
 
 def epoch_rows(result: Result) -> list[tuple]:
-    return [(result.cell_id, e.epoch) + tuple(getattr(e, k) for k in EPOCH_KEYS) for e in result.epochs]
+    return [(result.cell_id, e.epoch) + tuple(getattr(e, k) for k in EPOCH_KEYS) for e in train_body(result).epochs]
 
 
 def load(results_dir: Path) -> Loaded:

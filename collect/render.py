@@ -1,6 +1,6 @@
 """A table as text (Grid), and the Grid rendered as a rich console table, Markdown and LaTeX.
 
-Nothing here computes: numbers arrive as text from collect.grids.
+Nothing here computes: numbers arrive as text from collect.train.grids.
 """
 from __future__ import annotations
 
@@ -126,3 +126,17 @@ def to_latex(grid: Grid) -> str:
 
 
 LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\input{tables.tex} in the report.\n"
+
+
+# A cell's status in the order views list them: answers first, then what went wrong, then what has not run
+STATUS_RANK = {"ok": 0, "oom": 1, "timeout": 2, "failed": 3, "pending": 4, "skipped": 5, "missing": 6}
+STATUS_TEXT = {"oom": "OOM", "failed": "failed", "timeout": "timeout", "missing": "missing",
+               "pending": "pending", "skipped": "skipped", "not in study": "not in study"}
+
+
+def status_text(status: str) -> str:
+    return STATUS_TEXT.get(status, str(status))
+
+
+def signed(value, digits: int) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:+.{digits}f}"

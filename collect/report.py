@@ -11,17 +11,12 @@ from typing import Optional
 import jinja2
 import pandas as pd
 
-from collect import grids, kinds, render, tables
+from collect import kinds, render
 from collect.load import load
-from jobs.cell import TRAIN
-from jobs.atomic import write_bytes_atomic
-from jobs.result import Status
+from jobs.core.atomic import write_bytes_atomic
+from jobs.core.result import Status
 import templates
 
-TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
-PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
-           "q4_test": "q4_test_accuracy"}  # plot key -> its file name
-SECTION_PLOTS = {"q1": ("q1",), "table1": ("table1",), "table2": ("table2",), "q4": ("q4", "q4_test")}  # grid -> plots
 ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visible"), ("driver", "env_driver"),
             ("torch", "env_torch"), ("CUDA", "env_cuda"), ("cuDNN", "env_cudnn"), ("NCCL", "env_nccl"),
             ("Python", "env_python"), ("all-reduce backend", "comm_backend"), ("hosts", "hosts"))
@@ -31,52 +26,18 @@ ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visi
 class Collected:
     results_dir: Path
     study: Optional[str]
-    frame: pd.DataFrame  # one row per cell
-    epochs: pd.DataFrame  # one row per epoch of each result
-    tables: dict[str, pd.DataFrame]  # by key: q1, table1, strong, table2, table3, test, q4, q4_curves
+    cells: pd.DataFrame  # every cell of every kind: status and environment (load.Loaded.cells)
+    tables: dict[str, pd.DataFrame]  # by key, of every kind present
     grids: tuple[render.Grid, ...]
     written: tuple[Path, ...]
+    kind_names: tuple[str, ...]  # the kinds whose tables these are (collect.kinds)
     out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
     unwritten: str = ""  # why a file could not be written (the tables are still here)
-    kind_names: tuple[str, ...] = (TRAIN,)  # the kinds whose tables these are (collect.kinds)
-    cells: Optional[pd.DataFrame] = None  # every cell of every kind: status and environment (load.Loaded.cells)
 
     @property
     def table_files(self) -> tuple[str, ...]:
         """The tables written as CSV, of every kind present."""
         return tuple(key for name in self.kind_names for key in kinds.registry()[name].files)
-
-    @property
-    def table1(self) -> pd.DataFrame:
-        return self.tables["table1"]
-
-    @property
-    def q1(self) -> pd.DataFrame:
-        return self.tables["q1"]
-
-
-def build_tables(frame: pd.DataFrame, epochs: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    scaling = tables.scaling_table(frame)  # shared by four tables
-    return {
-        "q1": tables.q1_table(frame), "table1": tables.table1(frame, scaling),
-        "strong": tables.strong_scaling(frame, scaling), "table2": tables.table2(frame, scaling),
-        "table3": tables.table3(frame, scaling), "test": tables.accuracy_table(frame, epochs),
-        "q4": tables.q4_table(frame, epochs),
-        "q4_curves": tables.q4_curves(frame, epochs),
-    }
-
-
-def build_grids(frame: pd.DataFrame, built: dict[str, pd.DataFrame]) -> tuple[render.Grid, ...]:
-    protocol = tables.timing_protocol(frame)
-    return (
-        grids.q1_grid(built["q1"], protocol),
-        grids.table1_grid(built["table1"], protocol),
-        grids.strong_grid(built["strong"], protocol),
-        grids.table2_grid(built["table2"], protocol),
-        grids.table3_grid(built["table3"], protocol),
-        grids.accuracy_grid(built["test"]),
-        grids.q4_grid(built["q4"], tables.largest_fitting_batch(built["q1"])),
-    )
 
 
 def collect(results_dir: Path, out_dir: Optional[Path] = None) -> Collected:
@@ -95,8 +56,8 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None) -> Collected:
         **{f"{key}.csv": built[key].to_csv(index=False) for key in csv},
     }
     written, unwritten = write_files(out, files)
-    return Collected(results_dir, loaded.study, loaded.frame, loaded.epochs, built, grid_list, written, out, unwritten,
-                     tuple(kind.name for kind in present), loaded.cells)
+    return Collected(results_dir, loaded.study, loaded.cells, built, grid_list, written,
+                     tuple(kind.name for kind in present), out, unwritten)
 
 
 def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, ...], str]:
@@ -134,18 +95,8 @@ def _plain(value) -> str:
 
 def status_counts(frame: pd.DataFrame) -> str:
     counts = frame.status.value_counts()
-    order = [s for s in tables.STATUS_RANK if s in counts]
+    order = [s for s in render.STATUS_RANK if s in counts]
     return ", ".join(f"{counts[s]} {s}" for s in order) or "no cells"
-
-
-def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
-    from collect import plots  # matplotlib: only for the report
-
-    return {
-        "q1": plots.epoch_time(built["q1"]), "table1": plots.speedup(built["table1"]),
-        "table2": plots.compute_comm(built["table2"]), "q4": plots.q4_curves(built["q4_curves"]),
-        "q4_test": plots.q4_test_accuracy(built["q4_curves"]),
-    }
 
 
 def template_env(autoescape: bool) -> jinja2.Environment:
@@ -161,16 +112,17 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     present = [kinds.registry()[name] for name in collected.kind_names]
     pngs = {key: png for kind in present for key, png in kind.plots(collected.tables).items() if png}
     names = {key: name for kind in present for key, name in kind.plot_files.items()}
+    sections = {key: plots for kind in present for key, plots in kind.sections.items()}
     files = {key: f"plots/{names[key]}.png" for key in pngs}
-    every = collected.frame if collected.cells is None else collected.cells
+    every = collected.cells
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cells=status_counts(every), environment=environment(every),
-        sections=[dict(grid=g, plot_keys=[k for k in SECTION_PLOTS.get(g.key, (g.key,)) if k in files])
+        sections=[dict(grid=g, plot_keys=[k for k in sections.get(g.key, (g.key,)) if k in files])
                   for g in collected.grids],
-        status_words=sorted(set(grids.STATUS_TEXT.values())),
+        status_words=sorted(set(render.STATUS_TEXT.values())),
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
     html = template_env(True).get_template("report.html.j2").render(context, images=images)

@@ -12,10 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs import launch
-from jobs.cell import CellError
-from jobs.kinds import StudyCell, cell_from_dict, run_cell
-from jobs.result import Status
+from jobs.runtime import launch
+from jobs.core.cell import CellError
+from jobs.core.cell import StudyCell
+from jobs.core.kinds import cell_from_dict, run_cell
+from jobs.core.result import Status
 
 
 def read_cell(path: Path) -> StudyCell:

@@ -8,8 +8,8 @@ import sys
 
 from rich.console import Console
 
-from jobs.cell import CellError
-from jobs.result import ResultError
+from jobs.core.cell import CellError
+from jobs.core.result import ResultError
 from orchestrator.commands import cancel, collect, logs, plan, status, submit
 from orchestrator.errors import UserError
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from jobs.result import read_good_result
+from jobs.core.result import read_good_result
 from orchestrator import machine_lock, registry
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 from collections.abc import Mapping
 
-from jobs.kinds import StudyCell
+from jobs.core.cell import StudyCell
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from jobs.kinds import StudyCell, cell_from_dict
-from jobs.atomic import write_json_atomic
-from jobs.layout import LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE
+from jobs.core.cell import StudyCell
+from jobs.core.kinds import cell_from_dict
+from jobs.core.atomic import write_json_atomic
+from jobs.core.layout import LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE
 from orchestrator.errors import PlanError, UserError
 from orchestrator.cluster import ClusterSpec, ContainerSpec
 from orchestrator.study import Study

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional, Union
 from collections.abc import Iterator, Sequence
 
-from jobs.layout import LOCK_FILE, REGISTRY_FILE
+from jobs.core.layout import LOCK_FILE, REGISTRY_FILE
 from orchestrator.errors import RegistryError
 
 

@@ -1,6 +1,6 @@
 """A cell's state, the closed set every verb shows and acts on, and SLURM's words mapped to it once.
 
-A result file's own status (ok, oom, failed, timeout) is jobs.result.Status; a cell's state
+A result file's own status (ok, oom, failed, timeout) is jobs.core.result.Status; a cell's state
 adds what the queue says (queued, pending, running, cancelled, ...).
 """
 from __future__ import annotations

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from jobs.layout import result_path
-from jobs.result import NotRegularFile, Result, ResultError, Status, read_result
+from jobs.core.layout import result_path
+from jobs.core.result import NotRegularFile, Result, ResultError, Status, read_result
 from orchestrator import failures, recovery, registry
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import Plan

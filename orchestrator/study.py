@@ -3,7 +3,7 @@
 A study holds one kind of cell (`kind`: train, the default, or ptq), the cluster's node shape
 and request ([cluster]), cell fields shared by every grid ([defaults]), and grids ([[grid]]):
 each list-valued key in a grid is expanded as a Cartesian product, except the fields a kind
-sweeps inside one cell (jobs.kinds.Kind.swept). A cell that two grids both produce is run once.
+sweeps inside one cell (jobs.core.kinds.Kind.swept). A cell that two grids both produce is run once.
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from jobs.cell import TRAIN, CellError
-from jobs.kinds import KINDS, Kind, StudyCell, kind_named
+from jobs.core.cell import TRAIN, CellError
+from jobs.core.cell import StudyCell
+from jobs.core.kinds import Kind, kind_named
 from orchestrator.cluster import ClusterSpec, ContainerSpec, build_specs, load_profile
 from orchestrator.errors import StudyError
 from orchestrator.strict_toml import read_toml, reject_unknown, table
@@ -112,8 +113,6 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
                                       table("container", data.get("container", {})))
     kind_name = data.get("kind", TRAIN)
     try:
-        if not isinstance(kind_name, str):  # a list or table is no name (nor a dict key)
-            raise CellError(f"kind must be one of {list(KINDS)}, got {kind_name!r}")
         kind = kind_named(kind_name)
     except CellError as exc:
         raise StudyError(str(exc)) from None

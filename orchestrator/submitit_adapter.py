@@ -22,7 +22,7 @@ from submitit.core import utils as submitit_utils
 from submitit.helpers import Checkpointable, DelayedSubmission
 from submitit.slurm.slurm import SlurmJob
 
-from jobs.kinds import StudyCell
+from jobs.core.cell import StudyCell
 from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
 from orchestrator.machine_lock import running_cell
@@ -41,7 +41,7 @@ class CellRun(Checkpointable):
         self.lock = lock
 
     def __call__(self, cell: StudyCell, out_dir: str, data_dir: str) -> str:
-        from jobs.kinds import run_cell  # imports the job's module, and torch, only in the job
+        from jobs.core.kinds import run_cell  # imports the job's module, and torch, only in the job
 
         with running_cell(self.lock) if self.lock else contextlib.nullcontext():
             return run_cell(cell, Path(out_dir), Path(data_dir))

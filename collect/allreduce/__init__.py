@@ -1,1 +1,23 @@
 """collect's side of the all-reduce study: rows (result JSON -> frames), tables (pure), grids, plots."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Optional
+
+from collect.allreduce import grids, rows, tables
+from collect.kinds import KindTables, Tables
+
+
+def _plots(built: Tables) -> Mapping[str, Optional[bytes]]:
+    from collect.allreduce import plots  # matplotlib: only for the report
+
+    return plots.build(built)
+
+
+KIND = KindTables(
+    "allreduce", "All-reduce study", "the link's bandwidth as nccl-tests measures it (busbw vs message size)",
+    lambda loaded: tables.build(rows.allreduce_rows(loaded.of_kind("allreduce"))),
+    lambda loaded, built: grids.build(built),
+    ("allreduce_sizes", "allreduce_marked", "allreduce_cells"), _plots,
+    {"allreduce_marked": "allreduce_busbw_vs_size"},
+)

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 
 from collect.allreduce.tables import BANDWIDTH_SHARE, LATENCY_FACTOR, MARKED
-from collect.grids import ranged, status_text
-from collect.render import Grid
+from collect.render import Grid, status_text
+from collect.repeats import ranged
 from jobs.allreduce.cell import bytes_text
 
 FORMULAS = ["algbw = bytes / time (GB/s = 1e9 bytes/s); busbw = algbw x 2(N-1)/N, N ranks (nccl-tests: the "

@@ -1,4 +1,4 @@
-"""The all-reduce report's plot as PNG bytes, in collect.plots' style: busbw against message size,
+"""The all-reduce report's plot as PNG bytes, in collect.train.plots' style: busbw against message size,
 one line per setup (median over repeats, min-max as error bars), log-2 size axis labelled in
 bytes, the gradient and bucket sizes marked."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Optional
 import pandas as pd
 
 from collect.allreduce.tables import MARKED
-from collect.plots import COLORS, png, plt  # the report's one style
+from collect.figures import COLORS, png, plt  # the report's one style
 from jobs.allreduce.cell import bytes_text
 
 MAX_TICKS = 12

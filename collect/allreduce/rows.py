@@ -50,8 +50,9 @@ def varying(cells: list[AllreduceCell]) -> list[str]:
 
 def findings_of(c: KindCell, cell: AllreduceCell) -> AllreduceFindings:
     """The ok result's findings, checked field by field and against the cell that asked for them."""
-    block = c.result.allreduce if c.result is not None else None
-    found = AllreduceFindings.from_dict(block)
+    found = c.result.body if c.result is not None else None
+    if not isinstance(found, AllreduceFindings):  # types and ranges were checked when the file was read
+        raise ValueError("allreduce: an ok result without its findings")
     for name, want in (("world_size", cell.ranks), ("backend", cell.backend), ("device", cell.device)):
         if getattr(found, name) != want:
             raise ValueError(f"allreduce.{name} = {getattr(found, name)!r}, but the cell asks {want!r}")

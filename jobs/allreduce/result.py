@@ -7,10 +7,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from collections.abc import Mapping
 
 from jobs.allreduce.cell import BACKENDS, FP32_BYTES
+from jobs.core.result import Block
 
 DEVICES = ("cuda", "cpu")
 REL_TOL = 1e-9  # algbw and busbw must follow from bytes, seconds and world_size
@@ -33,7 +34,8 @@ class SizeTiming:
 
 
 @dataclass(frozen=True)
-class AllreduceFindings:
+class AllreduceFindings(Block):
+    KEY: ClassVar[str] = "allreduce"
     world_size: int  # ranks that took part
     backend: str  # nccl | gloo, as the process group ran
     device: str  # cuda | cpu: where the buffers lived

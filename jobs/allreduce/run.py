@@ -3,19 +3,15 @@ nccl-tests' all_reduce_perf does), and rank 0 writes the result (the shared enve
 findings under "allreduce")."""
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
-from typing import Optional
 
 import torch
 import torch.distributed as dist
 
-from jobs import comm, environment, launch
+from jobs.runtime import comm, launch
 from jobs.allreduce.cell import AllreduceCell, bytes_text
 from jobs.allreduce.result import AllreduceFindings, SizeTiming
-from jobs.result import Result, Status, read_good_result, write_result
-
-GROUP_TIMEOUT = dt.timedelta(minutes=10)
+from jobs.runtime.envelope import run_job
 
 
 def pick_device(cell: AllreduceCell, place: launch.Placement) -> torch.device:
@@ -46,7 +42,7 @@ def mean_over_ranks(seconds: float, device: torch.device, world_size: int) -> fl
 
 
 def sweep(cell: AllreduceCell, device: torch.device, world_size: int, log) -> AllreduceFindings:
-    """Each size: warm-up, then iters all-reduces back to back, one sync (jobs.comm.time_allreduce)."""
+    """Each size: warm-up, then iters all-reduces back to back, one sync (jobs.runtime.comm.time_allreduce)."""
     timings = []
     log(f"{'size':>10} {'bytes':>12} {'time (us)':>12} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}")
     for nbytes in cell.sizes():
@@ -62,41 +58,10 @@ def sweep(cell: AllreduceCell, device: torch.device, world_size: int, log) -> Al
 def run(cell: AllreduceCell, out_dir: Path, data_dir: Path) -> str:
     """Time the cell's sizes on every rank; rank 0 writes the result. Returns the status.
     Idempotent: a good result already on disk is kept and nothing runs."""
-    out_dir = Path(out_dir)
-    done = read_good_result(out_dir, cell.cell_id)
-    if done is not None:
-        return done.status
-    place = launch.detect()
-    started = dt.datetime.now(dt.UTC).isoformat()
-    log = (lambda msg: print(f"[{cell.cell_id}] {msg}", flush=True)) if place.rank == 0 else (lambda msg: None)
-    failure: Optional[BaseException] = None
-    device = torch.device("cpu")
-    try:
-        check_placement(cell, place)
-        device = pick_device(cell, place)
-    except RuntimeError as exc:
-        failure = exc
-    result = Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=Status.OK, env=environment.describe(device))
-    grouped = False
-    try:
-        if failure is not None:
-            raise failure
-        dist.init_process_group(cell.backend, init_method=f"tcp://{place.master_addr}:{place.master_port}",
-                                rank=place.rank, world_size=place.world_size, timeout=GROUP_TIMEOUT,
-                                device_id=device if device.type == "cuda" else None)  # NCCL: this rank's GPU
-        grouped = True
-        environment.gather_hosts(place, result.env)
-        log(f"{cell.label} on {result.env['gpu_model']}: {place.world_size} ranks, {cell.backend} ({place.launcher})")
-        result.allreduce = sweep(cell, device, place.world_size, log).to_dict()
-    except Exception as exc:  # the result records it; the job still fails
-        environment.record_failure(result, exc)
-        failure = exc
-    environment.finish(result, place, device, started)
-    if place.rank == 0:
-        path = write_result(out_dir, result)
-        log(f"result {result.status}: {path}")
-    if grouped and failure is None:
-        dist.destroy_process_group()
-    if failure is not None:
-        raise failure
-    return result.status
+    return run_job(cell, out_dir, data_dir, lambda job: sweep(cell, job.device, job.place.world_size, job.log),
+                   lambda place: device_for(cell, place), backend=cell.backend)
+
+
+def device_for(cell: AllreduceCell, place: launch.Placement) -> torch.device:
+    check_placement(cell, place)
+    return pick_device(cell, place)

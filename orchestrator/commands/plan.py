@@ -6,7 +6,7 @@ from pathlib import Path
 from rich.console import Console
 
 from orchestrator import display
-from jobs.layout import SBATCH_DIR
+from jobs.core.layout import SBATCH_DIR
 from orchestrator.plan import build_plan, check_results_path, install_plan
 from orchestrator.sbatch import render_sbatch
 from orchestrator.study import load_study

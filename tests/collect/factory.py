@@ -10,12 +10,13 @@ import shutil
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from jobs.cell import Cell
-from jobs.ptq_cell import PTQCell
-from jobs.ptq_config import QuantSpec
-from jobs.ptq_result import (ActivationLayerStats, Histogram, IntegerAgreement, IntegerCheck, LayerScales, PTQOutcome,
-                             TensorStats, VariantResult, WeightLayerStats)
-from jobs.result import CommStats, EpochStats, Result, Timed, write_result
+from jobs.train.cell import Cell
+from jobs.ptq.cell import PTQCell
+from jobs.ptq.config import QuantSpec
+from jobs.ptq.result import (ActivationLayerStats, Histogram, IntegerAgreement, IntegerCheck, LayerScales, PTQFindings,
+                             PTQOutcome, TensorStats, VariantResult, WeightLayerStats)
+from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
+from jobs.core.result import Result, write_result
 from orchestrator.plan import build_plan, write_plan
 from orchestrator.study import ClusterSpec, Study
 
@@ -46,23 +47,24 @@ def result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: float = 
     if status != "ok":
         out.error = error or f"{status}: by hand"
         return out
+    out.body = body = TrainBody()
     for e in range(1, c.epochs + 1):
         scale = 1.0 if e == c.timed_epoch else 1.5
-        out.epochs.append(EpochStats(
+        body.epochs.append(EpochStats(
             epoch=e, epoch_s=epoch_s * scale, train_s=train_s * scale, images=c.train_images,
             images_per_s=c.train_images / (epoch_s * scale), loss=losses[e - 1] if losses else 2.0 / e,
             accuracy=accuracies[e - 1] if accuracies else 0.1 * e, lr=lrs[e - 1] if lrs else c.lr,
             data_wait_s=(epoch_s - train_s) * scale, h2d_s=h2d_s * scale, compute_s=compute_s * scale,
             comm_exposed_s=None if comm_exposed_s is None else comm_exposed_s * scale))
         if test_accuracies:
-            last = out.epochs[-1]
+            last = body.epochs[-1]
             last.test_accuracy, last.test_loss = test_accuracies[e - 1], 2 * (1 - test_accuracies[e - 1])
             last.test_images, last.eval_s = c.test_images, 1.0
-    out.timed = Timed(epoch=c.timed_epoch, epoch_s=epoch_s, train_s=train_s)
+    body.timed = Timed(epoch=c.timed_epoch, epoch_s=epoch_s, train_s=train_s)
     if busbw_gbps is not None:
         n = c.gpus
         algbw = busbw_gbps / (2 * (n - 1) / n)
-        out.comm = CommStats(world_size=n, grad_bytes=grad_bytes, allreduce_s=grad_bytes / algbw / 1e9,
+        body.comm = CommStats(world_size=n, grad_bytes=grad_bytes, allreduce_s=grad_bytes / algbw / 1e9,
                              algbw_gbps=algbw, busbw_gbps=busbw_gbps, backend="nccl")
     return out
 
@@ -147,7 +149,7 @@ def copy_of(results_dir: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(results_dir, tmp_path / "copy"))
 
 
-# A PTQ study: hand-built outcomes in the shape the job writes (jobs.ptq_result), three training seeds.
+# A PTQ study: hand-built outcomes in the shape the job writes (jobs.ptq.result), three training seeds.
 
 NOTEBOOK = ("Net float", "Net W8", "Net W8A8", "NetWithBias float", "NetWithBias W8 float-bias", "NetWithBias W8A8B32")
 # Per training seed (repeat 0, 1, 2), the six variants' accuracies in the notebook's order.
@@ -239,7 +241,7 @@ def ptq_result(c: PTQCell, accuracies: Sequence[float] = (), status: str = "ok",
         return out
     training = [dict(model=m, training_id=f"t{c.training_seed}{m}", reused=False, train_s=20.0, epoch_losses=[2.0, 1.4],
                      cuda_graph=True, device="cuda") for m in ("Net", "NetWithBias")]
-    out.ptq = {"training": training, "outcome": ptq_outcome(c, accuracies, mismatches).to_dict()}
+    out.body = PTQFindings.from_dict({"training": training, "outcome": ptq_outcome(c, accuracies, mismatches).to_dict()})
     return out
 
 

@@ -13,7 +13,7 @@ from collect.allreduce import grids, rows, tables
 from collect.load import load
 from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
 from jobs.allreduce.result import AllreduceFindings, SizeTiming, bandwidth_gbps
-from jobs.result import Result, write_result
+from jobs.core.result import Result, write_result
 from orchestrator.cli import main
 from orchestrator.plan import build_plan, write_plan
 from orchestrator.study import ClusterSpec, Study
@@ -42,8 +42,7 @@ def findings(cell: AllreduceCell, small: tuple[float, ...], big: tuple[float, fl
 def result(cell: AllreduceCell, status: str = "ok", found=None, error=None) -> Result:
     env = {"gpu_model": "NVIDIA H200", "hostnames": ["n1", "n2"] if cell.nodes > 1 else ["n1"],
            "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:01:00+00:00"}
-    return Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=status, env=env, error=error,
-                  allreduce=found.to_dict() if found is not None else None)
+    return Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=status, env=env, error=error, body=found)
 
 
 def write_study(path: Path, results: list[Result], planned: tuple[AllreduceCell, ...] = ()) -> Path:
@@ -169,11 +168,22 @@ def _world_size_8(block) -> None:
 @pytest.mark.parametrize("change, words", [
     (lambda b: b["sizes"][0].update(seconds="fast"), "allreduce.sizes[0].seconds must be a number, got 'fast'"),
     (lambda b: b["sizes"][4].update(busbw_gbps=1e6), "allreduce.sizes[4].busbw_gbps = 1000000.0 disagrees"),
-    (lambda b: b.update(sizes=b["sizes"][:2]), "allreduce.sizes are not the sizes the cell asks"),
-    (_world_size_8, "allreduce.world_size = 8, but the cell asks 4"),
     (lambda b: b.clear(), "allreduce: missing ['world_size'"),
 ])
-def test_a_hostile_block_is_an_unreadable_cell_and_in_no_table(study_dir, tmp_path, capsys, change, words):
+def test_a_block_of_wrong_types_or_ranges_is_an_error_naming_its_file(study_dir, tmp_path, capsys, change, words):
+    """As a training or PTQ result's: its findings are type-checked when the file is read."""
+    results = copy_of(study_dir, tmp_path)
+    path = edit_block(results, change)
+    assert main(["collect", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path.name} is unreadable" in err and words in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda b: b.update(sizes=b["sizes"][:2]), "allreduce.sizes are not the sizes the cell asks"),
+    (_world_size_8, "allreduce.world_size = 8, but the cell asks 4"),
+])
+def test_findings_that_do_not_match_their_cell_are_an_unreadable_cell_and_in_no_table(study_dir, tmp_path, capsys, change, words):
     results = copy_of(study_dir, tmp_path)
     path = edit_block(results, change)
     out = built(results)

@@ -1,4 +1,4 @@
-"""collect.formulas: each formula against numbers worked by hand (N = 1 too), and NaN where it
+"""collect.train.formulas: each formula against numbers worked by hand (N = 1 too), and NaN where it
 cannot be computed (a missing, zero or negative input)."""
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from collect import formulas as f
+from collect.repeats import spread
+from collect.train import formulas as f
 
 P = 11_173_962
 NAN = math.nan
@@ -95,6 +96,6 @@ def test_every_formula_is_stated_for_the_tables():
 
 
 def test_spread_is_the_range_over_the_median():
-    assert f.spread(4.1, 4.0, 4.4) == pytest.approx(0.4 / 4.1)
-    assert f.spread(2.0, 2.0, 2.0) == 0.0
-    assert math.isnan(f.spread(0.0, 0.0, 1.0)) and math.isnan(f.spread(None, 1.0, 2.0))
+    assert spread(4.1, 4.0, 4.4) == pytest.approx(0.4 / 4.1)
+    assert spread(2.0, 2.0, 2.0) == 0.0
+    assert math.isnan(spread(0.0, 0.0, 1.0)) and math.isnan(spread(None, 1.0, 2.0))

@@ -6,9 +6,9 @@ import math
 import pytest
 
 from collect.load import load, load_frame
-from jobs.cell import Cell
-from jobs.layout import result_path
-from jobs.result import ResultError, write_result
+from jobs.train.cell import Cell
+from jobs.core.layout import result_path
+from jobs.core.result import ResultError, write_result
 from tests.collect.factory import MISSING, PENDING, cell, copy_of, mixed_results, result, write_dir
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from collect.report import collect, status_counts, write_report
-from jobs.cell import run_seed
+from jobs.core.cell import run_seed
 from orchestrator.cli import main
 from tests.collect.factory import NOTEBOOK, NOTEBOOK_ACCURACY, ptq_cell, ptq_result, ptq_results, write_ptq
 

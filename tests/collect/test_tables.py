@@ -1,4 +1,4 @@
-"""collect.tables over the mixed results dir worked by hand (tests/collect/factory.py), with
+"""collect.train.tables over the mixed results dir worked by hand (tests/collect/factory.py), with
 failed, oom, timeout, pending and missing cells, and over small dirs for the edge cases."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from collect import tables
+from collect.train import tables
 from collect.load import load
 from tests.collect.factory import by, cell, result, write_dir
 

@@ -17,11 +17,11 @@ import math
 
 import pytest
 
-from collect import formulas as f
-from collect import grids, tables
+from collect.train import formulas as f
+from collect.train import grids, tables
 from collect.load import load
 from collect.report import collect
-from jobs.layout import result_path
+from jobs.core.layout import result_path
 from tests.collect.factory import by, cell, result, write_dir
 
 LIN = dict(lr_scaling="linear")

@@ -1,7 +1,7 @@
 """On a GPU: no timed step makes the CPU wait for the GPU, on every engine and pipeline.
 
 Each cell runs as a job with JOBS_SYNC_DEBUG=error, so torch raises on any synchronizing
-call inside the timed steps (jobs.timing.no_host_sync) and the job fails. Skipped without CUDA;
+call inside the timed steps (jobs.runtime.timing.no_host_sync) and the job fails. Skipped without CUDA;
 benchmarks/run_gpu.sh runs it first. torch's SyncBatchNorm syncs in every forward
 (pytorch/pytorch#78549): sync_bn cells are not timing cells and are left out.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from jobs.cell import Cell
-from jobs.result import read_result
-from jobs.timing import SYNC_DEBUG_ENV, no_host_sync
+from jobs.train.cell import Cell
+from jobs.core.result import read_result
+from jobs.runtime.timing import SYNC_DEBUG_ENV, no_host_sync
 from tests.local.test_job import run_job
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

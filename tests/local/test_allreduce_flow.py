@@ -12,7 +12,7 @@ import pytest
 
 from jobs.allreduce.cell import AllreduceCell
 from jobs.allreduce.result import AllreduceFindings
-from jobs.result import read_result
+from jobs.core.result import read_result
 from orchestrator.cli import main
 from tests.conftest import TESTS
 from tests.local.test_skip_local import one_gpu_machine
@@ -35,7 +35,7 @@ def test_plan_submit_status_collect_locally(in_tmp, capsys):
     for c in cells:
         result = read_result(in_tmp / "runs" / "allreduce-tiny" / f"{c['cell_id']}.json")
         cell = AllreduceCell.from_dict(result.cell)
-        found = AllreduceFindings.from_dict(result.allreduce)
+        found = result.body
         assert (result.status, result.env["world_size"], found.world_size, found.backend, found.device) == (
             "ok", 2, 2, "gloo", "cpu")
         assert tuple(s.bytes for s in found.sizes) == cell.sizes() and len(found.sizes) == 9
@@ -85,7 +85,7 @@ def test_a_gpu_cell_where_there_are_no_gpus_fails_saying_why(tmp_path, monkeypat
     with pytest.raises(RuntimeError, match="needs 2 GPUs on this node, which shows 0"):
         run(cell, tmp_path, tmp_path)
     result = read_result(tmp_path / f"{cell.cell_id}.json")
-    assert result.status == "failed" and result.allreduce is None
+    assert result.status == "failed" and result.body is None
     assert "needs 2 GPUs on this node, which shows 0; run it where they are visible" in result.error
 
 

@@ -6,7 +6,7 @@ import json
 
 from rich.console import Console
 
-from jobs.result import Result, write_result
+from jobs.core.result import Result, write_result
 from orchestrator.cli import main
 from orchestrator.commands.submit import wait_for
 from orchestrator.plan import read_plan

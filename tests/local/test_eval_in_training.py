@@ -13,16 +13,16 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.utils.data import DataLoader, Subset
 
-import jobs.faithful
-from jobs import train
-from jobs.cell import Cell
-from jobs.data import open_test_set, open_train_set
-from jobs.evaluate import evaluate
-from jobs.faithful import FaithfulTrainer
-from jobs.fast import FastTrainer
-from jobs.launch import Placement
-from jobs.model import build_model
-from jobs.pipeline import eval_transform
+import jobs.train.faithful
+from jobs.train import run as train
+from jobs.train.cell import Cell
+from jobs.runtime.data import open_test_set, open_train_set
+from jobs.runtime.evaluate import evaluate
+from jobs.train.faithful import FaithfulTrainer
+from jobs.train.fast import FastTrainer
+from jobs.runtime.launch import Placement
+from jobs.train.model import build_model
+from jobs.train.pipeline import eval_transform
 
 TINY = dict(model="tiny", dataset="synthetic", train_images=48, loader_workers=0, batch_per_gpu=8)
 ODD = 7  # test images: the two ranks' shards differ in size
@@ -75,7 +75,7 @@ def test_evaluation_is_outside_the_timed_epoch_and_the_gpu_monitor(tmp_path, mon
     """A slow evaluation (1 s) changes no epoch time, is not sampled with the timed epoch, and
     is timed itself."""
     events: list[str] = []
-    real = jobs.faithful.evaluate
+    real = jobs.train.faithful.evaluate
 
     def slow(*args, **kwargs):
         events.append("evaluate")
@@ -89,7 +89,7 @@ def test_evaluation_is_outside_the_timed_epoch_and_the_gpu_monitor(tmp_path, mon
         def __exit__(self, *exc):
             events.append("monitor off")
 
-    monkeypatch.setattr(jobs.faithful, "evaluate", slow)
+    monkeypatch.setattr(jobs.train.faithful, "evaluate", slow)
     cell = Cell(engine="single", epochs=2, timed_epoch=2, **TINY)
     place = Placement(rank=0, world_size=1, local_rank=0, master_addr="127.0.0.1", master_port=0, launcher="none")
     trainer = FaithfulTrainer(cell, place, torch.device("cpu"), tmp_path / "data")

@@ -1,4 +1,4 @@
-"""jobs.evaluate under torch.distributed (2 gloo ranks on the CPU): each rank evaluates its shard
+"""jobs.runtime.evaluate under torch.distributed (2 gloo ranks on the CPU): each rank evaluates its shard
 (DistributedSampler, shuffle=False) and every rank returns the whole test set's figures."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-from jobs.evaluate import evaluate
+from jobs.runtime.evaluate import evaluate
 
 
 def _data():

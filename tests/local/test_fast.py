@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from jobs.cell import Cell
-from jobs.fast import augment, sgd_step
-from jobs.result import read_result
+from jobs.train.cell import Cell
+from jobs.train.fast import augment
+from jobs.runtime.optim import sgd_step
+from jobs.core.result import read_result
 from tests.local.test_job import TINY, run_job
 
 
@@ -47,7 +48,7 @@ def test_fast_single_and_ddp_count_every_image_once_and_learn(tmp_path):
         assert code == 0
         result = read_result(path)
         assert result.status == "ok"
-        assert [e.images for e in result.epochs] == [48, 48], "padding images carry no weight"
-        assert result.epochs[1].loss < result.epochs[0].loss
-        assert result.epochs[1].h2d_s == 0.0, "data already on the device"
+        assert [e.images for e in result.body.epochs] == [48, 48], "padding images carry no weight"
+        assert result.body.epochs[1].loss < result.body.epochs[0].loss
+        assert result.body.epochs[1].h2d_s == 0.0, "data already on the device"
         assert result.env["compiled"] is False and result.env["cuda_graph"] is False, "a CPU runs the step eagerly"

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs.cell import Cell
-from jobs.oom import SIMULATE_ENV
-from jobs.layout import result_path
-from jobs.result import read_result
+from jobs.train.cell import Cell
+from jobs.runtime.oom import SIMULATE_ENV
+from jobs.core.layout import result_path
+from jobs.core.result import read_result
 
 TINY = dict(model="tiny", dataset="synthetic", train_images=48, loader_workers=1, epochs=2)
 
@@ -34,16 +34,16 @@ def test_single_cell_writes_every_epoch_and_the_timed_one(tmp_path):
     assert code == 0
     result = read_result(path)
     assert result.status == "ok" and result.cell == cell.to_dict()
-    assert [e.epoch for e in result.epochs] == [1, 2]
-    assert all(e.images == 48 for e in result.epochs)
-    assert result.timed.epoch == 2 and result.timed.epoch_s == result.epochs[1].epoch_s
-    second = result.epochs[1]
+    assert [e.epoch for e in result.body.epochs] == [1, 2]
+    assert all(e.images == 48 for e in result.body.epochs)
+    assert result.body.timed.epoch == 2 and result.body.timed.epoch_s == result.body.epochs[1].epoch_s
+    second = result.body.epochs[1]
     assert 0 < second.train_s <= second.epoch_s
     assert second.train_s == second.h2d_s + second.compute_s, "the steps' time, without waiting on data"
     assert second.train_s <= second.epoch_s - second.data_wait_s
     assert result.env["world_size"] == 1 and result.env["gpu_model"] == "cpu"
     assert result.env["compiled"] is False and result.env["cuda_graph"] is False, "the faithful step is eager"
-    for e in result.epochs:  # the synthetic set's whole test batch (100 images), after every epoch
+    for e in result.body.epochs:  # the synthetic set's whole test batch (100 images), after every epoch
         assert e.test_images == 100 and 0 <= e.test_accuracy <= 1 and e.test_loss > 0 and e.eval_s > 0
     assert not list(path.parent.glob(".*.tmp")), "no temporary file left behind"
 
@@ -54,14 +54,14 @@ def test_ddp_cell_spawns_its_ranks_and_measures_allreduce(tmp_path):
     assert code == 0
     result = read_result(path)
     assert result.status == "ok" and result.env["world_size"] == 2
-    assert result.epochs[1].images == 48  # both ranks' shards together
-    assert [e.test_images for e in result.epochs] == [100, 100], "each test image once, over both ranks"
-    assert result.comm.world_size == 2 and result.comm.backend == "gloo"
-    assert result.comm.grad_bytes == 1586 * 4  # the tiny CNN's parameters, fp32
-    assert abs(result.comm.busbw_gbps - result.comm.algbw_gbps * 2 * (2 - 1) / 2) < 1e-12
+    assert result.body.epochs[1].images == 48  # both ranks' shards together
+    assert [e.test_images for e in result.body.epochs] == [100, 100], "each test image once, over both ranks"
+    assert result.body.comm.world_size == 2 and result.body.comm.backend == "gloo"
+    assert result.body.comm.grad_bytes == 1586 * 4  # the tiny CNN's parameters, fp32
+    assert abs(result.body.comm.busbw_gbps - result.body.comm.algbw_gbps * 2 * (2 - 1) / 2) < 1e-12
     steps = 3  # 48 images, 8 per rank and step, 2 ranks
-    assert result.comm.exposed_per_step_s is not None
-    assert all(abs(e.comm_exposed_s - result.comm.exposed_per_step_s * steps) < 1e-12 for e in result.epochs)
+    assert result.body.comm.exposed_per_step_s is not None
+    assert all(abs(e.comm_exposed_s - result.body.comm.exposed_per_step_s * steps) < 1e-12 for e in result.body.epochs)
 
 
 def test_batch_that_does_not_fit_is_an_oom_result_and_no_rank_hangs(tmp_path):
@@ -70,7 +70,7 @@ def test_batch_that_does_not_fit_is_an_oom_result_and_no_rank_hangs(tmp_path):
     assert code == 0
     result = read_result(path)
     assert result.status == "oom" and "does not fit" in result.error
-    assert result.epochs == [] and result.timed is None
+    assert result.body is None, "an oom run records no findings"
 
 
 def test_a_good_result_is_never_redone(tmp_path):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from jobs import lenet
-from jobs.lenet_train import TrainSettings, train
-from jobs.ptq_config import QuantSpec
-from jobs.ptq_int import compare_with_simulation
+from jobs.ptq import lenet
+from jobs.ptq.train import TrainSettings, train
+from jobs.ptq.config import QuantSpec
+from jobs.ptq.integer import compare_with_simulation
 from tests.unit.test_ptq_int import _plan
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

@@ -11,12 +11,12 @@ import json
 import pytest
 import torch
 
-from jobs import lenet
-from jobs.data import CIFAR10Files, write_synthetic
-from jobs.lenet_train import TrainSettings, train
-from jobs.ptq import run_ptq
-from jobs.ptq_config import PTQConfig, QuantSpec
-from jobs.ptq_result import PTQOutcome
+from jobs.ptq import lenet
+from jobs.runtime.data import CIFAR10Files, write_synthetic
+from jobs.ptq.train import TrainSettings, train
+from jobs.ptq.experiment import run_ptq
+from jobs.ptq.config import PTQConfig, QuantSpec
+from jobs.ptq.result import PTQOutcome
 
 ELEMENTS = {"conv1": 3072, "conv2": 1176, "fc1": 400, "fc2": 120, "fc3": 84}
 SWEEP = (

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from jobs.result import read_result
+from jobs.core.result import read_result
 from orchestrator.cli import main
 from tests.conftest import TESTS
 
@@ -24,12 +24,12 @@ def check_results(results, cells) -> None:
     for c in cells:
         result = read_result(results / f"{c['cell_id']}.json")
         assert result.status == "ok" and result.cell["kind"] == "ptq"
-        variants = result.ptq["outcome"]["variants"]
+        variants = result.to_dict()["ptq"]["outcome"]["variants"]
         assert [v["name"] for v in variants][:6] == NOTEBOOK
         assert len(variants) == 6 + 2 + 2 * 2  # + weights 8, 2 bits; + activations 8, 2 bits x 2 calibrations
         agreement = [v["integer_agreement"] for v in variants if v["integer_agreement"]]
         assert agreement and all(a["prediction_mismatches"] == 0 and a["images"] == 200 for a in agreement)
-        assert [t["model"] for t in result.ptq["training"]] == ["Net", "NetWithBias"]
+        assert [t["model"] for t in result.to_dict()["ptq"]["training"]] == ["Net", "NetWithBias"]
 
 
 def test_plan_submit_status_locally(in_tmp, capsys):
@@ -64,7 +64,7 @@ def test_a_rerun_cell_reuses_its_trained_networks(in_tmp, capsys):
         assert main(["submit", "--study", str(study), "--results", "runs/shared", "--executor", "local",
                      "--wait", "--interval", "1"]) == 0
     results = sorted((in_tmp / "runs" / "shared").glob("*.json"), key=lambda p: p.stat().st_mtime)
-    trained = [[t["reused"] for t in read_result(p).ptq["training"]] for p in results if p.name != "plan.json"]
+    trained = [[t["reused"] for t in read_result(p).to_dict()["ptq"]["training"]] for p in results if p.name != "plan.json"]
     assert trained == [[False, False], [True, True]]
 
 

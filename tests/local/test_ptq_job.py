@@ -4,11 +4,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from jobs import checkpoint
-from jobs.layout import net_path
-from jobs.ptq_cell import PTQCell
-from jobs.ptq_job import run
-from jobs.result import read_result
+from jobs.runtime import checkpoint
+from jobs.core.layout import net_path
+from jobs.ptq.cell import PTQCell
+from jobs.ptq.run import run
+from jobs.core.result import read_result
 
 TINY = dict(dataset="synthetic", train_images=64, test_images=32, epochs=1, gpus_per_node=0, notebook_calibration=16,
             calibration_images=[16], weight_bits=[8], activation_bits=[8], granularities=["tensor"],
@@ -28,7 +28,7 @@ def test_a_training_set_smaller_than_the_default_calibration_runs(first):
     cell, status, out, _ = first
     assert status == "ok"
     result = read_result(out / f"{cell.cell_id}.json")
-    assert result.ptq["outcome"]["calibration_images"] == 16 and result.run_seed == cell.training_seed
+    assert result.to_dict()["ptq"]["outcome"]["calibration_images"] == 16 and result.run_seed == cell.training_seed
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "another network"])
@@ -45,11 +45,11 @@ def test_a_corrupt_trained_network_is_named_trained_again_and_replaced(first, tm
 
     assert run(cell, results, data) == "ok"
     assert f"{path} is unreadable" in capsys.readouterr().out
-    training = read_result(results / f"{cell.cell_id}.json").ptq["training"]
+    training = read_result(results / f"{cell.cell_id}.json").to_dict()["ptq"]["training"]
     assert [t["reused"] for t in training] == [False, False]
     assert checkpoint.load(path, torch.device("cpu")) is not None  # replaced by the network trained now
     assert not list(path.parent.glob("*.tmp*"))
 
     again = PTQCell(**dict(TINY, weight_bits=[4]))
     assert run(again, results, data) == "ok"
-    assert [t["reused"] for t in read_result(results / f"{again.cell_id}.json").ptq["training"]] == [True, True]
+    assert [t["reused"] for t in read_result(results / f"{again.cell_id}.json").to_dict()["ptq"]["training"]] == [True, True]

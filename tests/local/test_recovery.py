@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.result import Result, write_result
+from jobs.core.result import Result, write_result
 from orchestrator import failures, registry
 from orchestrator.cli import main
 from orchestrator.plan import build_plan, write_plan

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from jobs.result import Result, write_result
+from jobs.core.result import Result, write_result
 from orchestrator import registry
 from orchestrator.cli import main
 from orchestrator.plan import read_plan

@@ -1,5 +1,5 @@
 """Repeats of a training cell are independent runs (initial weights, data order, augmentation
-drawn from jobs.cell.run_seed), on the same data set; repeat 0 trains exactly as every repeat
+drawn from jobs.train.cell.run_seed), on the same data set; repeat 0 trains exactly as every repeat
 did before repeats were seeded; each result records the seed its run used."""
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from torch.utils.data import DistributedSampler
 
-from jobs import train
-from jobs.cell import Cell, run_seed
-from jobs.layout import result_path
-from jobs.pipeline import FaithfulPipeline
-from jobs.result import Result, read_result
+from jobs.train import run as train
+from jobs.train.cell import Cell
+from jobs.core.cell import run_seed
+from jobs.core.layout import result_path
+from jobs.train.pipeline import FaithfulPipeline
+from jobs.core.result import Result, read_result
 
 SEED = 7
 TINY = dict(engine="single", model="tiny", dataset="synthetic", train_images=48, batch_per_gpu=8, epochs=2, seed=SEED)
@@ -36,7 +37,7 @@ def test_repeats_are_independent_runs_and_repeat_0_trains_as_before(tmp_path, pi
     """loader_workers 1: the augmentation runs in a worker process, seeded from the loader's generator."""
     cells = [Cell(pipeline=pipeline, loader_workers=loader_workers, repeat=r, **TINY) for r in range(3)]
     runs = [run(tmp_path, c) for c in cells]
-    losses = [[(e.loss, e.test_loss) for e in r.epochs] for r in runs]
+    losses = [[(e.loss, e.test_loss) for e in r.body.epochs] for r in runs]
     assert losses[0] == pytest.approx(BEFORE[pipeline, loader_workers], rel=1e-5)
     assert len({tuple(run_losses) for run_losses in losses}) == 3, f"repeats trained alike: {losses}"
     assert [r.run_seed for r in runs] == [SEED, run_seed(SEED, 1), run_seed(SEED, 2)]

@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 
-from jobs.cell import Cell
-from jobs.layout import checkpoint_path, result_path
-from jobs.result import read_result
+from jobs.train.cell import Cell
+from jobs.core.layout import checkpoint_path, result_path
+from jobs.core.result import read_result
 
 
 def test_killed_job_resumes_after_its_last_epoch(tmp_path):
@@ -31,9 +31,9 @@ def test_killed_job_resumes_after_its_last_epoch(tmp_path):
     assert "resumed from" in second.stdout and "after epoch 2" in second.stdout
     assert "epoch 1/4" not in second.stdout
     result = read_result(result_path(tmp_path / "out", cell.cell_id))
-    assert [e.epoch for e in result.epochs] == [1, 2, 3, 4]
-    assert all(e.test_accuracy is not None for e in result.epochs), "the checkpoint keeps the test figures"
-    assert result.timed.epoch == 4
+    assert [e.epoch for e in result.body.epochs] == [1, 2, 3, 4]
+    assert all(e.test_accuracy is not None for e in result.body.epochs), "the checkpoint keeps the test figures"
+    assert result.body.timed.epoch == 4
     assert not checkpoint_path(tmp_path / "out", cell.cell_id).exists(), "checkpoint removed once the result is written"
 
 
@@ -50,5 +50,5 @@ def test_a_corrupt_checkpoint_is_named_and_the_cell_trains_from_its_first_epoch(
     assert run.returncode == 0, run.stderr
     assert f"checkpoint {ckpt} is unreadable" in run.stdout and "training from epoch 1" in run.stdout
     result = read_result(result_path(tmp_path / "out", cell.cell_id))
-    assert [e.epoch for e in result.epochs] == [1, 2]
+    assert [e.epoch for e in result.body.epochs] == [1, 2]
     assert not ckpt.exists()

@@ -8,8 +8,8 @@ import signal
 
 import pytest
 
-from jobs.layout import result_path
-from jobs.result import NotRegularFile, read_good_result, read_result
+from jobs.core.layout import result_path
+from jobs.core.result import NotRegularFile, read_good_result, read_result
 from orchestrator.cli import main
 from tests.conftest import TINY_STUDY
 

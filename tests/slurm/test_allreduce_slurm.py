@@ -8,7 +8,7 @@ import pytest
 
 from jobs.allreduce.cell import AllreduceCell
 from jobs.allreduce.result import AllreduceFindings
-from jobs.result import read_result
+from jobs.core.result import read_result
 from orchestrator.cli import main
 
 pytestmark = pytest.mark.slurm
@@ -45,7 +45,7 @@ def test_two_nodes_of_one_cpu_rank_on_slurm(slurm_cluster, in_tmp, capsys):
     assert (cell["label"], cell["state"], cell["node"]) == ("allreduce-gloo-2x1cpu-r0", "done", "n[1-2]")
     assert "_" in cell["job_id"], "the cell ran as a task of a job array"
     result = read_result(in_tmp / "runs" / "allreduce-two-nodes" / f"{cell['cell_id']}.json")
-    found = AllreduceFindings.from_dict(result.allreduce)
+    found = result.body
     assert result.env["nodes"] == ["n1", "n2"] and result.env["world_size"] == 2 and result.env["launcher"] == "slurm"
     assert (found.world_size, found.backend, found.device) == (2, "gloo", "cpu")
     assert tuple(s.bytes for s in found.sizes) == AllreduceCell.from_dict(result.cell).sizes()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.cell import Cell
-from jobs.layout import result_path
-from jobs.result import read_result
+from jobs.train.cell import Cell
+from jobs.core.layout import result_path
+from jobs.core.result import read_result
 from orchestrator import registry
 from orchestrator.cli import main
 from orchestrator.plan import read_plan
@@ -80,7 +80,7 @@ def test_jobs_requeued_mid_training_resume_and_record_each_epoch_once(slurm_clus
     for sub, epochs in ((by_requeue, EPOCHS["requeue"]), (by_signal, EPOCHS["signal"])):
         result = read_result(result_path(results, sub.cell_id))
         assert result.status == "ok"
-        assert [e.epoch for e in result.epochs] == list(range(1, epochs + 1))  # each epoch exactly once
+        assert [e.epoch for e in result.body.epochs] == list(range(1, epochs + 1))  # each epoch exactly once
         log = log_out[sub.job_id].read_text()
         assert "resumed from" in log and log.count(f"epoch {epochs}/{epochs}") == 1
     assert "DUE TO JOB REQUEUE" in Path(read_plan(results).resolve(by_requeue.log_err)).read_text()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from jobs.result import read_result
+from jobs.core.result import read_result
 from orchestrator.cli import main
 
 pytestmark = pytest.mark.slurm
@@ -48,5 +48,5 @@ def test_two_nodes_of_two_train_as_one_node_of_four(slurm_cluster, in_tmp, capsy
     assert two_nodes.env["nodes"] == ["n1", "n2"] and two_nodes.env["world_size"] == 4
     assert len(one_node.env["nodes"]) == 1 and one_node.env["world_size"] == 4
     # the same ranks see the same shards in the same order: only the all-reduce's path differs
-    for a, b in zip(two_nodes.epochs, one_node.epochs, strict=True):
+    for a, b in zip(two_nodes.body.epochs, one_node.body.epochs, strict=True):
         assert a.loss == pytest.approx(b.loss, rel=1e-5) and a.accuracy == pytest.approx(b.accuracy)

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from jobs.allreduce.cell import DDP_BUCKET_BYTES, GRADIENT_BYTES, AllreduceCell, bytes_text, ranks_text
-from jobs.cell import CellError
-from jobs.kinds import cell_from_dict
+from jobs.core.cell import CellError
+from jobs.core.kinds import cell_from_dict
 
 TINY = dict(backend="gloo", gpus_per_node=0, cpu_ranks_per_node=2, min_bytes=8, max_bytes=65536, factor=4,
             warmup=1, iters=3)
@@ -95,12 +95,12 @@ def test_from_dict_refuses_unknown_fields_and_other_kinds():
 
 
 def test_the_bucket_is_ddps_as_the_job_knows_it():
-    from jobs import comm  # torch: only here
+    from jobs.runtime import comm  # torch: only here
 
     assert DDP_BUCKET_BYTES == comm.DDP_BUCKET_BYTES
 
 
 def test_the_cell_and_its_result_import_no_torch():
-    code = ("import sys, jobs.allreduce, jobs.allreduce.cell, jobs.allreduce.result, jobs.kinds; "
+    code = ("import sys, jobs.allreduce, jobs.allreduce.cell, jobs.allreduce.result, jobs.core.kinds; "
             "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))[:3]")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -22,7 +22,7 @@ def test_bandwidth_is_nccl_tests_formula_by_hand():
 
 
 def test_the_job_and_the_reader_share_the_formula():
-    from jobs import comm  # torch: only here
+    from jobs.runtime import comm  # torch: only here
 
     figures = comm.bandwidth(44_695_848, 0.0123, 8)
     assert (figures["algbw_gbps"], figures["busbw_gbps"]) == pytest.approx(bandwidth_gbps(44_695_848, 0.0123, 8))

@@ -1,4 +1,4 @@
-"""jobs.cell: the Cell's id, its validation and its derived numbers."""
+"""jobs.train.cell: the Cell's id, its validation and its derived numbers."""
 from __future__ import annotations
 
 import hashlib
@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from jobs.cell import Cell, CellError
+from jobs.train.cell import Cell
+from jobs.core.cell import CellError
 
 # Fixed by hand once: a change in how the id is hashed would make every earlier result
 # look missing (and rerun), so it must be a deliberate change of this line.
@@ -26,7 +27,7 @@ def test_cell_id_is_the_recorded_hash():
 
 
 def test_cell_id_is_the_same_in_another_process_with_another_hash_seed():
-    code = "from jobs.cell import Cell; print(Cell(engine='ddp', batch_per_gpu=128, gpus_per_node=2).cell_id)"
+    code = "from jobs.train.cell import Cell; print(Cell(engine='ddp', batch_per_gpu=128, gpus_per_node=2).cell_id)"
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == DDP_2G_B128_ID

@@ -1,11 +1,11 @@
-"""jobs.checkpoint: a requeued job's state, loaded as weights only (no code runs from the file)."""
+"""jobs.runtime.checkpoint: a requeued job's state, loaded as weights only (no code runs from the file)."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from jobs import checkpoint
-from jobs.layout import checkpoint_path
+from jobs.runtime import checkpoint
+from jobs.core.layout import checkpoint_path
 
 
 class NotWeights:

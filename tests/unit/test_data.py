@@ -1,4 +1,4 @@
-"""jobs.data: the synthetic CIFAR-10 is read by torchvision's own CIFAR10 code."""
+"""jobs.runtime.data: the synthetic CIFAR-10 is read by torchvision's own CIFAR10 code."""
 from __future__ import annotations
 
 import hashlib
@@ -7,9 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from jobs.cell import Cell
-from jobs.data import (BATCHES_DIR, CIFAR10Files, dataset_root, ensure_synthetic, open_test_set, open_train_set,
-                       write_synthetic)
+from jobs.train.cell import Cell
+from jobs.runtime.data import BATCHES_DIR, CIFAR10Files, dataset_root, ensure_synthetic, open_test_set, open_train_set, write_synthetic
 
 # sha256 of the files write_synthetic(root, 50, seed=0) wrote before test sets could grow
 # (commit fa0c56f): a set on disk must read the same after the change.
@@ -100,7 +99,7 @@ def test_real_cifar10_lives_directly_under_data_dir(tmp_path):
 def test_missing_cifar10_says_how_to_download_it(tmp_path):
     import pytest
 
-    with pytest.raises(FileNotFoundError, match="python -m jobs.data --download"):
+    with pytest.raises(FileNotFoundError, match="python -m jobs.runtime.data --download"):
         open_train_set(Cell(engine="single", batch_per_gpu=16), tmp_path)
 
 
@@ -151,5 +150,5 @@ def test_open_test_set_writes_and_reads_a_synthetic_set_with_its_options(tmp_pat
 
 
 def test_missing_cifar10_test_set_says_how_to_download_it(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m jobs.data --download"):
+    with pytest.raises(FileNotFoundError, match="python -m jobs.runtime.data --download"):
         open_test_set(Cell(engine="single", batch_per_gpu=16), tmp_path)

@@ -1,8 +1,8 @@
 """Which GPUs a job drives and how it sets cuDNN up (no GPU needed to decide)."""
 import torch
 
-from jobs.cell import Cell
-from jobs.train import cudnn_benchmark, cudnn_engines_timed, physical_gpus
+from jobs.train.cell import Cell
+from jobs.train.run import cudnn_benchmark, cudnn_engines_timed, physical_gpus
 
 
 def test_cudnn_benchmarking_is_off_under_dataparallel_only():
@@ -26,8 +26,8 @@ def test_gpu_monitor_watches_every_gpu_dataparallel_drives_by_physical_number(mo
 
 
 def test_gpus_a_node_must_show_one_per_rank_or_all_that_dataparallel_drives():
-    from jobs.launch import detect
-    from jobs.train import gpus_needed_here
+    from jobs.runtime.launch import detect
+    from jobs.train.run import gpus_needed_here
 
     two_ranks = detect({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "LOCAL_WORLD_SIZE": "2"})
     assert gpus_needed_here(two_ranks, Cell(engine="ddp", batch_per_gpu=8, gpus_per_node=2)) == 2
@@ -38,8 +38,8 @@ def test_gpus_a_node_must_show_one_per_rank_or_all_that_dataparallel_drives():
 
 
 def test_intra_op_threads_leave_the_loader_workers_their_cores():
-    from jobs.launch import detect
-    from jobs.train import intra_op_threads
+    from jobs.runtime.launch import detect
+    from jobs.train.run import intra_op_threads
 
     faithful = Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=4)  # 2 loader workers per rank
     four_ranks = detect({"RANK": "0", "WORLD_SIZE": "4", "MASTER_ADDR": "h", "LOCAL_WORLD_SIZE": "4"})

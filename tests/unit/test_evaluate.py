@@ -1,4 +1,4 @@
-"""jobs.evaluate: loss, accuracy and predictions of a model or callable over batches."""
+"""jobs.runtime.evaluate: loss, accuracy and predictions of a model or callable over batches."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from jobs.evaluate import batches, evaluate, shard
+from jobs.runtime.evaluate import batches, evaluate, shard
 
 
 def _one_hot_logits(classes: torch.Tensor) -> torch.Tensor:

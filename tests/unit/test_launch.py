@@ -1,9 +1,9 @@
-"""jobs.launch: where this process sits, read from torchrun, srun, submitit's local executor or nothing."""
+"""jobs.runtime.launch: where this process sits, read from torchrun, srun, submitit's local executor or nothing."""
 from __future__ import annotations
 
 import pytest
 
-from jobs.launch import PORT_BASE, PORT_SPAN, detect, first_host, port_for_job
+from jobs.runtime.launch import PORT_BASE, PORT_SPAN, detect, first_host, port_for_job
 
 
 @pytest.mark.parametrize("nodelist, host", [

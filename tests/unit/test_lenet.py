@@ -1,4 +1,4 @@
-"""jobs.lenet and jobs.lenet_train: the notebook's network, its normalisation and its training."""
+"""jobs.ptq.lenet and jobs.ptq.train: the notebook's network, its normalisation and its training."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 from torchvision import transforms
 
-from jobs import lenet
-from jobs.lenet_train import TrainSettings, train
+from jobs.ptq import lenet
+from jobs.ptq.train import TrainSettings, train
 
 
 def test_net_has_the_notebooks_61770_weights_and_no_bias():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.cell import Cell
+from jobs.train.cell import Cell
 from orchestrator.machine import Machine, count_gpus, why_not_here
 
 SMI = "GPU 0: NVIDIA H200 (UUID: GPU-1)\nGPU 1: NVIDIA H200 (UUID: GPU-2)\n"

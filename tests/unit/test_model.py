@@ -1,10 +1,10 @@
-"""jobs.model: the ResNet-18 the homework names, the CIFAR-10 variant."""
+"""jobs.train.model: the ResNet-18 the homework names, the CIFAR-10 variant."""
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from jobs.model import ResNet18
+from jobs.train.model import ResNet18
 
 
 def test_resnet18_is_the_cifar_variant_with_11173962_parameters():

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.cell import Cell
+from jobs.train.cell import Cell
 from orchestrator.errors import PlanError
-from jobs.layout import PLAN_FILE
+from jobs.core.layout import PLAN_FILE
 from orchestrator.plan import (Plan, build_plan, estimate_gpu_hours, group_arrays, read_plan,
                                shape_of, write_plan)
 from orchestrator.cluster import ClusterSpec

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.cell import run_seed
-from jobs.ptq_cell import SWEPT, PTQCell
+from jobs.core.cell import run_seed
+from jobs.ptq.cell import SWEPT, PTQCell
 from orchestrator.errors import StudyError
 from orchestrator.study import load_study, parse_study
 

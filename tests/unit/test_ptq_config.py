@@ -1,9 +1,9 @@
-"""jobs.ptq_config: choices are checked on construction, naming the field; the default sweep."""
+"""jobs.ptq.config: choices are checked on construction, naming the field; the default sweep."""
 from __future__ import annotations
 
 import pytest
 
-from jobs.ptq_config import PTQConfig, QuantSpec, default_sweep
+from jobs.ptq.config import PTQConfig, QuantSpec, default_sweep
 
 
 @pytest.mark.parametrize("field, value, message", [

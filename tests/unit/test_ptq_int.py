@@ -1,17 +1,17 @@
-"""jobs.ptq_int: integer-only execution agrees with the float simulation, integer for integer."""
+"""jobs.ptq.integer: integer-only execution agrees with the float simulation, integer for integer."""
 from __future__ import annotations
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from jobs import lenet
-from jobs.lenet import LAYERS
-from jobs.ptq_config import QuantSpec
-from jobs.ptq_int import IntegerNet, compare_with_simulation, int_matmul
-from jobs.ptq_profile import activation_ranges, profile_activations
-from jobs.ptq_sim import SimulatedNet, plan
-from jobs.quant import quantize_weight
+from jobs.ptq import lenet
+from jobs.ptq.lenet import LAYERS
+from jobs.ptq.config import QuantSpec
+from jobs.ptq.integer import IntegerNet, compare_with_simulation, int_matmul
+from jobs.ptq.profile import activation_ranges, profile_activations
+from jobs.ptq.simulate import SimulatedNet, plan
+from jobs.ptq.quantize import quantize_weight
 
 
 @pytest.mark.parametrize("m, k, n", [(5, 75, 6), (40, 400, 120), (17, 8, 8)])

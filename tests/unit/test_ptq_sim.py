@@ -1,4 +1,4 @@
-"""jobs.ptq_sim: the notebook's scales, worked by hand, and the integer check on layer inputs.
+"""jobs.ptq.simulate: the notebook's scales, worked by hand, and the integer check on layer inputs.
 
 Every layer's weights are set to max |w| = 0.5, so n_w = 127 / 0.5 = 254 at 8 bits; the
 input range is 1 (n_in = 127) and the layer output ranges are 2, 4, 8, 16, 10.
@@ -10,11 +10,11 @@ import dataclasses
 import pytest
 import torch
 
-from jobs import lenet
-from jobs.lenet import LAYERS
-from jobs.ptq_config import QuantSpec
-from jobs.ptq_sim import IntegerRangeError, SimulatedNet, plan
-from jobs.quant import quantize_weight
+from jobs.ptq import lenet
+from jobs.ptq.lenet import LAYERS
+from jobs.ptq.config import QuantSpec
+from jobs.ptq.simulate import IntegerRangeError, SimulatedNet, plan
+from jobs.ptq.quantize import quantize_weight
 
 RANGES = (1.0, 2.0, 4.0, 8.0, 16.0, 10.0)
 
@@ -126,7 +126,7 @@ def test_every_quantized_layer_input_is_counted_and_in_range():
     (lambda p, images, dtype: torch.round(images.to(dtype) * 1000), r"outside \[-128, 127\]"),
 ])
 def test_the_check_fires_when_an_input_is_not_an_integer_in_range(monkeypatch, broken_input, message):
-    monkeypatch.setattr("jobs.ptq_sim.quantize_input", broken_input)
+    monkeypatch.setattr("jobs.ptq.simulate.quantize_input", broken_input)
     with pytest.raises(IntegerRangeError, match=message):
         SimulatedNet(_plan(_net()), "cpu", strict=True)(torch.rand(2, 3, 32, 32) * 2 - 1)
     counting = SimulatedNet(_plan(_net()), "cpu")  # the default counts instead of raising

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.cell import Cell, run_seed
-from jobs.kinds import cell_from_dict
-from jobs.ptq_cell import PTQCell
+from jobs.train.cell import Cell
+from jobs.core.cell import run_seed
+from jobs.core.kinds import cell_from_dict
+from jobs.ptq.cell import PTQCell
 from orchestrator.errors import StudyError
 from orchestrator.plan import Plan, build_plan
 from orchestrator.study import load_study, parse_study

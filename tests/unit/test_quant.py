@@ -1,11 +1,11 @@
-"""jobs.quant: symmetric signed b-bit quantization, with numbers worked by hand."""
+"""jobs.ptq.quantize: symmetric signed b-bit quantization, with numbers worked by hand."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from jobs.quant import channel_ranges, kl_divergence, qmax, qmin, quantize, quantize_weight, scale_for, tensor_range
-from jobs.quant_choices import check_bits
+from jobs.ptq.quantize import channel_ranges, kl_divergence, qmax, qmin, quantize, quantize_weight, scale_for, tensor_range
+from jobs.ptq.choices import check_bits
 
 
 def test_the_signed_range_of_b_bits():

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from orchestrator.errors import RegistryError
-from jobs.layout import REGISTRY_FILE
+from jobs.core.layout import REGISTRY_FILE
 from orchestrator.registry import Submission, append, load
 
 

@@ -1,4 +1,4 @@
-"""jobs.result: the result JSON, written atomically, never trading a good answer for a failure."""
+"""jobs.core.result: the result JSON, written atomically, never trading a good answer for a failure."""
 from __future__ import annotations
 
 import json
@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from jobs.cell import Cell
-from jobs.result import (CommStats, EpochStats, Result, ResultError, Timed, read_good_result, read_result,
-                         result_path, write_result)
+from jobs.train.cell import Cell
+from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
+from jobs.core.result import Result, ResultError, read_good_result, read_result, result_path, write_result
 
 CELL = Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)
 
@@ -23,11 +23,11 @@ def result(status: str, error: str | None = None, **extra) -> Result:
     if status != "ok":
         return Result(CELL.cell_id, CELL.to_dict(), status, error=error or f"{status}!", **extra)
     return Result(
-        CELL.cell_id, CELL.to_dict(), "ok", env={"world_size": 2, "hostnames": ["n1"]},
-        epochs=[epoch(1, 12.0), epoch(2, 10.0)], timed=Timed(epoch=2, epoch_s=10.0, train_s=9.0),
-        comm=CommStats(world_size=2, grad_bytes=44_700_000, allreduce_s=0.01, algbw_gbps=4.47, busbw_gbps=4.47,
-                       backend="nccl"),
-        gpu_util={"mean_pct": 90}, peak_mem_gib=3.5, **extra,
+        CELL.cell_id, CELL.to_dict(), "ok", env={"world_size": 2, "hostnames": ["n1"]}, peak_mem_gib=3.5,
+        body=TrainBody(epochs=[epoch(1, 12.0), epoch(2, 10.0)], timed=Timed(epoch=2, epoch_s=10.0, train_s=9.0),
+                       comm=CommStats(world_size=2, grad_bytes=44_700_000, allreduce_s=0.01, algbw_gbps=4.47,
+                                      busbw_gbps=4.47, backend="nccl"),
+                       gpu_util={"mean_pct": 90}), **extra,
     )
 
 
@@ -41,7 +41,7 @@ def test_round_trip_through_json_keeps_every_field(tmp_path):
     assert path == tmp_path / f"{CELL.cell_id}.json"
     again = read_result(path)
     assert again == original
-    assert again.timed.train_s == 9.0 and again.epochs[1].comm_exposed_s == 0.25
+    assert again.body.timed.train_s == 9.0 and again.body.epochs[1].comm_exposed_s == 0.25
     assert Result.from_dict(original.to_dict()) == original
 
 
@@ -154,8 +154,8 @@ def test_a_newer_schema_version_is_a_clear_error(tmp_path):
 
 def test_a_diverged_run_writes_strict_json_and_reads_its_nan_back(tmp_path):
     diverged = result("ok")
-    diverged.epochs[1].loss = float("nan")
-    diverged.epochs[1].accuracy = float("inf")
+    diverged.body.epochs[1].loss = float("nan")
+    diverged.body.epochs[1].accuracy = float("inf")
     diverged.peak_mem_gib = float("-inf")
     path = write_result(tmp_path, diverged)
 
@@ -164,8 +164,8 @@ def test_a_diverged_run_writes_strict_json_and_reads_its_nan_back(tmp_path):
 
     json.loads(path.read_text(), parse_constant=refuse)  # what a strict parser (jq, JavaScript) accepts
     again = read_result(path)
-    assert math.isnan(again.epochs[1].loss) and again.epochs[1].accuracy == math.inf
-    assert again.peak_mem_gib == -math.inf and again.epochs[0].loss == 2.0
+    assert math.isnan(again.body.epochs[1].loss) and again.body.epochs[1].accuracy == math.inf
+    assert again.peak_mem_gib == -math.inf and again.body.epochs[0].loss == 2.0
 
 
 def test_read_good_result_only_returns_final_answers(tmp_path):
@@ -180,7 +180,7 @@ def test_read_good_result_only_returns_final_answers(tmp_path):
 def test_files_written_whole_follow_the_umask_like_any_other_file(tmp_path, umask, mode):
     import os
 
-    from jobs.atomic import replacing, write_bytes_atomic
+    from jobs.core.atomic import replacing, write_bytes_atomic
 
     old = os.umask(umask)
     try:
@@ -202,15 +202,43 @@ def test_a_result_written_before_test_evaluation_still_reads(tmp_path):
     del data["cell"]["test_images"]
     result_path(tmp_path, CELL.cell_id).write_text(json.dumps(data))
     again = read_result(result_path(tmp_path, CELL.cell_id))
-    assert [(e.test_loss, e.test_accuracy, e.test_images, e.eval_s) for e in again.epochs] == [(None,) * 4] * 2
-    assert again.epochs[1].epoch_s == 10.0
+    assert [(e.test_loss, e.test_accuracy, e.test_images, e.eval_s) for e in again.body.epochs] == [(None,) * 4] * 2
+    assert again.body.epochs[1].epoch_s == 10.0
 
 
 def test_test_figures_round_trip_a_nan_loss_included(tmp_path):
     original = result("ok")
-    original.epochs[0].test_loss, original.epochs[0].test_accuracy = 2.1, 0.25
-    original.epochs[0].test_images, original.epochs[0].eval_s = 10_000, 1.5
-    original.epochs[1].test_loss, original.epochs[1].test_accuracy = float("nan"), 0.1
+    original.body.epochs[0].test_loss, original.body.epochs[0].test_accuracy = 2.1, 0.25
+    original.body.epochs[0].test_images, original.body.epochs[0].eval_s = 10_000, 1.5
+    original.body.epochs[1].test_loss, original.body.epochs[1].test_accuracy = float("nan"), 0.1
     again = read_result(write_result(tmp_path, original))
-    assert (again.epochs[0].test_loss, again.epochs[0].test_accuracy, again.epochs[0].test_images) == (2.1, 0.25, 10_000)
-    assert again.epochs[0].eval_s == 1.5 and math.isnan(again.epochs[1].test_loss)
+    assert (again.body.epochs[0].test_loss, again.body.epochs[0].test_accuracy, again.body.epochs[0].test_images) == (2.1, 0.25, 10_000)
+    assert again.body.epochs[0].eval_s == 1.5 and math.isnan(again.body.epochs[1].test_loss)
+
+
+def test_results_written_before_kinds_were_packages_still_read(tmp_path):
+    """Every result carried every kind's keys then: a training result "ptq": null, a failed one
+    empty epochs; a PTQ result empty training keys. They read as before; a foreign key that holds
+    something is an error."""
+    old_ok = result("ok").to_dict() | {"ptq": None}
+    old_failed = result("failed").to_dict() | {"epochs": [], "timed": None, "comm": None, "gpu_util": None, "ptq": None}
+    for data in (old_ok, old_failed):
+        path = result_path(tmp_path, CELL.cell_id)
+        path.write_text(json.dumps(data))
+        again = read_result(path)
+        assert again.status == data["status"] and (again.body is None) == (data["status"] != "ok")
+    path.write_text(json.dumps(result("failed").to_dict() | {"allreduce": {"sizes": []}}))
+    with pytest.raises(ResultError, match="allreduce is not a field of a train result"):
+        read_result(path)
+
+
+def test_a_job_queued_before_the_move_loads_its_pickled_cell():
+    """submitit pickled each queued call with the cell's class path of then: jobs.cell.Cell, jobs.ptq_cell.PTQCell."""
+    import pickle
+
+    from jobs.ptq.cell import PTQCell
+
+    for cell, old, new in ((CELL, b"jobs.cell", b"jobs.train.cell"), (PTQCell(), b"jobs.ptq_cell", b"jobs.ptq.cell")):
+        blob = pickle.dumps(cell, protocol=0).replace(new + b"\n", old + b"\n")
+        assert old + b"\n" in blob
+        assert pickle.loads(blob) == cell

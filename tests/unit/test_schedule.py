@@ -1,10 +1,10 @@
-"""jobs.schedule: linear LR scaling and gradual warmup (Goyal et al. 2017), worked by hand."""
+"""jobs.train.schedule: linear LR scaling and gradual warmup (Goyal et al. 2017), worked by hand."""
 from __future__ import annotations
 
 import pytest
 
-from jobs.cell import Cell
-from jobs.schedule import lr_at, target_lr
+from jobs.train.cell import Cell
+from jobs.train.schedule import lr_at, target_lr
 
 
 def big(**extra) -> Cell:

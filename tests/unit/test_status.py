@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from jobs.result import Result, ResultError, Timed, write_result
+from jobs.core.result import Result, ResultError, write_result
+from jobs.train.result import Timed, TrainBody
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import build_plan
 from orchestrator.registry import Submission
@@ -129,7 +130,7 @@ def test_statuses_over_a_plan(tmp_path):
     plan = build_plan(load_study("quick"), tmp_path, tmp_path)
     done, oom, running, pending, failed, fresh = plan.cells[:6]
     env = {"started_at": "2025-01-01T10:00:00+00:00", "ended_at": "2025-01-01T10:02:30+00:00"}
-    write_result(tmp_path, Result(done.cell_id, done.to_dict(), "ok", env=env, timed=Timed(2, 10.0, 9.0)))
+    write_result(tmp_path, Result(done.cell_id, done.to_dict(), "ok", env=env, body=TrainBody(timed=Timed(2, 10.0, 9.0))))
     write_result(tmp_path, Result(oom.cell_id, oom.to_dict(), "oom", env=env, error="CUDA out of memory"))
     write_result(tmp_path, Result(failed.cell_id, failed.to_dict(), "failed", error="Traceback\nKeyError: 'x'"))
     (tmp_path / f"{running.cell_id}.json").write_text("{")  # being rewritten? unreadable

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.cell import Cell
-from jobs.schedule import target_lr
+from jobs.train.cell import Cell
+from jobs.train.schedule import target_lr
 from orchestrator.errors import StudyError
 from orchestrator.study import available_studies, load_study, parse_study
 

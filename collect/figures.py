@@ -1,0 +1,24 @@
+"""The report's one plotting style, for every kind: matplotlib on the Agg backend (no display),
+the colour cycle, and a figure as PNG bytes."""
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+
+DPI = 100
+
+
+COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+
+def png(fig, tight: bool = True) -> bytes:
+    buffer = io.BytesIO()
+    if tight:
+        fig.tight_layout()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    plt.close(fig)
+    return buffer.getvalue()

@@ -1,0 +1,172 @@
+"""The PTQ study's tables as pure functions over its rows (collect.ptq.rows).
+
+Each setup's repeats are its training seeds; a figure over seeds is the median over the ok
+cells, with min and max (the spread), and `repeats` = the seeds it has, `runs` = the setup's
+cells of any status. A delta is taken within one seed (a variant against the float network of
+the same training), then summarised over seeds. The per-layer tables (scales, statistics) show
+one seed: the lowest ok training seed of each setup.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import pandas as pd
+
+from collect.ptq.rows import SPEC_FIELDS, PTQRows
+from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS
+
+RANGED = ("accuracy", "delta")
+CHECKS_ONLY = "other variants with quantized activations (inputs checked only)"
+METHOD_TEXT = {"max": "max", "3sigma": "3 sigma", "mse": "MSE-optimal"}
+
+
+def over_seeds(variants: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per group of `keys`: accuracy, delta = the median over its ok seeds, with <v>_min, <v>_max;
+    loss = median; repeats = seeds; order = the first position among the cell's variants.
+    Example: accuracies 0.50, 0.54, 0.52 -> 0.52 (0.50-0.54), repeats 3."""
+    groups = variants.groupby(keys, sort=False, dropna=False)
+    stats = [groups[list(RANGED) + ["loss"]].median(), groups[list(RANGED)].min().add_suffix("_min"),
+             groups[list(RANGED)].max().add_suffix("_max"), groups.training_seed.nunique().rename("repeats"),
+             groups.order.min()]
+    return pd.concat(stats, axis=1).reset_index()
+
+
+def setup_runs(rows: PTQRows) -> pd.DataFrame:
+    """Per setup: runs = its cells, ok = those with a result that is ok, and the other statuses counted."""
+    cells = rows.cells
+    counts = cells.groupby(["setup", "status"], sort=False).size().unstack(fill_value=0)
+    table = pd.DataFrame({"runs": counts.sum(axis=1), "ok": counts.get("ok", 0)})
+    table["others"] = [", ".join(f"{n} {s}" for s, n in counts.loc[setup].items() if s != "ok" and n)
+                       for setup in counts.index]
+    return table.reset_index()
+
+
+def notebook_table(rows: PTQRows) -> pd.DataFrame:
+    """The notebook's six variants (Net float, W8, W8A8; NetWithBias float, W8 with the bias
+    float, W8A8B32) per setup, in the notebook's order:
+        accuracy = median over seeds s of acc_s (min-max);
+        delta = median over s of (acc_s(variant) - acc_s(its model's float network)), in 0..1 units;
+        repeats = the seeds with the variant; runs, ok = the setup's cells, and those ok."""
+    notebook = rows.variants[rows.variants.role == "notebook"]
+    table = over_seeds(notebook, ["setup", "name", "model", "baseline", "quantized", *SPEC_FIELDS])
+    table = table.merge(setup_runs(rows), on="setup", how="left")
+    return table.sort_values(["setup", "order"], kind="stable").reset_index(drop=True)
+
+
+def integer_table(rows: PTQRows) -> pd.DataFrame:
+    """Each variant that ran integer-only, summed over its ok seeds: images compared, prediction
+    mismatches (images whose top-1 class differs between the integer run and the float
+    simulation), logit mismatches (images with any logit integer different), and the checks on
+    its quantized layers' inputs: values checked, non-integer, out of range. The variants with
+    quantized activations that only had their inputs checked are summed in one row (`checks_only`
+    of them). accumulator and dtype: the integer run's accumulator and the simulation's float type."""
+    v = rows.variants[rows.variants.int_images.notna() | (rows.variants.checked_layers > 0)]
+    columns = ["setup", "name", "order", "variants", "repeats", "images", "prediction_mismatches",
+               "logit_mismatches", "accumulator", "dtype", "checked_values", "non_integer", "out_of_range"]
+    if v.empty:
+        return pd.DataFrame(columns=columns)
+    checks_only = v.int_images.isna()
+    v = v.assign(variant=v.name, name=v.name.where(~checks_only, CHECKS_ONLY))
+    groups = v.groupby(["setup", "name"], sort=False)
+    sums = groups[["int_images", "prediction_mismatches", "logit_mismatches", "checked_values", "non_integer",
+                   "out_of_range"]].sum(min_count=1)
+    table = pd.concat([sums.rename(columns={"int_images": "images"}), groups.order.min(),
+                       groups.variant.nunique().rename("variants"), groups.training_seed.nunique().rename("repeats"),
+                       groups.accumulator.agg(_distinct), groups.dtype.agg(_distinct)], axis=1).reset_index()
+    return table.sort_values(["setup", "order"], kind="stable").reset_index(drop=True)[columns]
+
+
+def _distinct(values: pd.Series) -> str:
+    return ", ".join(sorted({str(x) for x in values.dropna()}))
+
+
+def representative(rows: PTQRows) -> pd.DataFrame:
+    """Per setup, the ok cell whose per-layer figures are shown: the lowest training seed."""
+    ok = rows.cells[rows.cells.status == "ok"]
+    ok = ok[ok.cell_id.isin(set(rows.variants.cell_id))]
+    return ok.sort_values("training_seed").drop_duplicates("setup")[["setup", "cell_id", "training_seed"]]
+
+
+def _shown(table: pd.DataFrame, rows: PTQRows) -> pd.DataFrame:
+    return table[table.cell_id.isin(set(representative(rows).cell_id))].reset_index(drop=True)
+
+
+def scales_table(rows: PTQRows) -> pd.DataFrame:
+    """The scales of the notebook's variants with quantized activations (W8A8, W8A8B32), per
+    layer, of one seed (representative): n_w (min and max over channels: equal per tensor),
+    C_{k-1}, C_k, the multiplier n_out_k, the bias scale S_k = n_w C_{k-1} and the range r_k."""
+    with_activations = rows.variants[(rows.variants.role == "notebook") & rows.variants.activation_bits.notna()]
+    keys = set(zip(with_activations.cell_id, with_activations.name, strict=True))
+    wanted = pd.Series([k in keys for k in zip(rows.scales.cell_id, rows.scales.variant, strict=True)],
+                       index=rows.scales.index, dtype=bool)  # a mask even when empty: [] would select no columns
+    scales = rows.scales[wanted]
+    return _shown(scales, rows).sort_values(["setup", "order"], kind="stable").reset_index(drop=True)
+
+
+def stats_table(stats: pd.DataFrame, rows: PTQRows) -> pd.DataFrame:
+    """One seed's per-layer statistics (weights or activations), with `wider` = whether the 3 sigma
+    range reaches beyond the largest magnitude: max(|mean - 3 std|, |mean + 3 std|) > max(|min|, |max|)."""
+    table = _shown(stats, rows).drop(columns=["edges", "counts"])
+    sigma = table[["sigma3_low", "sigma3_high"]].abs().max(axis=1)
+    table["wider"] = sigma > table[["min", "max"]].abs().max(axis=1)
+    return table
+
+
+def histograms(rows: PTQRows) -> pd.DataFrame:
+    """The histograms of the shown seed: which ("weights" or "activations"), layer, edges, counts,
+    with the layer's min, max, 3 sigma range and chosen clip range (for the plots)."""
+    keep = ["setup", "training_seed", "layer", "min", "max", "sigma3_low", "sigma3_high", "range", "method",
+            "edges", "counts"]
+    parts = [_shown(rows.weights, rows)[keep].assign(which="weights"),
+             _shown(rows.activations, rows)[keep].assign(which="activations")]
+    return pd.concat(parts, ignore_index=True)
+
+
+def method_text(method: str, percentile: Optional[float]) -> str:
+    return f"percentile {percentile:g}" if method == "percentile" else METHOD_TEXT.get(method, method)
+
+
+def sweep_table(rows: PTQRows) -> pd.DataFrame:
+    """The sweep's variants over seeds (over_seeds), each in its part: "weights" (activations
+    float; bits = weight bits; choice = granularity, range method) or "activations" (8-bit
+    weights; bits = activation bits; choice = range method, calibration images). Rows are
+    ordered by part, choice (granularity, then method as in the sweep), bits descending."""
+    sweep = rows.variants[rows.variants.role == "sweep"]
+    keys = ["setup", "name", "weight_bits", "activation_bits", "granularity", "weight_method", "activation_method",
+            "calibration_images", "percentile"]
+    table = over_seeds(sweep, keys)
+    weights = table.activation_bits.isna()
+    table["part"] = weights.map({True: "weights", False: "activations"})
+    table["bits"] = table.weight_bits.where(weights, table.activation_bits).astype("Int64")
+    table["choice"] = [_choice(r) for r in table.itertuples(index=False)]
+    table["_rank"] = [_rank(r) for r in table.itertuples(index=False)]
+    table = table.sort_values(["setup", "_rank", "bits"], ascending=[True, True, False], kind="stable")
+    return table.drop(columns="_rank").reset_index(drop=True)
+
+
+def _choice(r) -> str:
+    if pd.isna(r.activation_bits):
+        return f"{r.granularity}, {method_text(r.weight_method, r.percentile)}"
+    return f"{method_text(r.activation_method, r.percentile)}, {int(r.calibration_images)} images"
+
+
+def _rank(r) -> tuple:
+    """Weights before activations; the sweep's own order of granularities and methods."""
+    if pd.isna(r.activation_bits):
+        return (0, _index(GRANULARITIES, r.granularity), _index(RANGE_METHODS, r.weight_method), 0)
+    return (1, 0, _index(RANGE_METHODS, r.activation_method), int(r.calibration_images))
+
+
+def _index(choices: tuple[str, ...], value: str) -> int:
+    return choices.index(value) if value in choices else len(choices)
+
+
+def build(rows: PTQRows) -> dict[str, pd.DataFrame]:
+    """Every PTQ table by key (the keys of collect.kinds' ptq entry)."""
+    return {
+        "ptq_cells": rows.cells, "ptq_runs": setup_runs(rows), "ptq_notebook": notebook_table(rows),
+        "ptq_integer": integer_table(rows),
+        "ptq_scales": scales_table(rows), "ptq_weights": stats_table(rows.weights, rows),
+        "ptq_activations": stats_table(rows.activations, rows), "ptq_sweep": sweep_table(rows),
+        "ptq_histograms": histograms(rows),
+    }

@@ -1,0 +1,28 @@
+"""A configuration's repeats, for every kind: how far they spread, and the text that shows it."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from collect.render import seconds
+
+SPREAD_LIMIT = 0.05  # a spread above this is marked: a difference smaller than it is noise
+
+
+def spread(median: Optional[float], low: Optional[float], high: Optional[float]) -> float:
+    """spread = (max - min) / median over a configuration's repeats.
+    Example: 4.0, 4.1 and 4.4 s -> (4.4 - 4.0) / 4.1 = 0.0976. NaN when a value is missing or
+    the median is zero or negative."""
+    m, lo, hi = (math.nan if v is None else float(v) for v in (median, low, high))
+    if any(math.isnan(v) for v in (m, lo, hi)) or m <= 0:
+        return math.nan
+    return (hi - lo) / m
+
+def ranged(row, name: str, fmt=seconds) -> str:
+    """The median; with repeats, "median (min-max)", and " *" when the spread is above 5%."""
+    value = getattr(row, name)
+    if row.repeats < 2:
+        return fmt(value)
+    low, high = getattr(row, f"{name}_min"), getattr(row, f"{name}_max")
+    mark = " *" if spread(value, low, high) > SPREAD_LIMIT else ""
+    return f"{fmt(value)} ({fmt(low)}-{fmt(high)}){mark}"

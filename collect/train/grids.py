@@ -1,0 +1,303 @@
+"""The tables (collect.train.tables) laid out for people as Grids: the homework's layouts, a status
+where a configuration has no number, a caption with units, timed epoch, GPU and repeats, and
+the formulas beside each table."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import pandas as pd
+
+import collect.train.formulas as f
+from collect.render import Grid, number, percent, seconds, signed, status_text
+from collect.repeats import ranged
+from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
+
+ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
+SHOWN = {"engine", "nodes", "gpus_per_node", "batch_per_gpu"}
+
+
+
+
+def setup_name(row) -> str:
+    """"1 GPU", "2 GPUs, DDP", "2 nodes x 2 GPUs, DDP"."""
+    if row.engine == "single":
+        return "1 GPU"
+    where = f"{row.nodes} nodes x {_gpus(row.gpus_per_node)}" if row.nodes > 1 else _gpus(row.gpus)
+    return f"{where}, {ENGINE_NAMES[row.engine]}"
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU{'s' if count > 1 else ''}"
+
+
+def remedy_name(row) -> str:
+    parts = []
+    if row.lr_scaling == "linear":
+        parts.append("linear LR scaling")
+    if row.warmup_epochs:
+        parts.append(f"{row.warmup_epochs}-epoch warmup")
+    if bool(row.sync_bn):
+        parts.append("SyncBatchNorm")
+    return " + ".join(parts) or "none"
+
+
+def varying(table: pd.DataFrame, shown: set[str]) -> list[str]:
+    """Configuration fields, other than those a grid shows, that differ between its rows."""
+    return [c for c in CONFIG if c not in shown and c in table and table[c].nunique(dropna=False) > 1]
+
+
+def row_name(row, fields: list[str]) -> str:
+    extra = ", ".join(f"{c}={getattr(row, c)}" for c in fields)
+    return setup_name(row) + (f" [{extra}]" if extra else "")
+
+
+def gpu_text(table: pd.DataFrame) -> str:
+    models = sorted({str(m) for m in table.gpu_model.dropna() if str(m)}) if len(table) else []
+    return ", ".join(models) or "unknown (no result yet)"
+
+
+def repeats_text(table: pd.DataFrame) -> str:
+    counts = sorted({int(r) for r in table.repeats if r}) if len(table) else []
+    if not counts:
+        return "no finished run yet"
+    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"{span} per configuration" + (" (median (min-max) shown)" + seeding_text(table) if counts[-1] > 1 else "")
+
+
+def seeding_text(table: pd.DataFrame) -> str:
+    """How the repeats behind a spread were seeded: each from its own run_seed, or, for results
+    written before repeats were seeded, all from the cell's seed (the same run, so no spread to speak of)."""
+    spread = table[table.seeding.isin([INDEPENDENT, SHARED])]
+    shared = int((spread.seeding == SHARED).sum())
+    if not shared:
+        return ", seeded independently (run_seed)"
+    which = "the repeats" if shared == len(spread) else f"the repeats of {shared} of {len(spread)} configurations"
+    return (f"; {which} trained from one seed (results written before repeats were seeded): their spread is not "
+            "that of independent runs")
+
+
+def repeats_cell(row) -> str:
+    """The ok repeats, "3 (one seed)" where they are not independent runs."""
+    return f"{row.repeats} (one seed)" if row.seeding == SHARED else str(row.repeats)
+
+
+def caption(table: pd.DataFrame, units: str, timed: str) -> str:
+    return f"Units: {units}. Timed: {timed}. GPU: {gpu_text(table)}. Repeats: {repeats_text(table)}."
+
+
+def timed_text(protocol: Optional[tuple[int, int]]) -> str:
+    if protocol is None:
+        return "no timing runs in this study"
+    epochs, timed = protocol
+    return f"epoch {timed} of {epochs}" + (" (the earlier ones warm up)" if timed > 1 else "")
+
+
+
+
+def value_or_status(row, text: str) -> str:
+    return text if row.status == "ok" else status_text(row.status)
+
+
+def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
+    header = ["batch size", "train time (s)", "epoch time (s)", "data wait (s)", "train images/s",
+              "peak memory (GiB)", "repeats"]
+    fields = varying(q1, SHOWN)
+    rows = []
+    for r in q1.itertuples(index=False):
+        name = str(r.batch_per_gpu) + (f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else "")
+        if r.status != "ok":
+            rows.append([name, status_text(r.status)] + [""] * 4 + [str(r.runs)])
+            continue
+        rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s),
+                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), repeats_cell(r)])
+    return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
+                header, rows,
+                ["train time = the steps' copies to the GPU, forward, backward and update, timed on the GPU (CUDA "
+                 "events): the epoch with its data ready, the Q1 figure; data wait = time the loop was blocked on "
+                 "the loader (the GPU may still be busy then, so train time + data wait can exceed the epoch)",
+                 "train images/s = images per epoch / train time",
+                 "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"]],
+                "" if rows else "No 1-GPU timing runs in this study.")
+
+
+def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
+    """The homework's layout: a row per setup, a time / speedup / efficiency column group per batch."""
+    batches = sorted(t1.batch_per_gpu.unique())
+    fields = varying(t1, SHOWN)
+    header = ["setup"] + [f"b={b} {what}" for b in batches for what in ("time (s)", "speedup", "efficiency")]
+    names = [row_name(r, fields) for r in t1.itertuples(index=False)]
+    rows = []
+    for name, group in t1.groupby(pd.Series(names, index=t1.index), sort=False):
+        by_batch = {r.batch_per_gpu: r for r in group.itertuples(index=False)}
+        line = [name]
+        for b in batches:
+            line += _table1_cells(by_batch.get(b))
+        rows.append(line)
+    formulas = [f.FORMULAS["speedup"], f.FORMULAS["efficiency"],
+                "T = the whole timed epoch, data loading included (the Q2 figure); T1 = engine single at the same b",
+                f.FORMULAS["spread"]]
+    return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
+                caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
+                header, rows, formulas, "" if rows else "No timing runs in this study.")
+
+
+def _table1_cells(r) -> list[str]:
+    if r is None:
+        return ["not in study", "", ""]
+    if r.status != "ok":
+        return [status_text(r.status), "", ""]
+    if isinstance(r.t1_s, float) and math.isnan(r.t1_s):
+        return [seconds(r.epoch_s), f"no T1 ({status_text(r.t1_s_status)})", ""]
+    return [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency)]
+
+
+def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
+    header = ["setup", "global batch B", "batch per GPU", "T1 at batch B (s)", "TN (s)", "speedup", "efficiency"]
+    fields = varying(strong, SHOWN | {"global_batch"})
+    rows = []
+    for r in strong.itertuples(index=False):
+        base = seconds(r.t1_strong_s) if r.t1_strong_status == "ok" else status_text(r.t1_strong_status)
+        line = [row_name(r, fields), str(r.global_batch), str(r.batch_per_gpu), base]
+        line += [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency)] if r.status == "ok" else \
+            [status_text(r.status), "", ""]
+        rows.append(line)
+    return Grid("strong", "Strong scaling: the global batch fixed",
+                caption(strong, "seconds per epoch; ratios", timed_text(protocol)), header, rows,
+                [f.FORMULAS["strong"], f.FORMULAS["efficiency"], f.FORMULAS["spread"]],
+                "" if rows else "No strong-scaling pairs: no 1-GPU run at any N-GPU run's global batch.")
+
+
+def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
+    header = ["setup", "batch per GPU", "T1 (s)", "TN (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
+              "compute measured (s)", "comm measured (s)"]
+    fields = varying(t2, SHOWN)
+    rows = []
+    for r in t2.itertuples(index=False):
+        t1 = seconds(r.t1_train_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
+        line = [row_name(r, fields), str(r.batch_per_gpu), t1]
+        if r.status != "ok":
+            rows.append(line + [status_text(r.status)] + [""] * 4)
+            continue
+        not_measured = math.isnan(r.comm_measured_s)
+        line += [ranged(r, "train_s"), seconds(r.compute_est_s), seconds(r.comm_est_s)]
+        line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
+        rows.append(line)
+    formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
+                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither",
+                f.FORMULAS["spread"]]
+    return Grid("table2", "Table 2: compute and communication per epoch",
+                caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
+                "" if rows else "No multi-GPU timing runs in this study.")
+
+
+def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
+    header = ["setup", "batch per GPU", "steps", "P", "GB per GPU", "comm est. (s)", "util. est. (GB/s)",
+              "comm measured (s)", "util. measured (GB/s)", "busbw measured (GB/s)", "share est.", "share measured"]
+    fields = varying(t3, SHOWN)
+    rows = []
+    for r in t3.itertuples(index=False):
+        line = [row_name(r, fields), str(r.batch_per_gpu), str(r.steps), f"{r.gradients:,}", number(r.bytes_per_gpu / f.GB)]
+        if r.status != "ok":
+            rows.append(line + [status_text(r.status)] + [""] * 6)
+            continue
+        est = seconds(r.comm_est_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
+        line += [est, _gbps(r.util_est_gbps, r.comm_est_s), _or_not_measured(r.comm_measured_s, seconds),
+                 _or_not_measured(r.util_measured_gbps, number), _or_not_measured(r.busbw_gbps, number),
+                 _share(r.share_est, r.busbw_gbps), _share(r.share_measured, r.busbw_gbps)]
+        rows.append(line)
+    formulas = [f.FORMULAS["steps"], f.FORMULAS["bytes"], f.FORMULAS["bandwidth"], f.FORMULAS["share"],
+                f"P = the job's all-reduced bytes / 4 (else another run's of the same model), else ResNet-18's "
+                f"{f.RESNET18_GRADIENTS:,} gradients; "
+                "images = the cell's train_images (50,000 for CIFAR-10)",
+                "comm est. and comm measured are Table 2's; GB = 1e9 bytes"]
+    return Grid("table3", "Table 3: communication bandwidth utilization",
+                caption(t3, "GB/s (1e9 bytes per second) per GPU; GB per GPU per epoch", timed_text(protocol)),
+                header, rows, formulas, "" if rows else "No multi-GPU timing runs in this study.")
+
+
+def _gbps(value, comm_s) -> str:
+    if not math.isnan(comm_s) and comm_s <= 0:
+        return "n/a (comm est. <= 0)"
+    return number(value)
+
+
+def _share(value, busbw) -> str:
+    return "no busbw" if math.isnan(busbw) else percent(value)
+
+
+def _or_not_measured(value, fmt) -> str:
+    return "not measured" if value is None or math.isnan(value) else fmt(value)
+
+
+def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
+    header = ["setup", "batch per GPU", "global batch", "remedy", f"LR at epoch {Q4_EPOCH}", "loss", "accuracy",
+              "loss - baseline", "accuracy - baseline (points)", "note"]
+    fields = varying(q4, SHOWN | {"lr_scaling", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"})
+    rows = []
+    for r in q4.itertuples(index=False):
+        note = "baseline (Lab 2)" if r.baseline else (
+            "largest batch that fits 1 GPU (Q1)" if r.batch_per_gpu == largest_fit else "")
+        line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), remedy_name(r)]
+        if r.status != "ok" or math.isnan(r.loss):
+            text = status_text(r.status) if r.status != "ok" else f"no epoch {Q4_EPOCH}"
+            rows.append(line + [text, "", "", "", "", note])
+            continue
+        rows.append(line + [number(r.epoch_lr, 4), ranged(r, "loss", lambda v: number(v, 4)),
+                            ranged(r, "accuracy", lambda v: percent(v, 2)),
+                            "" if r.baseline else signed(r.d_loss, 4), "" if r.baseline else signed(100 * r.d_accuracy, 2),
+                            note])
+    formulas = [f"loss, accuracy = means over the {Q4_EPOCH}th epoch's training images, all GPUs",
+                f"baseline = batch {Q4_BASELINE_BATCH} on 1 GPU, no remedy; accuracy - baseline in percentage points",
+                "linear LR scaling: lr x global batch / lr_ref_batch; warmup: lr ramps to it over the warmup epochs",
+                f.FORMULAS["spread"]]
+    return Grid("q4", f"Q4: training loss and accuracy of epoch {Q4_EPOCH}, large batch vs batch {Q4_BASELINE_BATCH}",
+                caption(q4, "loss (cross-entropy), accuracy (%)", f"epoch {Q4_EPOCH}"), header, rows, formulas,
+                "" if rows else f"No runs of {Q4_EPOCH}+ epochs (1-GPU batch {Q4_BASELINE_BATCH}, or 4 GPUs) in this study.",
+                text_columns=(0, 3, 9))
+
+
+def lr_rule(row) -> str:
+    """"0.1"; "linear: 0.1 x 512/128 = 0.4"; with ", 2-epoch warmup" and ", SyncBN" where set."""
+    text = f"{row.lr:g}"
+    if row.lr_scaling == "linear":
+        text = f"linear: {row.lr:g} x {row.global_batch}/{row.lr_ref_batch} = {row.lr_after_warmup:g}"
+    if row.warmup_epochs:
+        text += f", {row.warmup_epochs}-epoch warmup"
+    return text + (", SyncBN" if bool(row.sync_bn) else "")
+
+
+NO_TEST_ACCURACY = ("No run recorded test accuracy: results written before the job evaluated the test set, "
+                    "or cells with test_images = 0.")
+
+
+def accuracy_grid(table: pd.DataFrame) -> Grid:
+    """Every configuration's final test accuracy and time to train, with the speedup of the
+    time to train over the 1-GPU run at the same batch per GPU."""
+    header = ["setup", "batch per GPU", "global batch", "LR rule", "epochs", "test accuracy", "time to train (s)",
+              "speedup", "test images", "repeats"]
+    fields = varying(table, SHOWN | {"lr", "lr_scaling", "lr_ref_batch", "warmup_epochs", "sync_bn", "epochs",
+                                     "timed_epoch"})
+    rows = []
+    for r in table.itertuples(index=False):
+        line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), lr_rule(r), str(r.epochs)]
+        if r.status != "ok":
+            rows.append(line + [status_text(r.status), "", "", "", str(r.runs)])
+            continue
+        recorded = not math.isnan(r.test_accuracy)
+        line.append(ranged(r, "test_accuracy", lambda v: percent(v, 2)) if recorded else "not recorded")
+        line.append(ranged(r, "time_to_train_s"))
+        line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
+        line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
+        rows.append(line)
+    ok = table[table.status == "ok"]
+    note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
+    formulas = [f.FORMULAS["time_to_train"], f.FORMULAS["train_speedup"],
+                "test accuracy = top-1 over the test images after the last epoch: the model in eval mode "
+                "(BatchNorm's running statistics), each image once over all ranks; test images = how many",
+                f.FORMULAS["scaled_lr"], f.FORMULAS["spread"]]
+    return Grid("test", "Test accuracy and time to train",
+                caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,
+                header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))
+
+

@@ -1,0 +1,168 @@
+"""The report's plots as PNG bytes (matplotlib, Agg backend: no display needed).
+
+Each function takes a table from collect.train.tables and returns the PNG, or None when the table
+has nothing to plot yet.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import pandas as pd
+
+from collect.figures import COLORS, plt, png
+from collect.train.grids import ENGINE_NAMES, remedy_name, setup_name
+KEYS = ["engine", "nodes", "gpus_per_node", "batch_per_gpu", "lr_scaling", "warmup_epochs", "sync_bn"]
+
+
+
+
+def variants(table: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """One series per pipeline and precision, when a study has several ("" suffix otherwise)."""
+    combos = table.groupby(["pipeline", "precision"], sort=True)
+    if combos.ngroups <= 1:
+        return [("", table)]
+    return [(f" ({pipeline}, {precision})", group) for (pipeline, precision), group in combos]
+
+
+def epoch_time(q1: pd.DataFrame) -> Optional[bytes]:
+    """Q1: train time and epoch time against batch size on 1 GPU; OOM batches marked."""
+    ok = q1[q1.status == "ok"]
+    if ok.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for i, (suffix, group) in enumerate(variants(ok)):
+        color = COLORS[2 * i % len(COLORS)], COLORS[(2 * i + 1) % len(COLORS)]
+        ax.plot(group.batch_per_gpu, group.epoch_s, "o-", color=color[0],
+                label="epoch time (data loading included)" + suffix)
+        ax.plot(group.batch_per_gpu, group.train_s, "s--", color=color[1],
+                label="train time (no data wait: the Q1 figure)" + suffix)
+    top = max(ok.epoch_s.max(), ok.train_s.max())
+    for r in q1[q1.status != "ok"].itertuples(index=False):
+        ax.plot([r.batch_per_gpu], [top], "x", color="red", markersize=10)
+        ax.annotate(r.status.upper() if r.status == "oom" else r.status, (r.batch_per_gpu, top),
+                    textcoords="offset points", xytext=(0, 8), ha="center", color="red")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(q1.batch_per_gpu.unique()), [str(b) for b in sorted(q1.batch_per_gpu.unique())])
+    ax.set_ylim(0, top * 1.25)
+    ax.set(xlabel="batch size (1 GPU)", ylabel="seconds per epoch", title="Q1: epoch time vs batch size")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8)
+    return png(fig)
+
+
+def speedup(t1: pd.DataFrame) -> Optional[bytes]:
+    """Speedup against GPUs, one panel per engine, one line per batch per GPU; the ideal y = N."""
+    multi = t1[(t1.engine != "single") & t1.speedup.notna()]
+    if multi.empty:
+        return None
+    engines = [e for e in ("dp", "ddp") if e in set(multi.engine)]
+    fig, axes = plt.subplots(1, len(engines), figsize=(5.2 * len(engines), 3.8), squeeze=False)
+    most = int(max(4, t1.gpus.max()))
+    for ax, engine in zip(axes[0], engines, strict=True):
+        rows = multi[multi.engine == engine]
+        ax.plot([1, most], [1, most], "k:", label="ideal (speedup = N)")
+        series = [(suffix, key, g) for suffix, part in variants(rows) for key, g in part.groupby(["batch_per_gpu", "nodes"])]
+        for i, (suffix, (batch, nodes), group) in enumerate(series):
+            group = group.sort_values("gpus")
+            label = f"b={batch}/GPU" + (f", {nodes} nodes" if nodes > 1 else "") + suffix
+            ax.plot([1] + list(group.gpus), [1.0] + list(group.speedup), "o-" if nodes == 1 else "s--",
+                    color=COLORS[i % len(COLORS)], label=label)
+        ax.set(xlabel="GPUs (N)", ylabel="speedup T1 / TN", title=f"{ENGINE_NAMES[engine]}: speedup vs GPUs")
+        ax.set_xticks(range(1, most + 1))
+        ax.set_xlim(0.8, most + 0.2)
+        ax.set_ylim(0, most + 0.5)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+    return png(fig)
+
+
+def short_name(r) -> str:
+    """"4 GPUs DDP" / "2x2 DDP" over "b=32", for a crowded axis."""
+    where = f"{r.nodes}x{r.gpus_per_node}" if r.nodes > 1 else f"{r.gpus} GPUs"
+    return f"{where} {'DP' if r.engine == 'dp' else ENGINE_NAMES[r.engine]}\nb={r.batch_per_gpu}"
+
+
+def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
+    """Table 2 as bars: the estimate (compute T1/N, communication TN - T1/N) and, where the job
+    measured it, the measured split beside it."""
+    rows = t2[(t2.status == "ok") & t2.compute_est_s.notna()]
+    if rows.empty:
+        return None
+    labels = [short_name(r) for r in rows.itertuples(index=False)]
+    x = list(range(len(rows)))
+    measured = rows.comm_measured_s.notna().any()
+    width = 0.38 if measured else 0.6
+    shift = -width / 2 if measured else 0.0
+    fig, ax = plt.subplots(figsize=(max(6.4, 0.9 * len(rows) + 2), 4.2))
+    est_x = [i + shift for i in x]
+    ax.bar(est_x, rows.compute_est_s, width, color=COLORS[0], label="compute, estimate T1/N")
+    comm = rows.comm_est_s.clip(lower=0)
+    ax.bar(est_x, comm, width, bottom=rows.compute_est_s, color=COLORS[1], label="communication, estimate TN - T1/N")
+    if measured:
+        m_x = [i + width / 2 for i in x]
+        ax.bar(m_x, rows.compute_measured_s.fillna(0), width, color=COLORS[0], alpha=0.5, hatch="//",
+               label="compute, measured")
+        ax.bar(m_x, rows.comm_measured_s.fillna(0), width, bottom=rows.compute_measured_s.fillna(0),
+               color=COLORS[1], alpha=0.5, hatch="//", label="communication, measured")
+    for i, value in zip(est_x, rows.comm_est_s, strict=True):
+        if not math.isnan(value) and value < 0:
+            ax.annotate("comm est. < 0", (i, 0), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set(ylabel="seconds per epoch", title="Table 2: compute vs communication")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return png(fig)
+
+
+def q4_runs(curves: pd.DataFrame) -> list[tuple[str, dict, pd.DataFrame]]:
+    """Each Q4 run's (legend label, line style, its rows by epoch); the 1-GPU baseline first, in black."""
+    runs = sorted(curves.groupby(KEYS, sort=True), key=lambda kv: kv[1].iloc[0].engine != "single")
+    out = []
+    for i, (_, run) in enumerate(runs):
+        first = run.iloc[0]
+        base = first.engine == "single"
+        label = f"{setup_name(first)}, b={first.batch_per_gpu}" + (
+            " (baseline)" if base else f", remedy: {remedy_name(first)}")
+        style = dict(color="black", linewidth=2.2) if base else dict(color=COLORS[i % len(COLORS)])
+        out.append((label, style, run.sort_values("epoch")))
+    return out
+
+
+def q4_curves(curves: pd.DataFrame) -> Optional[bytes]:
+    """Q4: training loss and accuracy per epoch of each run; the 1-GPU baseline in black."""
+    if curves.empty:
+        return None
+    runs = q4_runs(curves)
+    legend_rows = math.ceil(len(runs) / 2)
+    height = 4.0 + 0.22 * legend_rows
+    fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(10.5, height))
+    for label, style, run in runs:
+        loss_ax.plot(run.epoch, run.loss, "o-", label=label, **style)
+        acc_ax.plot(run.epoch, 100 * run.accuracy, "o-", label=label, **style)
+    loss_ax.set(xlabel="epoch", ylabel="training loss", title="Q4: training loss per epoch")
+    acc_ax.set(xlabel="epoch", ylabel="training accuracy (%)", title="Q4: training accuracy per epoch")
+    for ax in (loss_ax, acc_ax):
+        ax.grid(alpha=0.3)
+        ax.set_xticks(sorted(curves.epoch.unique()))
+    fig.tight_layout()
+    handles, labels = loss_ax.get_legend_handles_labels()
+    fig.subplots_adjust(bottom=(0.22 * legend_rows + 0.6) / height)  # inches of legend and x label
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    return png(fig, tight=False)
+
+
+def q4_test_accuracy(curves: pd.DataFrame) -> Optional[bytes]:
+    """Q4: test accuracy after each epoch of each run that recorded it; the 1-GPU baseline in black."""
+    curves = curves[curves.test_accuracy.notna()] if "test_accuracy" in curves else curves.iloc[0:0]
+    if curves.empty:
+        return None
+    runs = q4_runs(curves)
+    fig, ax = plt.subplots(figsize=(9.5, 4.0 + 0.22 * math.ceil(len(runs) / 2)))
+    for label, style, run in runs:
+        ax.plot(run.epoch, 100 * run.test_accuracy, "o-", label=label, **style)
+    ax.set(xlabel="epoch", ylabel="test accuracy (%)", title="Q4: test accuracy after each epoch")
+    ax.set_xticks(sorted(curves.epoch.unique()))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)  # below: no curve hidden
+    return png(fig)

@@ -1,0 +1,45 @@
+"""What a results dir holds, and where: the one description that plan, the jobs, status and
+collect all read (jobs/ is the one package every other may import).
+
+    <cell_id>.json      one result per cell (jobs.core.result)
+    plan.json           the plan: cells, arrays, cluster (orchestrator.plan)
+    study.toml          the study file the plan was made from
+    sbatch/<array>.sh   each array's sbatch text
+    registry.jsonl      cell -> job, appended by submit (orchestrator.registry)
+    .submit.lock        held by submit and cancel
+    checkpoints/<cell_id>.pt   the last finished epoch of a running cell
+    nets/<training_id>.pt      a trained PTQ network, reused by every cell that trains the same way
+    logs/               every job's stdout and stderr
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+PLAN_FILE = "plan.json"
+STUDY_FILE = "study.toml"
+SBATCH_DIR = "sbatch"
+REGISTRY_FILE = "registry.jsonl"
+LOCK_FILE = ".submit.lock"
+CHECKPOINT_DIR = "checkpoints"
+NETS_DIR = "nets"
+LOG_DIR = "logs"
+RESULT_NAME = re.compile(r"[0-9a-f]{12}\.json")  # a cell id is 12 hex digits
+
+
+def result_path(results_dir: Path, cell_id: str) -> Path:
+    return Path(results_dir) / f"{cell_id}.json"
+
+
+def result_files(results_dir: Path) -> list[Path]:
+    """Files named as results are: <cell_id>.json (plan.json and other JSON a user keeps
+    beside them are not results)."""
+    return sorted(p for p in Path(results_dir).glob("*.json") if RESULT_NAME.fullmatch(p.name))
+
+
+def checkpoint_path(results_dir: Path, cell_id: str) -> Path:
+    return Path(results_dir) / CHECKPOINT_DIR / f"{cell_id}.pt"
+
+
+def net_path(results_dir: Path, training_id: str) -> Path:
+    return Path(results_dir) / NETS_DIR / f"{training_id}.pt"

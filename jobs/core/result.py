@@ -1,0 +1,230 @@
+"""The result JSON (schema_version 1): one file per cell, written atomically by rank 0.
+
+The envelope (id, cell, status, environment, error) is every kind's; the kind's findings are its
+typed Body, whose keys sit beside the envelope's (a training result's epochs, timed, comm and
+gpu_util at the top, as every result before kinds; a PTQ result's "ptq"; an allreduce result's
+"allreduce")."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import reprlib
+import stat
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar, Optional, Protocol
+
+from jobs.core.atomic import NON_FINITE, write_json_atomic
+from jobs.core.cell import CellError
+from jobs.core.cell import kind_of
+from jobs.core.kinds import kind_named
+from jobs.core.layout import result_path
+
+SCHEMA_VERSION = 1
+
+
+class Status(StrEnum):
+    """A result's status. oom is an answer (the batch did not fit), not a failure."""
+
+    OK = "ok"
+    OOM = "oom"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+
+    @property
+    def is_answer(self) -> bool:
+        """Final: a rerun keeps it and trains nothing."""
+        return self in (Status.OK, Status.OOM)
+
+
+class ResultError(ValueError):
+    """A result file that cannot be read; the message names the file."""
+
+
+class NotRegularFile(ResultError):
+    """A FIFO, socket, device or directory named like a result file: never opened (reading a
+    FIFO with no writer waits forever); its readers skip it with a warning."""
+
+
+
+
+
+
+
+
+class Body(Protocol):
+    """A kind's findings in its result (Kind.body): the result JSON's keys it owns, written and
+    read back with every field's type and range checked (a bad one never reaches a table)."""
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]: ...  # the result JSON's keys it owns
+
+    def to_json(self) -> dict[str, Any]: ...  # those keys with their values
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Optional[Body]: ...  # from its keys' values; None: no findings
+
+
+class Block:
+    """Findings kept whole under one key of the result JSON: a kind's Body by naming KEY and
+    giving to_dict / from_dict (raising TypeError or ValueError that names the field)."""
+
+    KEY: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        return (cls.KEY,)
+
+    def to_json(self) -> dict[str, Any]:
+        return {self.KEY: self.to_dict()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Any:
+        value = data.get(cls.KEY)
+        return None if value is None else cls.from_dict(value)
+
+
+# Keys every kind's result had before kinds were packages: empty there (None, [], {}) in a result
+# of another kind, so every result written before still reads.
+LEGACY_KEYS = ("epochs", "timed", "comm", "gpu_util", "ptq", "allreduce")
+
+
+@dataclass
+class Result:
+    """The envelope every kind's result shares, and the kind's findings in `body`."""
+
+    cell_id: str
+    cell: dict[str, Any]
+    status: Status
+    env: dict[str, Any] = field(default_factory=dict)
+    peak_mem_gib: Optional[float] = None
+    error: Optional[str] = None
+    # The seed the run's randomness started from (jobs.core.cell.run_seed). None: a result written before
+    # repeats were seeded, when every repeat of a training cell trained with the cell's seed.
+    run_seed: Optional[int] = None
+    body: Any = None  # the kind's findings (its Kind.body); None when the run made none (failed, oom)
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "body"}
+        return data | (self.body.to_json() if self.body is not None else {})
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        """A result from its JSON, every field's type checked (a hand-edited file must not reach the
+        tables as a wrong type); the strings that stand for NaN and infinities become floats again."""
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        data = floats_back(data, ("peak_mem_gib",))
+        for name, (wanted, words) in _FIELD_TYPES.items():
+            if name in data and (not isinstance(data[name], wanted) or isinstance(data[name], bool)):
+                raise TypeError(f"{name} must be {words}, got {data[name]!r}")
+        kind = kind_named(kind_of(data.get("cell", {})))
+        body_keys = kind.body.keys()
+        found = {k: data.pop(k) for k in body_keys if k in data}
+        for key in LEGACY_KEYS:
+            if key in data and key not in body_keys:
+                if data.pop(key) not in (None, [], {}):
+                    raise TypeError(f"{key} is not a field of a {kind.name} result")
+        result = cls(**data, body=kind.body.from_json(found))
+        if result.status not in list(Status):
+            raise ValueError(f"status must be one of {[s.value for s in Status]}, got {result.status!r}")
+        result.status = Status(result.status)
+        kind.cell.from_dict(result.cell)
+        _check_env(result.env)
+        return result
+
+
+def _check_env(env: dict[str, Any]) -> None:
+    """Host lists hold names; every other entry is one value, shown as it is."""
+    for name, value in env.items():
+        hosts = name in ("hostnames", "nodes")
+        ok = value is None or (isinstance(value, list) and all(isinstance(h, str) for h in value) if hosts
+                               else isinstance(value, (str, int, float)))
+        if not ok:
+            raise TypeError(f"env.{name} must be {'a list of names' if hosts else 'a string, a number or null'}, "
+                            f"got {reprlib.repr(value)}")
+
+
+_NONE = type(None)
+_FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {  # each field: the JSON types it may hold, and those in words
+    "cell_id": (str, "a string"), "cell": (dict, "an object"), "status": (str, "a string"),
+    "env": (dict, "an object"), "peak_mem_gib": ((int, float, _NONE), "a number or null"),
+    "error": ((str, _NONE), "a string or null"),
+    "schema_version": (int, "an int"), "run_seed": ((int, _NONE), "an int or null"),
+}
+
+
+def floats_back(data: dict[str, Any], keys: Optional[tuple[str, ...]] = None) -> dict[str, Any]:
+    """NaN and infinities back from their strings, in every value (or in those of `keys`)."""
+    return {k: NON_FINITE[v] if isinstance(v, str) and v in NON_FINITE and (keys is None or k in keys) else v
+            for k, v in data.items()}
+
+
+def read_result(path: Path) -> Result:
+    path = Path(path)
+    _check_regular(path)
+    try:
+        data = json.loads(path.read_text())
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise ResultError(f"result file {path} has schema_version {version}; this orchestrator reads "
+                              f"{SCHEMA_VERSION} and older: upgrade it to read that file")
+        result = Result.from_dict(data)
+    except (OSError, ValueError, TypeError, KeyError, CellError, RecursionError) as exc:
+        if isinstance(exc, ResultError):
+            raise
+        raise ResultError(
+            f"result file {path} is unreadable ({_short(exc)}); move it aside and rerun `submit` to redo that cell"
+        ) from exc
+    if result.cell_id != path.stem:
+        raise ResultError(f"result file {path} holds the result of cell {result.cell_id} (copied or renamed?); "
+                          f"move it aside and rerun `submit` to redo cell {path.stem}")
+    return result
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def _check_regular(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # the read says why
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _SPECIAL if test(mode)), "special")
+        raise NotRegularFile(f"result file {path} is not a regular file ({what}); skipped it: move it aside")
+
+
+def _short(exc: BaseException) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+
+
+def read_good_result(out_dir: Path, cell_id: str) -> Optional[Result]:
+    """The cell's result if it is a final answer (ok or oom), else None."""
+    path = result_path(out_dir, cell_id)
+    if not path.exists():
+        return None
+    try:
+        result = read_result(path)
+    except ResultError:
+        return None
+    return result if Status(result.status).is_answer else None
+
+
+def write_result(out_dir: Path, result: Result) -> Path:
+    """Write atomically (tmp + fsync + rename). A good result already there is never replaced."""
+    path = result_path(out_dir, result.cell_id)
+    if read_good_result(out_dir, result.cell_id) is not None:
+        return path
+    write_json_atomic(path, result.to_dict())
+    return path

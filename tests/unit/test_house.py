@@ -1,0 +1,78 @@
+"""The house's rules that no single module can break alone: the login node's verbs import no
+torch, no module imports one that imports it back, every shipped study keeps its cell ids."""
+from __future__ import annotations
+
+import ast
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.study import load_study
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("orchestrator", "jobs", "collect")
+
+# sha256 of every cell id of the study, sorted and joined: as planned before jobs/ and collect/
+# became packages per kind (a changed id loses every result written under it)
+STUDY_IDS = {"quick": (18, "8bc9124f270e"), "hw5": (84, "718ccc52743e"), "lab": (12, "393d25a05b25"),
+             "ptq": (3, "afecddd2e411"), "allreduce": (9, "66c1c0d1a34c")}
+
+
+@pytest.mark.parametrize("name", sorted(STUDY_IDS))
+def test_every_shipped_study_keeps_its_cell_ids(name):
+    ids = sorted(c.cell_id for c in load_study(name).cells)
+    assert (len(ids), hashlib.sha256(",".join(ids).encode()).hexdigest()[:12]) == STUDY_IDS[name]
+
+
+def test_plan_submit_and_status_import_no_torch_with_every_kind_registered():
+    code = """
+import sys
+from orchestrator import cli
+from orchestrator.commands import plan, submit, status, cancel, logs
+from jobs.core.kinds import kinds
+from jobs.core.result import Result
+kinds()  # every kind's package: its cell and its result body
+assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))[:5]
+print(sorted(kinds()))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['allreduce',", "'ptq',", "'train']"]
+
+
+def module_imports(path: Path) -> set[str]:
+    """The project modules a module imports at its top level (what runs when it is imported)."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            base = node.module
+            found |= {f"{base}.{a.name}" for a in node.names} | {base}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return found
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    modules = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            modules[name] = path
+    graph = {name: {m for m in module_imports(path) if m in modules and m != name} for name, path in modules.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo += graph[node]
+        return False
+
+    cycles = sorted((a, b) for a in graph for b in graph[a] if a < b and reaches(b, a))
+    assert cycles == [], f"import cycles through: {cycles}"
