@@ -10,7 +10,8 @@ from __future__ import annotations
 import pandas as pd
 
 from collect.allreduce.rows import AllreduceRows
-from jobs.allreduce.cell import DDP_BUCKET_BYTES, GRADIENT_BYTES
+from jobs.allreduce.cell import GRADIENT_BYTES
+from jobs.core.bandwidth import DDP_BUCKET_BYTES
 
 LATENCY_FACTOR = 2.0
 BANDWIDTH_SHARE = 0.8

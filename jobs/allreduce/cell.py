@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
+from jobs.core.bandwidth import DDP_BUCKET_BYTES
 from jobs.core.cell import CellError, cell_fields, content_id
 
 KIND = "allreduce"
@@ -17,7 +18,6 @@ BACKENDS = ("nccl", "gloo")
 FACTORS = (2, 4)
 FP32_BYTES = 4
 GRADIENT_BYTES = 11_173_962 * FP32_BYTES  # ResNet-18's gradient (fp32): what DDP all-reduces per step
-DDP_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb (jobs.runtime.comm.DDP_BUCKET_BYTES; a test keeps them equal)
 MAX_BUFFER_BYTES = 2**34  # 16 GiB: one buffer per rank must fit its GPU (or host) memory
 # estimate_s's nominal link: seconds per all-reduce = latency + 2 x bytes / bandwidth
 NOMINAL = {"cuda": (20e-6, 20e9), "cpu": (100e-6, 1e9)}  # (latency s, bytes/s)

@@ -11,18 +11,11 @@ from typing import Any, ClassVar
 from collections.abc import Mapping
 
 from jobs.allreduce.cell import BACKENDS, FP32_BYTES
+from jobs.core.bandwidth import bandwidth_gbps
 from jobs.core.result import Block
 
 DEVICES = ("cuda", "cpu")
 REL_TOL = 1e-9  # algbw and busbw must follow from bytes, seconds and world_size
-
-
-def bandwidth_gbps(nbytes: int, seconds: float, world_size: int) -> tuple[float, float]:
-    """(algbw, busbw) in GB/s (1e9 bytes/s), as nccl-tests define them for all-reduce:
-    algbw = bytes / seconds; busbw = algbw x 2(N-1)/N (each rank sends and receives 2(N-1)/N of
-    the buffer in a ring). Example: 1e9 bytes in 0.1 s over 4 ranks: algbw 10, busbw 15."""
-    algbw = nbytes / seconds / 1e9
-    return algbw, algbw * 2 * (world_size - 1) / world_size
 
 
 @dataclass(frozen=True)

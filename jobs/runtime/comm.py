@@ -7,17 +7,12 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 
+from jobs.core.bandwidth import DDP_BUCKET_BYTES, bandwidth_gbps
 from jobs.runtime.device import sync_device
 
 WARMUP = 5
 WINDOW_STEPS = 10  # steps per window when timing exposed communication
 ITERS = 20
-DDP_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
-
-
-def busbw_factor(world_size: int) -> float:
-    """Ring all-reduce: each rank sends and receives 2(N-1)/N of the buffer."""
-    return 2 * (world_size - 1) / world_size
 
 
 def time_allreduce(nbytes: int, device: torch.device, warmup: int = WARMUP, iters: int = ITERS) -> float:
@@ -36,9 +31,9 @@ def time_allreduce(nbytes: int, device: torch.device, warmup: int = WARMUP, iter
 
 
 def bandwidth(nbytes: int, seconds: float, world_size: int) -> dict[str, float]:
-    """algbw = bytes / time; busbw = algbw x 2(N-1)/N (GB/s, 1e9)."""
-    algbw = nbytes / seconds / 1e9
-    return {"bytes": nbytes, "seconds": seconds, "algbw_gbps": algbw, "busbw_gbps": algbw * busbw_factor(world_size)}
+    """One size's figures: jobs.core.bandwidth.bandwidth_gbps, with the bytes and seconds."""
+    algbw, busbw = bandwidth_gbps(nbytes, seconds, world_size)
+    return {"bytes": nbytes, "seconds": seconds, "algbw_gbps": algbw, "busbw_gbps": busbw}
 
 
 def measure(grad_bytes: int, device: torch.device, world_size: int) -> list[dict[str, float]]:

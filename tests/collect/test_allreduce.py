@@ -12,7 +12,8 @@ import pytest
 from collect.allreduce import grids, rows, tables
 from collect.load import load
 from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
-from jobs.allreduce.result import AllreduceFindings, SizeTiming, bandwidth_gbps
+from jobs.allreduce.result import AllreduceFindings, SizeTiming
+from jobs.core.bandwidth import bandwidth_gbps
 from jobs.core.result import Result, write_result
 from orchestrator.cli import main
 from orchestrator.plan import build_plan, write_plan

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from jobs.allreduce.result import AllreduceFindings, SizeTiming, bandwidth_gbps
+from jobs.allreduce.result import AllreduceFindings, SizeTiming
+from jobs.core.bandwidth import bandwidth_gbps
 
 
 def findings() -> AllreduceFindings:

@@ -1,0 +1,13 @@
+"""All-reduce bandwidth as nccl-tests defines it, with no torch: the training job's in-job
+measurement (jobs.runtime.comm) and the all-reduce kind (its cell, its result check) share it."""
+from __future__ import annotations
+
+DDP_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
+
+
+def bandwidth_gbps(nbytes: int, seconds: float, world_size: int) -> tuple[float, float]:
+    """(algbw, busbw) in GB/s (1e9 bytes/s), as nccl-tests define them for all-reduce:
+    algbw = bytes / seconds; busbw = algbw x 2(N-1)/N (each rank sends and receives 2(N-1)/N of
+    the buffer in a ring). Example: 1e9 bytes in 0.1 s over 4 ranks: algbw 10, busbw 15."""
+    algbw = nbytes / seconds / 1e9
+    return algbw, algbw * 2 * (world_size - 1) / world_size
