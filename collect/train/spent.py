@@ -7,7 +7,7 @@ import pandas as pd
 
 from collect.render import Grid, number, percent, seconds
 from collect.train.grids import SHOWN, row_name, varying
-from collect.train.tables import CONFIG
+from collect.train.tables import CONFIG, ENGINE_ORDER
 
 FILES = ("spent",)
 COLUMNS = CONFIG + ["gpus", "runs", "jobs", "spent_gpu_h", "epochs_s", "epochs_gpu_h", "in_epochs", "sources"]
@@ -39,7 +39,8 @@ def spent_table(frame: pd.DataFrame, epochs: pd.DataFrame, charges: pd.DataFrame
     ).reset_index()
     table["in_epochs"] = [e / s if s > 0 else math.nan for e, s in zip(table.epochs_gpu_h, table.spent_gpu_h,
                                                                        strict=True)]
-    table = table[COLUMNS]
+    order = table.assign(_engine=table.engine.map(ENGINE_ORDER))  # as the other tables: by GPUs, engine, batch
+    table = order.sort_values(["gpus", "_engine", "nodes", "batch_per_gpu"], kind="stable")[COLUMNS].reset_index(drop=True)
     table.attrs["measured_at"] = charges.attrs.get("measured_at", "")
     return table
 
