@@ -93,8 +93,9 @@ def held_seconds(charges: Sequence[Charge], results: Mapping[str, object], seen:
 def cell_estimates(plan: Plan, charges: Sequence[Charge], seen: Seen) -> dict[str, Estimate]:
     """Each planned cell's estimate, learnt from the finished cells of its shape where there are some."""
     profile = estimate.profile_pace(plan.cluster)
-    paces = estimate.learn(plan.cells, seen.results, held_seconds(charges, seen.results, seen), profile)
-    return estimate.estimates(plan.cells, paces, profile)
+    cells = dict(zip(plan.cell_ids, plan.cells, strict=True))  # ids are hashes: the plan's, computed once
+    paces = estimate.learn(cells, seen.results, held_seconds(charges, seen.results, seen), profile)
+    return estimate.estimates(cells, paces, profile)
 
 
 def build_ledger(plan: Plan, seen: Seen, states: Mapping[str, CellState], budget_gpu_hours: float) -> Ledger:

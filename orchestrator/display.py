@@ -23,7 +23,7 @@ STATE_STYLE = {
 
 def plan_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
     """The arrays; `estimates`: each cell's GPU-hours (default: all from the profile's pace)."""
-    estimates = estimates or profile_estimates(plan.cells, plan.cluster)
+    estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
     where = [f"profile {plan.profile}" if plan.profile else "no cluster profile"]
     if plan.container.enabled:
         where.append(f"in {plan.container.runtime} {plan.container.image}"
@@ -45,7 +45,7 @@ def plan_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -
 def cells_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
     """One row per cell: id, label, array, then the columns its kind shows (a study has one kind),
     then its GPU-hour estimate and whether it is measured or the profile's."""
-    estimates = estimates or profile_estimates(plan.cells, plan.cluster)
+    estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
     table = Table(title="Cells")
     extra = list(plan.cells[0].plan_columns()) if plan.cells else []
     for name in ["cell", "label", "array"] + extra + ["est. GPU-h", "from"]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from typing import Optional
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from jobs.core.cell import StudyCell
 from jobs.core.result import Result, Status
@@ -74,15 +74,15 @@ def measured_pace(cell: StudyCell, result: Result, held_s: Optional[float], prof
     return Pace(profile.images_per_s_per_gpu, held_s - cell.estimate_s(profile.images_per_s_per_gpu), 1)
 
 
-def learn(cells: Iterable[StudyCell], results: Mapping[str, object], held_s: Mapping[str, float],
+def learn(cells: Mapping[str, StudyCell], results: Mapping[str, object], held_s: Mapping[str, float],
           profile: Pace) -> dict[tuple, Pace]:
-    """Per shape, the median pace of its cells that finished ok (`results` by cell id: a Result,
-    else the error reading it; `held_s`: seconds each cell's job held its GPUs, where known)."""
+    """Per shape, the median pace of its cells (by id) that finished ok (`results` by cell id: a
+    Result, else the error reading it; `held_s`: seconds each cell's job held its GPUs, where known)."""
     found: dict[tuple, list[Pace]] = {}
-    for cell in cells:
-        result = results.get(cell.cell_id)
-        if isinstance(result, Result):
-            pace = measured_pace(cell, result, held_s.get(cell.cell_id), profile)
+    for cell_id, result in results.items():
+        cell = cells.get(cell_id)
+        if cell is not None and isinstance(result, Result):
+            pace = measured_pace(cell, result, held_s.get(cell_id), profile)
             if pace is not None:
                 found.setdefault(shape_key(cell), []).append(pace)
     return {key: Pace(statistics.median(p.images_per_s_per_gpu for p in paces),
@@ -90,16 +90,16 @@ def learn(cells: Iterable[StudyCell], results: Mapping[str, object], held_s: Map
             for key, paces in found.items()}
 
 
-def estimates(cells: Iterable[StudyCell], paces: Mapping[tuple, Pace], profile: Pace) -> dict[str, Estimate]:
+def estimates(cells: Mapping[str, StudyCell], paces: Mapping[tuple, Pace], profile: Pace) -> dict[str, Estimate]:
     """Each cell's estimate, by id: its shape's measured pace where there is one, else the profile's."""
     out = {}
-    for cell in cells:
-        pace = paces.get(shape_key(cell), profile)
-        out[cell.cell_id] = Estimate(gpu_hours(cell, pace), pace.measured)
+    for cell_id, cell in cells.items():
+        pace = paces.get(shape_key(cell), profile) if paces else profile
+        out[cell_id] = Estimate(gpu_hours(cell, pace), pace.measured)
     return out
 
 
-def profile_estimates(cells: Iterable[StudyCell], cluster: ClusterSpec) -> dict[str, Estimate]:
+def profile_estimates(cells: Mapping[str, StudyCell], cluster: ClusterSpec) -> dict[str, Estimate]:
     """Every cell's estimate from the profile's pace alone."""
     return estimates(cells, {}, profile_pace(cluster))
 

@@ -139,8 +139,9 @@ def test_measured_pace_by_hand():
 def test_cells_of_a_measured_shape_learn_and_the_others_keep_the_profile():
     profile = estimate.profile_pace(ClusterSpec(images_per_s_per_gpu=5000.0))
     held = {TWO.cell_id: 100.0}
-    paces = estimate.learn([ONE, TWO, TWO_B], {TWO.cell_id: ok(TWO)}, held, profile)
-    found = estimate.estimates([ONE, TWO, TWO_B], paces, profile)
+    cells = {c.cell_id: c for c in (ONE, TWO, TWO_B)}
+    paces = estimate.learn(cells, {TWO.cell_id: ok(TWO)}, held, profile)
+    found = estimate.estimates(cells, paces, profile)
     assert found[TWO_B.cell_id] == Estimate(pytest.approx(2 * (2 * 1000 / (25 * 2) + 60) / 3600), True)
     assert found[ONE.cell_id] == Estimate(pytest.approx((2 * 1000 / 5000 + 60) / 3600), False)
 
@@ -148,10 +149,10 @@ def test_cells_of_a_measured_shape_learn_and_the_others_keep_the_profile():
 def test_the_median_of_a_shapes_finished_cells_and_failed_cells_teach_nothing():
     profile = estimate.profile_pace(ClusterSpec())
     results = {TWO.cell_id: ok(TWO, epoch_s=(10.0, 10.0)), TWO_B.cell_id: ok(TWO_B, epoch_s=(40.0, 40.0))}
-    [pace] = estimate.learn([TWO, TWO_B], results, {}, profile).values()
+    [pace] = estimate.learn({c.cell_id: c for c in (TWO, TWO_B)}, results, {}, profile).values()
     assert pace == Pace(pytest.approx((50.0 + 12.5) / 2), profile.overhead_s, 2)
     failed = Result(ONE.cell_id, ONE.to_dict(), "failed", {})
-    assert estimate.learn([ONE], {ONE.cell_id: failed}, {ONE.cell_id: 50.0}, profile) == {}
+    assert estimate.learn({ONE.cell_id: ONE}, {ONE.cell_id: failed}, {ONE.cell_id: 50.0}, profile) == {}
 
 
 # --- budget ---------------------------------------------------------------------------------
