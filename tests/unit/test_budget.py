@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.core.result import Result
+from jobs.core.result import Result, write_result
 from jobs.train.cell import Cell
 from jobs.train.result import EpochStats, TrainBody
 from orchestrator import budget, estimate, spent
+from orchestrator.cli import main
 from orchestrator.cluster import ClusterSpec
 from orchestrator.errors import BudgetError, StudyError, UserError
 from orchestrator.estimate import Estimate, Pace
@@ -24,8 +25,8 @@ TWO_B = Cell(engine="ddp", batch_per_gpu=32, gpus_per_node=2, train_images=1000,
 T0 = "2026-01-01T10:00:00+00:00"
 
 
-def plan_of(tmp_path, *cells, cluster=ClusterSpec()):
-    return build_plan(Study("s", "", "data", cluster, tuple(cells), ""), tmp_path, tmp_path)
+def plan_of(tmp_path, *cells):
+    return build_plan(Study("s", "", "data", ClusterSpec(), tuple(cells), ""), tmp_path, tmp_path)
 
 
 def sub(cell, job_id, at=T0, executor="slurm") -> Submission:
@@ -219,3 +220,21 @@ def test_budget_gpu_hours_is_a_cluster_key_of_the_study_site_file_and_profile(tm
         parse_study({"cluster": {"budget_gpu_hours": -1}, "grid": grid})
     with pytest.raises(StudyError, match="unknown key.*budget_gpu_hour'"):
         parse_study({"cluster": {"budget_gpu_hour": 5}, "grid": grid})
+
+
+def test_plan_learns_from_results_already_in_the_results_dir(tmp_path):
+    """Planned again after cell TWO ran: TWO_B, of its shape, is estimated from it; ONE from the profile."""
+    plan = plan_of(tmp_path, ONE, TWO, TWO_B)
+    write_result(tmp_path, ok(TWO))  # 100 s on its own clock: 60 s beside its 40 s of epochs
+    found = budget.plan_estimates(plan)
+    assert (found[TWO_B.cell_id].measured, found[ONE.cell_id].measured) == (True, False)
+    assert found[TWO_B.cell_id].gpu_hours == pytest.approx(2 * (2 * 1000 / (25 * 2) + 60) / 3600)
+    text = estimate.estimates_text(found, 5000.0)
+    assert "2 cell(s) from the measured pace" in text and "1 from the profile's 5000 images/s per GPU" in text
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "nan", "lots"])
+def test_a_budget_flag_that_is_no_positive_number_is_refused(value, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["submit", "--budget-gpu-hours", value])
+    assert exited.value.code == 2 and "--budget-gpu-hours: must be a number of GPU-hours > 0" in capsys.readouterr().err
