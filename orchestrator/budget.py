@@ -156,11 +156,13 @@ def within(book: Ledger, todo: list[str], within_budget: bool, retry: bool = Fal
 
 
 def spent_text(book: Ledger) -> str:
-    """"0.42 GPU-h spent over 12 jobs (10 sacct, 2 result files), 0.05 of it running now"."""
+    """"0.42 GPU-h spent over 12 job(s) in 13 run(s) (11 from sacct, 2 from result files), 0.05 of it
+    running now": runs are counted where a requeued job ran more than once."""
     jobs = {(c.cell_id, c.job_id) for c in book.charges}
     sources = Counter(c.source for c in book.charges)
     where = ", ".join(f"{n} {SOURCE_WORDS[s]}" for s, n in sources.items())
-    text = f"{hours(book.spent)} GPU-h spent over {len(jobs)} job(s)" + (f" ({where})" if where else "")
+    runs = f" in {len(book.charges)} run(s)" if len(book.charges) > len(jobs) else ""
+    text = f"{hours(book.spent)} GPU-h spent over {len(jobs)} job(s){runs}" + (f" ({where})" if where else "")
     return text + (f", {hours(book.running)} of it running now" if book.running else "")
 
 
