@@ -75,6 +75,8 @@ def test_every_run_of_every_attempt_is_charged_gpus_times_elapsed(tmp_path):
         ("5_0", "FAILED", 2, 30.0, "sacct"), ("9_0", "REQUEUED", 2, 100.0, "sacct"),
         ("9_0", "COMPLETED", 2, 260.0, "sacct")]
     assert sum(c.gpu_hours for c in charges) == pytest.approx(2 * (30 + 100 + 260) / 3600)
+    text = budget.spent_text(budget.Ledger(0, tuple(charges), {}))
+    assert text == "0.22 GPU-h spent over 2 job(s) in 3 run(s) (3 from sacct)"
 
 
 def test_gpus_are_the_request_where_sacct_does_not_track_them(tmp_path):
