@@ -66,7 +66,8 @@ def run(args, console: Console) -> int:
 
 
 def wait_for(plan: Plan, console: Console, interval: float) -> int:
-    """Poll (one squeue, at most one sacct each time) until no cell is live; 1 if any cell is not done/oom."""
+    """Poll (one squeue, at most one sacct each time) until no cell is live; 1 if any cell that was queued
+    is not done/oom (cells skipped here, or left out by --within-budget, were not)."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     monitor = Monitor(plan)
     warned = False
@@ -84,7 +85,7 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
             if not waiting:
                 break
             time.sleep(interval)
-    bad = [r for r in rows if not r.state.is_final and r.state != CellState.SKIPPED]
+    bad = [r for r in rows if not r.state.is_final and r.state not in (CellState.SKIPPED, CellState.NOT_SUBMITTED)]
     for r in bad:  # error texts are shown as text: "[/pytorch/...]" is no markup
         console.print(Text.assemble((r.state, "red"), f" {r.cell_id} {r.label}: {r.detail}"), soft_wrap=True)
     return 1 if bad else 0

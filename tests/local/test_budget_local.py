@@ -103,6 +103,7 @@ def test_a_budget_caps_submit_and_a_retry_is_charged(in_tmp, capsys):
     code, out, _ = cli(capsys, "submit", "--study", study, "--executor", "local", "--within-budget", "--wait",
                        "--interval", "1")
     assert "submitted 2 cell(s)" in out and "1 cell(s) due were left out" in out
+    assert code == 1 and "failed" in out and "not submitted" not in out  # the failure is named, the left-out not
     queued = list(dict.fromkeys(s.cell_id for s in registry.load(results).submissions))
     assert queued == list(ids[:2])  # exactly those that fit, in plan order
     first = gpu_hours(capsys, study)
