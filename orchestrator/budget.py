@@ -145,7 +145,7 @@ def within(book: Ledger, todo: list[str], within_budget: bool, retry: bool = Fal
     fit = fitting(todo, book.estimates, book.left)
     if within_budget:
         return fit
-    what = "failed cells to retry" if retry else "cells due"
+    what = "failed cell(s) to retry" if retry else "cell(s) due"
     raise BudgetError(
         f"over budget: the {len(todo)} {what} need about {hours(book.need(todo))} GPU-h, but the study has spent "
         f"{hours(book.spent)} of its {book.budget_gpu_hours:g} GPU-h budget"

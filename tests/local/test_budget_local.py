@@ -115,7 +115,7 @@ def test_a_budget_caps_submit_and_a_retry_is_charged(in_tmp, capsys):
 
     code, _, err = cli(capsys, "submit", "--study", study, "--executor", "local", "--retry-failed",
                        "--budget-gpu-hours", first["spent"] / 2)
-    assert code == 2 and "the 1 failed cells to retry" in err and "0 of them fit" in err
+    assert code == 2 and "the 1 failed cell(s) to retry" in err and "0 of them fit" in err
     code, out, _ = cli(capsys, "submit", "--study", study, "--executor", "local", "--retry-failed", "--wait",
                        "--interval", "1")
     assert "submitted 1 cell(s)" in out

@@ -177,7 +177,7 @@ def test_a_submit_over_budget_is_refused_naming_how_many_cells_fit():
     with pytest.raises(BudgetError) as refused:
         budget.within(book(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], within_budget=False)
     message = str(refused.value)
-    assert "the 4 cells due need about 1.30 GPU-h" in message and "spent 0.10 of its 1 GPU-h budget" in message
+    assert "the 4 cell(s) due need about 1.30 GPU-h" in message and "spent 0.10 of its 1 GPU-h budget" in message
     assert "0.05 more is committed" in message and "leaving 0.85: 2 of them fit" in message
     assert "--within-budget" in message
 
@@ -191,7 +191,7 @@ def test_within_budget_queues_the_fitting_cells_and_no_budget_queues_all():
 
 
 def test_a_retry_is_charged_against_the_same_budget():
-    with pytest.raises(BudgetError, match="the 1 failed cells to retry need about 0.40 GPU-h.*spent 0.80"):
+    with pytest.raises(BudgetError, match=r"the 1 failed cell\(s\) to retry need about 0.40 GPU-h.*spent 0.80"):
         budget.within(book(1.0, spent_h=0.8), ["a"], within_budget=False, retry=True)
 
 
