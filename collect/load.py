@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
+from collect.spent import SPENT_COLUMNS, read_spent
 from jobs.core.cell import TRAIN, kind_of
 from jobs.train.cell import Cell
 from jobs.train.result import train_body
@@ -70,6 +71,7 @@ class Loaded:
     study: Optional[str]
     others: tuple[KindCell, ...] = ()
     cells: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=ENVELOPE_COLUMNS))
+    spent: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=SPENT_COLUMNS))  # collect.spent
 
     def kinds(self) -> list[str]:
         """The kinds of the cells, in the order first seen (training first when it has any)."""
@@ -151,9 +153,10 @@ def epoch_rows(result: Result) -> list[tuple]:
     return [(result.cell_id, e.epoch) + tuple(getattr(e, k) for k in EPOCH_KEYS) for e in train_body(result).epochs]
 
 
-def load(results_dir: Path) -> Loaded:
+def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
     """Every cell of the plan and every result file. A corrupt result file raises
-    ResultError naming it (never a silent skip)."""
+    ResultError naming it (never a silent skip). `spent`: spent.json's content measured just
+    now (collect.spent); None: the results dir's spent.json."""
     results_dir = Path(results_dir)
     study, every_planned = read_plan_cells(results_dir)
     every_result = read_results(result_files(results_dir))
@@ -176,7 +179,7 @@ def load(results_dir: Path) -> Loaded:
     for column in EPOCH_KEYS:
         epochs[column] = pd.to_numeric(epochs[column], errors="coerce")
     others = other_kinds(every_result, every_planned, registered)
-    return Loaded(frame, epochs, study, others, envelopes(frame, others))
+    return Loaded(frame, epochs, study, others, envelopes(frame, others), spent=read_spent(results_dir, spent))
 
 
 class SkippedFile(UserWarning):

@@ -3,6 +3,7 @@ report (one self-contained HTML file, and Markdown with its PNG plots beside it)
 from __future__ import annotations
 
 import base64
+import json
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ import pandas as pd
 from collect import kinds, render
 from collect.load import load
 from jobs.core.atomic import write_bytes_atomic
+from jobs.core.layout import SPENT_FILE
 from jobs.core.result import Status
 import templates
 
@@ -40,20 +42,23 @@ class Collected:
         return tuple(key for name in self.kind_names for key in kinds.registry()[name].files)
 
 
-def collect(results_dir: Path, out_dir: Optional[Path] = None) -> Collected:
+def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[dict] = None) -> Collected:
     """Every table from the results dir; writes tables.md, tables.tex and one CSV per table in
-    `out_dir` (default: the results dir). A file that cannot be written is said in `unwritten`."""
+    `out_dir` (default: the results dir). A file that cannot be written is said in `unwritten`.
+    `spent`: what the jobs held, measured just now (collect.spent), written as spent.json too;
+    None: the results dir's spent.json, if any."""
     results_dir = Path(results_dir)
     out = Path(out_dir) if out_dir else results_dir
-    loaded = load(results_dir)
+    loaded = load(results_dir, spent)
     present = kinds.present(loaded)  # each kind present builds its own tables
     built = {key: table for kind in present for key, table in kind.tables(loaded).items()}
     grid_list = tuple(grid for kind in present for grid in kind.grids(loaded, built))
     csv = [key for kind in present for key in kind.files]
-    files = {
+    files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
         **{f"{key}.csv": built[key].to_csv(index=False) for key in csv},
+        **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
     }
     written, unwritten = write_files(out, files)
     return Collected(results_dir, loaded.study, loaded.cells, built, grid_list, written,

@@ -60,6 +60,7 @@ class ClusterSpec:
     max_array_size: int = 0  # split arrays above this; 0: the cluster's MaxArraySize (scontrol show config)
     signal_delay_s: int = 90  # SIGUSR2 this long before the time limit: the job checkpoints and requeues
     poll_interval_s: float = 10.0  # default seconds between scheduler queries of status --watch / submit --wait
+    budget_gpu_hours: float = 0.0  # the most GPU-hours a study may spend (orchestrator.budget); 0: no cap
 
     def __post_init__(self) -> None:
         check_types("[cluster]", self)
@@ -78,7 +79,8 @@ class ClusterSpec:
         for name in ("gpus_per_node", "time_min", "poll_interval_s", "images_per_s_per_gpu"):
             if getattr(self, name) <= 0:
                 raise StudyError(f"[cluster] {name} must be > 0, got {getattr(self, name)}")
-        for name in ("cpus_per_task", "mem_gb", "array_parallelism", "max_array_size", "signal_delay_s"):
+        for name in ("cpus_per_task", "mem_gb", "array_parallelism", "max_array_size", "signal_delay_s",
+                     "budget_gpu_hours"):
             if getattr(self, name) < 0:
                 raise StudyError(f"[cluster] {name} must be >= 0, got {getattr(self, name)}")
         if self.signal_delay_s >= self.time_min * 60:

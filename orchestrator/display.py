@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Optional
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator.plan import Plan, estimate_gpu_hours
+from orchestrator.estimate import Estimate, estimates_text, profile_estimates
+from orchestrator.plan import Plan
 from orchestrator.states import CellState
 from orchestrator.status import CellStatus
 
@@ -19,33 +21,40 @@ STATE_STYLE = {
 }
 
 
-def plan_table(plan: Plan) -> Table:
+def plan_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
+    """The arrays; `estimates`: each cell's GPU-hours (default: all from the profile's pace)."""
+    estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
     where = [f"profile {plan.profile}" if plan.profile else "no cluster profile"]
     if plan.container.enabled:
         where.append(f"in {plan.container.runtime} {plan.container.image}"
                      + (f" + {plan.container.overlay}:ro" if plan.container.overlay else ""))
-    caption = "\n".join(filter(None, [plan.description, "; ".join(where)]))
+    caption = "\n".join(filter(None, [plan.description, "; ".join(where),
+                                      estimates_text(estimates, plan.cluster.images_per_s_per_gpu)]))
     table = Table(title=Text(f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays"),
                   caption=Text(caption), caption_justify="left")  # the user's words are text, not markup
     for name in ("array", "nodes", "GPUs/node", "tasks/node", "CPUs/task", "time limit", "cells", "est. GPU-h"):
         table.add_column(name, justify="left" if name == "array" else "right")
     for array in plan.arrays:
-        hours = sum(estimate_gpu_hours(plan.cell(cid), plan.cluster) for cid in array.cell_ids)
+        hours = sum(estimates[cid].gpu_hours for cid in array.cell_ids)
         s = array.shape
         table.add_row(array.name, str(s.nodes), str(s.gpus_per_node), str(s.tasks_per_node), str(s.cpus_per_task),
                       f"{s.time_min} min", str(len(array.cell_ids)), f"{hours:.2f}")
     return table
 
 
-def cells_table(plan: Plan) -> Table:
-    """One row per cell: id, label, array, then the columns its kind shows (a study has one kind)."""
+def cells_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
+    """One row per cell: id, label, array, then the columns its kind shows (a study has one kind),
+    then its GPU-hour estimate and whether it is measured or the profile's."""
+    estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
     table = Table(title="Cells")
     extra = list(plan.cells[0].plan_columns()) if plan.cells else []
-    for name in ["cell", "label", "array"] + extra:
+    for name in ["cell", "label", "array"] + extra + ["est. GPU-h", "from"]:
         table.add_column(name)
     for cell in plan.cells:
         shown = cell.plan_columns()
-        table.add_row(cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra))
+        guess = estimates[cell.cell_id]
+        table.add_row(cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
+                      f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile")
     return table
 
 

@@ -19,3 +19,7 @@ class RegistryError(UserError):
 
 class SchedulerError(UserError):
     """SLURM refused a request, or cannot be reached."""
+
+
+class BudgetError(UserError):
+    """The work asked for would spend more GPU-hours than the budget leaves."""

@@ -24,8 +24,6 @@ from orchestrator.errors import PlanError, UserError
 from orchestrator.cluster import ClusterSpec, ContainerSpec
 from orchestrator.study import Study
 
-STARTUP_S = 60.0  # per job, for the estimate: queue-to-first-step overhead
-
 
 @dataclass(frozen=True)
 class ResourceShape:
@@ -213,11 +211,6 @@ def build_plan(study: Study, results_dir: Path, cwd: Path) -> Plan:
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         container=study.container, profile=study.profile,
     )
-
-
-def estimate_gpu_hours(cell: StudyCell, cluster: ClusterSpec) -> float:
-    """GPU-hours = GPUs x (the cell's own estimate of its run + startup) / 3600; a CPU-only cell counts 0."""
-    return cell.gpus * (cell.estimate_s(cluster.images_per_s_per_gpu) + STARTUP_S) / 3600
 
 
 def write_plan(plan: Plan) -> Path:

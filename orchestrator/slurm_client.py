@@ -5,6 +5,9 @@ the number of cells. Local jobs are processes on this machine: their pids answer
 the state they ended in, so sacct is only needed for older ones. When sacct fails (accounting
 is off), the client says so once and stops asking; status then judges ended jobs by their
 result files and logs.
+
+That sacct also reports what the study's ended jobs held (`charged`): every run of each job,
+requeued runs included (-D), with its elapsed time and allocated GPUs (orchestrator.spent).
 """
 from __future__ import annotations
 
@@ -23,11 +26,12 @@ from collections.abc import Iterable, Mapping
 
 from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
+from orchestrator.states import LIVE_WORDS
 
 QUERY_TIMEOUT_S = 60
 DEFAULT_MAX_ARRAY_SIZE = 1001  # SLURM's own default
 SQUEUE_FORMAT = "%i|%T|%M|%N|%r|%j"  # the name last: it may hold "|"
-SACCT_FIELDS = "JobID,State,ElapsedRaw,NodeList,ExitCode,JobName"
+SACCT_FIELDS = "JobID,State,ElapsedRaw,NodeList,ExitCode,AllocTRES,JobName"  # the name last: it may hold "|"
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,14 @@ class JobState:
     node: str = ""
     reason: str = ""  # squeue's reason (Priority, BeginTime, TimeLimit, ...) or sacct's "exit N:S"
     name: str = ""  # the job name (carries the submission token)
+    gpus: Optional[int] = None  # GPUs allocated (sacct's AllocTRES gres/gpu); None: not known
 
 
 @dataclass(frozen=True)
 class Snapshot:
     jobs: dict[str, JobState]
     warning: str = ""  # e.g. accounting is off: finished jobs are known only by their results
+    runs: tuple[JobState, ...] = ()  # sacct's rows of the `charged` jobs: every run, in sacct's order
 
 
 def on_slurm() -> bool:
@@ -82,18 +88,32 @@ def parse_sacct(text: str) -> dict[str, JobState]:
 
 
 def sacct_rows(text: str) -> list[JobState]:
-    """Every row, in sacct's order: after a SLURM restart one id may name several jobs."""
+    """Every row of SACCT_FIELDS (AllocTRES and the name optional), in sacct's order: a requeued
+    job has a row per run (-D), and after a SLURM restart one id may name several jobs."""
     jobs = []
     for line in text.splitlines():
-        fields = line.split("|", 5)
+        fields = line.split("|", 6)
         if len(fields) < 5 or "[" in fields[0]:
             continue  # a pending array's summary row: squeue lists its tasks one by one
         job_id, state, elapsed, node, exit_code = (f.strip() for f in fields[:5])
-        name = fields[5].strip() if len(fields) > 5 else ""
+        tres = fields[5].strip() if len(fields) > 5 else ""
+        name = fields[6].strip() if len(fields) > 6 else ""
         word = state.split()[0] if state else "UNKNOWN"  # "CANCELLED by 0" -> CANCELLED
         reason = f"exit {exit_code}" if exit_code not in ("", "0:0") else ""
-        jobs.append(JobState(job_id, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name))
+        jobs.append(JobState(job_id, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name,
+                             allocated_gpus(tres)))
     return jobs
+
+
+def allocated_gpus(tres: str) -> Optional[int]:
+    """GPUs in sacct's AllocTRES ("billing=2,cpu=2,gres/gpu=2,node=1" -> 2; typed counts
+    "gres/gpu:a100=2" add up where the plain one is missing); None when GPUs are not tracked
+    there (AccountingStorageTRES without gres/gpu)."""
+    counts = dict(item.partition("=")[::2] for item in tres.split(",") if "=" in item)
+    if counts.get("gres/gpu", "").isdigit():
+        return int(counts["gres/gpu"])
+    typed = [int(v) for k, v in counts.items() if k.startswith("gres/gpu:") and v.isdigit()]
+    return sum(typed) if typed else None
 
 
 def is_ours(job: JobState, token: str) -> bool:
@@ -141,14 +161,16 @@ class SlurmClient:
                 "result files and logs")
 
     def snapshot(self, job_ids: Iterable[str] | Mapping[str, str], names: Iterable[str] = (),
-                 since: Optional[str] = None, squeue_only: Iterable[str] | Mapping[str, str] = ()) -> Snapshot:
+                 since: Optional[str] = None, squeue_only: Iterable[str] | Mapping[str, str] = (),
+                 charged: Iterable[str] | Mapping[str, str] = ()) -> Snapshot:
         """States of these ARRAY_TASK ids and of every job with one of these names: one squeue,
         then one sacct for what squeue no longer lists (by id, or by user since `since` when a
         name is still missing). `squeue_only` ids are reported only if squeue still lists them.
-        Ids may come with their submission's token (a mapping): a job of that id whose name
-        carries another token is someone else's."""
+        The runs of the `charged` ids that squeue does not list as waiting or running come in
+        `runs` (from that same sacct). Ids may come with their submission's token (a mapping):
+        a job of that id whose name carries another token is someone else's."""
         wanted, names, extra = _tokens(job_ids), set(names), _tokens(squeue_only)
-        if not wanted and not names and not extra:
+        if not wanted and not names and not extra and not charged:
             return Snapshot({}, self.warning)
         squeue = self._run(["squeue", "-h", "-r", "-u", self.user, "-t", "all", "-o", SQUEUE_FORMAT])
         if squeue.returncode != 0:
@@ -158,21 +180,25 @@ class SlurmClient:
         extras = {k: v for k, v in listed.items() if k in extra and is_ours(v, extra[k])}
         missing_ids = set(wanted) - set(jobs)
         missing_names = names - {j.name for j in jobs.values()}
-        if not (missing_ids or missing_names) or self.accounting_off:
+        ended = {k: t for k, t in _tokens(charged).items() if k not in listed or listed[k].state not in LIVE_WORDS}
+        if not (missing_ids or missing_names or ended) or self.accounting_off:
             return Snapshot({**extras, **jobs}, self.warning)
-        command = ["sacct", "-X", "-P", "-n", "-o", SACCT_FIELDS]
+        command = ["sacct", "-X", "-D", "-P", "-n", "-o", SACCT_FIELDS]
         if missing_names and since:
             command += ["-u", self.user, "-S", sacct_time(since)]
         else:
-            command += ["-j", ",".join(sorted({j.split("_")[0] for j in missing_ids}))]
+            command += ["-j", ",".join(sorted({j.split("_")[0] for j in missing_ids | set(ended)}))]
         sacct = self._run(command)
         if sacct.returncode != 0:
             self.accounting_off = last_line(sacct.stderr) or "sacct failed"
             return Snapshot({**extras, **jobs}, self.warning)
-        for job in sacct_rows(sacct.stdout):
+        runs = []
+        for job in sacct_rows(sacct.stdout):  # a requeued job's rows come oldest first: its last is its state
             if (job.job_id in missing_ids and is_ours(job, wanted[job.job_id])) or job.name in missing_names:
                 jobs[job.job_id] = job
-        return Snapshot({**extras, **jobs})
+            if job.job_id in ended and is_ours(job, ended[job.job_id]):
+                runs.append(job)
+        return Snapshot({**extras, **jobs}, runs=tuple(runs))
 
     def max_array_size(self) -> int:
         """The cluster's MaxArraySize: an array holds indices 0..MaxArraySize-1."""

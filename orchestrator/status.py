@@ -19,6 +19,7 @@ from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import Plan
 from orchestrator.registry import Submission
 from orchestrator.slurm_client import JobState, SlurmClient, Snapshot
+from orchestrator.spent import Accounts, Seen
 from orchestrator.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
 
 SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
@@ -163,6 +164,8 @@ class Monitor:
         self._results: dict[str, tuple[tuple[int, int], Result | ResultError]] = {}
         self.subs: dict[str, Submission] = {}  # each cell's current submission, as of the last refresh
         self.skipped_files: list[str] = []  # why each result file that is no regular file was not read
+        self.accounts = Accounts()  # sacct's rows of the study's jobs, for what they spent (orchestrator.spent)
+        self.seen = Seen()  # what the last refresh saw: every submission, the results, the jobs' states
 
     def read_results(self) -> dict[str, Result | ResultError]:
         """Each planned cell's result file, or the error reading it (absent cells and files that
@@ -198,11 +201,14 @@ class Monitor:
         unconfirmed = state.unconfirmed
         slurm = [(cid, s) for cid, s in subs.items() if s.executor == "slurm" and s.job_id]
         asked = [s for cid, s in slurm if not is_final(results.get(cid))]
+        charged = self.accounts.wanted(state.submissions)
         times = [s.submitted_at for s in asked] + [i.created_at for i in unconfirmed]
+        times += [s.submitted_at for s in state.submissions if s.job_id in charged]
         snapshot = self.client.snapshot({s.job_id: s.token or "" for s in asked if s.job_id}, [i.job_name for i in unconfirmed],
                                         since=min(times) if unconfirmed else None,
                                         squeue_only={s.job_id: s.token or "" for cid, s in slurm
-                                                     if s.job_id and is_final(results.get(cid))})
+                                                     if s.job_id and is_final(results.get(cid))}, charged=charged)
+        self.accounts.record(snapshot.runs)
         now = dt.datetime.now(dt.UTC)
         confirmed = {(s.token, s.cell_id) for s in state.submissions if s.token}
         found = recovery.recover(unconfirmed, confirmed, snapshot.jobs, now)
@@ -218,6 +224,7 @@ class Monitor:
         self.subs = subs
         jobs = dict(snapshot.jobs)
         jobs.update(local_snapshot([s for s in subs.values() if s.executor == "local"], now))
+        self.seen = Seen((*state.submissions, *found.submissions), results, jobs, self.accounts.runs)
         in_flight = frozenset(c for i in found.in_flight for c in i.cell_ids)
         rows = statuses(self.plan, subs, results, Snapshot(jobs, snapshot.warning),
                         cancelled=frozenset(state.cancelled), in_flight=in_flight,

@@ -1,7 +1,8 @@
 """Queue the cells that need it, and return.
 
 `submit` queues cells never submitted; `submit --retry-failed` those that ended failed, timed
-out or were cancelled (optionally with a longer time limit). On SLURM: one sbatch per array
+out or were cancelled (optionally with a longer time limit); with a GPU-hour budget, only what
+fits it (orchestrator.budget). On SLURM: one sbatch per array
 chunk (arrays above MaxArraySize are split, each chunk indexed from 0), each preceded by an
 Intent line in the registry (see registry.py). Off-cluster: one detached local queue process.
 The whole decision and submission holds the results dir's submit lock.
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from orchestrator import machine_lock, registry, slurm_client
+from orchestrator import budget, machine_lock, registry, slurm_client
+from orchestrator.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
 from orchestrator.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.recovery import INTENT_GRACE_S
@@ -42,6 +44,8 @@ class SubmitReport:
     errors: tuple[str, ...] = ()  # unreadable result files: their cells were left alone
     checks: tuple[str, ...] = ()  # --test-only: SLURM's verdict per array
     not_here: tuple[tuple[str, str], ...] = ()  # local executor: (cell id, why) of cells this machine cannot run
+    ledger: Optional[Ledger] = None  # the study's GPU-hours before this submit: spent, committed, estimates
+    over_budget: int = 0  # cells due that --within-budget left out
 
 
 def pick_executor(choice: str) -> str:
@@ -82,7 +86,9 @@ def settle(monitor: Monitor) -> Report:
 
 
 def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, time_min: Optional[int] = None,
-           test_only: bool = False, client: Optional[SlurmClient] = None) -> SubmitReport:
+           test_only: bool = False, client: Optional[SlurmClient] = None, budget_gpu_hours: Optional[float] = None,
+           within_budget: bool = False) -> SubmitReport:
+    """`budget_gpu_hours`: the cap for this submit (None: the plan's [cluster] budget_gpu_hours, 0 none)."""
     executor = pick_executor(executor)
     if test_only and executor != "slurm":
         raise UserError("--test-only asks sbatch to check the request: it needs SLURM (sbatch on PATH)")
@@ -92,7 +98,8 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
     check_writable(plan)
     client = client or SlurmClient()
     with registry.submit_lock(Path(plan.results_dir)):
-        report = settle(Monitor(plan, client))
+        monitor = Monitor(plan, client)
+        report = settle(monitor)
         if report.registry_errors:  # what is queued cannot be known: queue nothing
             raise RegistryError(report.registry_errors[0])
         usable = [r for r in report.rows if r.cell_id not in report.unreadable]  # never overwrite those
@@ -102,14 +109,18 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
             checks = test_arrays(plan, todo, client, time_min)
             return SubmitReport(executor, (), len(report.rows), checks=tuple(checks))
         calls, not_here = 0, list[tuple[str, str]]()
+        if todo and executor == "local":
+            todo, not_here = skip_what_cannot_run_here(plan, todo, report)
+        book = budget.ledger(plan, monitor, report.rows, budget_gpu_hours)
+        due = len(todo)
+        todo = budget.within(book, todo, within_budget, retry_failed)
         if todo and executor == "slurm":
             calls = queue_on_slurm(plan, todo, client, time_min)
         elif todo:
-            todo, not_here = skip_what_cannot_run_here(plan, todo, report)
-            if todo:
-                start_local_queue(plan, todo)
+            start_local_queue(plan, todo)
     return SubmitReport(executor, tuple(todo), len(report.rows) - len(todo), calls, retryable,
-                        tuple(report.result_errors), not_here=tuple(not_here))
+                        tuple(report.result_errors), not_here=tuple(not_here), ledger=book,
+                        over_budget=due - len(todo))
 
 
 def skip_what_cannot_run_here(plan: Plan, todo: list[str], report: Report) -> tuple[list[str], list[tuple[str, str]]]:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from collect.kinds import KindTables
 from collect.render import Grid
-from collect.train import grids, tables
+from collect.train import grids, spent, tables
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
@@ -53,7 +53,7 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 
 KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
-    lambda loaded: build_tables(loaded.frame, loaded.epochs),
-    lambda loaded, built: build_grids(loaded.frame, built),
-    TABLE_FILES, make_plots, PLOT_OF, SECTION_PLOTS,
+    lambda loaded: build_tables(loaded.frame, loaded.epochs) | spent.tables(loaded),
+    lambda loaded, built: build_grids(loaded.frame, built) + spent.grids(built),
+    TABLE_FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS,
 )

@@ -6,6 +6,7 @@ collect all read (jobs/ is the one package every other may import).
     study.toml          the study file the plan was made from
     sbatch/<array>.sh   each array's sbatch text
     registry.jsonl      cell -> job, appended by submit (orchestrator.registry)
+    spent.json          the GPU-hours each job held, written by `collect` (orchestrator.spent)
     .submit.lock        held by submit and cancel
     checkpoints/<cell_id>.pt   the last finished epoch of a running cell
     nets/<training_id>.pt      a trained PTQ network, reused by every cell that trains the same way
@@ -20,6 +21,7 @@ PLAN_FILE = "plan.json"
 STUDY_FILE = "study.toml"
 SBATCH_DIR = "sbatch"
 REGISTRY_FILE = "registry.jsonl"
+SPENT_FILE = "spent.json"
 LOCK_FILE = ".submit.lock"
 CHECKPOINT_DIR = "checkpoints"
 NETS_DIR = "nets"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from orchestrator.budget import measure_spent
 from orchestrator.commands.common import print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
 
@@ -27,9 +28,11 @@ def run(args, console: Console) -> int:
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
+    spent, why = measure_spent(results_dir)  # GPU-hours per configuration, and spent.json
+    print_warnings([why] if why else [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SkippedFile)
-        collected = collect(results_dir, Path(args.out) if args.out else None)
+        collected = collect(results_dir, Path(args.out) if args.out else None, spent)
     for w in caught:  # pass on the others as they came
         if not issubclass(w.category, SkippedFile):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -49,6 +49,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def gpu_hours(text: str) -> float:
+    """A budget: a positive, finite number of GPU-hours (argparse names the flag when it is not)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of GPU-hours > 0, got {text!r}")
+    return value
+
+
 def add_interval(parser, what: str) -> None:
     parser.add_argument("--interval", type=seconds, default=None, metavar="S",
                         help=f"seconds between {what} (default: [cluster] poll_interval_s of the plan)")

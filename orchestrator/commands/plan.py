@@ -5,7 +5,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from orchestrator import display
+from orchestrator import budget, display
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.plan import build_plan, check_results_path, install_plan
 from orchestrator.sbatch import render_sbatch
@@ -29,9 +29,12 @@ def run(args, console: Console) -> int:
     sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
-    console.print(display.plan_table(plan))
+    estimates = budget.plan_estimates(plan)
+    console.print(display.plan_table(plan, estimates))
+    if budget.plan_budget_text(plan, estimates):
+        console.print(budget.plan_budget_text(plan, estimates), soft_wrap=True)
     if args.cells:
-        console.print(display.cells_table(plan))
+        console.print(display.cells_table(plan, estimates))
     if args.sbatch:
         for name, text in texts.items():
             console.rule(str(sbatch_dir / f"{name}.sh"))

@@ -5,11 +5,11 @@ import dataclasses
 import json
 import time
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from orchestrator import display
+from orchestrator import budget, display
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors, print_warnings
 from orchestrator.states import CellState
 from orchestrator.status import Monitor
@@ -29,18 +29,24 @@ def run(args, console: Console) -> int:
     report = monitor.refresh()
     if args.json:
         print(json.dumps({"study": plan.study, "warning": report.warning, "errors": report.errors,
-                          "skipped_files": report.skipped_files, "cells": [dataclasses.asdict(r) for r in report.rows]},
-                         indent=1))
+                          "skipped_files": report.skipped_files, "cells": [dataclasses.asdict(r) for r in report.rows],
+                          "gpu_hours": budget.as_json(budget.ledger(plan, monitor, report.rows))}, indent=1))
         return print_errors(report.errors) or 0
     if report.warning:
         console.print(Text.assemble(("warning:", "yellow"), f" {report.warning}"), soft_wrap=True)
     print_warnings(report.skipped_files)
     if args.watch:
-        with Live(display.status_view(plan.study, report.rows, console.width), console=console, auto_refresh=False) as live:
+        with Live(view(plan, monitor, report, console.width), console=console, auto_refresh=False) as live:
             while any(not r.state.is_terminal and r.state != CellState.NOT_SUBMITTED for r in report.rows):
                 time.sleep(interval_for(args, plan))
                 report = monitor.refresh()
-                live.update(display.status_view(plan.study, report.rows, console.width), refresh=True)
+                live.update(view(plan, monitor, report, console.width), refresh=True)
     else:
-        console.print(display.status_view(plan.study, report.rows, console.width))
+        console.print(view(plan, monitor, report, console.width))
     return print_errors(report.errors) or 0
+
+
+def view(plan, monitor: Monitor, report, width: int) -> Group:
+    """The status view, then the study's GPU-hours: spent, still to come, the budget."""
+    lines = budget.status_lines(budget.ledger(plan, monitor, report.rows))
+    return Group(display.status_view(plan.study, report.rows, width), Text("\n".join(lines)))

@@ -7,7 +7,8 @@ from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from orchestrator.commands.common import add_interval, interval_for, planned, print_errors
+from orchestrator import budget
+from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
 from orchestrator.plan import Plan
 from orchestrator.states import CellState
 from orchestrator.status import Monitor
@@ -23,6 +24,10 @@ def register(verbs, common) -> None:
                    "(e.g. longer for cells that timed out); default: the plan's")
     p.add_argument("--test-only", action="store_true",
                    help="have `sbatch --test-only` check each array's request; queue nothing")
+    p.add_argument("--budget-gpu-hours", type=gpu_hours, metavar="N", help="the most GPU-hours the study may "
+                   "spend, spent ones included (default: [cluster] budget_gpu_hours of the plan; 0 there: no cap)")
+    p.add_argument("--within-budget", action="store_true",
+                   help="queue only the first cells, in plan order, that fit the budget")
     p.add_argument("--wait", action="store_true", help="show progress until every cell has ended")
     add_interval(p, "polls with --wait")
     p.set_defaults(run=run)
@@ -31,7 +36,8 @@ def register(verbs, common) -> None:
 def run(args, console: Console) -> int:
     plan = planned(args)
     report = submit(plan, args.executor, retry_failed=args.retry_failed, time_min=args.time_min,
-                    test_only=args.test_only)
+                    test_only=args.test_only, budget_gpu_hours=args.budget_gpu_hours,
+                    within_budget=args.within_budget)
     if args.test_only:
         for line in report.checks:
             console.print(f"sbatch --test-only {line}", markup=False, highlight=False, soft_wrap=True)
@@ -41,6 +47,11 @@ def run(args, console: Console) -> int:
     console.print(f"{report.executor}: submitted {len(report.submitted)} cell(s){chunks}"
                   f"{' (--retry-failed)' if args.retry_failed else ''}; {report.not_queued} done, queued or not due",
                   soft_wrap=True)
+    if report.over_budget:
+        console.print(f"{report.over_budget} cell(s) due were left out: they do not fit the budget (--within-budget)",
+                      soft_wrap=True)
+    if report.ledger is not None:
+        console.print(budget.submit_text(report.ledger, list(report.submitted)), soft_wrap=True)
     for cell_id, why in report.not_here:
         console.print(Text.assemble(("skipped ", "yellow"), f"{cell_id} {plan.cell(cell_id).label}: {why}"),
                       soft_wrap=True)
@@ -55,7 +66,8 @@ def run(args, console: Console) -> int:
 
 
 def wait_for(plan: Plan, console: Console, interval: float) -> int:
-    """Poll (one squeue, at most one sacct each time) until no cell is live; 1 if any cell is not done/oom."""
+    """Poll (one squeue, at most one sacct each time) until no cell is live; 1 if any cell that was queued
+    is not done/oom (cells skipped here, or left out by --within-budget, were not)."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     monitor = Monitor(plan)
     warned = False
@@ -73,7 +85,7 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
             if not waiting:
                 break
             time.sleep(interval)
-    bad = [r for r in rows if not r.state.is_final and r.state != CellState.SKIPPED]
+    bad = [r for r in rows if not r.state.is_final and r.state not in (CellState.SKIPPED, CellState.NOT_SUBMITTED)]
     for r in bad:  # error texts are shown as text: "[/pytorch/...]" is no markup
         console.print(Text.assemble((r.state, "red"), f" {r.cell_id} {r.label}: {r.detail}"), soft_wrap=True)
     return 1 if bad else 0

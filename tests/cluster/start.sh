@@ -162,6 +162,9 @@ AccountingStoragePort=$((PORT + 1))
 # AuthInfo above does not apply to slurmdbd connections; this is what points
 # them at our private munge socket.
 AccountingStoragePass=$SOCK
+# The fake GPUs are allocated like real ones; tracked, sacct's AllocTRES names them (gres/gpu=N),
+# which is what the orchestrator charges GPU-hours by.
+AccountingStorageTRES=gres/gpu
 JobAcctGatherType=jobacct_gather/linux
 EOF
 else

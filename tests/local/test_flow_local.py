@@ -33,7 +33,7 @@ def test_plan_submit_status_collect_locally(in_tmp, capsys):
     tested = collected["test"]  # each run's test accuracy after its last epoch, on the synthetic set's 100
     assert [(r["gpus"], r["evaluated_images"]) for r in tested] == [(1, 100), (2, 100)]
     assert all(0 <= r["test_accuracy"] <= 1 and r["time_to_train_s"] > 0 for r in tested)
-    assert (in_tmp / "runs/tiny-local/tables.md").read_text().count("| 1 GPU |") == 2  # Table 1, test accuracy
+    assert (in_tmp / "runs/tiny-local/tables.md").read_text().count("| 1 GPU |") == 3  # Table 1, test accuracy, spent
 
     lines = (in_tmp / "runs/tiny-local/registry.jsonl").read_text().count("\n")
     assert main(["submit", "--study", study, "--executor", "local"]) == 0

@@ -112,7 +112,7 @@ def test_one_squeue_and_one_sacct_per_refresh_for_a_thousand_cells(tmp_path):
     registry.append(tmp_path, [Submission(c, "slurm", f"5_{i}", "n1-g1-t1", iso(600), token="t")
                                for i, c in enumerate(ids)])
     squeue = "".join(f"5_{i}|RUNNING|1:00|n1|None|s-n1-g1-t1-t\n" for i in range(500))
-    sacct = "".join(f"5_{i}|{'COMPLETED' if i % 2 else 'TIMEOUT'}|60|n2|0:0|s-n1-g1-t1-t\n" for i in range(500, 1000))
+    sacct = "".join(f"5_{i}|{'COMPLETED' if i % 2 else 'TIMEOUT'}|60|n2|0:0||s-n1-g1-t1-t\n" for i in range(500, 1000))
     client = ScriptedSlurm(squeue, sacct)
     monitor = Monitor(plan, client)
     for refresh in range(1, 4):
@@ -190,7 +190,7 @@ def test_a_job_id_reused_after_a_slurm_restart_is_not_taken_for_the_cells_job(tm
     cid = plan.cell_ids[0]
     registry.append(tmp_path, [Submission(cid, "slurm", "7_0", "n1-g1-t1", iso(3600), token="old1")])
     squeue = "7_0|RUNNING|1:00|n1|None|other-n1-g1-t1-new2\n"  # SLURM started over: 7_0 is someone else's
-    sacct = "7_0|COMPLETED|60|n2|0:0|s-n1-g1-t1-old1\n7_0|RUNNING|60|n1|0:0|other-n1-g1-t1-new2\n"
+    sacct = "7_0|COMPLETED|60|n2|0:0||s-n1-g1-t1-old1\n7_0|RUNNING|60|n1|0:0||other-n1-g1-t1-new2\n"
     client = ScriptedSlurm(squeue, sacct)
     row = Monitor(plan, client).refresh().rows[0]
     assert (row.state, row.job_state) == ("failed", "COMPLETED"), row

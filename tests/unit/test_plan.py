@@ -9,8 +9,8 @@ import pytest
 from jobs.train.cell import Cell
 from orchestrator.errors import PlanError
 from jobs.core.layout import PLAN_FILE
-from orchestrator.plan import (Plan, build_plan, estimate_gpu_hours, group_arrays, read_plan,
-                               shape_of, write_plan)
+from orchestrator.estimate import gpu_hours, profile_pace
+from orchestrator.plan import Plan, build_plan, group_arrays, read_plan, shape_of, write_plan
 from orchestrator.cluster import ClusterSpec
 from orchestrator.study import load_study, parse_study
 
@@ -60,7 +60,7 @@ def test_cells_with_other_cpu_needs_go_into_other_arrays():
     (Cell(engine="ddp", nodes=2, gpus_per_node=2, batch_per_gpu=32, epochs=5, timed_epoch=5), 8000.0, 271.25 / 3600),
 ])
 def test_estimate_gpu_hours_by_hand(cell, rate, hours):
-    assert estimate_gpu_hours(cell, ClusterSpec(images_per_s_per_gpu=rate)) == pytest.approx(hours)
+    assert gpu_hours(cell, profile_pace(ClusterSpec(images_per_s_per_gpu=rate))) == pytest.approx(hours)
 
 
 def test_build_plan_makes_paths_absolute(tmp_path):

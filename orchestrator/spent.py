@@ -1,0 +1,187 @@
+"""What a study has spent: the GPU-hours every job it ran held, failed ones and retries included.
+
+Every Submission line in the registry that started a job is one attempt. An attempt is charged
+allocated GPUs x elapsed seconds, from the first of these that knows:
+  1. sacct: a row per run of the job (a requeued job ran more than once), with AllocTRES's
+     gres/gpu, else the GPUs the job asked for (SLURM allocates GPUs exactly as asked);
+  2. the scheduler's snapshot: squeue's elapsed of a job still listed (running: spent so far);
+  3. a local job: its process's life (orchestrator.local_jobs), start to its logs' last write;
+  4. the result file, when it is this attempt's: its env's started_at to ended_at (SLURM
+     without accounting, once squeue has forgotten the job).
+An attempt none of them knows is "unrecorded": counted, and charged nothing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+from collections.abc import Iterable, Mapping
+
+from jobs.core.result import Result
+from orchestrator.errors import PlanError
+from orchestrator.plan import Plan
+from orchestrator.registry import Submission
+from orchestrator.slurm_client import JobState
+from orchestrator.states import ENDED_WORDS, LIVE_WORDS
+
+SKEW_S = 120.0  # a result started this long before its submission was recorded is still that attempt's
+SOURCES = ("sacct", "squeue", "process", "result", "unrecorded")
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One run of one attempt: the GPUs it held and for how long."""
+
+    cell_id: str
+    job_id: str
+    gpus: int
+    elapsed_s: Optional[float]  # None: nothing recorded how long it ran
+    source: str  # one of SOURCES: where elapsed_s (and gpus) come from
+    state: str = ""  # the job's word for how the run ended (COMPLETED, TIMEOUT, REQUEUED, ...) or RUNNING
+    live: bool = False  # still waiting or running: elapsed_s is so far
+
+    @property
+    def gpu_hours(self) -> float:
+        """gpus x elapsed_s / 3600; 0 when unrecorded."""
+        return self.gpus * (self.elapsed_s or 0.0) / 3600
+
+    def to_dict(self) -> dict:
+        return dict(dataclasses.asdict(self), gpu_hours=self.gpu_hours)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one status refresh saw (status.Monitor.seen): every submission in the registry (and
+    those just recovered), the cells' result files (a Result or the error reading it), each
+    job's state (squeue, sacct, local processes) and sacct's rows of its runs, by job id."""
+
+    submissions: tuple[Submission, ...] = ()
+    results: Mapping[str, object] = field(default_factory=dict)
+    jobs: Mapping[str, JobState] = field(default_factory=dict)
+    runs: Mapping[str, tuple[JobState, ...]] = field(default_factory=dict)
+
+
+class Accounts:
+    """sacct's rows of a study's jobs, by job id, kept across refreshes: a job whose last run has
+    ended is settled (its rows never change again) and is not asked about again."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, tuple[JobState, ...]] = {}
+
+    def wanted(self, submissions: Iterable[Submission]) -> dict[str, str]:
+        """The SLURM job ids (with their tokens) whose runs are not all known yet."""
+        return {s.job_id: s.token or "" for s in submissions
+                if s.executor == "slurm" and s.job_id and not self.settled(s.job_id)}
+
+    def settled(self, job_id: str) -> bool:
+        runs = self.runs.get(job_id, ())
+        return bool(runs) and runs[-1].state in ENDED_WORDS
+
+    def record(self, rows: Iterable[JobState]) -> None:
+        """sacct's answer: the whole list of runs of each job it names."""
+        fresh: dict[str, list[JobState]] = {}
+        for row in rows:
+            fresh.setdefault(row.job_id, []).append(row)
+        self.runs.update({job_id: tuple(runs) for job_id, runs in fresh.items()})
+
+
+def attempts(submissions: Iterable[Submission]) -> list[Submission]:
+    """Every submission that started a job, once (a recovered one may be recorded twice), in order."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for sub in submissions:
+        key = (sub.cell_id, sub.executor, sub.job_id or "")
+        if sub.job_id and key not in seen:
+            seen.add(key)
+            out.append(sub)
+    return out
+
+
+_SHAPE_NAME = re.compile(r"n(\d+)-g(\d+)-")
+
+
+def asked_gpus(plan: Plan, sub: Submission) -> int:
+    """The GPUs the attempt's job asked for: its cell's, or by its array's name (n1-g2-t2) for a
+    cell no longer in the plan."""
+    try:
+        return plan.cell(sub.cell_id).gpus
+    except PlanError:
+        match = _SHAPE_NAME.match(sub.array)
+        return int(match.group(1)) * int(match.group(2)) if match else 0
+
+
+def run_seconds(result: Result) -> Optional[float]:
+    """The run's own clock: env's ended_at - started_at, None where it has not both."""
+    try:
+        start, end = (dt.datetime.fromisoformat(result.env[k]) for k in ("started_at", "ended_at"))
+        return max((end - start).total_seconds(), 0.0)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def result_attempt(result: Result, tried: list[Submission]) -> Optional[Submission]:
+    """Which of a cell's attempts wrote its result: the last one recorded before the run started
+    (give or take SKEW_S of clocks apart); None for a result without a start."""
+    try:
+        started = dt.datetime.fromisoformat(result.env["started_at"])
+        chosen = None
+        for sub in tried:
+            if dt.datetime.fromisoformat(sub.submitted_at) <= started + dt.timedelta(seconds=SKEW_S):
+                chosen = sub
+        return chosen
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str, object],
+            runs: Mapping[str, tuple[JobState, ...]], jobs: Mapping[str, JobState]) -> list[Charge]:
+    """Every attempt's charge (one per run where sacct lists several), in registry order.
+    `results`: the cells' result files (a Result, else an error); `runs`: sacct's rows by job id;
+    `jobs`: what the scheduler (squeue, sacct, local processes) says of each job id now."""
+    tried = attempts(submissions)
+    by_cell: dict[str, list[Submission]] = {}
+    for sub in tried:
+        by_cell.setdefault(sub.cell_id, []).append(sub)
+    owners = {}
+    for cell_id, result in results.items():
+        if isinstance(result, Result) and cell_id in by_cell:
+            owner = result_attempt(result, by_cell[cell_id])
+            if owner is not None:
+                owners[(cell_id, owner.job_id)] = result
+    out: list[Charge] = []
+    for sub in tried:
+        out += attempt_charges(plan, sub, owners.get((sub.cell_id, sub.job_id)), runs, jobs)
+    return out
+
+
+def attempt_charges(plan: Plan, sub: Submission, result: Optional[Result],
+                    runs: Mapping[str, tuple[JobState, ...]], jobs: Mapping[str, JobState]) -> list[Charge]:
+    """One attempt's charges (see the module's docstring for the order of the sources)."""
+    job_id, gpus = sub.job_id or "", asked_gpus(plan, sub)
+    job = jobs.get(job_id)
+    live = job is not None and job.state in LIVE_WORDS
+    if sub.executor == "slurm":
+        out = [Charge(sub.cell_id, job_id, run.gpus if run.gpus is not None else gpus, run.elapsed_s, "sacct",
+                      run.state, not ran_out(run)) for run in runs.get(job_id, ()) if ran_out(run) or not live]
+        if job is not None and job.elapsed_s is not None and (live or not out):
+            out.append(Charge(sub.cell_id, job_id, gpus, job.elapsed_s, "squeue", job.state, live))
+        if out:
+            return out
+    if sub.executor == "local" and job is not None and job.elapsed_s is not None:
+        return [Charge(sub.cell_id, job_id, gpus, job.elapsed_s, "process", job.state, live)]
+    if result is not None and not live and run_seconds(result) is not None:
+        return [Charge(sub.cell_id, job_id, gpus, run_seconds(result), "result", str(result.status))]
+    return [Charge(sub.cell_id, job_id, gpus, None, "unrecorded", job.state if job else "", live)]
+
+
+def ran_out(run: JobState) -> bool:
+    """A sacct row of a run that is over: it ended, or was requeued (the job runs again as a new row)."""
+    return run.state in ENDED_WORDS or run.state == "REQUEUED"
+
+
+def spent_file(study: str, charges: Iterable[Charge], now: Optional[dt.datetime] = None) -> dict:
+    """spent.json's content: what `collect` tables per configuration (collect.spent reads it)."""
+    when = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
+    return {"schema_version": 1, "study": study, "measured_at": when, "charges": [c.to_dict() for c in charges]}

@@ -1,0 +1,53 @@
+"""GPU-hours spent per configuration beside those its epochs used (collect/train/spent.py),
+from spent.json's runs, with numbers worked by hand."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from collect.report import collect
+from jobs.core.result import ResultError
+from tests.collect.factory import cell, result, write_dir
+
+ONE, TWO = cell("single", 128), cell("ddp", 128, 2)
+
+
+def charge(c, job_id, elapsed_s, state="COMPLETED", gpus=None) -> dict:
+    gpus = c.gpus if gpus is None else gpus
+    return {"cell_id": c.cell_id, "job_id": job_id, "gpus": gpus, "elapsed_s": elapsed_s, "source": "sacct",
+            "state": state, "live": False, "gpu_hours": gpus * elapsed_s / 3600}
+
+
+SPENT = {"schema_version": 1, "study": "by-hand", "measured_at": "2026-01-01T12:00:00+00:00", "charges": [
+    charge(ONE, "5_0", 20.0, "REQUEUED"), charge(ONE, "5_0", 40.0),  # one job, requeued once
+    charge(TWO, "5_1", 30.0, "FAILED"), charge(TWO, "9_0", 50.0),  # a failed attempt, then its retry
+]}
+
+
+def test_spent_and_epoch_gpu_hours_per_configuration_by_hand(tmp_path):
+    """Each result's epochs: 15 s and 10 s (the timed one), 25 s in all.
+    1 GPU: spent 1 x (20 + 40) / 3600; in epochs 1 x 25 / 3600: 25 / 60 = 41.7%.
+    2 GPUs: spent 2 x (30 + 50) / 3600 over 2 jobs; in epochs 2 x 25 / 3600: 25 / 80 = 31.2%."""
+    results = write_dir(tmp_path / "r", [result(ONE), result(TWO)])
+    collected = collect(results, spent=SPENT)
+    table = collected.tables["spent"].set_index("gpus")
+    assert table.spent_gpu_h[1] == pytest.approx(60 / 3600) and table.spent_gpu_h[2] == pytest.approx(160 / 3600)
+    assert table.epochs_s[1] == pytest.approx(25.0) and table.epochs_gpu_h[2] == pytest.approx(50 / 3600)
+    assert table.in_epochs[1] == pytest.approx(25 / 60) and table.in_epochs[2] == pytest.approx(25 / 80)
+    assert (table.jobs[1], table.jobs[2]) == (1, 2)
+    grid = next(g for g in collected.grids if g.key == "spent")
+    assert [row[0] for row in grid.rows] == ["1 GPU", "2 GPUs, DDP"]
+    assert grid.rows[1][-1] == "31.2%" and "measured 2026-01-01T12:00:00+00:00" in grid.caption
+    assert json.loads((results / "spent.json").read_text()) == SPENT  # written beside the tables
+
+
+def test_spent_json_is_read_back_and_a_damaged_one_is_an_error_naming_it(tmp_path):
+    results = write_dir(tmp_path / "r", [result(ONE)])
+    assert "spent" not in [g.key for g in collect(results).grids]  # nothing measured: no grid
+    (results / "spent.json").write_text(json.dumps(SPENT))
+    assert "spent" in [g.key for g in collect(results).grids]
+    damaged = dict(SPENT, charges=[dict(charge(ONE, "5_0", 20.0), gpu_hours="lots")])
+    (results / "spent.json").write_text(json.dumps(damaged))
+    with pytest.raises(ResultError, match="spent.json is unreadable.*gpu_hours"):
+        collect(results)
