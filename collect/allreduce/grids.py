@@ -80,7 +80,7 @@ def cells_grid(cells: pd.DataFrame) -> Grid:
 
 
 def _text(value: Any, otherwise: str) -> str:
-    """The value, or `otherwise` where the cell has none (a pending or missing cell: NaN)."""
+    """The value, or `otherwise` where the cell has none (a cell pending or not submitted: NaN)."""
     return value if isinstance(value, str) and value else otherwise
 
 

@@ -7,8 +7,10 @@ from typing import Optional
 import pandas as pd
 
 from collect.kinds import KindTables
+from collect.load import KindCell
 from collect.render import Grid
 from collect.train import grids, tables
+from collect.train.frame import backend, frames
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
@@ -16,9 +18,14 @@ PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_
 SECTION_PLOTS = {"q4": ("q4", "q4_test")}  # grid -> its plots, where not the plot of its own key
 
 
-def build_tables(frame: pd.DataFrame, epochs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def build_tables(cells: tuple[KindCell, ...]) -> dict[str, pd.DataFrame]:
+    """Every table of the training cells, and "train_cells": the frame they are computed from
+    (collect.train.frame; not written as a file)."""
+    built = frames(cells)
+    frame, epochs = built.frame, built.epochs
     scaling = tables.scaling_table(frame)  # shared by four tables
     return {
+        "train_cells": frame,
         "q1": tables.q1_table(frame), "table1": tables.table1(frame, scaling),
         "strong": tables.strong_scaling(frame, scaling), "table2": tables.table2(frame, scaling),
         "table3": tables.table3(frame, scaling), "test": tables.accuracy_table(frame, epochs),
@@ -27,8 +34,8 @@ def build_tables(frame: pd.DataFrame, epochs: pd.DataFrame) -> dict[str, pd.Data
     }
 
 
-def build_grids(frame: pd.DataFrame, built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
-    protocol = tables.timing_protocol(frame)
+def build_grids(built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
+    protocol = tables.timing_protocol(built["train_cells"])
     return (
         grids.q1_grid(built["q1"], protocol),
         grids.table1_grid(built["table1"], protocol),
@@ -50,10 +57,7 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
     }
 
 
-
 KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
-    lambda loaded: build_tables(loaded.frame, loaded.epochs),
-    lambda loaded, built: build_grids(loaded.frame, built),
-    TABLE_FILES, make_plots, PLOT_OF, SECTION_PLOTS,
+    build_tables, build_grids, TABLE_FILES, make_plots, PLOT_OF, SECTION_PLOTS, environment=backend,
 )

@@ -9,7 +9,7 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.render import Grid, number, percent, seconds, signed, status_text
+from collect.render import NO_BASELINE, Grid, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
 
@@ -144,7 +144,7 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
 
 def _table1_cells(r) -> list[str]:
     if r is None:
-        return ["not in study", "", ""]
+        return [NO_BASELINE, "", ""]
     if r.status != "ok":
         return [status_text(r.status), "", ""]
     if isinstance(r.t1_s, float) and math.isnan(r.t1_s):
