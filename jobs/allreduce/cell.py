@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from collections.abc import Mapping
 
 from jobs.core.bandwidth import DDP_BUCKET_BYTES
-from jobs.core.cell import CellError, cell_fields, content_id
+from jobs.core.cell import CellError, cell_fields, check_choice, content_id
 
 KIND = "allreduce"
 BACKENDS = ("nccl", "gloo")
@@ -44,8 +44,7 @@ class AllreduceCell:
     repeat: int = 0  # distinguishes repeats of the same configuration
 
     def __post_init__(self) -> None:
-        if not isinstance(self.backend, str) or self.backend not in BACKENDS:
-            raise CellError(f"backend must be one of {list(BACKENDS)}, got {self.backend!r}")
+        check_choice("backend", self.backend, BACKENDS)
         for f in dataclasses.fields(self):
             if f.name != "backend":
                 _whole(f.name, getattr(self, f.name))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 DATASETS = ("cifar10", "synthetic")
@@ -42,6 +42,13 @@ def run_seed(seed: int, repeat: int) -> int:
 def kind_of(data: Mapping[str, Any]) -> str:
     """A cell's kind from its JSON: "kind", or a training cell where there is none."""
     return str(data.get("kind", TRAIN))
+
+
+def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
+    """`value` when it is one of `choices`; else CellError (a ValueError) naming the field and every choice."""
+    if value not in choices:
+        raise CellError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
 
 
 def cell_fields(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 from collections.abc import Mapping
 
 from jobs.core.cell import (CIFAR10_TEST_IMAGES, CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT,
-                            CellError, cell_fields, content_id, run_seed)
+                            CellError, cell_fields, check_choice, content_id, run_seed)
 from jobs.ptq.config import INTEGER_RUNS, PTQConfig, QuantSpec
-from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
+from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS, check_bits, check_percentile
 
 # The fields that hold a list of choices swept inside one cell (a study's list of them is not
 # expanded into cells).
@@ -147,16 +147,16 @@ def _check(cell: PTQCell) -> None:
     """Every choice a run could not use, named by its field, before anything is submitted."""
     _check_swept(cell)
     try:
-        check_choice(cell.dataset, DATASETS, "dataset")
-        check_choice(cell.integer_run, INTEGER_RUNS, "integer_run")
+        check_choice("dataset", cell.dataset, DATASETS)
+        check_choice("integer_run", cell.integer_run, INTEGER_RUNS)
         for b in cell.weight_bits:
             check_bits(b, "weight_bits")
         for b in cell.activation_bits:
             check_bits(b, "activation_bits")
         for g in cell.granularities:
-            check_choice(g, GRANULARITIES, "granularities")
+            check_choice("granularities", g, GRANULARITIES)
         for m in cell.range_methods:
-            check_choice(m, RANGE_METHODS, "range_methods")
+            check_choice("range_methods", m, RANGE_METHODS)
         check_percentile(cell.percentile)
     except ValueError as exc:
         raise CellError(str(exc)) from None

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
-from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
+from jobs.core.cell import check_choice
+from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS, check_bits, check_percentile
 
 MSE_CANDIDATES = 100
 
@@ -38,7 +39,7 @@ def qmin(bits: int) -> int:
 
 def row_ranges(rows: torch.Tensor, method: str, bits: int, percentile: float = 99.99) -> torch.Tensor:
     """The clipping range of each row of a 2-D tensor [rows, values] (formulas in the module doc)."""
-    check_choice(method, RANGE_METHODS, "method")
+    check_choice("method", method, RANGE_METHODS)
     check_bits(bits)
     rows = rows.detach().float()
     if method == "max":
@@ -107,7 +108,7 @@ class QuantizedWeight:
 def quantize_weight(w: torch.Tensor, bits: int, method: str = "max", granularity: str = "tensor",
                     percentile: float = 99.99) -> QuantizedWeight:
     """A weight tensor's integers and scale(s): per tensor (one range) or per output channel."""
-    check_choice(granularity, GRANULARITIES, "granularity")
+    check_choice("granularity", granularity, GRANULARITIES)
     w = w.detach().float()
     if granularity == "tensor":
         r = torch.full((w.shape[0],), tensor_range(w, method, bits, percentile), dtype=torch.float64)

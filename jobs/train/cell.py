@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 from jobs.core.cell import (DATASETS, TRAIN, CIFAR10_TRAIN_IMAGES, CIFAR10_TEST_IMAGES,
-                            SEED_LIMIT, CellError, content_id, run_seed, cell_fields)
+                            SEED_LIMIT, CellError, check_choice, content_id, run_seed, cell_fields)
 
 ENGINES = ("single", "dp", "ddp")
 MODELS = ("resnet18", "tiny")
@@ -56,12 +56,12 @@ class Cell:
             _check_type(field.name, getattr(self, field.name), str(field.type))
             if field.type == "float":  # lr = 1 and lr = 1.0 are one cell, with one id
                 object.__setattr__(self, field.name, float(getattr(self, field.name)))
-        _check_choice("engine", self.engine, ENGINES)
-        _check_choice("model", self.model, MODELS)
-        _check_choice("dataset", self.dataset, DATASETS)
-        _check_choice("pipeline", self.pipeline, PIPELINES)
-        _check_choice("precision", self.precision, PRECISIONS)
-        _check_choice("lr_scaling", self.lr_scaling, LR_SCALINGS)
+        check_choice("engine", self.engine, ENGINES)
+        check_choice("model", self.model, MODELS)
+        check_choice("dataset", self.dataset, DATASETS)
+        check_choice("pipeline", self.pipeline, PIPELINES)
+        check_choice("precision", self.precision, PRECISIONS)
+        check_choice("lr_scaling", self.lr_scaling, LR_SCALINGS)
         for name in ("batch_per_gpu", "nodes", "gpus_per_node", "train_images", "epochs", "lr_ref_batch"):
             if getattr(self, name) <= 0:
                 raise CellError(f"{name} must be > 0, got {getattr(self, name)}")
@@ -197,8 +197,3 @@ def _check_type(name: str, value: Any, type_name: str) -> None:
     # bool is an int in Python, but `batch_per_gpu = true` is a mistake
     if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
         raise CellError(f"{name} must be of type {type_name}, got {value!r} ({type(value).__name__})")
-
-
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise CellError(f"{name} must be one of {list(choices)}, got {value!r}")
