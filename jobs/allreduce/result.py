@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-from jobs.allreduce.cell import BACKENDS, FP32_BYTES
-from jobs.core.bandwidth import bandwidth_gbps
+from jobs.allreduce.cell import BACKENDS
+from jobs.core.bandwidth import FP32_BYTES, bandwidth_gbps
 from jobs.core.cell import check_choice
 from jobs.core.result import Block
 
