@@ -51,6 +51,16 @@ def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     return value
 
 
+def check_data_size(dataset: str, train_images: int, test_images: int) -> None:
+    """A data set is a prefix of CIFAR-10's (the synthetic set stands in for it: no larger, so
+    nothing writes gigabytes unasked); CellError names the field, the limit and the value."""
+    stands_in = " (it stands in for CIFAR-10)" if dataset == "synthetic" else ""
+    for name, value, limit in (("train_images", train_images, CIFAR10_TRAIN_IMAGES),
+                               ("test_images", test_images, CIFAR10_TEST_IMAGES)):
+        if value > limit:
+            raise CellError(f"{name} must be <= {limit} for {dataset}{stands_in}, got {value}")
+
+
 def cell_fields(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a cell of class `cls` from its JSON: its kind must be the class's (a cell
     without one is a training cell), and no field unknown to the class."""

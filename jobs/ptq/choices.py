@@ -6,6 +6,7 @@ from __future__ import annotations
 BITS_MIN, BITS_MAX = 2, 16
 RANGE_METHODS = ("max", "3sigma", "percentile", "mse")
 GRANULARITIES = ("tensor", "channel")
+PERCENTILE = 99.99  # the "percentile" method's default: the range is this percentile of |values|
 
 
 def check_bits(bits: object, field: str = "bits") -> int:

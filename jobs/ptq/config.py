@@ -11,7 +11,7 @@ from typing import Any, Optional
 from collections.abc import Mapping
 
 from jobs.core.cell import check_choice
-from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS, check_bits, check_percentile
+from jobs.ptq.choices import GRANULARITIES, PERCENTILE, RANGE_METHODS, check_bits, check_percentile
 
 BIAS_MODES = ("int32", "float")
 INTEGER_RUNS = ("none", "notebook", "all")
@@ -29,7 +29,7 @@ class QuantSpec:
     weight_method: str = "max"  # clipping range of the weights (quant.RANGE_METHODS)
     activation_method: str = "max"  # clipping range of the input and of each layer's output
     calibration_images: int = 400  # training images profiled for the activation ranges
-    percentile: float = 99.99  # for the "percentile" method
+    percentile: float = PERCENTILE  # for the "percentile" method
     bias: str = "int32"  # int32: round(b n_w C_{k-1}) (Jacob et al.); float: the trained bias added as is
     cumulative_scales: bool = True  # False: the classic bug (n_out without earlier scales); diagnostics only
 

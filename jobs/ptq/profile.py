@@ -17,7 +17,7 @@ import torch
 from jobs.core.cell import check_choice
 from jobs.ptq.lenet import LAYERS, Net
 from jobs.ptq.quantize import row_ranges
-from jobs.ptq.choices import RANGE_METHODS
+from jobs.ptq.choices import PERCENTILE, RANGE_METHODS
 
 ACTIVATIONS = ("input",) + LAYERS
 MSE_SAMPLE = 2 ** 18  # values an "mse" range search sees per tensor (the maximum always among them)
@@ -69,7 +69,7 @@ def profile_activations(net: Net, images: torch.Tensor, batch: int = 1000) -> Ac
 
 
 def activation_ranges(profile: ActivationProfile, n: int, method: str, bits: int,
-                      percentile: float = 99.99) -> tuple[float, ...]:
+                      percentile: float = PERCENTILE) -> tuple[float, ...]:
     """The clipping range of each profiled tensor over the first n calibration images
     (quant.row_ranges; "mse" searches a fixed sample of each tensor's values)."""
     check_choice("activation_method", method, RANGE_METHODS)

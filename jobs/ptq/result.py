@@ -83,12 +83,13 @@ class IntegerCheck:
 
 @dataclass(frozen=True)
 class IntegerAgreement:
-    """The integer-only run against the float simulation, on every test image (ptq_int)."""
+    """The integer-only run against the float simulation, on every test image
+    (jobs.ptq.integer.compare_with_simulation)."""
 
     images: int
-    prediction_mismatches: int
-    logit_mismatches: int
-    accumulator: str  # int32 (int8 GEMM) or int64
+    prediction_mismatches: int  # images whose top-1 class differs between the two runs
+    logit_mismatches: int  # images with any logit integer different
+    accumulator: str  # "int32" (int8 GEMM) or "int64"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 from jobs.core.cell import (DATASETS, TRAIN, CIFAR10_TRAIN_IMAGES, CIFAR10_TEST_IMAGES,
-                            SEED_LIMIT, CellError, check_choice, content_id, run_seed, cell_fields)
+                            SEED_LIMIT, CellError, check_choice, check_data_size, content_id, run_seed,
+                            cell_fields)
 
 ENGINES = ("single", "dp", "ddp")
 MODELS = ("resnet18", "tiny")
@@ -87,16 +88,10 @@ class Cell:
         self._check_data_size()
 
     def _check_data_size(self) -> None:
-        """The synthetic set stands in for CIFAR-10: no larger (nothing writes gigabytes unasked),
-        and its test set holds SYNTHETIC_TEST_IMAGES, so a count between that and the whole set
-        would be reported as evaluated while fewer were."""
-        stands_in = " (it stands in for CIFAR-10)" if self.dataset == "synthetic" else ""
-        if self.train_images > CIFAR10_TRAIN_IMAGES:
-            raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES} for {self.dataset}{stands_in}, "
-                            f"got {self.train_images}")
-        if self.test_images > CIFAR10_TEST_IMAGES:
-            raise CellError(f"test_images must be <= {CIFAR10_TEST_IMAGES} for {self.dataset}{stands_in}, "
-                            f"got {self.test_images}")
+        """No larger than CIFAR-10 (check_data_size); the synthetic set's test set holds
+        SYNTHETIC_TEST_IMAGES, so a count between that and the whole set would be reported as
+        evaluated while fewer were."""
+        check_data_size(self.dataset, self.train_images, self.test_images)
         if self.dataset == "synthetic" and SYNTHETIC_TEST_IMAGES < self.test_images < CIFAR10_TEST_IMAGES:
             raise CellError(f"test_images = {self.test_images}: the synthetic set has {SYNTHETIC_TEST_IMAGES} test "
                             f"images; use 1..{SYNTHETIC_TEST_IMAGES}, or {CIFAR10_TEST_IMAGES} (the whole test set)")
