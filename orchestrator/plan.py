@@ -220,12 +220,6 @@ def estimate_gpu_hours(cell: StudyCell, cluster: ClusterSpec) -> float:
     return cell.gpus * (cell.estimate_s(cluster.images_per_s_per_gpu) + STARTUP_S) / 3600
 
 
-def write_plan(plan: Plan) -> Path:
-    path = Path(plan.results_dir) / PLAN_FILE
-    write_json_atomic(path, plan.to_dict())
-    return path
-
-
 def install_plan(plan: Plan, source: str, scripts: dict[str, str]) -> Path:
     """Write plan.json, study.toml and sbatch/<array>.sh all or nothing: built in a staging dir
     beside them, then renamed into place (the old ones put back if a rename fails). Refuses to

@@ -217,8 +217,8 @@ def table3(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     table["gradients"] = [f.gradients_of(b) for b in grad_bytes]
     table["steps"] = [f.steps_per_epoch(i, b, n)
                       for i, b, n in zip(table.train_images, table.batch_per_gpu, table.gpus, strict=True)]
-    table["bytes_per_gpu"] = [s * f.ring_allreduce_bytes(p, n)
-                              for s, p, n in zip(table.steps, table.gradients, table.gpus, strict=True)]
+    table["bytes_per_gpu"] = [f.epoch_comm_bytes(i, b, n, p) for i, b, n, p
+                              in zip(table.train_images, table.batch_per_gpu, table.gpus, table.gradients, strict=True)]
     table["util_est_gbps"] = [f.bandwidth_gbps(b, t) for b, t in zip(table.bytes_per_gpu, table.comm_est_s, strict=True)]
     table["util_measured_gbps"] = [f.bandwidth_gbps(b, t)
                                    for b, t in zip(table.bytes_per_gpu, table.comm_measured_s, strict=True)]

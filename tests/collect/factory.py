@@ -17,7 +17,7 @@ from jobs.ptq.result import (ActivationLayerStats, Histogram, IntegerAgreement, 
                              PTQOutcome, TensorStats, VariantResult, WeightLayerStats)
 from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
 from jobs.core.result import Result, write_result
-from orchestrator.plan import build_plan, write_plan
+from orchestrator.plan import build_plan, install_plan
 from orchestrator.study import ClusterSpec, Study
 
 GPU = "NVIDIA H200"
@@ -80,7 +80,7 @@ def write_dir(path: Path, results: Iterable[Result] = (), planned: Iterable[Cell
     cells.update({c.cell_id: c for c in planned})
     for r in results:
         write_result(path, r)
-    write_plan(build_plan(Study(study, "", "data", ClusterSpec(), tuple(cells.values()), ""), path, path))
+    install_plan(build_plan(Study(study, "", "data", ClusterSpec(), tuple(cells.values()), ""), path, path), "", {})
     lines = [json.dumps({"cell_id": c.cell_id, "executor": "slurm", "job_id": f"7_{i}", "array": "a",
                          "submitted_at": "2025-04-01T09:00:00+00:00"}) for i, c in enumerate(submitted)]
     (path / "registry.jsonl").write_text("".join(line + "\n" for line in lines))
@@ -269,7 +269,7 @@ def _write_any(path: Path, results: list[Result], cells: tuple, study: str) -> P
     path.mkdir(parents=True, exist_ok=True)
     for r in results:
         write_result(path, r)
-    write_plan(build_plan(Study(study, "", "data", ClusterSpec(cpus_per_task=2), cells, ""), path, path))
+    install_plan(build_plan(Study(study, "", "data", ClusterSpec(cpus_per_task=2), cells, ""), path, path), "", {})
     (path / "registry.jsonl").write_text("")
     return path
 

@@ -16,7 +16,7 @@ from jobs.allreduce.result import AllreduceFindings, SizeTiming
 from jobs.core.bandwidth import bandwidth_gbps
 from jobs.core.result import Result, write_result
 from orchestrator.cli import main
-from orchestrator.plan import build_plan, write_plan
+from orchestrator.plan import build_plan, install_plan
 from orchestrator.study import ClusterSpec, Study
 from tests.collect.factory import copy_of
 
@@ -51,7 +51,7 @@ def write_study(path: Path, results: list[Result], planned: tuple[AllreduceCell,
     for r in results:
         write_result(path, r)
     cells = tuple(AllreduceCell.from_dict(r.cell) for r in results) + planned
-    write_plan(build_plan(Study("allreduce-by-hand", "", "data", ClusterSpec(), cells, ""), path, path))
+    install_plan(build_plan(Study("allreduce-by-hand", "", "data", ClusterSpec(), cells, ""), path, path), "", {})
     return path
 
 
