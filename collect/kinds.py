@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.load import KindCell, Loaded
+from collect.load import Loaded
 from collect.render import Grid
 from jobs.core.cell import kind_of
 from jobs.core.result import Result
@@ -30,7 +30,8 @@ class KindTables:
     name: str  # the kind's name in jobs.core.kinds.PACKAGES
     study: str  # the report's heading: "<study> <name>: <subject>"
     subject: str
-    tables: Callable[[tuple[KindCell, ...]], Tables]  # the kind's cells -> every table, by key (unique over kinds)
+    tables: Callable[[Loaded], Tables]  # every table from the loaded dir (its cells: loaded.of_kind(name)), by
+    # key (unique over the kinds)
     grids: Callable[[Tables], tuple[Grid, ...]]
     files: tuple[str, ...]  # tables written as <key>.csv (and given by `collect --json`)
     plots: Callable[[Tables], Mapping[str, Optional[bytes]]]  # PNG by the key of the grid it follows

@@ -7,10 +7,11 @@ from typing import Optional
 import pandas as pd
 
 from collect.kinds import KindTables
-from collect.load import KindCell
+from collect.load import Loaded
 from collect.render import Grid
 from collect.train import grids, tables
 from collect.train.frame import backend, frames
+from jobs.core.cell import TRAIN
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
@@ -18,10 +19,10 @@ PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_
 SECTION_PLOTS = {"q4": ("q4", "q4_test")}  # grid -> its plots, where not the plot of its own key
 
 
-def build_tables(cells: tuple[KindCell, ...]) -> dict[str, pd.DataFrame]:
+def build_tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
     """Every table of the training cells, and "train_cells": the frame they are computed from
     (collect.train.frame; not written as a file)."""
-    built = frames(cells)
+    built = frames(loaded.of_kind(TRAIN))
     frame, epochs = built.frame, built.epochs
     scaling = tables.scaling_table(frame)  # shared by four tables
     return {
