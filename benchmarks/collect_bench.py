@@ -94,7 +94,7 @@ def main() -> int:
             collected = collect(out)
             times.append(time.perf_counter() - start)
         print(f"collect() over {args.files} files: " + ", ".join(f"{t:.2f}" for t in times)
-              + f" s (median {statistics.median(times):.2f} s); {len(collected.frame)} cells")
+              + f" s (median {statistics.median(times):.2f} s); {len(collected.cells)} cells")
         if args.report:
             start = time.perf_counter()
             write_report(collected)

@@ -1,5 +1,6 @@
 """What collect does per kind of cell (the kinds of jobs.core.kinds): each kind turns its loaded cells
-into its tables, their grids, the tables written as CSV, and the report's plots.
+into its tables, their grids, the tables written as CSV, the report's plots, and what its results
+add to the report's environment.
 
 collect.report builds the tables of the kinds present in the results dir and its plan, and
 counts the status of every cell, of any kind. Each kind's package (collect.<kind>) defines its
@@ -12,13 +13,14 @@ import importlib
 from collections.abc import Callable, Mapping
 import dataclasses
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import pandas as pd
 
 from collect.load import Loaded
 from collect.render import Grid
-from jobs.core.cell import TRAIN as DEFAULT_KIND
+from jobs.core.cell import kind_of
+from jobs.core.result import Result
 
 Tables = dict[str, pd.DataFrame]
 
@@ -28,13 +30,16 @@ class KindTables:
     name: str  # the kind's name in jobs.core.kinds.PACKAGES
     study: str  # the report's heading: "<study> <name>: <subject>"
     subject: str
-    tables: Callable[[Loaded], Tables]  # every table, by key (keys unique over the kinds)
-    grids: Callable[[Loaded, Tables], tuple[Grid, ...]]
+    tables: Callable[[Loaded], Tables]  # every table from the loaded dir (its cells: loaded.of_kind(name)), by
+    # key (unique over the kinds)
+    grids: Callable[[Tables], tuple[Grid, ...]]
     files: tuple[str, ...]  # tables written as <key>.csv (and given by `collect --json`)
     plots: Callable[[Tables], Mapping[str, Optional[bytes]]]  # PNG by the key of the grid it follows
     plot_files: Mapping[str, str]  # plot key -> its name in plots/ (no .png)
     sections: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # grid key -> its plots, when
     # not the plot of the same key
+    environment: Callable[[Result], Mapping[str, Any]] = lambda result: {}  # a result's entries for the report's
+    # environment beside its env (collect.report.ENV_ROWS: "backend")
 
 
 # Adding a kind: its package name here (collect.<kind> defines KIND), and nothing else on this side.
@@ -48,9 +53,8 @@ def registry() -> dict[str, KindTables]:
 
 
 def present(loaded: Loaded) -> tuple[KindTables, ...]:
-    """The kinds of the loaded cells that collect has tables for, in the order first seen; the
-    default kind's (a cell without "kind") when there are none: an empty results dir shows its
-    tables' empty lines."""
-    kinds = registry()
-    found = tuple(kinds[k] for k in loaded.kinds() if k in kinds)
-    return found or (kinds[DEFAULT_KIND],)
+    """The kinds of the loaded cells that collect has tables for, in the registry's order; the
+    kind of a cell that names none (jobs.core.cell.kind_of) when there are no cells: an empty
+    results dir shows its tables' empty lines."""
+    kinds, found = registry(), set(loaded.kinds())
+    return tuple(kind for name, kind in kinds.items() if name in found) or (kinds[kind_of({})],)

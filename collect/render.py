@@ -1,6 +1,6 @@
 """A table as text (Grid), and the Grid rendered as a rich console table, Markdown and LaTeX.
 
-Nothing here computes: numbers arrive as text from collect.train.grids.
+Nothing here computes: numbers arrive as text from each kind's grids (collect.<kind>.grids).
 """
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
+
+from jobs.core.result import Status
+from orchestrator.states import CellState
 
 MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
 
@@ -128,10 +131,14 @@ def to_latex(grid: Grid) -> str:
 LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\input{tables.tex} in the report.\n"
 
 
-# A cell's status in the order views list them: answers first, then what went wrong, then what has not run
-STATUS_RANK = {"ok": 0, "oom": 1, "timeout": 2, "failed": 3, "pending": 4, "skipped": 5, "missing": 6}
-STATUS_TEXT = {"oom": "OOM", "failed": "failed", "timeout": "timeout", "missing": "missing",
-               "pending": "pending", "skipped": "skipped", "not in study": "not in study"}
+# A cell's status in the order views list them: a result's (answers first, then what went wrong),
+# then a cell without one, in orchestrator.states' words (as `status` shows them)
+STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(
+    (Status.OK, Status.OOM, Status.TIMEOUT, Status.FAILED, CellState.PENDING, CellState.SKIPPED,
+     CellState.NOT_SUBMITTED))}
+NO_BASELINE = "not in study"  # a table's row whose baseline cell the study does not hold
+STATUS_TEXT: dict[str, str] = ({status: str(status) for status in STATUS_RANK if status != Status.OK}
+                               | {Status.OOM: "OOM", NO_BASELINE: NO_BASELINE})  # how tables show them
 
 
 def status_text(status: str) -> str:

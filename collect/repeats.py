@@ -1,8 +1,11 @@
-"""A configuration's repeats, for every kind: how far they spread, and the text that shows it."""
+"""A configuration's repeats, for every kind: how many ran and how, how far they spread, and the
+text that shows it."""
 from __future__ import annotations
 
 import math
 from typing import Optional
+
+import pandas as pd
 
 from collect.render import seconds
 
@@ -17,6 +20,18 @@ def spread(median: Optional[float], low: Optional[float], high: Optional[float])
     if any(math.isnan(v) for v in (m, lo, hi)) or m <= 0:
         return math.nan
     return (hi - lo) / m
+
+def setup_runs(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per setup (a kind's configuration, its cells' "setup" column): runs = its cells, ok = those
+    whose status is ok, others = the rest by status ("1 failed, 1 not submitted")."""
+    if cells.empty:
+        return pd.DataFrame(columns=["setup", "runs", "ok", "others"])
+    counts = cells.groupby(["setup", "status"], sort=False).size().unstack(fill_value=0)
+    table = pd.DataFrame({"runs": counts.sum(axis=1), "ok": counts.get("ok", 0)})
+    table["others"] = [", ".join(f"{n} {s}" for s, n in counts.loc[setup].items() if s != "ok" and n)
+                       for setup in counts.index]
+    return table.reset_index()
+
 
 def ranged(row, name: str, fmt=seconds) -> str:
     """The median; with repeats, "median (min-max)", and " *" when the spread is above 5%."""

@@ -13,7 +13,7 @@ import jinja2
 import pandas as pd
 
 from collect import kinds, render
-from collect.load import load
+from collect.load import ENVELOPE_COLUMNS, Loaded, envelope_row, load
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
 from jobs.core.result import Status
@@ -21,14 +21,14 @@ import templates
 
 ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visible"), ("driver", "env_driver"),
             ("torch", "env_torch"), ("CUDA", "env_cuda"), ("cuDNN", "env_cudnn"), ("NCCL", "env_nccl"),
-            ("Python", "env_python"), ("all-reduce backend", "comm_backend"), ("hosts", "hosts"))
+            ("Python", "env_python"), ("all-reduce backend", "backend"), ("hosts", "hosts"))
 
 
 @dataclass(frozen=True)
 class Collected:
     results_dir: Path
     study: Optional[str]
-    cells: pd.DataFrame  # every cell of every kind: status and environment (load.Loaded.cells)
+    cells: pd.DataFrame  # every cell of every kind: status and environment (envelopes)
     tables: dict[str, pd.DataFrame]  # by key, of every kind present
     grids: tuple[render.Grid, ...]
     written: tuple[Path, ...]
@@ -52,7 +52,7 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     loaded = load(results_dir, spent)
     present = kinds.present(loaded)  # each kind present builds its own tables
     built = {key: table for kind in present for key, table in kind.tables(loaded).items()}
-    grid_list = tuple(grid for kind in present for grid in kind.grids(loaded, built))
+    grid_list = tuple(grid for kind in present for grid in kind.grids(built))
     csv = [key for kind in present for key in kind.files]
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
@@ -61,8 +61,23 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
     }
     written, unwritten = write_files(out, files)
-    return Collected(results_dir, loaded.study, loaded.cells, built, grid_list, written,
+    return Collected(results_dir, loaded.study, envelopes(loaded), built, grid_list, written,
                      tuple(kind.name for kind in present), out, unwritten)
+
+
+def envelopes(loaded: Loaded) -> pd.DataFrame:
+    """One row per cell of every kind: kind, id, status, error, environment (ENVELOPE_COLUMNS, and
+    what its kind adds for ENV_ROWS: KindTables.environment)."""
+    registered = kinds.registry()
+    rows = []
+    for c in loaded.cells:
+        if c.result is None:
+            rows.append(dict(kind=c.kind, cell_id=c.cell_id, status=c.status))
+        else:
+            kind = registered.get(c.kind)
+            rows.append(envelope_row(c.result) | (dict(kind.environment(c.result)) if kind else {}))
+    columns = ENVELOPE_COLUMNS + [column for _, column in ENV_ROWS if column not in ENVELOPE_COLUMNS]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, ...], str]:

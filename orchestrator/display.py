@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from jobs.core.cell import StudyCell
 from orchestrator.estimate import Estimate, estimates_text, profile_estimates
+from orchestrator.machine import Machine
 from orchestrator.plan import Plan
 from orchestrator.states import CellState
 from orchestrator.status import CellStatus
@@ -128,3 +130,22 @@ def status_view(study: str, rows: list[CellStatus], width: int = 80) -> Group:
     """The status table, then the failed cells' whole reasons below it."""
     notes = failure_notes(rows)
     return Group(status_table(study, rows, width), *([notes] if notes else []))
+
+
+
+def machine_text(machine: Machine) -> str:
+    gpus = f"{machine.gpus} GPU{'s' if machine.gpus != 1 else ''}" if machine.gpus else "no GPU"
+    return f"{gpus}, {machine.cpus} CPUs"
+
+
+def skipped_lines(by_why: Mapping[str, Sequence[StudyCell]]) -> Text:
+    """The cells the local executor skips on this machine (machine.not_here): one line per
+    reason, with how many and their first labels, so that 100,000 cells skipped alike take one."""
+    text = Text()
+    for why, alike in by_why.items():
+        labels = list(dict.fromkeys(c.label for c in alike))  # repeats share a label
+        named = ", ".join(labels[:MAX_NAMED]) + (", …" if len(labels) > MAX_NAMED else "")
+        text.append(("\n" if text else "") + f"{len(alike)} skipped ({named}): ",
+                    style=STATE_STYLE[CellState.SKIPPED])
+        text.append(why)
+    return text

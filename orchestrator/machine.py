@@ -1,6 +1,7 @@
 """What this machine can run, for the local executor: GPUs visible and CPUs usable.
 
-Asked once per `submit` without importing torch: nvidia-smi lists the GPUs, and
+The one place that decides what fits here: `submit` skips what does not, and `plan` says it
+will. Asked once per verb without importing torch: nvidia-smi lists the GPUs, and
 CUDA_VISIBLE_DEVICES narrows them as CUDA would. A machine without GPUs runs any cell (a
 "GPU" is then a process); one with GPUs runs only the cells whose GPUs it has.
 """
@@ -10,7 +11,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 from typing import Optional
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from jobs.core.cell import StudyCell
 
@@ -55,3 +56,13 @@ def why_not_here(cell: StudyCell, machine: Machine) -> str:
     if ranks > machine.cpus:
         return f"needs {ranks} processes, this machine has {machine.cpus} CPUs; run it on SLURM or a bigger machine"
     return ""
+
+
+def not_here(cells: Iterable[StudyCell], machine: Machine) -> dict[str, list[StudyCell]]:
+    """The cells this machine cannot run, by why (why_not_here), in the cells' order."""
+    found: dict[str, list[StudyCell]] = {}
+    for cell in cells:
+        why = why_not_here(cell, machine)
+        if why:
+            found.setdefault(why, []).append(cell)
+    return found

@@ -213,12 +213,6 @@ def build_plan(study: Study, results_dir: Path, cwd: Path) -> Plan:
     )
 
 
-def write_plan(plan: Plan) -> Path:
-    path = Path(plan.results_dir) / PLAN_FILE
-    write_json_atomic(path, plan.to_dict())
-    return path
-
-
 def install_plan(plan: Plan, source: str, scripts: dict[str, str]) -> Path:
     """Write plan.json, study.toml and sbatch/<array>.sh all or nothing: built in a staging dir
     beside them, then renamed into place (the old ones put back if a rename fails). Refuses to

@@ -16,7 +16,6 @@ import jinja2
 from orchestrator.cluster import ContainerSpec
 from orchestrator.plan import ArrayPlan, Plan, ResourceShape
 
-SIGNAL_DELAY_S = 90  # the default of [cluster] signal_delay_s
 
 
 def template_env() -> jinja2.Environment:

@@ -82,11 +82,6 @@ def parse_squeue(text: str) -> dict[str, JobState]:
     return jobs
 
 
-def parse_sacct(text: str) -> dict[str, JobState]:
-    """Lines of SACCT_FIELDS (the name is optional); a pending array's summary row is skipped."""
-    return {job.job_id: job for job in sacct_rows(text)}
-
-
 def sacct_rows(text: str) -> list[JobState]:
     """Every row of SACCT_FIELDS (AllocTRES and the name optional), in sacct's order: a requeued
     job has a row per run (-D), and after a SLURM restart one id may name several jobs."""

@@ -23,7 +23,7 @@ from orchestrator.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
 from orchestrator.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.recovery import INTENT_GRACE_S
-from orchestrator.machine import this_machine, why_not_here
+from orchestrator.machine import not_here, this_machine
 from orchestrator.registry import Abandoned, Intent, Skipped
 from orchestrator.sbatch import job_name, render_sbatch
 from orchestrator.slurm_client import SlurmClient
@@ -126,13 +126,12 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
 def skip_what_cannot_run_here(plan: Plan, todo: list[str], report: Report) -> tuple[list[str], list[tuple[str, str]]]:
     """Split the cells due into those this machine can run and those it cannot (with why);
     the latter are recorded as skipped (once per reason), so status and collect say why."""
-    machine = this_machine()
-    why = {cid: why_not_here(plan.cell(cid), machine) for cid in todo}
-    not_here = [(cid, why[cid]) for cid in todo if why[cid]]
+    skipped = {cell.cell_id: why for why, cells in not_here(map(plan.cell, todo), this_machine()).items()
+               for cell in cells}
     shown = {r.cell_id: r.detail for r in report.rows if r.state == CellState.SKIPPED}
-    new = [Skipped(cid, reason, registry.now_iso()) for cid, reason in not_here if shown.get(cid) != reason]
+    new = [Skipped(cid, why, registry.now_iso()) for cid, why in skipped.items() if shown.get(cid) != why]
     registry.append(Path(plan.results_dir), new)
-    return [cid for cid in todo if not why[cid]], not_here
+    return [cid for cid in todo if cid not in skipped], list(skipped.items())
 
 
 def is_due(state: CellState, retry_failed: bool) -> bool:

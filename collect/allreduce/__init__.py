@@ -6,6 +6,8 @@ from typing import Optional
 
 from collect.allreduce import grids, rows, tables
 from collect.kinds import KindTables, Tables
+from jobs.allreduce.result import AllreduceFindings
+from jobs.core.result import Result
 
 
 def _plots(built: Tables) -> Mapping[str, Optional[bytes]]:
@@ -14,10 +16,14 @@ def _plots(built: Tables) -> Mapping[str, Optional[bytes]]:
     return plots.build(built)
 
 
+def _environment(result: Result) -> Mapping[str, Optional[str]]:
+    return {"backend": result.body.backend if isinstance(result.body, AllreduceFindings) else None}
+
+
 KIND = KindTables(
     "allreduce", "All-reduce study", "the link's bandwidth as nccl-tests measures it (busbw vs message size)",
     lambda loaded: tables.build(rows.allreduce_rows(loaded.of_kind("allreduce"))),
-    lambda loaded, built: grids.build(built),
+    grids.build,
     ("allreduce_sizes", "allreduce_marked", "allreduce_cells"), _plots,
-    {"allreduce_marked": "allreduce_busbw_vs_size"},
+    {"allreduce_marked": "allreduce_busbw_vs_size"}, environment=_environment,
 )

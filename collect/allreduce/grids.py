@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from collect.allreduce.rows import UNREADABLE
 from collect.allreduce.tables import BANDWIDTH_SHARE, LATENCY_FACTOR, MARKED
 from collect.render import Grid, status_text
 from collect.repeats import ranged
@@ -72,7 +73,7 @@ def cells_grid(cells: pd.DataFrame) -> Grid:
         status = status_text(r.status) + (f": {r.error}" if isinstance(r.error, str) and r.error else "")
         rows.append([r.cell_id, r.setup, str(r.repeat), status, str(r.world_size), _text(r.gpu_model, r.device),
                      _text(r.hosts, "")])
-    unreadable = int((cells.status == "unreadable").sum())
+    unreadable = int((cells.status == UNREADABLE).sum())
     caption = f"Cells: {len(cells)}." + (f" {unreadable} unreadable: their results are in no table." if unreadable else "")
     return Grid("allreduce_cells", "All-reduce runs: one sweep of message sizes per cell", caption, header, rows,
                 ["unreadable: an ok result whose allreduce findings fail their checks (the message says which field)"],
@@ -80,7 +81,7 @@ def cells_grid(cells: pd.DataFrame) -> Grid:
 
 
 def _text(value: Any, otherwise: str) -> str:
-    """The value, or `otherwise` where the cell has none (a pending or missing cell: NaN)."""
+    """The value, or `otherwise` where the cell has none (a cell pending or not submitted: NaN)."""
     return value if isinstance(value, str) and value else otherwise
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import pandas as pd
 
 from collect.allreduce.rows import AllreduceRows
-from jobs.allreduce.cell import GRADIENT_BYTES
-from jobs.core.bandwidth import DDP_BUCKET_BYTES
+from collect.repeats import setup_runs
+from jobs.core.bandwidth import DDP_BUCKET_BYTES, RESNET18_GRADIENT_BYTES
 
 LATENCY_FACTOR = 2.0
 BANDWIDTH_SHARE = 0.8
 RANGED = ("seconds", "algbw_gbps", "busbw_gbps")
-MARKED = ((GRADIENT_BYTES, "ResNet-18 gradient"), (DDP_BUCKET_BYTES, "DDP bucket"))
+MARKED = ((RESNET18_GRADIENT_BYTES, "ResNet-18 gradient"), (DDP_BUCKET_BYTES, "DDP bucket"))
 SIZE_COLUMNS = (["setup", "bytes", *RANGED, *(f"{v}_{s}" for v in RANGED for s in ("min", "max")), "repeats"]
                 + ["floor_seconds", "peak_busbw_gbps", "share_of_peak", "latency_bound", "bandwidth_bound"])
 MARKED_COLUMNS = ["setup", "what", *SIZE_COLUMNS[1:]]
@@ -66,18 +66,6 @@ def marked(table: pd.DataFrame) -> pd.DataFrame:
     order = {setup: i for i, setup in enumerate(dict.fromkeys(table.setup))}
     rows = rows.assign(_order=rows.setup.map(order)).sort_values("_order", kind="stable").drop(columns="_order")
     return rows.reindex(columns=MARKED_COLUMNS).reset_index(drop=True)
-
-
-def setup_runs(cells: pd.DataFrame) -> pd.DataFrame:
-    """Per setup: runs = its cells, ok = those whose result read well, others = the rest by status
-    ("1 failed, 1 unreadable")."""
-    if cells.empty:
-        return pd.DataFrame(columns=["setup", "runs", "ok", "others"])
-    counts = cells.groupby(["setup", "status"], sort=False).size().unstack(fill_value=0)
-    table = pd.DataFrame({"runs": counts.sum(axis=1), "ok": counts.get("ok", 0)})
-    table["others"] = [", ".join(f"{n} {s}" for s, n in counts.loc[setup].items() if s != "ok" and n)
-                       for setup in counts.index]
-    return table.reset_index()
 
 
 def build(rows: AllreduceRows) -> dict[str, pd.DataFrame]:

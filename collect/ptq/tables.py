@@ -13,6 +13,7 @@ from typing import Optional
 import pandas as pd
 
 from collect.ptq.rows import SPEC_FIELDS, PTQRows
+from collect.repeats import setup_runs
 from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS
 
 RANGED = ("accuracy", "delta")
@@ -31,16 +32,6 @@ def over_seeds(variants: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return pd.concat(stats, axis=1).reset_index()
 
 
-def setup_runs(rows: PTQRows) -> pd.DataFrame:
-    """Per setup: runs = its cells, ok = those with a result that is ok, and the other statuses counted."""
-    cells = rows.cells
-    counts = cells.groupby(["setup", "status"], sort=False).size().unstack(fill_value=0)
-    table = pd.DataFrame({"runs": counts.sum(axis=1), "ok": counts.get("ok", 0)})
-    table["others"] = [", ".join(f"{n} {s}" for s, n in counts.loc[setup].items() if s != "ok" and n)
-                       for setup in counts.index]
-    return table.reset_index()
-
-
 def notebook_table(rows: PTQRows) -> pd.DataFrame:
     """The notebook's six variants (Net float, W8, W8A8; NetWithBias float, W8 with the bias
     float, W8A8B32) per setup, in the notebook's order:
@@ -49,7 +40,7 @@ def notebook_table(rows: PTQRows) -> pd.DataFrame:
         repeats = the seeds with the variant; runs, ok = the setup's cells, and those ok."""
     notebook = rows.variants[rows.variants.role == "notebook"]
     table = over_seeds(notebook, ["setup", "name", "model", "baseline", "quantized", *SPEC_FIELDS])
-    table = table.merge(setup_runs(rows), on="setup", how="left")
+    table = table.merge(setup_runs(rows.cells), on="setup", how="left")
     return table.sort_values(["setup", "order"], kind="stable").reset_index(drop=True)
 
 
@@ -164,7 +155,7 @@ def _index(choices: tuple[str, ...], value: str) -> int:
 def build(rows: PTQRows) -> dict[str, pd.DataFrame]:
     """Every PTQ table by key (the keys of collect.kinds' ptq entry)."""
     return {
-        "ptq_cells": rows.cells, "ptq_runs": setup_runs(rows), "ptq_notebook": notebook_table(rows),
+        "ptq_cells": rows.cells, "ptq_runs": setup_runs(rows.cells), "ptq_notebook": notebook_table(rows),
         "ptq_integer": integer_table(rows),
         "ptq_scales": scales_table(rows), "ptq_weights": stats_table(rows.weights, rows),
         "ptq_activations": stats_table(rows.activations, rows), "ptq_sweep": sweep_table(rows),

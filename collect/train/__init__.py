@@ -7,8 +7,11 @@ from typing import Optional
 import pandas as pd
 
 from collect.kinds import KindTables
+from collect.load import Loaded
 from collect.render import Grid
 from collect.train import grids, spent, tables
+from collect.train.frame import backend, frames
+from jobs.core.cell import TRAIN
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
@@ -16,19 +19,25 @@ PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_
 SECTION_PLOTS = {"q4": ("q4", "q4_test")}  # grid -> its plots, where not the plot of its own key
 
 
-def build_tables(frame: pd.DataFrame, epochs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def build_tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
+    """Every table of the training cells, and "train_cells": the frame they are computed from
+    (collect.train.frame; not written as a file)."""
+    built = frames(loaded.of_kind(TRAIN))
+    frame, epochs = built.frame, built.epochs
     scaling = tables.scaling_table(frame)  # shared by four tables
     return {
+        "train_cells": frame,
         "q1": tables.q1_table(frame), "table1": tables.table1(frame, scaling),
         "strong": tables.strong_scaling(frame, scaling), "table2": tables.table2(frame, scaling),
         "table3": tables.table3(frame, scaling), "test": tables.accuracy_table(frame, epochs),
         "q4": tables.q4_table(frame, epochs),
         "q4_curves": tables.q4_curves(frame, epochs),
+        "spent": spent.spent_table(frame, epochs, loaded.spent),
     }
 
 
-def build_grids(frame: pd.DataFrame, built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
-    protocol = tables.timing_protocol(frame)
+def build_grids(built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
+    protocol = tables.timing_protocol(built["train_cells"])
     return (
         grids.q1_grid(built["q1"], protocol),
         grids.table1_grid(built["table1"], protocol),
@@ -37,7 +46,7 @@ def build_grids(frame: pd.DataFrame, built: dict[str, pd.DataFrame]) -> tuple[Gr
         grids.table3_grid(built["table3"], protocol),
         grids.accuracy_grid(built["test"]),
         grids.q4_grid(built["q4"], tables.largest_fitting_batch(built["q1"])),
-    )
+    ) + spent.grids(built)
 
 
 def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
@@ -50,10 +59,7 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
     }
 
 
-
 KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
-    lambda loaded: build_tables(loaded.frame, loaded.epochs) | spent.tables(loaded),
-    lambda loaded, built: build_grids(loaded.frame, built) + spent.grids(built),
-    TABLE_FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS,
+    build_tables, build_grids, TABLE_FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS, environment=backend,
 )

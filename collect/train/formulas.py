@@ -9,10 +9,9 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-RESNET18_GRADIENTS = 11_173_962  # trainable parameters of the CIFAR-10 ResNet-18, one fp32 gradient each
-BYTES_PER_GRADIENT = 4  # fp32
+from jobs.core.bandwidth import FP32_BYTES, RESNET18_GRADIENTS
+
 GB = 1e9  # bandwidth in GB/s means 1e9 bytes per second, as nccl-tests report it
-CIFAR10_TRAIN_IMAGES = 50_000
 
 Number = Optional[float]
 
@@ -107,7 +106,7 @@ def ring_allreduce_bytes(gradients: int, gpus: int) -> float:
     """Bytes each GPU sends (and receives) in one ring all-reduce of P fp32 gradients
     (Patarasuk and Yuan 2009): 2(N-1)/N x P x 4. A reduce-scatter then an all-gather, each
     N-1 steps of P/N values. Example: P = 11,173,962, N = 2 -> 44,695,848 bytes; N = 1 -> 0."""
-    return 2 * (gpus - 1) / gpus * gradients * BYTES_PER_GRADIENT
+    return 2 * (gpus - 1) / gpus * gradients * FP32_BYTES
 
 
 def epoch_comm_bytes(images: int, batch_per_gpu: int, gpus: int, gradients: int = RESNET18_GRADIENTS) -> float:
@@ -140,4 +139,4 @@ def gradients_of(grad_bytes: Number) -> int:
     b = _value(grad_bytes)
     if _bad(b) or b <= 0:
         return RESNET18_GRADIENTS
-    return int(b) // BYTES_PER_GRADIENT
+    return int(b) // FP32_BYTES

@@ -9,7 +9,7 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.render import Grid, number, percent, seconds, signed, status_text
+from collect.render import NO_BASELINE, Grid, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
 
@@ -95,10 +95,6 @@ def timed_text(protocol: Optional[tuple[int, int]]) -> str:
 
 
 
-def value_or_status(row, text: str) -> str:
-    return text if row.status == "ok" else status_text(row.status)
-
-
 def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
     header = ["batch size", "train time (s)", "epoch time (s)", "data wait (s)", "train images/s",
               "peak memory (GiB)", "repeats"]
@@ -144,7 +140,7 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
 
 def _table1_cells(r) -> list[str]:
     if r is None:
-        return ["not in study", "", ""]
+        return [NO_BASELINE, "", ""]
     if r.status != "ok":
         return [status_text(r.status), "", ""]
     if isinstance(r.t1_s, float) and math.isnan(r.t1_s):

@@ -60,10 +60,6 @@ def spent_grid(table: pd.DataFrame) -> Grid:
                 "" if rows else "No job of this study has run yet.")
 
 
-def tables(loaded) -> dict[str, pd.DataFrame]:
-    return {"spent": spent_table(loaded.frame, loaded.epochs, loaded.spent)}
-
-
 def grids(built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
     """The grid where spent.json said anything (`python -m orchestrator collect` writes it)."""
     return (spent_grid(built["spent"]),) if len(built["spent"]) else ()

@@ -1,7 +1,7 @@
-"""The homework's tables as pure functions over the results frame (collect.load).
+"""The homework's tables as pure functions over the training cells' frame (collect.train.frame).
 
 Tables are long-form DataFrames, one row per configuration (repeats of a cell collapse into
-their median), with a `status` column: a configuration that is missing, pending, failed or
+their median), with a `status` column: a configuration that is not submitted, pending, failed or
 oom keeps its row and says so. The arithmetic is collect.train.formulas; rendering is collect.train.grids.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.load import CELL_COLUMNS
-from collect.render import STATUS_RANK
+from collect.train.frame import CELL_COLUMNS
+from collect.render import NO_BASELINE, STATUS_RANK
 
 CONFIG = [c for c in CELL_COLUMNS if c != "repeat"]  # a configuration: a cell up to its repeat number
 SHAPE = ["engine", "nodes", "gpus_per_node"]
@@ -61,9 +61,10 @@ def repeat_seeding(ok: pd.DataFrame) -> pd.Series:
 
 def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per configuration: the median of each value over its ok repeats; its status is
-    the best of its repeats (ok > oom > timeout > failed > pending > missing); repeats = ok
-    runs, runs = all cells; seeding = how the ok repeats were seeded (repeat_seeding). Each value
-    in `ranged` also gets its spread over the ok repeats: `<value>_min` and `<value>_max`."""
+    the best of its repeats (collect.render.STATUS_RANK: ok > oom > timeout > failed > pending >
+    skipped > not submitted); repeats = ok runs, runs = all cells; seeding = how the ok repeats
+    were seeded (repeat_seeding). Each value in `ranged` also gets its spread over the ok
+    repeats: `<value>_min` and `<value>_max`."""
     spread = [f"{v}_{end}" for v in ranged for end in ("min", "max")]
     columns = CONFIG + TABLE_EXTRA + values + spread
     if cells.empty:
@@ -89,11 +90,11 @@ def rename_values(table: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
 
 def _baseline(table: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
     """Each row's 1-GPU baseline (engine single, same batch per GPU and every other field):
-    its `column` as `name`, its status as `name`_status ("not in study" where there is none)."""
+    its `column` as `name`, its status as `name`_status (NO_BASELINE where there is none)."""
     base = table[table.engine == "single"][BASE_KEYS + [column, "status"]]
     base = base.rename(columns={column: name, "status": f"{name}_status"})
     out = table.merge(base, on=BASE_KEYS, how="left")
-    out[f"{name}_status"] = out[f"{name}_status"].fillna("not in study")
+    out[f"{name}_status"] = out[f"{name}_status"].fillna(NO_BASELINE)
     return out
 
 
@@ -216,8 +217,8 @@ def table3(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     table["gradients"] = [f.gradients_of(b) for b in grad_bytes]
     table["steps"] = [f.steps_per_epoch(i, b, n)
                       for i, b, n in zip(table.train_images, table.batch_per_gpu, table.gpus, strict=True)]
-    table["bytes_per_gpu"] = [s * f.ring_allreduce_bytes(p, n)
-                              for s, p, n in zip(table.steps, table.gradients, table.gpus, strict=True)]
+    table["bytes_per_gpu"] = [f.epoch_comm_bytes(i, b, n, p) for i, b, n, p
+                              in zip(table.train_images, table.batch_per_gpu, table.gpus, table.gradients, strict=True)]
     table["util_est_gbps"] = [f.bandwidth_gbps(b, t) for b, t in zip(table.bytes_per_gpu, table.comm_est_s, strict=True)]
     table["util_measured_gbps"] = [f.bandwidth_gbps(b, t)
                                    for b, t in zip(table.bytes_per_gpu, table.comm_measured_s, strict=True)]

@@ -10,14 +10,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-from jobs.core.bandwidth import DDP_BUCKET_BYTES
-from jobs.core.cell import CellError, cell_fields, content_id
+from jobs.core.bandwidth import DDP_BUCKET_BYTES, FP32_BYTES, RESNET18_GRADIENT_BYTES as GRADIENT_BYTES
+from jobs.core.cell import CellError, cell_fields, check_choice, content_id
 
 KIND = "allreduce"
 BACKENDS = ("nccl", "gloo")
 FACTORS = (2, 4)
-FP32_BYTES = 4
-GRADIENT_BYTES = 11_173_962 * FP32_BYTES  # ResNet-18's gradient (fp32): what DDP all-reduces per step
 MAX_BUFFER_BYTES = 2**34  # 16 GiB: one buffer per rank must fit its GPU (or host) memory
 # estimate_s's nominal link: seconds per all-reduce = latency + 2 x bytes / bandwidth
 NOMINAL = {"cuda": (20e-6, 20e9), "cpu": (100e-6, 1e9)}  # (latency s, bytes/s)
@@ -44,8 +42,7 @@ class AllreduceCell:
     repeat: int = 0  # distinguishes repeats of the same configuration
 
     def __post_init__(self) -> None:
-        if not isinstance(self.backend, str) or self.backend not in BACKENDS:
-            raise CellError(f"backend must be one of {list(BACKENDS)}, got {self.backend!r}")
+        check_choice("backend", self.backend, BACKENDS)
         for f in dataclasses.fields(self):
             if f.name != "backend":
                 _whole(f.name, getattr(self, f.name))

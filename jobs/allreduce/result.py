@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-from jobs.allreduce.cell import BACKENDS, FP32_BYTES
-from jobs.core.bandwidth import bandwidth_gbps
+from jobs.allreduce.cell import BACKENDS
+from jobs.core.bandwidth import FP32_BYTES, bandwidth_gbps
+from jobs.core.cell import check_choice
 from jobs.core.result import Block
 
 DEVICES = ("cuda", "cpu")
@@ -105,6 +106,4 @@ def _choice(fields: Mapping[str, Any], name: str, choices: tuple[str, ...], wher
     value = fields[name]
     if not isinstance(value, str):
         raise TypeError(f"{where}.{name} must be a string, got {value!r}")
-    if value not in choices:
-        raise ValueError(f"{where}.{name} must be one of {list(choices)}, got {value!r}")
-    return value
+    return check_choice(f"{where}.{name}", value, choices)

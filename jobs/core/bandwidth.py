@@ -1,8 +1,12 @@
 """All-reduce bandwidth as nccl-tests defines it, with no torch: the training job's in-job
-measurement (jobs.runtime.comm) and the all-reduce kind (its cell, its result check) share it."""
+measurement (jobs.runtime.comm), the all-reduce kind (its cell, its result check) and the
+training tables share it, with the two sizes training all-reduces."""
 from __future__ import annotations
 
 DDP_BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb
+FP32_BYTES = 4
+RESNET18_GRADIENTS = 11_173_962  # trainable parameters of the CIFAR-10 ResNet-18, one fp32 gradient each
+RESNET18_GRADIENT_BYTES = RESNET18_GRADIENTS * FP32_BYTES  # what DDP all-reduces per step
 
 
 def bandwidth_gbps(nbytes: int, seconds: float, world_size: int) -> tuple[float, float]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 DATASETS = ("cifar10", "synthetic")
@@ -42,6 +42,23 @@ def run_seed(seed: int, repeat: int) -> int:
 def kind_of(data: Mapping[str, Any]) -> str:
     """A cell's kind from its JSON: "kind", or a training cell where there is none."""
     return str(data.get("kind", TRAIN))
+
+
+def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
+    """`value` when it is one of `choices`; else CellError (a ValueError) naming the field and every choice."""
+    if value not in choices:
+        raise CellError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def check_data_size(dataset: str, train_images: int, test_images: int) -> None:
+    """A data set is a prefix of CIFAR-10's (the synthetic set stands in for it: no larger, so
+    nothing writes gigabytes unasked); CellError names the field, the limit and the value."""
+    stands_in = " (it stands in for CIFAR-10)" if dataset == "synthetic" else ""
+    for name, value, limit in (("train_images", train_images, CIFAR10_TRAIN_IMAGES),
+                               ("test_images", test_images, CIFAR10_TEST_IMAGES)):
+        if value > limit:
+            raise CellError(f"{name} must be <= {limit} for {dataset}{stands_in}, got {value}")
 
 
 def cell_fields(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Mapping
 
-from jobs.core.cell import CellError, StudyCell, kind_of
+from jobs.core.cell import StudyCell, check_choice, kind_of
 
 # Adding a kind: its package name here, and nothing else on the job side.
 PACKAGES = {"train": "jobs.train", "ptq": "jobs.ptq", "allreduce": "jobs.allreduce"}
@@ -41,9 +41,7 @@ def kinds() -> dict[str, Kind]:
 
 
 def kind_named(name: Any) -> Kind:
-    if not isinstance(name, str) or name not in PACKAGES:
-        raise CellError(f"kind must be one of {list(PACKAGES)}, got {name!r}")
-    return kinds()[name]
+    return kinds()[check_choice("kind", name, tuple(PACKAGES))]
 
 
 def cell_from_dict(data: Mapping[str, Any]) -> StudyCell:

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Optional, Protocol
 
 from jobs.core.atomic import NON_FINITE, write_json_atomic
-from jobs.core.cell import CellError
-from jobs.core.cell import kind_of
+from jobs.core.cell import CellError, check_choice, kind_of
 from jobs.core.kinds import kind_named
 from jobs.core.layout import result_path
 
@@ -135,9 +134,7 @@ class Result:
                 if data.pop(key) not in (None, [], {}):
                     raise TypeError(f"{key} is not a field of a {kind.name} result")
         result = cls(**data, body=kind.body.from_json(found))
-        if result.status not in list(Status):
-            raise ValueError(f"status must be one of {[s.value for s in Status]}, got {result.status!r}")
-        result.status = Status(result.status)
+        result.status = Status(check_choice("status", result.status, [s.value for s in Status]))
         kind.cell.from_dict(result.cell)
         _check_env(result.env)
         return result

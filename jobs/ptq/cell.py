@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 from collections.abc import Mapping
 
 from jobs.core.cell import (CIFAR10_TEST_IMAGES, CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT,
-                            CellError, cell_fields, content_id, run_seed)
+                            CellError, cell_fields, check_choice, check_data_size, content_id, run_seed)
 from jobs.ptq.config import INTEGER_RUNS, PTQConfig, QuantSpec
-from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
+from jobs.ptq.choices import GRANULARITIES, PERCENTILE, RANGE_METHODS, check_bits, check_percentile
 
 # The fields that hold a list of choices swept inside one cell (a study's list of them is not
 # expanded into cells).
@@ -48,7 +48,7 @@ class PTQCell:
     range_methods: tuple[str, ...] = RANGE_METHODS  # clipping ranges of weights and activations
     calibration_images: tuple[int, ...] = (16, 400, 4000)  # training images profiled for activation ranges
     notebook_calibration: int = 400  # the notebook's own variants
-    percentile: float = 99.99
+    percentile: float = PERCENTILE
     integer_run: str = "notebook"  # which variants also run integer-only: none, notebook, all
 
     def __post_init__(self) -> None:
@@ -147,16 +147,16 @@ def _check(cell: PTQCell) -> None:
     """Every choice a run could not use, named by its field, before anything is submitted."""
     _check_swept(cell)
     try:
-        check_choice(cell.dataset, DATASETS, "dataset")
-        check_choice(cell.integer_run, INTEGER_RUNS, "integer_run")
+        check_choice("dataset", cell.dataset, DATASETS)
+        check_choice("integer_run", cell.integer_run, INTEGER_RUNS)
         for b in cell.weight_bits:
             check_bits(b, "weight_bits")
         for b in cell.activation_bits:
             check_bits(b, "activation_bits")
         for g in cell.granularities:
-            check_choice(g, GRANULARITIES, "granularities")
+            check_choice("granularities", g, GRANULARITIES)
         for m in cell.range_methods:
-            check_choice(m, RANGE_METHODS, "range_methods")
+            check_choice("range_methods", m, RANGE_METHODS)
         check_percentile(cell.percentile)
     except ValueError as exc:
         raise CellError(str(exc)) from None
@@ -187,13 +187,8 @@ def _check_swept(cell: PTQCell) -> None:
 
 
 def _check_data(cell: PTQCell) -> None:
-    """The synthetic set stands in for CIFAR-10: no larger than CIFAR-10's own sets."""
-    if cell.train_images > CIFAR10_TRAIN_IMAGES:
-        raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES}, got {cell.train_images} "
-                        "(CIFAR-10's training set, for which a synthetic set stands in)")
-    if cell.test_images > CIFAR10_TEST_IMAGES:
-        raise CellError(f"test_images must be <= {CIFAR10_TEST_IMAGES}, got {cell.test_images} "
-                        "(CIFAR-10's test set, for which a synthetic set stands in)")
+    """No larger than CIFAR-10 (check_data_size); colour jitter on the synthetic set only."""
+    check_data_size(cell.dataset, cell.train_images, cell.test_images)
     if cell.colour_jitter < 0:
         raise CellError(f"colour_jitter must be >= 0, got {cell.colour_jitter:g}")
     if cell.colour_jitter and cell.dataset != "synthetic":

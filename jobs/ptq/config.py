@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 from collections.abc import Mapping
 
-from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
+from jobs.core.cell import check_choice
+from jobs.ptq.choices import GRANULARITIES, PERCENTILE, RANGE_METHODS, check_bits, check_percentile
 
 BIAS_MODES = ("int32", "float")
 INTEGER_RUNS = ("none", "notebook", "all")
@@ -28,7 +29,7 @@ class QuantSpec:
     weight_method: str = "max"  # clipping range of the weights (quant.RANGE_METHODS)
     activation_method: str = "max"  # clipping range of the input and of each layer's output
     calibration_images: int = 400  # training images profiled for the activation ranges
-    percentile: float = 99.99  # for the "percentile" method
+    percentile: float = PERCENTILE  # for the "percentile" method
     bias: str = "int32"  # int32: round(b n_w C_{k-1}) (Jacob et al.); float: the trained bias added as is
     cumulative_scales: bool = True  # False: the classic bug (n_out without earlier scales); diagnostics only
 
@@ -36,14 +37,14 @@ class QuantSpec:
         check_bits(self.weight_bits, "weight_bits")
         if self.activation_bits is not None:
             check_bits(self.activation_bits, "activation_bits")
-        check_choice(self.granularity, GRANULARITIES, "granularity")
-        check_choice(self.weight_method, RANGE_METHODS, "weight_method")
-        check_choice(self.activation_method, RANGE_METHODS, "activation_method")
+        check_choice("granularity", self.granularity, GRANULARITIES)
+        check_choice("weight_method", self.weight_method, RANGE_METHODS)
+        check_choice("activation_method", self.activation_method, RANGE_METHODS)
         if isinstance(self.calibration_images, bool) or not isinstance(self.calibration_images, int) \
                 or self.calibration_images < 1:
             raise ValueError(f"calibration_images must be a positive integer, got {self.calibration_images!r}")
         object.__setattr__(self, "percentile", check_percentile(self.percentile))
-        check_choice(self.bias, BIAS_MODES, "bias")
+        check_choice("bias", self.bias, BIAS_MODES)
         if not isinstance(self.cumulative_scales, bool):
             raise ValueError(f"cumulative_scales must be true or false, got {self.cumulative_scales!r}")
 
@@ -106,7 +107,7 @@ class PTQConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        check_choice(self.integer_run, INTEGER_RUNS, "integer_run")
+        check_choice("integer_run", self.integer_run, INTEGER_RUNS)
 
     @property
     def most_calibration_images(self) -> int:

@@ -22,10 +22,11 @@ import torch
 import jobs.ptq.simulate as ptq_sim
 from jobs.runtime.evaluate import batches, evaluate
 from jobs.ptq.lenet import LAYERS, Net, resident
+from jobs.ptq.choices import PERCENTILE
 from jobs.ptq.config import PTQConfig, QuantSpec
 from jobs.ptq.integer import compare_with_simulation
 from jobs.ptq.profile import ACTIVATIONS, ActivationProfile, activation_ranges, calibration_indices, profile_activations
-from jobs.ptq.result import ActivationLayerStats, IntegerAgreement, IntegerCheck, LayerScales, PTQOutcome, VariantResult
+from jobs.ptq.result import ActivationLayerStats, IntegerCheck, LayerScales, PTQOutcome, VariantResult
 from jobs.ptq.simulate import QuantPlan, SimulatedNet
 from jobs.ptq.stats import tensor_stats, weight_layer_stats
 from jobs.ptq.quantize import QuantizedWeight, quantize_weight, scale_for
@@ -54,11 +55,11 @@ class _Network:
                             percentile if method == "percentile" else None)
 
     def _quantize_weights(self, bits, granularity, method, percentile) -> dict[str, QuantizedWeight]:
-        return {n: quantize_weight(self.net.layer(n).weight, bits, method, granularity, percentile or 99.99)
+        return {n: quantize_weight(self.net.layer(n).weight, bits, method, granularity, percentile or PERCENTILE)
                 for n in LAYERS}
 
     def _activation_ranges(self, n, method, bits, percentile) -> tuple[float, ...]:
-        return activation_ranges(self.profile, n, method, bits or 8, percentile or 99.99)
+        return activation_ranges(self.profile, n, method, bits or 8, percentile or PERCENTILE)
 
     def plan(self, spec: QuantSpec) -> QuantPlan:
         weights = self.weights(spec.weight_bits, spec.granularity, spec.weight_method, spec.percentile)
@@ -142,8 +143,7 @@ class _Runner:
         checks = tuple(IntegerCheck(*row) for row in sim.check_counts()) if spec.quantizes_activations else ()
         eval_s, agreement = time.perf_counter() - start, None
         if integer:
-            a = compare_with_simulation(p, self._data(), self.device)
-            agreement = IntegerAgreement(a.images, a.prediction_mismatches, a.logit_mismatches, a.accumulator)
+            agreement = compare_with_simulation(p, self._data(), self.device)
         return VariantResult(
             name, role, network.name, spec, e.accuracy, e.loss, e.images, f"{network.name} float",
             e.accuracy - self.baselines[network.name], p.input_scale if spec.quantizes_activations else None,

@@ -15,23 +15,15 @@ The float simulation it is checked against runs on the study's device.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterable
 
 import torch
 import torch.nn.functional as F
 
 from jobs.ptq.lenet import forward_layers
+from jobs.ptq.result import IntegerAgreement
 from jobs.ptq.simulate import QuantPlan, SimulatedNet, quantize_input
 from jobs.ptq.quantize import qmax, qmin
-
-
-@dataclass(frozen=True)
-class Agreement:
-    images: int
-    prediction_mismatches: int  # images whose top-1 class differs between the two runs
-    logit_mismatches: int  # images with any logit integer different
-    accumulator: str  # "int32" (int8 GEMM) or "int64"
 
 
 def _narrow(p: QuantPlan) -> bool:
@@ -105,7 +97,7 @@ class IntegerNet:
 
 @torch.no_grad()
 def compare_with_simulation(p: QuantPlan, data: Iterable[tuple[torch.Tensor, torch.Tensor]],
-                            device: torch.device | str) -> Agreement:
+                            device: torch.device | str) -> IntegerAgreement:
     """Run the integer-only network and the float simulation on every image of `data` and count
     the images where they differ. Expected: 0 of both counts. Both compute the same integers:
     their accumulators are exact (integer GEMM; float sums of integers, each below 2^24 in
@@ -121,4 +113,4 @@ def compare_with_simulation(p: QuantPlan, data: Iterable[tuple[torch.Tensor, tor
         b = net(images)
         totals += torch.stack([a.new_full((), a.shape[0]), (a.argmax(1) != b.argmax(1)).sum(), (a != b).any(1).sum()])
     images, predictions, logits = totals.tolist()
-    return Agreement(images, predictions, logits, net.accumulator)
+    return IntegerAgreement(images, predictions, logits, net.accumulator)

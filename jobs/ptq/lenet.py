@@ -15,14 +15,8 @@ import torch.nn.functional as F
 from torch import nn
 
 LAYERS = ("conv1", "conv2", "fc1", "fc2", "fc3")
-NET_WEIGHTS = 61_770  # 450 + 2,400 + 48,000 + 10,080 + 840
-MAX_FAN_IN = 400  # fc1's inputs: the longest dot product in the network
 
 Layer = Callable[[str, torch.Tensor], torch.Tensor]
-
-
-def relu_pool(x: torch.Tensor) -> torch.Tensor:
-    return F.max_pool2d(F.relu(x), 2)
 
 
 def forward_layers(x: torch.Tensor, layer: Layer, relu: Callable = F.relu,

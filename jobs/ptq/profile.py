@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
+from jobs.core.cell import check_choice
 from jobs.ptq.lenet import LAYERS, Net
 from jobs.ptq.quantize import row_ranges
-from jobs.ptq.choices import RANGE_METHODS, check_choice
+from jobs.ptq.choices import PERCENTILE, RANGE_METHODS
 
 ACTIVATIONS = ("input",) + LAYERS
 MSE_SAMPLE = 2 ** 18  # values an "mse" range search sees per tensor (the maximum always among them)
@@ -68,10 +69,10 @@ def profile_activations(net: Net, images: torch.Tensor, batch: int = 1000) -> Ac
 
 
 def activation_ranges(profile: ActivationProfile, n: int, method: str, bits: int,
-                      percentile: float = 99.99) -> tuple[float, ...]:
+                      percentile: float = PERCENTILE) -> tuple[float, ...]:
     """The clipping range of each profiled tensor over the first n calibration images
     (quant.row_ranges; "mse" searches a fixed sample of each tensor's values)."""
-    check_choice(method, RANGE_METHODS, "activation_method")
+    check_choice("activation_method", method, RANGE_METHODS)
     ranges = []
     for index in range(len(ACTIVATIONS)):
         values = profile.flat(index, n)

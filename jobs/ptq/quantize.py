@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
-from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS, check_bits, check_choice, check_percentile
+from jobs.core.cell import check_choice
+from jobs.ptq.choices import GRANULARITIES, PERCENTILE, RANGE_METHODS, check_bits, check_percentile
 
 MSE_CANDIDATES = 100
 
@@ -36,9 +37,9 @@ def qmin(bits: int) -> int:
     return -(2 ** (check_bits(bits) - 1))
 
 
-def row_ranges(rows: torch.Tensor, method: str, bits: int, percentile: float = 99.99) -> torch.Tensor:
+def row_ranges(rows: torch.Tensor, method: str, bits: int, percentile: float = PERCENTILE) -> torch.Tensor:
     """The clipping range of each row of a 2-D tensor [rows, values] (formulas in the module doc)."""
-    check_choice(method, RANGE_METHODS, "method")
+    check_choice("method", method, RANGE_METHODS)
     check_bits(bits)
     rows = rows.detach().float()
     if method == "max":
@@ -65,12 +66,12 @@ def _mse_ranges(rows: torch.Tensor, bits: int, candidates: int = MSE_CANDIDATES)
     return best
 
 
-def tensor_range(x: torch.Tensor, method: str, bits: int, percentile: float = 99.99) -> float:
+def tensor_range(x: torch.Tensor, method: str, bits: int, percentile: float = PERCENTILE) -> float:
     """One clipping range for the whole tensor."""
     return float(row_ranges(x.reshape(1, -1), method, bits, percentile)[0])
 
 
-def channel_ranges(w: torch.Tensor, method: str, bits: int, percentile: float = 99.99) -> torch.Tensor:
+def channel_ranges(w: torch.Tensor, method: str, bits: int, percentile: float = PERCENTILE) -> torch.Tensor:
     """One clipping range per output channel (dim 0) of a weight tensor."""
     return row_ranges(w.reshape(w.shape[0], -1), method, bits, percentile)
 
@@ -105,9 +106,9 @@ class QuantizedWeight:
 
 
 def quantize_weight(w: torch.Tensor, bits: int, method: str = "max", granularity: str = "tensor",
-                    percentile: float = 99.99) -> QuantizedWeight:
+                    percentile: float = PERCENTILE) -> QuantizedWeight:
     """A weight tensor's integers and scale(s): per tensor (one range) or per output channel."""
-    check_choice(granularity, GRANULARITIES, "granularity")
+    check_choice("granularity", granularity, GRANULARITIES)
     w = w.detach().float()
     if granularity == "tensor":
         r = torch.full((w.shape[0],), tensor_range(w, method, bits, percentile), dtype=torch.float64)

@@ -83,12 +83,13 @@ class IntegerCheck:
 
 @dataclass(frozen=True)
 class IntegerAgreement:
-    """The integer-only run against the float simulation, on every test image (ptq_int)."""
+    """The integer-only run against the float simulation, on every test image
+    (jobs.ptq.integer.compare_with_simulation)."""
 
     images: int
-    prediction_mismatches: int
-    logit_mismatches: int
-    accumulator: str  # int32 (int8 GEMM) or int64
+    prediction_mismatches: int  # images whose top-1 class differs between the two runs
+    logit_mismatches: int  # images with any logit integer different
+    accumulator: str  # "int32" (int8 GEMM) or "int64"
 
 
 @dataclass(frozen=True)
@@ -109,10 +110,6 @@ class VariantResult:
     integer_agreement: Optional[IntegerAgreement]  # when the integer-only run was made
     eval_s: float  # seconds to build and evaluate the variant
     integer_s: float = 0.0  # seconds for the integer-only run and its comparison
-
-    @property
-    def integer_violations(self) -> int:
-        return sum(c.non_integer + c.out_of_range for c in self.integer_checks)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 from jobs.core.cell import (DATASETS, TRAIN, CIFAR10_TRAIN_IMAGES, CIFAR10_TEST_IMAGES,
-                            SEED_LIMIT, CellError, content_id, run_seed, cell_fields)
+                            SEED_LIMIT, CellError, check_choice, check_data_size, content_id, run_seed,
+                            cell_fields)
 
 ENGINES = ("single", "dp", "ddp")
 MODELS = ("resnet18", "tiny")
@@ -56,12 +57,12 @@ class Cell:
             _check_type(field.name, getattr(self, field.name), str(field.type))
             if field.type == "float":  # lr = 1 and lr = 1.0 are one cell, with one id
                 object.__setattr__(self, field.name, float(getattr(self, field.name)))
-        _check_choice("engine", self.engine, ENGINES)
-        _check_choice("model", self.model, MODELS)
-        _check_choice("dataset", self.dataset, DATASETS)
-        _check_choice("pipeline", self.pipeline, PIPELINES)
-        _check_choice("precision", self.precision, PRECISIONS)
-        _check_choice("lr_scaling", self.lr_scaling, LR_SCALINGS)
+        check_choice("engine", self.engine, ENGINES)
+        check_choice("model", self.model, MODELS)
+        check_choice("dataset", self.dataset, DATASETS)
+        check_choice("pipeline", self.pipeline, PIPELINES)
+        check_choice("precision", self.precision, PRECISIONS)
+        check_choice("lr_scaling", self.lr_scaling, LR_SCALINGS)
         for name in ("batch_per_gpu", "nodes", "gpus_per_node", "train_images", "epochs", "lr_ref_batch"):
             if getattr(self, name) <= 0:
                 raise CellError(f"{name} must be > 0, got {getattr(self, name)}")
@@ -87,16 +88,10 @@ class Cell:
         self._check_data_size()
 
     def _check_data_size(self) -> None:
-        """The synthetic set stands in for CIFAR-10: no larger (nothing writes gigabytes unasked),
-        and its test set holds SYNTHETIC_TEST_IMAGES, so a count between that and the whole set
-        would be reported as evaluated while fewer were."""
-        stands_in = " (it stands in for CIFAR-10)" if self.dataset == "synthetic" else ""
-        if self.train_images > CIFAR10_TRAIN_IMAGES:
-            raise CellError(f"train_images must be <= {CIFAR10_TRAIN_IMAGES} for {self.dataset}{stands_in}, "
-                            f"got {self.train_images}")
-        if self.test_images > CIFAR10_TEST_IMAGES:
-            raise CellError(f"test_images must be <= {CIFAR10_TEST_IMAGES} for {self.dataset}{stands_in}, "
-                            f"got {self.test_images}")
+        """No larger than CIFAR-10 (check_data_size); the synthetic set's test set holds
+        SYNTHETIC_TEST_IMAGES, so a count between that and the whole set would be reported as
+        evaluated while fewer were."""
+        check_data_size(self.dataset, self.train_images, self.test_images)
         if self.dataset == "synthetic" and SYNTHETIC_TEST_IMAGES < self.test_images < CIFAR10_TEST_IMAGES:
             raise CellError(f"test_images = {self.test_images}: the synthetic set has {SYNTHETIC_TEST_IMAGES} test "
                             f"images; use 1..{SYNTHETIC_TEST_IMAGES}, or {CIFAR10_TEST_IMAGES} (the whole test set)")
@@ -197,8 +192,3 @@ def _check_type(name: str, value: Any, type_name: str) -> None:
     # bool is an int in Python, but `batch_per_gpu = true` is a mistake
     if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
         raise CellError(f"{name} must be of type {type_name}, got {value!r} ({type(value).__name__})")
-
-
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise CellError(f"{name} must be one of {list(choices)}, got {value!r}")

@@ -5,11 +5,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from orchestrator import budget, display
+from orchestrator import budget, display, slurm_client
 from jobs.core.layout import SBATCH_DIR
-from orchestrator.plan import build_plan, check_results_path, install_plan
+from orchestrator.machine import not_here, this_machine
+from orchestrator.plan import Plan, build_plan, check_results_path, install_plan
 from orchestrator.sbatch import render_sbatch
 from orchestrator.study import load_study
+from orchestrator.submit import EXECUTORS
 
 
 def register(verbs, common) -> None:
@@ -18,6 +20,9 @@ def register(verbs, common) -> None:
     p.add_argument("--profile", help="cluster profile: a name (e.g. greene) or a .toml path; wins over the "
                                      "study's `profile`")
     p.add_argument("--sbatch", action="store_true", help="print each array's sbatch text, exactly as written")
+    p.add_argument("--executor", default="auto", choices=EXECUTORS,
+                   help="local (auto: where there is no sbatch): also say which cells this machine cannot run, "
+                        "which `submit` will skip")
     p.set_defaults(run=run)
 
 
@@ -33,6 +38,8 @@ def run(args, console: Console) -> int:
     console.print(display.plan_table(plan, estimates))
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates), soft_wrap=True)
+    if args.executor == "local" or (args.executor == "auto" and not slurm_client.on_slurm()):
+        say_what_runs_here(plan, console)
     if args.cells:
         console.print(display.cells_table(plan, estimates))
     if args.sbatch:
@@ -42,3 +49,15 @@ def run(args, console: Console) -> int:
     console.print(f"plan: {path}\nsbatch scripts: {sbatch_dir}/\nnext: python -m orchestrator submit"
                   + (f" --study {args.study}" if args.study != "quick" else ""))
     return 0
+
+
+def say_what_runs_here(plan: Plan, console: Console) -> None:
+    """How many cells this machine runs under the local executor, and why it skips the others."""
+    machine = this_machine()
+    skipped = not_here(plan.cells, machine)
+    count = sum(map(len, skipped.values()))
+    console.print(f"local executor: this machine ({display.machine_text(machine)}) runs {len(plan.cells) - count} "
+                  f"of {len(plan.cells)} cells" + (f"; `submit` will skip {count}:" if count else ""),
+                  markup=False, highlight=False, soft_wrap=True)
+    if skipped:
+        console.print(display.skipped_lines(skipped), soft_wrap=True)

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from orchestrator import budget
+from orchestrator import budget, display
 from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
 from orchestrator.plan import Plan
 from orchestrator.states import CellState
@@ -52,9 +52,11 @@ def run(args, console: Console) -> int:
                       soft_wrap=True)
     if report.ledger is not None:
         console.print(budget.submit_text(report.ledger, list(report.submitted)), soft_wrap=True)
-    for cell_id, why in report.not_here:
-        console.print(Text.assemble(("skipped ", "yellow"), f"{cell_id} {plan.cell(cell_id).label}: {why}"),
-                      soft_wrap=True)
+    if report.not_here:
+        by_why: dict[str, list] = {}
+        for cell_id, why in report.not_here:
+            by_why.setdefault(why, []).append(plan.cell(cell_id))
+        console.print(display.skipped_lines(by_why), soft_wrap=True)
     if report.retryable:
         console.print(f"{report.retryable} cell(s) ended failed, timeout or cancelled and were not requeued: "
                       "`status` says why, `submit --retry-failed` requeues them", soft_wrap=True)

@@ -17,7 +17,7 @@ from jobs.ptq.result import (ActivationLayerStats, Histogram, IntegerAgreement, 
                              PTQOutcome, TensorStats, VariantResult, WeightLayerStats)
 from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
 from jobs.core.result import Result, write_result
-from orchestrator.plan import build_plan, write_plan
+from orchestrator.plan import build_plan, install_plan
 from orchestrator.study import ClusterSpec, Study
 
 GPU = "NVIDIA H200"
@@ -80,7 +80,7 @@ def write_dir(path: Path, results: Iterable[Result] = (), planned: Iterable[Cell
     cells.update({c.cell_id: c for c in planned})
     for r in results:
         write_result(path, r)
-    write_plan(build_plan(Study(study, "", "data", ClusterSpec(), tuple(cells.values()), ""), path, path))
+    install_plan(build_plan(Study(study, "", "data", ClusterSpec(), tuple(cells.values()), ""), path, path), "", {})
     lines = [json.dumps({"cell_id": c.cell_id, "executor": "slurm", "job_id": f"7_{i}", "array": "a",
                          "submitted_at": "2025-04-01T09:00:00+00:00"}) for i, c in enumerate(submitted)]
     (path / "registry.jsonl").write_text("".join(line + "\n" for line in lines))
@@ -95,13 +95,13 @@ def q4(b: int, **remedy) -> Cell:
 
 def mixed_results() -> list[Result]:
     """The mixed dir's results: ok cells (one with three repeats), oom, failed, timeout, pending (in the
-    registry, no result) and missing (planned only), and Q4's 5-epoch runs.
+    registry, no result) and not submitted (planned only), and Q4's 5-epoch runs.
 
     1 GPU   b32: 40 s (train 32)   b128: repeats 20/22/30 s (train 16/17/25) -> median 22 (17)
             b512, b2048: OOM       b8192: pending
     2 GPUs  DDP b32: 25 s (train 20; h2d 1, compute 16, exposed comm 2; busbw 40 GB/s)   DDP b128: failed
             DP  b32: 30 s (train 24)                                                      DP  b128: pending
-    4 GPUs  DDP b32: 12.5 s (train 10; h2d 0.5, compute 8, exposed comm 1.5; busbw 50)   DDP b128: missing
+    4 GPUs  DDP b32: 12.5 s (train 10; h2d 0.5, compute 8, exposed comm 1.5; busbw 50)   DDP b128: not submitted
             DP  b32: timeout                                                              DP  b128: not in study
     Q4 (5 epochs): 1 GPU b128 (loss 0.8, acc 0.70); 4 GPUs DDP b2048 none (1.6, 0.42), linear (1.5, 0.52),
             linear + 2 warmup (1.4, 0.62); b8192: OOM. Test accuracy after epoch 5: 0.68, 0.40, 0.50, 0.60
@@ -269,7 +269,7 @@ def _write_any(path: Path, results: list[Result], cells: tuple, study: str) -> P
     path.mkdir(parents=True, exist_ok=True)
     for r in results:
         write_result(path, r)
-    write_plan(build_plan(Study(study, "", "data", ClusterSpec(cpus_per_task=2), cells, ""), path, path))
+    install_plan(build_plan(Study(study, "", "data", ClusterSpec(cpus_per_task=2), cells, ""), path, path), "", {})
     (path / "registry.jsonl").write_text("")
     return path
 

@@ -16,7 +16,7 @@ from jobs.allreduce.result import AllreduceFindings, SizeTiming
 from jobs.core.bandwidth import bandwidth_gbps
 from jobs.core.result import Result, write_result
 from orchestrator.cli import main
-from orchestrator.plan import build_plan, write_plan
+from orchestrator.plan import build_plan, install_plan
 from orchestrator.study import ClusterSpec, Study
 from tests.collect.factory import copy_of
 
@@ -51,7 +51,7 @@ def write_study(path: Path, results: list[Result], planned: tuple[AllreduceCell,
     for r in results:
         write_result(path, r)
     cells = tuple(AllreduceCell.from_dict(r.cell) for r in results) + planned
-    write_plan(build_plan(Study("allreduce-by-hand", "", "data", ClusterSpec(), cells, ""), path, path))
+    install_plan(build_plan(Study("allreduce-by-hand", "", "data", ClusterSpec(), cells, ""), path, path), "", {})
     return path
 
 
@@ -106,10 +106,10 @@ def test_the_cells_and_runs_keep_every_status(study_dir):
     assert list(zip(cells.setup, cells.repeat, cells.status, strict=True)) == [
         ("4 GPUs, nccl", 0, "ok"), ("4 GPUs, nccl", 1, "ok"), ("4 GPUs, nccl", 2, "ok"),
         ("2 nodes x 2 GPUs, nccl", 0, "ok"), ("2 nodes x 2 GPUs, nccl", 1, "failed"),
-        ("2 nodes x 2 GPUs, nccl", 2, "missing")]
+        ("2 nodes x 2 GPUs, nccl", 2, "not submitted")]
     assert cells.error.iloc[4] == "RuntimeError: NCCL error: unhandled system error"
     runs = out["allreduce_runs"].set_index("setup")
-    assert runs.loc["2 nodes x 2 GPUs, nccl"].tolist() == [3, 1, "1 failed, 1 missing"]
+    assert runs.loc["2 nodes x 2 GPUs, nccl"].tolist() == [3, 1, "1 failed, 1 not submitted"]
 
 
 def test_regimes_are_the_docstrings_example():
@@ -147,7 +147,7 @@ def test_the_sweep_grid_marks_the_regimes_and_names_the_marked_sizes(study_dir):
 def test_an_empty_study_says_there_is_no_result(tmp_path):
     write_study(tmp_path, [], planned=(AllreduceCell(**ONE_NODE),))
     out = grids.build(built(tmp_path))
-    assert out[1].empty.startswith("No all-reduce result yet: 0 of 1 cells ok (1 missing)")
+    assert out[1].empty.startswith("No all-reduce result yet: 0 of 1 cells ok (1 not submitted)")
     assert [g.key for g in out] == ["allreduce_cells", "allreduce_marked"]
 
 

@@ -64,7 +64,7 @@ def test_table1_grid_is_the_homework_layout_with_statuses(grids):
     assert rows["2 GPUs, DataParallel"] == ["2 GPUs, DataParallel", "30.00", "1.33", "0.67", "pending", "", ""]
     assert rows["2 GPUs, DDP"] == ["2 GPUs, DDP", "25.00", "1.60", "0.80", "failed", "", ""]
     assert rows["4 GPUs, DataParallel"] == ["4 GPUs, DataParallel", "timeout", "", "", "not in study", "", ""]
-    assert rows["4 GPUs, DDP"] == ["4 GPUs, DDP", "12.50", "3.20", "0.80", "missing", "", ""]
+    assert rows["4 GPUs, DDP"] == ["4 GPUs, DDP", "12.50", "3.20", "0.80", "not submitted", "", ""]
     assert any("T1 / TN" in f for f in grid.formulas)
 
 
@@ -72,7 +72,7 @@ def test_table2_and_table3_grids_say_what_was_not_measured(grids):
     t2 = {(r[0], r[1]): r for r in grids["table2"].rows}
     assert t2[("2 GPUs, DDP", "32")] == ["2 GPUs, DDP", "32", "32.00", "20.00", "16.00", "4.00", "15.00", "2.00"]
     assert t2[("2 GPUs, DataParallel", "32")][-2:] == ["not measured", "not measured"]
-    assert t2[("4 GPUs, DDP", "128")][3] == "missing"
+    assert t2[("4 GPUs, DDP", "128")][3] == "not submitted"
     t3 = {(r[0], r[1]): r for r in grids["table3"].rows}
     assert t3[("2 GPUs, DDP", "32")] == ["2 GPUs, DDP", "32", "782", "11,173,962", "34.95", "4.00", "8.74", "2.00",
                                           "17.48", "40.00", "21.8%", "43.7%"]
@@ -125,7 +125,7 @@ def test_markdown_latex_and_rich(mixed_dir, grids):
     assert "`speedup = T1 / TN" in text  # "1 GPU": Table 1's baseline row, Q4's, and the test table's 6 runs
     assert "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |" in text
     assert "| 4 GPUs, DataParallel | timeout |  |  | not in study |  |  |" in text
-    assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | missing |  |  |" in text
+    assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | not submitted |  |  |" in text
     tex = (mixed_dir / "tables.tex").read_text()
     assert tex.count(r"\begin{table}") == 7 and "booktabs" in tex
     console = Console(record=True, width=250)

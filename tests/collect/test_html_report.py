@@ -39,7 +39,7 @@ def test_html_is_self_contained_with_five_plots(report):
                   "Q4:", "Environment"):
         assert title in text
     assert "T1 / TN" in text and "2(N-1)/N x P x 4" in text and "NVIDIA H200" in text
-    assert '<td class="num status">OOM</td>' in text and "pending" in text and "missing" in text
+    assert '<td class="num status">OOM</td>' in text and "pending" in text and "not submitted" in text
 
 
 def test_markdown_report_links_its_plots(report):

@@ -1,15 +1,18 @@
-"""collect.load: one row per planned cell or result file, read from JSON only."""
+"""collect.load: one KindCell per planned cell or result file, of any kind, read from JSON only;
+collect.train.frame: the training cells as the frame of the homework's tables."""
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
-from collect.load import load, load_frame
-from jobs.train.cell import Cell
+from collect.load import load
 from jobs.core.layout import result_path
 from jobs.core.result import ResultError, write_result
-from tests.collect.factory import MISSING, PENDING, cell, copy_of, mixed_results, result, write_dir
+from jobs.train.cell import Cell
+from tests.collect.factory import MISSING, PENDING, cell, copy_of, mixed_results, ptq_cell, result, write_dir, write_ptq
+from tests.collect.training import training
 
 
 def row(frame, c: Cell):
@@ -18,19 +21,24 @@ def row(frame, c: Cell):
     return hits.iloc[0]
 
 
-def test_a_row_per_planned_cell_with_its_status(mixed_dir):
+def test_a_cell_per_planned_cell_with_its_status(mixed_dir):
     loaded = load(mixed_dir)
-    frame = loaded.frame
     expected = {r.cell_id: r.status for r in mixed_results()}
-    expected.update({c.cell_id: "pending" for c in PENDING} | {c.cell_id: "missing" for c in MISSING})
-    assert len(frame) == len(expected) and dict(zip(frame.cell_id, frame.status)) == expected
-    assert set(frame.status) == {"ok", "oom", "failed", "timeout", "pending", "missing"}
-    assert loaded.study == "mixed"
-    assert len(loaded.epochs[loaded.epochs.cell_id == cell("dp", 32, 2).cell_id]) == 2
+    expected.update({c.cell_id: "pending" for c in PENDING} | {c.cell_id: "not submitted" for c in MISSING})
+    assert {c.cell_id: c.status for c in loaded.cells} == expected and len(loaded.cells) == len(expected)
+    assert loaded.study == "mixed" and loaded.kinds() == ["train"]
+    assert all((c.result is None) == (c.status in ("pending", "not submitted")) for c in loaded.cells)
+
+
+def test_the_frame_has_a_row_per_cell_and_the_epochs_of_each_result(mixed_dir):
+    train = training(mixed_dir)
+    assert set(train.frame.status) == {"ok", "oom", "failed", "timeout", "pending", "not submitted"}
+    assert len(train.frame) == len(load(mixed_dir).cells)
+    assert len(train.epochs[train.epochs.cell_id == cell("dp", 32, 2).cell_id]) == 2
 
 
 def test_the_timed_epoch_figures_are_the_timed_epochs(mixed_dir):
-    frame = load_frame(mixed_dir)
+    frame = training(mixed_dir).frame
     one = row(frame, cell("single", 32))
     assert (one.timed_epoch_s, one.timed_train_s, one.timed_data_wait_s) == (40.0, 32.0, 8.0)
     assert one.timed_loss == 1.0 and one.timed_accuracy == pytest.approx(0.2)  # epoch 2's, not epoch 1's
@@ -40,11 +48,11 @@ def test_the_timed_epoch_figures_are_the_timed_epochs(mixed_dir):
 
 
 def test_a_failed_row_keeps_the_last_line_of_its_error(mixed_dir):
-    assert row(load_frame(mixed_dir), cell("ddp", 128, 2)).error == "RuntimeError: NCCL error"
+    assert row(training(mixed_dir).frame, cell("ddp", 128, 2)).error == "RuntimeError: NCCL error"
 
 
 def test_a_planned_cell_without_result_has_no_numbers(mixed_dir):
-    missing = row(load_frame(mixed_dir), cell("ddp", 128, 4))
+    missing = row(training(mixed_dir).frame, cell("ddp", 128, 4))
     assert math.isnan(missing.timed_epoch_s) and missing.gpus == 4
 
 
@@ -53,22 +61,45 @@ def test_a_submitted_cell_without_result_is_pending(mixed_dir, tmp_path):
     late = cell("ddp", 128, 4)
     with open(results / "registry.jsonl", "a") as f:  # a line cut short is skipped
         f.write('{"cell_id": "' + late.cell_id + '", "executor": "slurm", "job_id": "17_0", "array": "a", '
-                '"submitted_at": "t"}\n{"cell_id": "cut sh')
-    assert row(load_frame(results), late).status == "pending"
+                '"submitted_at": "2026-01-01T00:00:00+00:00"}\n{"cell_id": "cut sh')
+    assert row(training(results).frame, late).status == "pending"
+
+
+def test_a_cell_the_local_executor_skipped_is_skipped_until_submitted_again(mixed_dir, tmp_path):
+    results = copy_of(mixed_dir, tmp_path)
+    late = cell("ddp", 128, 4)
+    skipped = {"cell_id": late.cell_id, "why": "needs 4 GPUs, this machine has 1", "at": "2026-01-01T00:00:00+00:00",
+               "kind": "skipped"}
+    with open(results / "registry.jsonl", "a") as f:
+        f.write(json.dumps(skipped) + "\n")
+    assert row(training(results).frame, late).status == "skipped"
+    with open(results / "registry.jsonl", "a") as f:
+        f.write(json.dumps({"cell_id": late.cell_id, "executor": "local", "job_id": "17", "array": "a",
+                            "submitted_at": "2026-01-01T00:01:00+00:00"}) + "\n")
+    assert row(training(results).frame, late).status == "pending"
 
 
 def test_a_result_outside_the_plan_still_gets_a_row(mixed_dir, tmp_path):
     results = copy_of(mixed_dir, tmp_path)
     extra = cell("single", 64)
     write_result(results, result(extra, epoch_s=3.0, train_s=2.0))
-    assert row(load_frame(results), extra).status == "ok"
+    assert row(training(results).frame, extra).status == "ok"
+
+
+def test_a_result_written_before_a_field_was_added_is_its_planned_cell(tmp_path):
+    old = result(cell("single", 32), epoch_s=10.0, train_s=8.0)
+    del old.cell["test_images"]  # as a result written before test evaluation
+    results = write_dir(tmp_path, [old])
+    loaded = load(results)
+    assert [(c.cell_id, c.status) for c in loaded.cells] == [(old.cell_id, "ok")]
+    assert row(training(results).frame, cell("single", 32)).test_images == 10_000  # its default
 
 
 def test_results_without_a_plan(tmp_path):
     write_result(tmp_path, result(cell("single", 32), epoch_s=10.0, train_s=8.0))
-    loaded = load(tmp_path)
-    assert list(loaded.frame.status) == ["ok"] and loaded.study is None
-    assert list(loaded.epochs.epoch) == [1, 2] and list(loaded.epochs.epoch_s) == [15.0, 10.0]
+    train = training(tmp_path)
+    assert list(train.frame.status) == ["ok"] and load(tmp_path).study is None
+    assert list(train.epochs.epoch) == [1, 2] and list(train.epochs.epoch_s) == [15.0, 10.0]
 
 
 def test_a_corrupt_result_file_is_never_skipped_silently(mixed_dir, tmp_path):
@@ -76,10 +107,19 @@ def test_a_corrupt_result_file_is_never_skipped_silently(mixed_dir, tmp_path):
     broken = cell("single", 32).cell_id
     result_path(results, broken).write_text('{"cell_id": ')
     with pytest.raises(ResultError, match=broken):
-        load_frame(results)
+        load(results)
 
 
-def test_plan_only_gives_missing_rows(tmp_path):
-    loaded = load(write_dir(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)], study="t"))
-    assert list(loaded.frame.status) == ["missing", "missing"] and loaded.study == "t"
-    assert loaded.epochs.empty
+def test_plan_only_gives_cells_not_submitted(tmp_path):
+    results = write_dir(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)], study="t")
+    assert [c.status for c in load(results).cells] == ["not submitted"] * 2 and load(results).study == "t"
+    train = training(results)
+    assert list(train.frame.status) == ["not submitted"] * 2 and train.epochs.empty
+
+
+def test_cells_of_another_kind_are_kept_whole(tmp_path):
+    loaded = load(write_ptq(tmp_path))
+    assert loaded.kinds() == ["ptq"] and not loaded.of_kind("train")
+    planned = [c for c in loaded.cells if c.result is None]
+    assert [(c.cell_id, c.status, c.cell) for c in planned] == [(ptq_cell(4).cell_id, "not submitted",
+                                                                ptq_cell(4).to_dict())]

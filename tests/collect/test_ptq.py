@@ -51,7 +51,7 @@ def test_the_notebook_table_has_the_six_steps_with_medians_and_deltas_over_three
     assert row(g, "Net W8A8")[1:3] == ["52.00% (49.00%-52.00%) *", "-1.00 (-2.00 to +0.00)"]
     # the bias left float: 0.50 - 0.55, 0.47 - 0.52, 0.50 - 0.56 -> -5 (-6 to -5) points
     assert row(g, "NetWithBias W8 float-bias")[2] == "-5.00 (-6.00 to -5.00)"
-    assert "Seeds: 3 of 5 cells ok (1 failed, 1 missing)" in g.caption
+    assert "Seeds: 3 of 5 cells ok (1 failed, 1 not submitted)" in g.caption
 
 
 def test_the_integer_check_says_0_of_n_differ(collected):
@@ -106,12 +106,12 @@ def test_scales_and_statistics_show_one_seed_and_say_which(collected):
 
 def test_a_ptq_dir_builds_only_ptq_tables_and_counts_every_cell(ptq_dir, collected):
     assert [g.key for g in collected.grids] == PTQ_GRIDS
-    assert status_counts(collected.cells) == "3 ok, 1 failed, 1 missing"
+    assert status_counts(collected.cells) == "3 ok, 1 failed, 1 not submitted"
     assert (ptq_dir / "ptq_notebook.csv").read_text().startswith("setup,name,")
     assert not (ptq_dir / "q1.csv").exists()
     by_seed = {r[1]: r for r in grid(collected, "ptq_cells").rows}
     assert by_seed[str(run_seed(0, 3))][2] == "failed: RuntimeError: CUDA error"
-    assert by_seed[str(run_seed(0, 4))][2] == "missing"
+    assert by_seed[str(run_seed(0, 4))][2] == "not submitted"
 
 
 def test_a_training_dir_builds_only_training_tables(mixed_dir):
@@ -129,7 +129,7 @@ def test_the_ptq_report_has_its_sections_and_three_plots(ptq_dir, collected):
     for title in ("Part B: the notebook", "Integer-only check", "Scales per layer", "Weights per layer",
                   "Activations per layer", "Sweep: weights only", "Sweep: 8-bit weights", "Environment"):
         assert title in html
-    assert "0 of 6,000 test images differ" in html and "Cells: 3 ok, 1 failed, 1 missing." in html
+    assert "0 of 6,000 test images differ" in html and "Cells: 3 ok, 1 failed, 1 not submitted." in html
     assert "Table 1:" not in html
     markdown = (ptq_dir / "report.md").read_text()
     links = re.findall(r"!\[[^\]]*\]\((plots/[a-z0-9_]+\.png)\)", markdown)
@@ -164,7 +164,7 @@ def test_unreadable_ptq_findings_are_an_error_naming_the_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("failed", [True, False])
 def test_a_ptq_study_with_no_ok_result_shows_its_runs_and_says_there_is_no_result_yet(tmp_path, capsys, failed):
-    """Just planned (every cell missing), or every cell that ran failed: the runs table and one line."""
+    """Just planned (no cell submitted), or every cell that ran failed: the runs table and one line."""
     bad = ptq_result(ptq_cell(0), status="failed", error="Traceback ...\nRuntimeError: CUDA error")
     results = write_ptq(tmp_path, [bad], planned=(ptq_cell(1),))
     if not failed:
@@ -172,8 +172,8 @@ def test_a_ptq_study_with_no_ok_result_shows_its_runs_and_says_there_is_no_resul
     assert main(["collect", "--results", str(results)]) == 0
     out = capsys.readouterr().out
     assert "PTQ runs" in out and "Traceback" not in out
-    assert ("failed: RuntimeError: CUDA error" in out) == failed and "missing" in out
-    status = "0 of 2 cells ok (1 failed, 1 missing)" if failed else "0 of 2 cells ok (2 missing)"
+    assert ("failed: RuntimeError: CUDA error" in out) == failed and "not submitted" in out
+    status = "0 of 2 cells ok (1 failed, 1 not submitted)" if failed else "0 of 2 cells ok (2 not submitted)"
     assert f"No PTQ result yet: {status}." in out
     cells = collect(results).tables["ptq_cells"]
     assert list(cells.training_seed) == [0, run_seed(0, 1)]

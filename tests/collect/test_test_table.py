@@ -19,7 +19,7 @@ import pytest
 
 from collect.train import formulas as f
 from collect.train import grids, tables
-from collect.load import load
+from tests.collect.training import training
 from collect.report import collect
 from jobs.core.layout import result_path
 from tests.collect.factory import by, cell, result, write_dir
@@ -41,7 +41,7 @@ def lab_results():
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    return load(write_dir(tmp_path_factory.mktemp("lab"), lab_results()))
+    return training(write_dir(tmp_path_factory.mktemp("lab"), lab_results()))
 
 
 def test_time_to_train_sums_every_epoch_and_test_accuracy_is_the_last_epochs(lab):
@@ -95,7 +95,7 @@ def test_results_from_before_test_evaluation_load_and_say_so(tmp_path):
             for key in ("test_loss", "test_accuracy", "test_images", "eval_s"):
                 del epoch[key]
         path.write_text(json.dumps(data))
-    loaded = load(results)
+    loaded = training(results)
     assert loaded.epochs.test_accuracy.isna().all() and set(loaded.frame.test_images) == {10_000}
     grid = grids.accuracy_grid(tables.accuracy_table(loaded.frame, loaded.epochs))
     assert grids.NO_TEST_ACCURACY in grid.caption
@@ -106,13 +106,13 @@ def test_results_from_before_test_evaluation_load_and_say_so(tmp_path):
 
 
 def test_an_empty_study_has_an_empty_test_table(tmp_path):
-    loaded = load(write_dir(tmp_path))
+    loaded = training(write_dir(tmp_path))
     grid = grids.accuracy_grid(tables.accuracy_table(loaded.frame, loaded.epochs))
     assert grid.rows == [] and grid.empty == "No runs in this study."
 
 
 def test_q4_curves_carry_test_accuracy_per_epoch(mixed_dir):
-    loaded = load(mixed_dir)
+    loaded = training(mixed_dir)
     curves = tables.q4_curves(loaded.frame, loaded.epochs)
     base = curves[curves.engine == "single"].sort_values("epoch")
     assert list(base.test_accuracy) == [0.35, 0.5, 0.58, 0.63, 0.68]
@@ -150,7 +150,7 @@ def test_old_repeats_that_share_one_seed_collect_and_the_tables_say_their_spread
         data = json.loads(path.read_text())
         del data["run_seed"]
         path.write_text(json.dumps(data))
-    loaded = load(results)
+    loaded = training(results)
     table = tables.accuracy_table(loaded.frame, loaded.epochs)
     one, two = by(table, engine="single"), by(table, engine="ddp")
     assert (one.seeding, one.repeats, one.test_accuracy) == ("shared", 3, 0.62)
@@ -168,5 +168,5 @@ def test_an_old_repeat_beside_a_new_one_of_the_same_seed_is_the_same_run(tmp_pat
     new repeat 0 is the same run twice."""
     runs = [result(cell("single", 128), epoch_s=20.0), result(cell("single", 128, repeat=1), epoch_s=21.0, seeded=False),
             result(cell("single", 128, repeat=2), epoch_s=22.0)]
-    loaded = load(write_dir(tmp_path, runs))
+    loaded = training(write_dir(tmp_path, runs))
     assert by(tables.accuracy_table(loaded.frame, loaded.epochs), engine="single").seeding == "shared"

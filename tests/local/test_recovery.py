@@ -12,7 +12,7 @@ import pytest
 from jobs.core.result import Result, write_result
 from orchestrator import failures, registry
 from orchestrator.cli import main
-from orchestrator.plan import build_plan, write_plan
+from orchestrator.plan import build_plan, install_plan
 from orchestrator.recovery import INTENT_GRACE_S, recover
 from orchestrator.registry import Intent, Submission
 from orchestrator.slurm_client import JobState, SlurmClient
@@ -48,7 +48,7 @@ class ScriptedSlurm(SlurmClient):
 def plan_of(tmp_path: Path, cells: int = 3):
     study = parse_study({"name": "s", "grid": [{"engine": "single", "batch_per_gpu": 8, "seed": list(range(cells))}]})
     plan = build_plan(study, tmp_path, tmp_path)
-    write_plan(plan)
+    install_plan(plan, "", {})
     return plan
 
 

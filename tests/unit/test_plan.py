@@ -10,7 +10,7 @@ from jobs.train.cell import Cell
 from orchestrator.errors import PlanError
 from jobs.core.layout import PLAN_FILE
 from orchestrator.estimate import gpu_hours, profile_pace
-from orchestrator.plan import Plan, build_plan, group_arrays, read_plan, shape_of, write_plan
+from orchestrator.plan import Plan, build_plan, group_arrays, install_plan, read_plan, shape_of
 from orchestrator.cluster import ClusterSpec
 from orchestrator.study import load_study, parse_study
 
@@ -75,7 +75,7 @@ def test_plan_round_trips_through_dict_and_file(tmp_path):
     s = load_study("hw5")
     plan = build_plan(s, tmp_path, tmp_path)
     assert Plan.from_dict(plan.to_dict()) == plan
-    path = write_plan(plan)
+    path = install_plan(plan, "", {})
     assert path == tmp_path / PLAN_FILE
     assert read_plan(tmp_path) == plan
     assert len(json.loads(path.read_text())["cells"]) == 3 * 28

@@ -89,8 +89,8 @@ def test_a_swept_value_given_twice_is_refused(field, value, twice):
 
 @pytest.mark.parametrize("grid, message", [
     (dict(dataset="cifar10", colour_jitter=30.0), "colour_jitter = 30 applies to dataset = \"synthetic\" only"),
-    (dict(SMALL, test_images=1_000_000), "test_images must be <= 10000, got 1000000"),
-    (dict(SMALL, train_images=10**8), "train_images must be <= 50000, got 100000000"),
+    (dict(SMALL, test_images=1_000_000), r"test_images must be <= 10000 for synthetic \(it stands in for CIFAR-10\), got 1000000"),
+    (dict(SMALL, train_images=10**8), r"train_images must be <= 50000 for synthetic \(it stands in for CIFAR-10\), got 100000000"),
 ])
 def test_choices_that_cifar10_could_not_have_are_refused(grid, message):
     with pytest.raises(StudyError, match=message):

@@ -52,8 +52,8 @@ def test_cells_that_train_the_same_way_share_their_networks():
 @pytest.mark.parametrize("grid, message", [
     ({"weight_bits": [8, 1]}, "weight_bits must be an integer from 2 to 16, got 1"),
     ({"activation_bits": [17]}, "activation_bits must be an integer from 2 to 16, got 17"),
-    ({"range_methods": ["max", "minmax"]}, "range_methods must be one of max, 3sigma, percentile, mse; got 'minmax'"),
-    ({"granularities": ["row"]}, "granularities must be one of tensor, channel"),
+    ({"range_methods": ["max", "minmax"]}, "range_methods must be one of ['max', '3sigma', 'percentile', 'mse'], got 'minmax'"),
+    ({"granularities": ["row"]}, "granularities must be one of ['tensor', 'channel']"),
     ({"train_images": 1000, "calibration_images": [16, 4000]}, "calibration_images: 4000 images to calibrate on, "
                                                                "but the cell trains on train_images = 1000"),
     ({"train_images": 300, "calibration_images": [16]}, "notebook_calibration: 400 images"),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.slurm_client import JobState, parse_elapsed, parse_sacct, parse_squeue
+from orchestrator.slurm_client import JobState, parse_elapsed, parse_squeue, sacct_rows
 
 
 @pytest.mark.parametrize("text, seconds", [
@@ -48,7 +48,7 @@ def test_parse_sacct():
         "17_6|NODE_FAIL||n3|0:0\n"
         "short|line\n"
     )
-    jobs = parse_sacct(text)
+    jobs = {job.job_id: job for job in sacct_rows(text)}
     assert set(jobs) == {"17_0", "17_1", "17_4", "17_5", "17_6"}  # the array's summary row is skipped
     assert jobs["17_0"] == JobState("17_0", "COMPLETED", 125.0, "n1", "")
     assert jobs["17_1"].state == "CANCELLED" and jobs["17_1"].reason == "exit 0:15"
@@ -58,4 +58,4 @@ def test_parse_sacct():
 
 
 def test_parse_sacct_empty_state_reads_unknown():
-    assert parse_sacct("17_0||5|n1|0:0\n")["17_0"].state == "UNKNOWN"
+    assert [job.state for job in sacct_rows("17_0||5|n1|0:0\n")] == ["UNKNOWN"]

@@ -1,0 +1,29 @@
+"""The report's environment: what every kind's results ran on, each kind adding its own entries
+(collect.kinds.KindTables.environment): the all-reduce backend of training and all-reduce runs."""
+from __future__ import annotations
+
+from collect.report import collect, environment
+from jobs.allreduce.cell import AllreduceCell
+from jobs.allreduce.result import AllreduceFindings, SizeTiming
+from jobs.core.result import Result, write_result
+from tests.collect.factory import cell, result, write_dir
+
+
+def gloo_result(repeat: int) -> Result:
+    c = AllreduceCell(backend="gloo", gpus_per_node=0, cpu_ranks_per_node=2, min_bytes=8, max_bytes=8, repeat=repeat)
+    sizes = tuple(SizeTiming(n, 1e-3, n / 1e-3 / 1e9, n / 1e-3 / 1e9) for n in c.sizes())
+    return Result(cell_id=c.cell_id, cell=c.to_dict(), status="ok", env={"hostnames": ["n1", "n1"]},
+                  body=AllreduceFindings(2, "gloo", "cpu", c.warmup, c.iters, sizes))
+
+
+def test_the_backend_row_counts_the_training_and_allreduce_runs(tmp_path):
+    results = write_dir(tmp_path, [result(cell("ddp", 32, 2), busbw_gbps=40.0), result(cell("single", 32))])
+    for repeat in range(2):
+        write_result(results, gloo_result(repeat))
+    rows = dict(environment(collect(results).cells))
+    assert rows["all-reduce backend"] == "gloo (2 runs); nccl (1 runs)"
+
+
+def test_a_dir_without_an_all_reduce_says_so(tmp_path):
+    rows = dict(environment(collect(write_dir(tmp_path, [result(cell("single", 32))])).cells))
+    assert rows["all-reduce backend"] == "-" and rows["GPU model"] == "NVIDIA H200"
