@@ -7,8 +7,7 @@ import json
 import pytest
 
 from orchestrator.cli import main
-from tests.collect.factory import copy_of
-from tests.conftest import unwritable
+from tests.helpers import unwritable
 
 
 def test_collect_json_has_every_table(mixed_dir, capsys):
@@ -44,8 +43,8 @@ def test_no_results_dir_is_an_error(tmp_path, capsys):
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
-def test_env_null_or_a_copied_result_is_an_error_naming_the_file(mixed_dir, tmp_path, capsys):
-    results = copy_of(mixed_dir, tmp_path)
+def test_env_null_or_a_copied_result_is_an_error_naming_the_file(mixed_dir, capsys):
+    results = mixed_dir
     first, second = sorted(p for p in results.glob("*.json") if p.name != "plan.json")[:2]
     data = json.loads(first.read_text())
     first.write_text(json.dumps({**data, "env": None}))
@@ -59,23 +58,23 @@ def test_env_null_or_a_copied_result_is_an_error_naming_the_file(mixed_dir, tmp_
 
 
 @pytest.mark.parametrize("text", [DEEP, "[1, 2]", '{"cells": 5}'])
-def test_a_damaged_plan_is_an_error_naming_it_not_a_traceback(mixed_dir, tmp_path, capsys, text):
-    results = copy_of(mixed_dir, tmp_path)
+def test_a_damaged_plan_is_an_error_naming_it_not_a_traceback(mixed_dir, capsys, text):
+    results = mixed_dir
     (results / "plan.json").write_text(text)
     assert main(["collect", "--results", str(results)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "plan.json" in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_a_deeply_nested_registry_line_is_skipped_like_any_corrupt_line(mixed_dir, tmp_path, capsys):
-    results = copy_of(mixed_dir, tmp_path)
+def test_a_deeply_nested_registry_line_is_skipped_like_any_corrupt_line(mixed_dir, capsys):
+    results = mixed_dir
     with open(results / "registry.jsonl", "a") as f:
         f.write(DEEP + "\n")
     assert main(["collect", "--results", str(results), "--json"]) == 0
 
 
-def test_a_read_only_results_dir_still_prints_the_tables_and_says_what_was_not_written(mixed_dir, tmp_path, capsys):
-    results = copy_of(mixed_dir, tmp_path)
+def test_a_read_only_results_dir_still_prints_the_tables_and_says_what_was_not_written(mixed_dir, capsys):
+    results = mixed_dir
     before = sorted(p.name for p in results.iterdir())
     with unwritable(results):
         code = main(["collect", "--results", str(results), "--report"])
@@ -87,7 +86,7 @@ def test_a_read_only_results_dir_still_prints_the_tables_and_says_what_was_not_w
 
 
 def test_out_writes_the_tables_and_the_report_elsewhere(mixed_dir, tmp_path, capsys):
-    results, out = copy_of(mixed_dir, tmp_path), tmp_path / "hand-in"
+    results, out = mixed_dir, tmp_path / "hand-in"
     before = sorted(p.name for p in results.iterdir())
     with unwritable(results):
         code = main(["collect", "--results", str(results), "--out", str(out), "--report", "--json"])

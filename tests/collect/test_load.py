@@ -9,7 +9,8 @@ from collect.load import load, load_frame
 from jobs.train.cell import Cell
 from jobs.core.layout import result_path
 from jobs.core.result import ResultError, write_result
-from tests.collect.factory import MISSING, PENDING, cell, copy_of, mixed_results, result, write_dir
+from tests.collect.dirs import MISSING, PENDING, mixed_results
+from tests.factories import cell, train_result, write_results
 
 
 def row(frame, c: Cell):
@@ -48,38 +49,35 @@ def test_a_planned_cell_without_result_has_no_numbers(mixed_dir):
     assert math.isnan(missing.timed_epoch_s) and missing.gpus == 4
 
 
-def test_a_submitted_cell_without_result_is_pending(mixed_dir, tmp_path):
-    results = copy_of(mixed_dir, tmp_path)
+def test_a_submitted_cell_without_result_is_pending(mixed_dir):
     late = cell("ddp", 128, 4)
-    with open(results / "registry.jsonl", "a") as f:  # a line cut short is skipped
+    with open(mixed_dir / "registry.jsonl", "a") as f:  # a line cut short is skipped
         f.write('{"cell_id": "' + late.cell_id + '", "executor": "slurm", "job_id": "17_0", "array": "a", '
                 '"submitted_at": "t"}\n{"cell_id": "cut sh')
-    assert row(load_frame(results), late).status == "pending"
+    assert row(load_frame(mixed_dir), late).status == "pending"
 
 
-def test_a_result_outside_the_plan_still_gets_a_row(mixed_dir, tmp_path):
-    results = copy_of(mixed_dir, tmp_path)
+def test_a_result_outside_the_plan_still_gets_a_row(mixed_dir):
     extra = cell("single", 64)
-    write_result(results, result(extra, epoch_s=3.0, train_s=2.0))
-    assert row(load_frame(results), extra).status == "ok"
+    write_result(mixed_dir, train_result(extra, epoch_s=3.0, train_s=2.0))
+    assert row(load_frame(mixed_dir), extra).status == "ok"
 
 
 def test_results_without_a_plan(tmp_path):
-    write_result(tmp_path, result(cell("single", 32), epoch_s=10.0, train_s=8.0))
+    write_result(tmp_path, train_result(cell("single", 32), epoch_s=10.0, train_s=8.0))
     loaded = load(tmp_path)
     assert list(loaded.frame.status) == ["ok"] and loaded.study is None
     assert list(loaded.epochs.epoch) == [1, 2] and list(loaded.epochs.epoch_s) == [15.0, 10.0]
 
 
-def test_a_corrupt_result_file_is_never_skipped_silently(mixed_dir, tmp_path):
-    results = copy_of(mixed_dir, tmp_path)
+def test_a_corrupt_result_file_is_never_skipped_silently(mixed_dir):
     broken = cell("single", 32).cell_id
-    result_path(results, broken).write_text('{"cell_id": ')
+    result_path(mixed_dir, broken).write_text('{"cell_id": ')
     with pytest.raises(ResultError, match=broken):
-        load_frame(results)
+        load_frame(mixed_dir)
 
 
 def test_plan_only_gives_missing_rows(tmp_path):
-    loaded = load(write_dir(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)], study="t"))
+    loaded = load(write_results(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)], study="t"))
     assert list(loaded.frame.status) == ["missing", "missing"] and loaded.study == "t"
     assert loaded.epochs.empty

@@ -1,4 +1,4 @@
-"""A PTQ study's tables, report and CLI output, from hand-built results (tests/collect/factory.py:
+"""A PTQ study's tables, report and CLI output, from hand-built results (tests/collect/dirs.py:
 three training seeds with NOTEBOOK_ACCURACY, a failed cell and a missing one), numbers worked by hand."""
 from __future__ import annotations
 
@@ -10,21 +10,24 @@ import pytest
 from collect.report import collect, status_counts, write_report
 from jobs.core.cell import run_seed
 from orchestrator.cli import main
-from tests.collect.factory import NOTEBOOK, NOTEBOOK_ACCURACY, ptq_cell, ptq_result, ptq_results, write_ptq
+from tests.collect.dirs import NOTEBOOK_ACCURACY, ptq_results, write_ptq
+from tests.factories import NOTEBOOK, ptq_cell, ptq_result
 
 TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
              "ptq_sweep_weights", "ptq_sweep_activations"]
 
 
-@pytest.fixture(scope="module")
-def ptq_dir(tmp_path_factory):
-    return write_ptq(tmp_path_factory.mktemp("ptq"))
+@pytest.fixture
+def ptq_dir(tmp_path):
+    """This test's own PTQ results dir."""
+    return write_ptq(tmp_path / "ptq")
 
 
 @pytest.fixture(scope="module")
-def collected(ptq_dir):
-    return collect(ptq_dir)
+def collected(tmp_path_factory):
+    """The PTQ study collected once, in a dir of its own: its tables, grids and the files written."""
+    return collect(write_ptq(tmp_path_factory.mktemp("collected")))
 
 
 def grid(collected, key):
@@ -104,11 +107,11 @@ def test_scales_and_statistics_show_one_seed_and_say_which(collected):
     assert row(activations, "input")[8] == "wider"
 
 
-def test_a_ptq_dir_builds_only_ptq_tables_and_counts_every_cell(ptq_dir, collected):
+def test_a_ptq_dir_builds_only_ptq_tables_and_counts_every_cell(collected):
     assert [g.key for g in collected.grids] == PTQ_GRIDS
     assert status_counts(collected.cells) == "3 ok, 1 failed, 1 missing"
-    assert (ptq_dir / "ptq_notebook.csv").read_text().startswith("setup,name,")
-    assert not (ptq_dir / "q1.csv").exists()
+    assert (collected.out_dir / "ptq_notebook.csv").read_text().startswith("setup,name,")
+    assert not (collected.out_dir / "q1.csv").exists()
     by_seed = {r[1]: r for r in grid(collected, "ptq_cells").rows}
     assert by_seed[str(run_seed(0, 3))][2] == "failed: RuntimeError: CUDA error"
     assert by_seed[str(run_seed(0, 4))][2] == "missing"
@@ -121,8 +124,8 @@ def test_a_training_dir_builds_only_training_tables(mixed_dir):
     assert training.table_files == tuple(TRAINING_GRIDS)
 
 
-def test_the_ptq_report_has_its_sections_and_three_plots(ptq_dir, collected):
-    write_report(collected)
+def test_the_ptq_report_has_its_sections_and_three_plots(ptq_dir):
+    write_report(collect(ptq_dir))
     html = (ptq_dir / "report.html").read_text()
     assert "<h1>Quantization study <em>ptq-by-hand</em>: post-training quantization" in html
     assert html.count('<img src="data:image/png;base64,') == 3

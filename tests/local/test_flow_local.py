@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 
 from orchestrator.cli import main
-from tests.conftest import TESTS
-
-STUDY = TESTS / "studies" / "tiny-local.toml"
+from tests.helpers import TINY_LOCAL as STUDY
 
 
 def test_plan_submit_status_collect_locally(in_tmp, capsys):

@@ -11,7 +11,7 @@ import pytest
 from jobs.core.layout import result_path
 from jobs.core.result import NotRegularFile, read_good_result, read_result
 from orchestrator.cli import main
-from tests.conftest import TINY_STUDY
+from tests.helpers import TINY_STUDY
 
 
 @pytest.fixture
