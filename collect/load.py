@@ -216,7 +216,3 @@ def envelopes(frame: pd.DataFrame, others: tuple[KindCell, ...]) -> pd.DataFrame
         parts.append(pd.DataFrame(rows).reindex(columns=ENVELOPE_COLUMNS))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ENVELOPE_COLUMNS)
 
-
-def load_frame(results_dir: Path) -> pd.DataFrame:
-    """One row per cell: planned cells without a result are "pending" or "missing"."""
-    return load(results_dir).frame

@@ -76,13 +76,9 @@ def parse_squeue(text: str) -> dict[str, JobState]:
     return jobs
 
 
-def parse_sacct(text: str) -> dict[str, JobState]:
-    """Lines of SACCT_FIELDS (the name is optional); a pending array's summary row is skipped."""
-    return {job.job_id: job for job in sacct_rows(text)}
-
-
 def sacct_rows(text: str) -> list[JobState]:
-    """Every row, in sacct's order: after a SLURM restart one id may name several jobs."""
+    """Every row of SACCT_FIELDS (the name is optional), in sacct's order: after a SLURM restart one
+    id may name several jobs. A pending array's summary row is skipped."""
     jobs = []
     for line in text.splitlines():
         fields = line.split("|", 5)

@@ -95,10 +95,6 @@ def timed_text(protocol: Optional[tuple[int, int]]) -> str:
 
 
 
-def value_or_status(row, text: str) -> str:
-    return text if row.status == "ok" else status_text(row.status)
-
-
 def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
     header = ["batch size", "train time (s)", "epoch time (s)", "data wait (s)", "train images/s",
               "peak memory (GiB)", "repeats"]

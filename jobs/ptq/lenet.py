@@ -21,10 +21,6 @@ MAX_FAN_IN = 400  # fc1's inputs: the longest dot product in the network
 Layer = Callable[[str, torch.Tensor], torch.Tensor]
 
 
-def relu_pool(x: torch.Tensor) -> torch.Tensor:
-    return F.max_pool2d(F.relu(x), 2)
-
-
 def forward_layers(x: torch.Tensor, layer: Layer, relu: Callable = F.relu,
                    pool: Optional[Callable] = None) -> torch.Tensor:
     """conv1 -> ReLU -> pool -> conv2 -> ReLU -> pool -> flatten -> fc1 -> ReLU -> fc2 -> ReLU -> fc3.

@@ -110,10 +110,6 @@ class VariantResult:
     eval_s: float  # seconds to build and evaluate the variant
     integer_s: float = 0.0  # seconds for the integer-only run and its comparison
 
-    @property
-    def integer_violations(self) -> int:
-        return sum(c.non_integer + c.out_of_range for c in self.integer_checks)
-
 
 @dataclass(frozen=True)
 class PTQOutcome:

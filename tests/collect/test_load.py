@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from collect.load import load, load_frame
+from collect.load import load
 from jobs.train.cell import Cell
 from jobs.core.layout import result_path
 from jobs.core.result import ResultError, write_result
@@ -31,7 +31,7 @@ def test_a_row_per_planned_cell_with_its_status(mixed_dir):
 
 
 def test_the_timed_epoch_figures_are_the_timed_epochs(mixed_dir):
-    frame = load_frame(mixed_dir)
+    frame = load(mixed_dir).frame
     one = row(frame, cell("single", 32))
     assert (one.timed_epoch_s, one.timed_train_s, one.timed_data_wait_s) == (40.0, 32.0, 8.0)
     assert one.timed_loss == 1.0 and one.timed_accuracy == pytest.approx(0.2)  # epoch 2's, not epoch 1's
@@ -41,11 +41,11 @@ def test_the_timed_epoch_figures_are_the_timed_epochs(mixed_dir):
 
 
 def test_a_failed_row_keeps_the_last_line_of_its_error(mixed_dir):
-    assert row(load_frame(mixed_dir), cell("ddp", 128, 2)).error == "RuntimeError: NCCL error"
+    assert row(load(mixed_dir).frame, cell("ddp", 128, 2)).error == "RuntimeError: NCCL error"
 
 
 def test_a_planned_cell_without_result_has_no_numbers(mixed_dir):
-    missing = row(load_frame(mixed_dir), cell("ddp", 128, 4))
+    missing = row(load(mixed_dir).frame, cell("ddp", 128, 4))
     assert math.isnan(missing.timed_epoch_s) and missing.gpus == 4
 
 
@@ -54,13 +54,13 @@ def test_a_submitted_cell_without_result_is_pending(mixed_dir):
     with open(mixed_dir / "registry.jsonl", "a") as f:  # a line cut short is skipped
         f.write('{"cell_id": "' + late.cell_id + '", "executor": "slurm", "job_id": "17_0", "array": "a", '
                 '"submitted_at": "t"}\n{"cell_id": "cut sh')
-    assert row(load_frame(mixed_dir), late).status == "pending"
+    assert row(load(mixed_dir).frame, late).status == "pending"
 
 
 def test_a_result_outside_the_plan_still_gets_a_row(mixed_dir):
     extra = cell("single", 64)
     write_result(mixed_dir, train_result(extra, epoch_s=3.0, train_s=2.0))
-    assert row(load_frame(mixed_dir), extra).status == "ok"
+    assert row(load(mixed_dir).frame, extra).status == "ok"
 
 
 def test_results_without_a_plan(tmp_path):
@@ -74,7 +74,7 @@ def test_a_corrupt_result_file_is_never_skipped_silently(mixed_dir):
     broken = cell("single", 32).cell_id
     result_path(mixed_dir, broken).write_text('{"cell_id": ')
     with pytest.raises(ResultError, match=broken):
-        load_frame(mixed_dir)
+        load(mixed_dir).frame
 
 
 def test_plan_only_gives_missing_rows(tmp_path):
