@@ -16,6 +16,7 @@ from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GR
 from jobs.core.bandwidth import bandwidth_gbps
 from orchestrator.cli import main
 from tests.factories import allreduce_result, write_results
+from tests.helpers import cli_json
 
 ONE_NODE = dict(gpus_per_node=4, min_bytes=8, max_bytes=32)  # sizes 8, 16, 32, the bucket, the gradient
 TWO_NODES = dict(nodes=2, gpus_per_node=2, min_bytes=8, max_bytes=32)
@@ -185,8 +186,7 @@ def test_findings_that_do_not_match_their_cell_are_an_unreadable_cell_and_in_no_
 
 
 def test_collect_cli_json_and_report(study_dir, capsys):
-    assert main(["collect", "--results", str(study_dir), "--json", "--report"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = cli_json(capsys, "collect", "--results", study_dir, "--report")
     assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "written"}
     row = next(r for r in out["allreduce_marked"] if r["setup"] == "4 GPUs, nccl" and r["what"] == "DDP bucket")
     assert row["busbw_gbps"] == pytest.approx(15.0) and row["bandwidth_bound"] is True

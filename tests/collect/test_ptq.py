@@ -12,6 +12,7 @@ from jobs.core.cell import run_seed
 from orchestrator.cli import main
 from tests.collect.dirs import NOTEBOOK_ACCURACY, ptq_results, write_ptq
 from tests.factories import NOTEBOOK, ptq_cell, ptq_result
+from tests.helpers import cli_json
 
 TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
@@ -147,8 +148,7 @@ def test_the_training_report_keeps_its_heading(mixed_dir):
 
 
 def test_collect_json_gives_the_ptq_tables(ptq_dir, capsys):
-    assert main(["collect", "--results", str(ptq_dir), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = cli_json(capsys, "collect", "--results", ptq_dir)
     assert set(out) == {"ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep",
                         "ptq_cells", "written"}
     assert [r["name"] for r in out["ptq_notebook"]] == list(NOTEBOOK)

@@ -2,7 +2,6 @@
 "[/pytorch/...]" in a failure reason, are text, never rich markup."""
 from __future__ import annotations
 
-import json
 
 from rich.console import Console
 
@@ -12,7 +11,7 @@ from orchestrator.commands.submit import wait_for
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission, append
 from tests.factories import train_result
-from tests.helpers import TINY_LOCAL as STUDY, write_study
+from tests.helpers import TINY_LOCAL as STUDY, cell_states, write_study
 GLOO = ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
         "[127.0.0.1]:20345")
 
@@ -41,8 +40,7 @@ def test_status_and_submit_wait_show_a_gloo_error_as_text(in_tmp, capsys, monkey
     capsys.readouterr()
     assert main(["status", "--study", str(STUDY)]) == 0
     assert "RuntimeError: [" in capsys.readouterr().out
-    assert main(["status", "--study", str(STUDY), "--json"]) == 0
-    cells = json.loads(capsys.readouterr().out)["cells"]
+    cells = cell_states(capsys, STUDY)
     assert cells[0]["state"] == "failed" and cells[0]["detail"] == GLOO, "--json has the whole text"
     console = Console(record=True, width=300, markup=False)
     for cell in plan.cells[1:]:  # the other cell ended well, so the wait is over at once

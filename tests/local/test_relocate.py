@@ -2,7 +2,6 @@
 path plan.json was written with."""
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest
@@ -12,7 +11,7 @@ from orchestrator import registry
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission
 from tests.factories import train_result
-from tests.helpers import cli, write_study
+from tests.helpers import cli, cli_json, write_study
 
 STUDY = """name = "moved"
 [defaults]
@@ -45,11 +44,9 @@ def test_a_moved_results_dir_is_read_where_it_is(in_tmp, capsys):
     new.parent.mkdir()
     shutil.move(old, new)
 
-    code, out, _ = cli(capsys, "status", "--study", "moved", "--results", new, "--json")
-    states = {c["cell_id"]: c["state"] for c in json.loads(out)["cells"]}
-    assert code == 0 and states == {done: "done", waiting: "not submitted"}, states
-    code, out, _ = cli(capsys, "collect", "--study", "moved", "--results", new, "--json")
-    assert code == 0 and {r["status"] for r in json.loads(out)["q1"]} >= {"ok"}
+    states = {c["cell_id"]: c["state"] for c in cli_json(capsys, "status", "--study", "moved", "--results", new)["cells"]}
+    assert states == {done: "done", waiting: "not submitted"}, states
+    assert {r["status"] for r in cli_json(capsys, "collect", "--study", "moved", "--results", new)["q1"]} >= {"ok"}
     code, out, _ = cli(capsys, "logs", "--study", "moved", "--results", new, done)
     assert code == 0 and "epoch 1/1: fine" in out and str(new / "logs") in out
     assert read_plan(new).results_dir == str(new.absolute())
