@@ -1,4 +1,4 @@
-"""collect.train.tables over the mixed results dir worked by hand (tests/collect/factory.py), with
+"""collect.train.tables over the mixed results dir worked by hand (tests/collect/dirs.py), with
 failed, oom, timeout, pending and missing cells, and over small dirs for the edge cases."""
 from __future__ import annotations
 
