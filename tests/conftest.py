@@ -1,4 +1,5 @@
-"""Shared fixtures: the tests' tiny study, and the real local SLURM cluster (tests/cluster/start.sh)."""
+"""Shared fixtures: the real local SLURM cluster (tests/cluster/start.sh), each test's own machine
+lock dir, and an empty working directory. Helpers that are not fixtures live in helpers.py."""
 from __future__ import annotations
 
 import os
@@ -7,9 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-TESTS = Path(__file__).parent
-TINY_STUDY = TESTS / "studies" / "tiny.toml"
 
 
 @pytest.fixture(scope="session")
@@ -26,12 +24,11 @@ def slurm_cluster() -> None:
 
 
 @pytest.fixture(autouse=True)
-def machine_lock_dir(tmp_path_factory, monkeypatch) -> Path:
+def machine_lock_dir(tmp_path_factory, monkeypatch) -> None:
     """Each test's local queue locks its own folder: a test never waits on another run's cell
     (two pytest runs on one machine), nor on a study a person runs beside the tests."""
     path = tmp_path_factory.mktemp("locks")
     monkeypatch.setenv("ORCHESTRATOR_LOCK_DIR", str(path))
-    return path
 
 
 @pytest.fixture
@@ -39,23 +36,3 @@ def in_tmp(tmp_path, monkeypatch) -> Path:
     """Run in an empty directory, as a newcomer would (runs/ and data/ land here)."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-class unwritable:
-    """chmod a-w, or (as root, whom modes do not stop) chattr +i; skips where neither works."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self):
-        self.path.chmod(0o555)
-        self.immutable = os.geteuid() == 0
-        if self.immutable and subprocess.run(["chattr", "+i", str(self.path)], capture_output=True).returncode != 0:
-            self.path.chmod(0o755)
-            pytest.skip("cannot make a directory unwritable for root here (no chattr +i)")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.immutable:
-            subprocess.run(["chattr", "-i", str(self.path)], check=True)
-        self.path.chmod(0o755)

@@ -1,14 +1,21 @@
-"""The mixed results dir (tests/collect/factory.py, mixed_results), written once per test module:
-tests that change a results dir work on a copy (factory.copy_of) or write their own (factory.write_dir)."""
+"""The mixed results dir (tests/collect/dirs.py, mixed_results), written once: each test gets its
+own copy (mixed_dir) to read, collect into or damage; module fixtures that only read may load
+mixed_template, which nothing writes into."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.collect.factory import write_mixed
+from tests.collect.dirs import write_mixed
 
 
-@pytest.fixture(scope="module")
-def mixed_dir(tmp_path_factory) -> Path:
+@pytest.fixture(scope="session")
+def mixed_template(tmp_path_factory) -> Path:
     return write_mixed(tmp_path_factory.mktemp("mixed"))
+
+
+@pytest.fixture
+def mixed_dir(mixed_template, tmp_path) -> Path:
+    return Path(shutil.copytree(mixed_template, tmp_path / "mixed"))

@@ -4,6 +4,7 @@ cell (never a traceback, never a number); exit codes through collect's CLI."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -12,13 +13,10 @@ import pytest
 from collect.allreduce import grids, rows, tables
 from collect.load import load
 from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
-from jobs.allreduce.result import AllreduceFindings, SizeTiming
 from jobs.core.bandwidth import bandwidth_gbps
-from jobs.core.result import Result, write_result
 from orchestrator.cli import main
-from orchestrator.plan import build_plan, install_plan
-from orchestrator.study import ClusterSpec, Study
-from tests.collect.factory import copy_of
+from tests.factories import allreduce_result, write_results
+from tests.helpers import cli_json
 
 ONE_NODE = dict(gpus_per_node=4, min_bytes=8, max_bytes=32)  # sizes 8, 16, 32, the bucket, the gradient
 TWO_NODES = dict(nodes=2, gpus_per_node=2, min_bytes=8, max_bytes=32)
@@ -34,35 +32,26 @@ SMALL = {0: (10e-6, 20e-6, 30e-6), 1: (12e-6, 22e-6, 30e-6), 2: (14e-6, 30e-6, 3
 BIG = {0: (8.0, 10.0), 1: (10.0, 12.0), 2: (12.0, 11.0)}  # algbw at (bucket, gradient)
 
 
-def findings(cell: AllreduceCell, small: tuple[float, ...], big: tuple[float, float]) -> AllreduceFindings:
-    seconds = dict(zip((8, 16, 32), small, strict=True)) | {BUCKET: BUCKET / big[0] / 1e9, GRADIENT: GRADIENT / big[1] / 1e9}
-    sizes = tuple(SizeTiming(n, seconds[n], *bandwidth_gbps(n, seconds[n], cell.ranks)) for n in cell.sizes())
-    return AllreduceFindings(cell.ranks, cell.backend, cell.device, cell.warmup, cell.iters, sizes)
-
-
-def result(cell: AllreduceCell, status: str = "ok", found=None, error=None) -> Result:
-    env = {"gpu_model": "NVIDIA H200", "hostnames": ["n1", "n2"] if cell.nodes > 1 else ["n1"],
-           "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:01:00+00:00"}
-    return Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=status, env=env, error=error, body=found)
-
-
-def write_study(path: Path, results: list[Result], planned: tuple[AllreduceCell, ...] = ()) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    for r in results:
-        write_result(path, r)
-    cells = tuple(AllreduceCell.from_dict(r.cell) for r in results) + planned
-    install_plan(build_plan(Study("allreduce-by-hand", "", "data", ClusterSpec(), cells, ""), path, path), "", {})
-    return path
+def seconds(small: tuple[float, ...], big: tuple[float, float]) -> dict[int, float]:
+    """Seconds per size: `small` at 8, 16, 32 B; the bucket and the gradient at algbw big[0], big[1] GB/s."""
+    return dict(zip((8, 16, 32), small, strict=True)) | {BUCKET: BUCKET / big[0] / 1e9, GRADIENT: GRADIENT / big[1] / 1e9}
 
 
 @pytest.fixture(scope="module")
-def study_dir(tmp_path_factory) -> Path:
+def study_template(tmp_path_factory) -> Path:
+    """The worked study above, written once; tests take study_dir, their own copy."""
     one = [AllreduceCell(**ONE_NODE, repeat=r) for r in range(3)]
     two = [AllreduceCell(**TWO_NODES, repeat=r) for r in range(3)]
-    results = [result(c, found=findings(c, SMALL[c.repeat], BIG[c.repeat])) for c in one]
-    results += [result(two[0], found=findings(two[0], (20e-6,) * 3, (5.0, 6.0))),
-                result(two[1], "failed", error="Traceback ...\nRuntimeError: NCCL error: unhandled system error")]
-    return write_study(tmp_path_factory.mktemp("allreduce"), results, planned=(two[2],))
+    results = [allreduce_result(c, seconds(SMALL[c.repeat], BIG[c.repeat])) for c in one]
+    results += [allreduce_result(two[0], seconds((20e-6,) * 3, (5.0, 6.0))),
+                allreduce_result(two[1], status="failed",
+                                 error="Traceback ...\nRuntimeError: NCCL error: unhandled system error")]
+    return write_results(tmp_path_factory.mktemp("allreduce"), results, planned=(two[2],), study="allreduce-by-hand")
+
+
+@pytest.fixture
+def study_dir(study_template, tmp_path) -> Path:
+    return Path(shutil.copytree(study_template, tmp_path / "allreduce"))
 
 
 def built(results_dir: Path) -> dict[str, pd.DataFrame]:
@@ -145,7 +134,7 @@ def test_the_sweep_grid_marks_the_regimes_and_names_the_marked_sizes(study_dir):
 
 
 def test_an_empty_study_says_there_is_no_result(tmp_path):
-    write_study(tmp_path, [], planned=(AllreduceCell(**ONE_NODE),))
+    write_results(tmp_path, planned=(AllreduceCell(**ONE_NODE),))
     out = grids.build(built(tmp_path))
     assert out[1].empty.startswith("No all-reduce result yet: 0 of 1 cells ok (1 not submitted)")
     assert [g.key for g in out] == ["allreduce_cells", "allreduce_marked"]
@@ -171,11 +160,10 @@ def _world_size_8(block) -> None:
     (lambda b: b["sizes"][4].update(busbw_gbps=1e6), "allreduce.sizes[4].busbw_gbps = 1000000.0 disagrees"),
     (lambda b: b.clear(), "allreduce: missing ['world_size'"),
 ])
-def test_a_block_of_wrong_types_or_ranges_is_an_error_naming_its_file(study_dir, tmp_path, capsys, change, words):
+def test_a_block_of_wrong_types_or_ranges_is_an_error_naming_its_file(study_dir, capsys, change, words):
     """As a training or PTQ result's: its findings are type-checked when the file is read."""
-    results = copy_of(study_dir, tmp_path)
-    path = edit_block(results, change)
-    assert main(["collect", "--results", str(results)]) == 2
+    path = edit_block(study_dir, change)
+    assert main(["collect", "--results", str(study_dir)]) == 2
     err = capsys.readouterr().err
     assert f"{path.name} is unreadable" in err and words in err and "Traceback" not in err
 
@@ -184,38 +172,34 @@ def test_a_block_of_wrong_types_or_ranges_is_an_error_naming_its_file(study_dir,
     (lambda b: b.update(sizes=b["sizes"][:2]), "allreduce.sizes are not the sizes the cell asks"),
     (_world_size_8, "allreduce.world_size = 8, but the cell asks 4"),
 ])
-def test_findings_that_do_not_match_their_cell_are_an_unreadable_cell_and_in_no_table(study_dir, tmp_path, capsys, change, words):
-    results = copy_of(study_dir, tmp_path)
-    path = edit_block(results, change)
-    out = built(results)
+def test_findings_that_do_not_match_their_cell_are_an_unreadable_cell_and_in_no_table(study_dir, capsys, change, words):
+    path = edit_block(study_dir, change)
+    out = built(study_dir)
     cell = out["allreduce_cells"].set_index("cell_id").loc[path.stem]
     assert cell.status == "unreadable" and words in cell.error and f"{path.stem}.json" in cell.error
     assert "rerun `submit`" in cell.error
     one = out["allreduce_sizes"][out["allreduce_sizes"].setup == "4 GPUs, nccl"]
     assert set(one.repeats) == {2}, "the hostile repeat is in no median"
-    assert main(["collect", "--results", str(results)]) == 0
+    assert main(["collect", "--results", str(study_dir)]) == 0
     printed = capsys.readouterr()
     assert "unreadable" in printed.out and "Traceback" not in printed.out + printed.err
 
 
-def test_collect_cli_json_and_report(study_dir, tmp_path, capsys):
-    results = copy_of(study_dir, tmp_path)
-    assert main(["collect", "--results", str(results), "--json", "--report"]) == 0
-    out = json.loads(capsys.readouterr().out)
+def test_collect_cli_json_and_report(study_dir, capsys):
+    out = cli_json(capsys, "collect", "--results", study_dir, "--report")
     assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "written"}
     row = next(r for r in out["allreduce_marked"] if r["setup"] == "4 GPUs, nccl" and r["what"] == "DDP bucket")
     assert row["busbw_gbps"] == pytest.approx(15.0) and row["bandwidth_bound"] is True
     for name in ("report.html", "report.md", "tables.md", "allreduce_sizes.csv", "plots/allreduce_busbw_vs_size.png"):
-        assert (results / name).is_file(), name
-    assert "All-reduce study" in (results / "report.html").read_text()
+        assert (study_dir / name).is_file(), name
+    assert "All-reduce study" in (study_dir / "report.html").read_text()
 
 
-def test_a_result_whose_cell_is_bad_is_an_error_naming_the_file(study_dir, tmp_path, capsys):
-    results = copy_of(study_dir, tmp_path)
-    path = results / f"{AllreduceCell(**ONE_NODE).cell_id}.json"
+def test_a_result_whose_cell_is_bad_is_an_error_naming_the_file(study_dir, capsys):
+    path = study_dir / f"{AllreduceCell(**ONE_NODE).cell_id}.json"
     data = json.loads(path.read_text())
     path.write_text(json.dumps({**data, "cell": {**data["cell"], "factor": 3}}))
-    assert main(["collect", "--results", str(results)]) == 2
+    assert main(["collect", "--results", str(study_dir)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: result file {path}") and "factor must be one of [2, 4]" in err
     assert len(err.strip().splitlines()) == 1
@@ -224,7 +208,7 @@ def test_a_result_whose_cell_is_bad_is_an_error_naming_the_file(study_dir, tmp_p
 def test_a_two_node_cell_that_ran_on_one_machine_is_a_setup_of_its_own(tmp_path):
     """Off-cluster, every rank of a 2-node cell runs on this machine: its link is not the network."""
     cell = AllreduceCell(**TWO_NODES)
-    local = result(cell, found=findings(cell, (20e-6,) * 3, (5.0, 6.0)))
+    local = allreduce_result(cell, seconds((20e-6,) * 3, (5.0, 6.0)))
     local.env.update(hostnames=["laptop"], nodes=[])
-    out = built(write_study(tmp_path, [local]))
+    out = built(write_results(tmp_path, [local]))
     assert set(out["allreduce_sizes"].setup) == {"2 nodes x 2 GPUs, nccl [ran on 1 node]"}

@@ -6,7 +6,7 @@ from collect.report import collect, environment
 from jobs.allreduce.cell import AllreduceCell
 from jobs.allreduce.result import AllreduceFindings, SizeTiming
 from jobs.core.result import Result, write_result
-from tests.collect.factory import cell, result, write_dir
+from tests.factories import cell, train_result, write_results
 
 
 def gloo_result(repeat: int) -> Result:
@@ -17,7 +17,7 @@ def gloo_result(repeat: int) -> Result:
 
 
 def test_the_backend_row_counts_the_training_and_allreduce_runs(tmp_path):
-    results = write_dir(tmp_path, [result(cell("ddp", 32, 2), busbw_gbps=40.0), result(cell("single", 32))])
+    results = write_results(tmp_path, [train_result(cell("ddp", 32, 2), busbw_gbps=40.0), train_result(cell("single", 32))])
     for repeat in range(2):
         write_result(results, gloo_result(repeat))
     rows = dict(environment(collect(results).cells))
@@ -25,5 +25,5 @@ def test_the_backend_row_counts_the_training_and_allreduce_runs(tmp_path):
 
 
 def test_a_dir_without_an_all_reduce_says_so(tmp_path):
-    rows = dict(environment(collect(write_dir(tmp_path, [result(cell("single", 32))])).cells))
+    rows = dict(environment(collect(write_results(tmp_path, [train_result(cell("single", 32))])).cells))
     assert rows["all-reduce backend"] == "-" and rows["GPU model"] == "NVIDIA H200"

@@ -2,17 +2,28 @@
 timed epoch, GPU and repeats, formulas beside each table; Markdown, LaTeX and rich output."""
 from __future__ import annotations
 
+import csv
+import math
+
+import pandas as pd
 import pytest
 from rich.console import Console
 
 from collect import render
 from collect.report import collect
-from tests.collect.factory import cell, result, write_dir
+from tests.collect.dirs import write_mixed
+from tests.factories import cell, train_result, write_results
 
 
 @pytest.fixture(scope="module")
-def grids(mixed_dir):
-    return {g.key: g for g in collect(mixed_dir).grids}
+def collected(tmp_path_factory):
+    """The mixed dir collected once, in a dir of its own: its grids and the files written."""
+    return collect(write_mixed(tmp_path_factory.mktemp("collected")))
+
+
+@pytest.fixture(scope="module")
+def grids(collected):
+    return {g.key: g for g in collected.grids}
 
 
 def rows_of(grid):
@@ -34,10 +45,10 @@ def test_every_table_states_units_timed_epoch_gpu_and_repeats(grids):
 
 def test_timing_tables_say_when_old_repeats_share_one_seed(tmp_path):
     """Results from before repeats were seeded (no run_seed) trained every repeat with the cell's seed."""
-    runs = [result(cell("single", 128, repeat=i), epoch_s=e, train_s=t, seeded=False)
+    runs = [train_result(cell("single", 128, repeat=i), epoch_s=e, train_s=t, seeded=False)
             for i, (e, t) in enumerate([(20.0, 16.0), (22.0, 17.0), (30.0, 25.0)])]
-    runs += [result(cell("ddp", 128, 2, repeat=i), epoch_s=12.0, train_s=10.0) for i in range(2)]
-    grids = {g.key: g for g in collect(write_dir(tmp_path, runs)).grids}
+    runs += [train_result(cell("ddp", 128, 2, repeat=i), epoch_s=12.0, train_s=10.0) for i in range(2)]
+    grids = {g.key: g for g in collect(write_results(tmp_path, runs)).grids}
     old = " trained from one seed (results written before repeats were seeded): their spread is not that of independent runs."
     assert "(median (min-max) shown); the repeats" + old in grids["q1"].caption  # its one configuration
     assert "the repeats of 1 of 2 configurations" + old in grids["table1"].caption
@@ -89,7 +100,7 @@ def test_q4_grid_marks_the_baseline_and_the_oom(grids):
 
 
 def test_no_baseline_and_empty_tables_say_so(tmp_path):
-    grid_list = collect(write_dir(tmp_path, [result(cell("ddp", 64, 2), epoch_s=10.0, train_s=8.0)])).grids
+    grid_list = collect(write_results(tmp_path, [train_result(cell("ddp", 64, 2), epoch_s=10.0, train_s=8.0)])).grids
     grids = {g.key: g for g in grid_list}
     assert grids["table1"].rows == [["2 GPUs, DDP", "10.00", "no T1 (not in study)", ""]]
     assert grids["table2"].rows[0][2] == "no T1 (not in study)"
@@ -98,9 +109,9 @@ def test_no_baseline_and_empty_tables_say_so(tmp_path):
 
 
 def test_varying_fields_name_the_rows(tmp_path):
-    results = [result(cell("single", 32, pipeline=p), epoch_s=t, train_s=t) for p, t in (("faithful", 9.0), ("fast", 3.0))]
-    results += [result(cell("ddp", 32, 2, pipeline=p), epoch_s=t, train_s=t) for p, t in (("faithful", 6.0), ("fast", 2.0))]
-    rows = rows_of({g.key: g for g in collect(write_dir(tmp_path, results)).grids}["table1"])
+    results = [train_result(cell("single", 32, pipeline=p), epoch_s=t, train_s=t) for p, t in (("faithful", 9.0), ("fast", 3.0))]
+    results += [train_result(cell("ddp", 32, 2, pipeline=p), epoch_s=t, train_s=t) for p, t in (("faithful", 6.0), ("fast", 2.0))]
+    rows = rows_of({g.key: g for g in collect(write_results(tmp_path, results)).grids}["table1"])
     assert sorted(rows) == ["1 GPU [pipeline=faithful]", "1 GPU [pipeline=fast]", "2 GPUs, DDP [pipeline=faithful]",
                             "2 GPUs, DDP [pipeline=fast]"]
     assert rows["2 GPUs, DDP [pipeline=fast]"][2] == "1.50" and rows["2 GPUs, DDP [pipeline=faithful]"][2] == "1.50"
@@ -108,25 +119,25 @@ def test_varying_fields_name_the_rows(tmp_path):
 
 def test_setup_names(tmp_path):
     planned = [cell("ddp", 32, 4, nodes=2), cell("single", 32)]
-    rows = {g.key: g for g in collect(write_dir(tmp_path, planned=planned)).grids}["table1"].rows
+    rows = {g.key: g for g in collect(write_results(tmp_path, planned=planned)).grids}["table1"].rows
     assert [r[0] for r in rows] == ["1 GPU", "2 nodes x 2 GPUs, DDP"]
 
 
 def test_a_study_with_no_timing_runs_renders_an_empty_table_that_says_so(tmp_path):
     planned = [cell("single", 128, epochs=5, timed_epoch=5, lr_scaling="linear")]
-    grid = {g.key: g for g in collect(write_dir(tmp_path, planned=planned)).grids}["table1"]
+    grid = {g.key: g for g in collect(write_results(tmp_path, planned=planned)).grids}["table1"]
     assert grid.rows == [] and grid.empty == "No timing runs in this study."
     assert "**No timing runs in this study.**" in render.to_markdown(grid)
 
 
-def test_markdown_latex_and_rich(mixed_dir, grids):
-    text = (mixed_dir / "tables.md").read_text()
+def test_markdown_latex_and_rich(collected, grids):
+    text = (collected.out_dir / "tables.md").read_text()
     assert text.count("| 1 GPU |") == 8 and "### Table 3: communication bandwidth utilization" in text
     assert "`speedup = T1 / TN" in text  # "1 GPU": Table 1's baseline row, Q4's, and the test table's 6 runs
     assert "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |" in text
     assert "| 4 GPUs, DataParallel | timeout |  |  | not in study |  |  |" in text
     assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | not submitted |  |  |" in text
-    tex = (mixed_dir / "tables.tex").read_text()
+    tex = (collected.out_dir / "tables.tex").read_text()
     assert tex.count(r"\begin{table}") == 7 and "booktabs" in tex
     console = Console(record=True, width=250)
     console.print(render.to_rich(grids["table1"]))
@@ -134,13 +145,35 @@ def test_markdown_latex_and_rich(mixed_dir, grids):
     assert "2 GPUs, DDP" in shown and "failed" in shown and "Units: seconds" in shown
 
 
-def test_csv_files_hold_the_long_tables(mixed_dir):
-    collect(mixed_dir)
+def test_csv_files_hold_the_long_tables_row_for_row(collected):
+    """Each CSV reads back as its table, every row and value (an empty text is a blank cell, as no
+    number is), and a spreadsheet shows the mixed dir's worked numbers and statuses."""
     for name in ("q1", "table1", "strong", "table2", "table3", "test", "q4"):
-        assert (mixed_dir / f"{name}.csv").read_text().startswith("engine,")
+        read = pd.read_csv(collected.out_dir / f"{name}.csv", keep_default_na=False, na_values=[""])
+        table = collected.tables[name].reset_index(drop=True).replace("", math.nan)
+        pd.testing.assert_frame_equal(read, table, check_dtype=False)
+
+    def rows(name: str) -> list[dict[str, str]]:
+        with open(collected.out_dir / f"{name}.csv", newline="") as f:
+            return list(csv.DictReader(f))
+
+    assert [(r["batch_per_gpu"], r["status"], r["epoch_s"], r["train_s"], r["epoch_s_min"], r["epoch_s_max"], r["repeats"])
+            for r in rows("q1")] == [("32", "ok", "40.0", "32.0", "40.0", "40.0", "1"),
+                                     ("128", "ok", "22.0", "17.0", "20.0", "30.0", "3"),
+                                     ("512", "oom", "", "", "", "", "0"), ("8192", "pending", "", "", "", "", "0")]
+    table1 = {(r["engine"], r["gpus"], r["batch_per_gpu"]): r for r in rows("table1")}
+    assert [table1["ddp", "2", "32"][k] for k in ("status", "epoch_s", "speedup", "efficiency")] == ["ok", "25.0", "1.6", "0.8"]
+    assert [table1["ddp", "2", "128"][k] for k in ("status", "epoch_s", "error")] == ["failed", "", "RuntimeError: NCCL error"]
+    assert (table1["ddp", "4", "128"]["status"], table1["dp", "2", "128"]["status"]) == ("not submitted", "pending")
+    table3 = {(r["engine"], r["gpus"], r["batch_per_gpu"]): r for r in rows("table3")}
+    assert (table3["ddp", "2", "32"]["busbw_gbps"], table3["ddp", "4", "32"]["busbw_gbps"]) == ("40.0", "50.0")
+    assert [(r["batch_per_gpu"], r["lr_scaling"], r["warmup_epochs"], r["status"], r["loss"], r["accuracy"])
+            for r in rows("q4")] == [("128", "none", "0", "ok", "0.8", "0.7"), ("8192", "none", "0", "oom", "", ""),
+                                     ("2048", "none", "0", "ok", "1.6", "0.42"), ("2048", "linear", "0", "ok", "1.5", "0.52"),
+                                     ("2048", "linear", "2", "ok", "1.4", "0.62")]
 
 
 def test_repeats_within_5_percent_show_their_range_unmarked(tmp_path):
-    runs = [result(cell("single", 64, repeat=i), epoch_s=e, train_s=e - 1) for i, e in enumerate([10.0, 10.2, 10.4])]
-    q1 = collect(write_dir(tmp_path, runs)).grids[0]
+    runs = [train_result(cell("single", 64, repeat=i), epoch_s=e, train_s=e - 1) for i, e in enumerate([10.0, 10.2, 10.4])]
+    q1 = collect(write_results(tmp_path, runs)).grids[0]
     assert q1.rows == [["64", "9.20 (9.00-9.40)", "10.20 (10.00-10.40)", "1.00", "5435", "-", "3"]]

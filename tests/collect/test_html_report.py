@@ -13,6 +13,7 @@ import jinja2
 import pytest
 
 from collect.report import collect, template_env, write_report
+from tests.collect.dirs import write_mixed
 
 PROBE = """<script>
 window.addEventListener("load", () => {
@@ -26,9 +27,11 @@ window.addEventListener("load", () => {
 
 
 @pytest.fixture(scope="module")
-def report(mixed_dir):
-    write_report(collect(mixed_dir))
-    return mixed_dir
+def report(tmp_path_factory):
+    """The mixed dir with its report, written once in a dir of its own."""
+    results = write_mixed(tmp_path_factory.mktemp("report"))
+    write_report(collect(results))
+    return results
 
 
 def test_html_is_self_contained_with_five_plots(report):

@@ -11,7 +11,8 @@ from collect.load import load
 from jobs.core.layout import result_path
 from jobs.core.result import ResultError, write_result
 from jobs.train.cell import Cell
-from tests.collect.factory import MISSING, PENDING, cell, copy_of, mixed_results, ptq_cell, result, write_dir, write_ptq
+from tests.collect.dirs import MISSING, PENDING, mixed_results, write_ptq
+from tests.factories import cell, ptq_cell, train_result, write_results
 from tests.collect.training import training
 
 
@@ -57,7 +58,7 @@ def test_a_planned_cell_without_result_has_no_numbers(mixed_dir):
 
 
 def test_a_submitted_cell_without_result_is_pending(mixed_dir, tmp_path):
-    results = copy_of(mixed_dir, tmp_path)
+    results = mixed_dir
     late = cell("ddp", 128, 4)
     with open(results / "registry.jsonl", "a") as f:  # a line cut short is skipped
         f.write('{"cell_id": "' + late.cell_id + '", "executor": "slurm", "job_id": "17_0", "array": "a", '
@@ -66,7 +67,7 @@ def test_a_submitted_cell_without_result_is_pending(mixed_dir, tmp_path):
 
 
 def test_a_cell_the_local_executor_skipped_is_skipped_until_submitted_again(mixed_dir, tmp_path):
-    results = copy_of(mixed_dir, tmp_path)
+    results = mixed_dir
     late = cell("ddp", 128, 4)
     skipped = {"cell_id": late.cell_id, "why": "needs 4 GPUs, this machine has 1", "at": "2026-01-01T00:00:00+00:00",
                "kind": "skipped"}
@@ -80,30 +81,30 @@ def test_a_cell_the_local_executor_skipped_is_skipped_until_submitted_again(mixe
 
 
 def test_a_result_outside_the_plan_still_gets_a_row(mixed_dir, tmp_path):
-    results = copy_of(mixed_dir, tmp_path)
+    results = mixed_dir
     extra = cell("single", 64)
-    write_result(results, result(extra, epoch_s=3.0, train_s=2.0))
+    write_result(results, train_result(extra, epoch_s=3.0, train_s=2.0))
     assert row(training(results).frame, extra).status == "ok"
 
 
 def test_a_result_written_before_a_field_was_added_is_its_planned_cell(tmp_path):
-    old = result(cell("single", 32), epoch_s=10.0, train_s=8.0)
+    old = train_result(cell("single", 32), epoch_s=10.0, train_s=8.0)
     del old.cell["test_images"]  # as a result written before test evaluation
-    results = write_dir(tmp_path, [old])
+    results = write_results(tmp_path, [old])
     loaded = load(results)
     assert [(c.cell_id, c.status) for c in loaded.cells] == [(old.cell_id, "ok")]
     assert row(training(results).frame, cell("single", 32)).test_images == 10_000  # its default
 
 
 def test_results_without_a_plan(tmp_path):
-    write_result(tmp_path, result(cell("single", 32), epoch_s=10.0, train_s=8.0))
+    write_result(tmp_path, train_result(cell("single", 32), epoch_s=10.0, train_s=8.0))
     train = training(tmp_path)
     assert list(train.frame.status) == ["ok"] and load(tmp_path).study is None
     assert list(train.epochs.epoch) == [1, 2] and list(train.epochs.epoch_s) == [15.0, 10.0]
 
 
 def test_a_corrupt_result_file_is_never_skipped_silently(mixed_dir, tmp_path):
-    results = copy_of(mixed_dir, tmp_path)
+    results = mixed_dir
     broken = cell("single", 32).cell_id
     result_path(results, broken).write_text('{"cell_id": ')
     with pytest.raises(ResultError, match=broken):
@@ -111,7 +112,7 @@ def test_a_corrupt_result_file_is_never_skipped_silently(mixed_dir, tmp_path):
 
 
 def test_plan_only_gives_cells_not_submitted(tmp_path):
-    results = write_dir(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)], study="t")
+    results = write_results(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)], study="t")
     assert [c.status for c in load(results).cells] == ["not submitted"] * 2 and load(results).study == "t"
     train = training(results)
     assert list(train.frame.status) == ["not submitted"] * 2 and train.epochs.empty

@@ -1,4 +1,4 @@
-"""A PTQ study's tables, report and CLI output, from hand-built results (tests/collect/factory.py:
+"""A PTQ study's tables, report and CLI output, from hand-built results (tests/collect/dirs.py:
 three training seeds with NOTEBOOK_ACCURACY, a failed cell and a missing one), numbers worked by hand."""
 from __future__ import annotations
 
@@ -10,21 +10,25 @@ import pytest
 from collect.report import collect, status_counts, write_report
 from jobs.core.cell import run_seed
 from orchestrator.cli import main
-from tests.collect.factory import NOTEBOOK, NOTEBOOK_ACCURACY, ptq_cell, ptq_result, ptq_results, write_ptq
+from tests.collect.dirs import NOTEBOOK_ACCURACY, ptq_results, write_ptq
+from tests.factories import NOTEBOOK, ptq_cell, ptq_result
+from tests.helpers import cli_json
 
 TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
              "ptq_sweep_weights", "ptq_sweep_activations"]
 
 
-@pytest.fixture(scope="module")
-def ptq_dir(tmp_path_factory):
-    return write_ptq(tmp_path_factory.mktemp("ptq"))
+@pytest.fixture
+def ptq_dir(tmp_path):
+    """This test's own PTQ results dir."""
+    return write_ptq(tmp_path / "ptq")
 
 
 @pytest.fixture(scope="module")
-def collected(ptq_dir):
-    return collect(ptq_dir)
+def collected(tmp_path_factory):
+    """The PTQ study collected once, in a dir of its own: its tables, grids and the files written."""
+    return collect(write_ptq(tmp_path_factory.mktemp("collected")))
 
 
 def grid(collected, key):
@@ -104,11 +108,11 @@ def test_scales_and_statistics_show_one_seed_and_say_which(collected):
     assert row(activations, "input")[8] == "wider"
 
 
-def test_a_ptq_dir_builds_only_ptq_tables_and_counts_every_cell(ptq_dir, collected):
+def test_a_ptq_dir_builds_only_ptq_tables_and_counts_every_cell(collected):
     assert [g.key for g in collected.grids] == PTQ_GRIDS
     assert status_counts(collected.cells) == "3 ok, 1 failed, 1 not submitted"
-    assert (ptq_dir / "ptq_notebook.csv").read_text().startswith("setup,name,")
-    assert not (ptq_dir / "q1.csv").exists()
+    assert (collected.out_dir / "ptq_notebook.csv").read_text().startswith("setup,name,")
+    assert not (collected.out_dir / "q1.csv").exists()
     by_seed = {r[1]: r for r in grid(collected, "ptq_cells").rows}
     assert by_seed[str(run_seed(0, 3))][2] == "failed: RuntimeError: CUDA error"
     assert by_seed[str(run_seed(0, 4))][2] == "not submitted"
@@ -118,11 +122,11 @@ def test_a_training_dir_builds_only_training_tables(mixed_dir):
     training = collect(mixed_dir)
     assert [g.key for g in training.grids] == TRAINING_GRIDS
     assert not any(key.startswith("ptq") for key in training.tables)
-    assert training.table_files == (*TRAINING_GRIDS, "spent")  # spent: a grid only where spent.json is
+    assert training.table_files == tuple(TRAINING_GRIDS)
 
 
-def test_the_ptq_report_has_its_sections_and_three_plots(ptq_dir, collected):
-    write_report(collected)
+def test_the_ptq_report_has_its_sections_and_three_plots(ptq_dir):
+    write_report(collect(ptq_dir))
     html = (ptq_dir / "report.html").read_text()
     assert "<h1>Quantization study <em>ptq-by-hand</em>: post-training quantization" in html
     assert html.count('<img src="data:image/png;base64,') == 3
@@ -144,8 +148,7 @@ def test_the_training_report_keeps_its_heading(mixed_dir):
 
 
 def test_collect_json_gives_the_ptq_tables(ptq_dir, capsys):
-    assert main(["collect", "--results", str(ptq_dir), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = cli_json(capsys, "collect", "--results", ptq_dir)
     assert set(out) == {"ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep",
                         "ptq_cells", "written"}
     assert [r["name"] for r in out["ptq_notebook"]] == list(NOTEBOOK)
@@ -164,7 +167,7 @@ def test_unreadable_ptq_findings_are_an_error_naming_the_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("failed", [True, False])
 def test_a_ptq_study_with_no_ok_result_shows_its_runs_and_says_there_is_no_result_yet(tmp_path, capsys, failed):
-    """Just planned (no cell submitted), or every cell that ran failed: the runs table and one line."""
+    """Just planned (every cell missing), or every cell that ran failed: the runs table and one line."""
     bad = ptq_result(ptq_cell(0), status="failed", error="Traceback ...\nRuntimeError: CUDA error")
     results = write_ptq(tmp_path, [bad], planned=(ptq_cell(1),))
     if not failed:

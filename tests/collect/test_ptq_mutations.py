@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from orchestrator.cli import main
-from tests.collect.factory import write_ptq
+from tests.collect.dirs import write_ptq
 
 DELETE = object()  # the key is removed
 V0, V1, V2 = ("ptq", "outcome", "variants", 0), ("ptq", "outcome", "variants", 1), ("ptq", "outcome", "variants", 2)
@@ -81,8 +81,8 @@ def mutated(data, keys, value):
     return data
 
 
-def test_the_good_dir_collects(good, capsys):
-    assert main(["collect", "--results", str(good[0])]) == 0
+def test_the_good_dir_collects(good, tmp_path, capsys):
+    assert main(["collect", "--results", str(good[0]), "--out", str(tmp_path)]) == 0
 
 
 @pytest.mark.parametrize("keys, value", MUTATIONS, ids=[f"{'.'.join(map(str, k))}={v!r}"[:80] for k, v in MUTATIONS])

@@ -8,7 +8,7 @@ import pytest
 
 from collect.report import collect
 from jobs.core.result import ResultError
-from tests.collect.factory import cell, result, write_dir
+from tests.factories import cell, train_result, write_results
 
 ONE, TWO = cell("single", 128), cell("ddp", 128, 2)
 
@@ -29,7 +29,7 @@ def test_spent_and_epoch_gpu_hours_per_configuration_by_hand(tmp_path):
     """Each result's epochs: 15 s and 10 s (the timed one), 25 s in all.
     1 GPU: spent 1 x (20 + 40) / 3600; in epochs 1 x 25 / 3600: 25 / 60 = 41.7%.
     2 GPUs: spent 2 x (30 + 50) / 3600 over 2 jobs; in epochs 2 x 25 / 3600: 25 / 80 = 31.2%."""
-    results = write_dir(tmp_path / "r", [result(ONE), result(TWO)])
+    results = write_results(tmp_path / "r", [train_result(ONE), train_result(TWO)])
     collected = collect(results, spent=SPENT)
     table = collected.tables["spent"].set_index("gpus")
     assert table.spent_gpu_h[1] == pytest.approx(60 / 3600) and table.spent_gpu_h[2] == pytest.approx(160 / 3600)
@@ -43,7 +43,7 @@ def test_spent_and_epoch_gpu_hours_per_configuration_by_hand(tmp_path):
 
 
 def test_spent_json_is_read_back_and_a_damaged_one_is_an_error_naming_it(tmp_path):
-    results = write_dir(tmp_path / "r", [result(ONE)])
+    results = write_results(tmp_path / "r", [train_result(ONE)])
     assert "spent" not in [g.key for g in collect(results).grids]  # nothing measured: no grid
     (results / "spent.json").write_text(json.dumps(SPENT))
     assert "spent" in [g.key for g in collect(results).grids]

@@ -1,4 +1,4 @@
-"""collect.train.tables over the mixed results dir worked by hand (tests/collect/factory.py), with
+"""collect.train.tables over the mixed results dir worked by hand (tests/collect/dirs.py), with
 failed, oom, timeout, pending and missing cells, and over small dirs for the edge cases."""
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import pytest
 
 from collect.train import tables
 from tests.collect.training import training
-from tests.collect.factory import by, cell, result, write_dir
+from tests.collect.dirs import by
+from tests.factories import cell, train_result, write_results
 
 
 @pytest.fixture(scope="module")
-def loaded(mixed_dir):
-    return training(mixed_dir)
+def loaded(mixed_template):
+    return training(mixed_template)
 
 
 def test_q1_stops_at_the_first_oom_and_keeps_later_pending(loaded):
@@ -35,7 +36,7 @@ def test_timing_runs_leave_out_remedies_and_other_protocols(tmp_path):
     plain = (cell("single", 32), cell("single", 64))
     others = (cell("single", 32, epochs=5, timed_epoch=5), cell("single", 32, lr_scaling="linear"),
               cell("single", 32, warmup_epochs=1), cell("ddp", 32, 2, sync_bn=True))
-    frame = training(write_dir(tmp_path, planned=plain + others)).frame
+    frame = training(write_results(tmp_path, planned=plain + others)).frame
     assert tables.timing_protocol(frame) == (2, 2)  # the most common (epochs, timed epoch) without a remedy
     assert sorted(tables.timing_cells(frame).cell_id) == sorted(c.cell_id for c in plain)
 
@@ -43,7 +44,7 @@ def test_timing_runs_leave_out_remedies_and_other_protocols(tmp_path):
 def test_hw5_timing_protocol_is_two_epochs_the_second_timed(tmp_path):
     from orchestrator.study import load_study
 
-    frame = training(write_dir(tmp_path, planned=load_study("hw5").cells)).frame
+    frame = training(write_results(tmp_path, planned=load_study("hw5").cells)).frame
     assert tables.timing_protocol(frame) == (2, 2)
     assert len(tables.timing_cells(frame)) == 3 * (6 + 12 + 3)  # Q1, one node DP/DDP, two nodes; three repeats
 
@@ -83,9 +84,9 @@ def test_table1_order_gpus_then_engine_then_batch(loaded):
 
 def test_repeats_collapse_to_the_median_and_any_ok_repeat_wins(tmp_path):
     reps = [cell("single", 32, repeat=r) for r in range(5)]
-    runs = [result(c, epoch_s=t, train_s=t - 1) for c, t in zip(reps[:3], (10.0, 14.0, 11.0), strict=True)]
-    runs += [result(reps[3], status="failed", error="boom"), result(cell("ddp", 32, 2), epoch_s=4.0, train_s=3.0)]
-    frame = training(write_dir(tmp_path, runs, planned=reps)).frame  # reps[4]: no result at all
+    runs = [train_result(c, epoch_s=t, train_s=t - 1) for c, t in zip(reps[:3], (10.0, 14.0, 11.0), strict=True)]
+    runs += [train_result(reps[3], status="failed", error="boom"), train_result(cell("ddp", 32, 2), epoch_s=4.0, train_s=3.0)]
+    frame = training(write_results(tmp_path, runs, planned=reps)).frame  # reps[4]: no result at all
     t1 = tables.table1(frame)
     one = by(t1, engine="single")
     assert (one.status, one.epoch_s, one.repeats, one.runs) == ("ok", 11.0, 3, 5)  # median of 10, 11, 14
@@ -137,11 +138,11 @@ def test_table3_bandwidth_by_hand(loaded):
 
 def test_table3_takes_p_from_the_result_and_images_from_the_cell(tmp_path):
     small = cell("ddp", 16, 2, train_images=1000)
-    results = [result(cell("single", 16, train_images=1000), epoch_s=3.0, train_s=2.0),
-               result(small, epoch_s=2.0, train_s=1.5, busbw_gbps=10.0, grad_bytes=8_000_000),
-               result(cell("dp", 16, 2, train_images=1000), epoch_s=2.0, train_s=1.25),
-               result(cell("ddp", 16, 2, train_images=1000, model="tiny"), epoch_s=2.0, train_s=1.5)]
-    t3 = tables.table3(training(write_dir(tmp_path, results)).frame)
+    results = [train_result(cell("single", 16, train_images=1000), epoch_s=3.0, train_s=2.0),
+               train_result(small, epoch_s=2.0, train_s=1.5, busbw_gbps=10.0, grad_bytes=8_000_000),
+               train_result(cell("dp", 16, 2, train_images=1000), epoch_s=2.0, train_s=1.25),
+               train_result(cell("ddp", 16, 2, train_images=1000, model="tiny"), epoch_s=2.0, train_s=1.5)]
+    t3 = tables.table3(training(write_results(tmp_path, results)).frame)
     row = by(t3, engine="ddp", model="resnet18")
     # steps = ceil(1000 / 32) = 32; bytes = 32 x 2(1)/2 x 2,000,000 x 4 = 256,000,000; comm est = 1.5 - 2/2 = 0.5
     assert (row.steps, row.gradients, row.bytes_per_gpu, row.comm_est_s) == (32, 2_000_000, 256_000_000, 0.5)
@@ -152,7 +153,7 @@ def test_table3_takes_p_from_the_result_and_images_from_the_cell(tmp_path):
 
 
 def test_a_missing_baseline_leaves_speedup_and_estimates_empty(tmp_path):
-    frame = training(write_dir(tmp_path, [result(cell("ddp", 64, 2), epoch_s=10.0, train_s=8.0, busbw_gbps=5.0)])).frame
+    frame = training(write_results(tmp_path, [train_result(cell("ddp", 64, 2), epoch_s=10.0, train_s=8.0, busbw_gbps=5.0)])).frame
     row = by(tables.table1(frame), engine="ddp")
     assert row.status == "ok" and row.t1_s_status == "not in study" and math.isnan(row.speedup)
     t3 = by(tables.table3(frame), engine="ddp")
@@ -177,7 +178,7 @@ def test_q4_against_the_batch_128_baseline(loaded):
 
 
 def test_tables_of_an_empty_results_dir(tmp_path):
-    loaded = training(write_dir(tmp_path, []))
+    loaded = training(write_results(tmp_path, []))
     assert loaded.frame.empty
     for table in (tables.q1_table(loaded.frame), tables.table1(loaded.frame), tables.table2(loaded.frame),
                   tables.table3(loaded.frame), tables.q4_table(loaded.frame, loaded.epochs)):
@@ -185,7 +186,7 @@ def test_tables_of_an_empty_results_dir(tmp_path):
 
 
 def test_tables_of_a_plan_with_no_results_yet(tmp_path):
-    frame = training(write_dir(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)])).frame
+    frame = training(write_results(tmp_path, planned=[cell("single", 32), cell("ddp", 32, 2)])).frame
     t1 = tables.table1(frame)
     assert list(t1.status) == ["not submitted", "not submitted"] and t1.speedup.isna().all()
     assert list(tables.q1_table(frame).status) == ["not submitted"]
@@ -193,6 +194,6 @@ def test_tables_of_a_plan_with_no_results_yet(tmp_path):
 
 
 def test_tables_of_a_study_with_no_timing_runs(tmp_path):
-    frame = training(write_dir(tmp_path, planned=[cell("single", 128, lr_scaling="linear")])).frame
+    frame = training(write_results(tmp_path, planned=[cell("single", 128, lr_scaling="linear")])).frame
     assert tables.timing_protocol(frame) is None
     assert tables.table1(frame).empty and tables.q1_table(frame).empty and tables.table2(frame).empty

@@ -22,26 +22,27 @@ from collect.train import grids, tables
 from tests.collect.training import training
 from collect.report import collect
 from jobs.core.layout import result_path
-from tests.collect.factory import by, cell, result, write_dir
+from tests.collect.dirs import by
+from tests.factories import cell, train_result, write_results
 
 LIN = dict(lr_scaling="linear")
 
 
 def lab_results():
-    base = [result(cell("single", 128, repeat=i, **LIN), epoch_s=e, test_accuracies=[0.3, acc])
+    base = [train_result(cell("single", 128, repeat=i, **LIN), epoch_s=e, test_accuracies=[0.3, acc])
             for i, (e, acc) in enumerate([(20.0, 0.60), (22.0, 0.62), (30.0, 0.70)])]
     return base + [
-        result(cell("ddp", 128, 2, **LIN), epoch_s=12.0, test_accuracies=[0.3, 0.58]),
-        result(cell("ddp", 128, 4, **LIN), epoch_s=8.0, test_accuracies=[0.3, 0.55]),
-        result(cell("ddp", 128, 4, nodes=2, **LIN), epoch_s=10.0, test_accuracies=[0.3, 0.50]),
-        result(cell("dp", 128, 2, **LIN), status="oom"),
-        result(cell("single", 128), epoch_s=21.0),  # written before test evaluation existed
+        train_result(cell("ddp", 128, 2, **LIN), epoch_s=12.0, test_accuracies=[0.3, 0.58]),
+        train_result(cell("ddp", 128, 4, **LIN), epoch_s=8.0, test_accuracies=[0.3, 0.55]),
+        train_result(cell("ddp", 128, 4, nodes=2, **LIN), epoch_s=10.0, test_accuracies=[0.3, 0.50]),
+        train_result(cell("dp", 128, 2, **LIN), status="oom"),
+        train_result(cell("single", 128), epoch_s=21.0),  # written before test evaluation existed
     ]
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    return training(write_dir(tmp_path_factory.mktemp("lab"), lab_results()))
+    return training(write_results(tmp_path_factory.mktemp("lab"), lab_results()))
 
 
 def test_time_to_train_sums_every_epoch_and_test_accuracy_is_the_last_epochs(lab):
@@ -85,8 +86,8 @@ def test_grid_rows_say_status_not_recorded_and_the_lr_rule(lab):
 
 def test_results_from_before_test_evaluation_load_and_say_so(tmp_path):
     """Old files: no test keys in their epochs, no test_images in their cell."""
-    runs = [result(cell("single", 128), epoch_s=20.0), result(cell("ddp", 128, 2), epoch_s=12.0)]
-    results = write_dir(tmp_path, runs)
+    runs = [train_result(cell("single", 128), epoch_s=20.0), train_result(cell("ddp", 128, 2), epoch_s=12.0)]
+    results = write_results(tmp_path, runs)
     for run in runs:
         path = result_path(results, run.cell_id)
         data = json.loads(path.read_text())
@@ -106,7 +107,7 @@ def test_results_from_before_test_evaluation_load_and_say_so(tmp_path):
 
 
 def test_an_empty_study_has_an_empty_test_table(tmp_path):
-    loaded = training(write_dir(tmp_path))
+    loaded = training(write_results(tmp_path))
     grid = grids.accuracy_grid(tables.accuracy_table(loaded.frame, loaded.epochs))
     assert grid.rows == [] and grid.empty == "No runs in this study."
 
@@ -140,11 +141,11 @@ def test_the_caption_says_repeats_were_seeded_independently(lab):
 def test_old_repeats_that_share_one_seed_collect_and_the_tables_say_their_spread_is_not_independent(tmp_path):
     """Results written before repeats were seeded have no run_seed: every repeat trained with the
     cell's seed. They still collect; their row and the caption say so."""
-    old = [result(cell("single", 128, repeat=i, **LIN), epoch_s=e, test_accuracies=[0.3, acc], seeded=False)
+    old = [train_result(cell("single", 128, repeat=i, **LIN), epoch_s=e, test_accuracies=[0.3, acc], seeded=False)
            for i, (e, acc) in enumerate([(20.0, 0.60), (22.0, 0.62), (30.0, 0.70)])]
-    new = [result(cell("ddp", 128, 2, repeat=i, **LIN), epoch_s=12.0, test_accuracies=[0.3, acc])
+    new = [train_result(cell("ddp", 128, 2, repeat=i, **LIN), epoch_s=12.0, test_accuracies=[0.3, acc])
            for i, acc in enumerate([0.58, 0.56])]
-    results = write_dir(tmp_path, old + new)
+    results = write_results(tmp_path, old + new)
     for run in old:  # as written then: no run_seed key at all
         path = result_path(results, run.cell_id)
         data = json.loads(path.read_text())
@@ -166,7 +167,8 @@ def test_old_repeats_that_share_one_seed_collect_and_the_tables_say_their_spread
 def test_an_old_repeat_beside_a_new_one_of_the_same_seed_is_the_same_run(tmp_path):
     """Repeat 0 still trains with the cell's seed, as every old repeat did: an old repeat 1 beside a
     new repeat 0 is the same run twice."""
-    runs = [result(cell("single", 128), epoch_s=20.0), result(cell("single", 128, repeat=1), epoch_s=21.0, seeded=False),
-            result(cell("single", 128, repeat=2), epoch_s=22.0)]
-    loaded = training(write_dir(tmp_path, runs))
+    runs = [train_result(cell("single", 128), epoch_s=20.0),
+            train_result(cell("single", 128, repeat=1), epoch_s=21.0, seeded=False),
+            train_result(cell("single", 128, repeat=2), epoch_s=22.0)]
+    loaded = training(write_results(tmp_path, runs))
     assert by(tables.accuracy_table(loaded.frame, loaded.epochs), engine="single").seeding == "shared"

@@ -13,7 +13,7 @@ import torch
 from jobs.train.cell import Cell
 from jobs.core.result import read_result
 from jobs.runtime.timing import SYNC_DEBUG_ENV, no_host_sync
-from tests.local.test_job import run_job
+from tests.helpers import run_job
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 GPUS = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -40,9 +40,9 @@ def test_the_guard_catches_a_sync(monkeypatch):
 
 @pytest.mark.parametrize("cell", cells(), ids=lambda c: f"{c.pipeline}-{c.label}")
 def test_timed_steps_never_wait_for_the_gpu(tmp_path, cell):
-    code, path = run_job(tmp_path, cell, {SYNC_DEBUG_ENV: "error"}, timeout=600)
-    result = read_result(path)
-    assert code == 0 and result.status == "ok", result.error
+    job = run_job(tmp_path, cell, {SYNC_DEBUG_ENV: "error"}, timeout=600)
+    result = read_result(job.path)
+    assert job.code == 0 and result.status == "ok", result.error
     fast = cell.pipeline == "fast"
     assert result.env["compiled"] is fast and result.env["cuda_graph"] is fast
     assert result.env["gpu_model"] != "cpu" and result.env["world_size"] == cell.nodes * cell.tasks_per_node

@@ -4,32 +4,20 @@
 the Greene study on a 1-GPU machine: every cell skipped with why."""
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 from jobs.allreduce.cell import AllreduceCell
-from jobs.allreduce.result import AllreduceFindings
 from jobs.core.result import read_result
 from orchestrator.cli import main
-from tests.conftest import TESTS
-from tests.local.test_skip_local import one_gpu_machine
+from tests.helpers import ALLREDUCE_TINY, cell_states, cli_json, one_gpu_machine, run_job, write_study
 
-TINY = str(TESTS / "studies" / "allreduce-tiny.toml")
-
-
-def statuses(capsys, study: str) -> list[dict]:
-    capsys.readouterr()
-    assert main(["status", "--study", study, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)["cells"]
+TINY = str(ALLREDUCE_TINY)
 
 
 def test_plan_submit_status_collect_locally(in_tmp, capsys):
     assert main(["plan", "--study", TINY]) == 0
     assert main(["submit", "--study", TINY, "--executor", "local", "--wait", "--interval", "0.5"]) == 0
-    cells = statuses(capsys, TINY)
+    cells = cell_states(capsys, TINY)
     assert [(c["label"], c["state"]) for c in cells] == [("allreduce-gloo-2cpu-r0", "done"),
                                                           ("allreduce-gloo-2cpu-r1", "done")]
     for c in cells:
@@ -41,8 +29,7 @@ def test_plan_submit_status_collect_locally(in_tmp, capsys):
         assert tuple(s.bytes for s in found.sizes) == cell.sizes() and len(found.sizes) == 9
         assert (found.warmup, found.iters) == (1, 3)
 
-    assert main(["collect", "--study", TINY, "--json"]) == 0
-    tables = json.loads(capsys.readouterr().out)
+    tables = cli_json(capsys, "collect", "--study", TINY)
     assert {r["setup"] for r in tables["allreduce_sizes"]} == {"2 CPU ranks, gloo"}
     assert [r["repeats"] for r in tables["allreduce_sizes"]] == [2] * 9
     assert [r["what"] for r in tables["allreduce_marked"]] == ["ResNet-18 gradient", "DDP bucket"]
@@ -52,24 +39,16 @@ def test_plan_submit_status_collect_locally(in_tmp, capsys):
     assert "submitted 0 cell(s)" in capsys.readouterr().out
 
 
-def run_job(cell: AllreduceCell, tmp_path) -> subprocess.CompletedProcess:
-    path = tmp_path / "cell.json"
-    path.write_text(json.dumps(cell.to_dict()))
-    return subprocess.run([sys.executable, "-m", "jobs", "--cell", str(path), "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=120)
-
-
 def test_the_job_alone_is_idempotent(tmp_path):
     cell = AllreduceCell(backend="gloo", gpus_per_node=0, cpu_ranks_per_node=2, min_bytes=8, max_bytes=8, iters=1,
                          warmup=0)
-    first = run_job(cell, tmp_path)
-    assert first.returncode == 0, first.stderr
+    first = run_job(tmp_path, cell, timeout=120)
+    assert first.code == 0, first.stderr
     assert "busbw (GB/s)" in first.stdout and "42.6 MiB" in first.stdout  # rank 0's one line per size
-    path = tmp_path / "out" / f"{cell.cell_id}.json"
-    written = path.stat().st_mtime_ns
+    written = first.path.stat().st_mtime_ns
     from jobs.allreduce.run import run  # in this process, as one rank: a good result is kept, nothing runs
 
-    assert run(cell, tmp_path / "out", tmp_path / "data") == "ok" and path.stat().st_mtime_ns == written
+    assert run(cell, first.path.parent, tmp_path / "data") == "ok" and first.path.stat().st_mtime_ns == written
 
 
 def test_a_gpu_cell_where_there_are_no_gpus_fails_saying_why(tmp_path, monkeypatch):
@@ -98,8 +77,7 @@ def test_a_gpu_cell_where_there_are_no_gpus_fails_saying_why(tmp_path, monkeypat
     (lambda s: s.replace("iters = 3", "iterations = 3"), "iterations"),
 ])
 def test_a_bad_allreduce_study_is_one_line_exit_2_at_plan(in_tmp, capsys, edit, expected):
-    study = in_tmp / "bad.toml"
-    study.write_text(edit((TESTS / "studies" / "allreduce-tiny.toml").read_text()))
+    study = write_study(in_tmp, edit(ALLREDUCE_TINY.read_text()), "bad")
     assert main(["plan", "--study", str(study)]) == 2
     err = capsys.readouterr().err
     assert expected in err and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
@@ -115,9 +93,8 @@ def test_the_greene_study_on_a_one_gpu_machine_is_planned_and_every_cell_skipped
     out = capsys.readouterr().out
     assert "local: submitted 0 cell(s)" in out and "needs 2 GPUs, this machine has 1" in out
     assert "needs 4 GPUs, this machine has 1" in out
-    cells = statuses(capsys, "allreduce")
+    cells = cell_states(capsys, "allreduce")
     assert [c["state"] for c in cells] == ["skipped"] * 9
     assert {c["detail"].split(";")[0] for c in cells} == {"needs 2 GPUs, this machine has 1",
                                                           "needs 4 GPUs, this machine has 1"}
-    assert main(["collect", "--study", "allreduce", "--json"]) == 0
-    assert {r["status"] for r in json.loads(capsys.readouterr().out)["allreduce_cells"]} == {"skipped"}
+    assert {r["status"] for r in cli_json(capsys, "collect", "--study", "allreduce")["allreduce_cells"]} == {"skipped"}

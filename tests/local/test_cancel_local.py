@@ -2,10 +2,10 @@
 SLURM, where it precedes a preemption)."""
 from __future__ import annotations
 
-import json
 import time
 
 from orchestrator.cli import main
+from tests.helpers import cell_states, write_study
 
 STUDY = """
 name = "long-local"
@@ -25,30 +25,23 @@ gpus_per_node = 2
 """
 
 
-def state(study: str, capsys) -> dict:
-    capsys.readouterr()
-    main(["status", "--study", study, "--json"])
-    return json.loads(capsys.readouterr().out)["cells"][0]
-
-
-def wait_for(study: str, capsys, wanted: str, seconds: float) -> dict:
+def wait_for(study, capsys, wanted: str, seconds: float) -> dict:
     deadline = time.monotonic() + seconds
-    cell = state(study, capsys)
+    (cell,) = cell_states(capsys, study)
     while cell["state"] != wanted and time.monotonic() < deadline:
         time.sleep(0.5)
-        cell = state(study, capsys)
+        (cell,) = cell_states(capsys, study)
     return cell
 
 
 def test_cancel_stops_a_running_local_ddp_job_and_its_ranks(in_tmp, capsys):
-    study = in_tmp / "long.toml"
-    study.write_text(STUDY)
+    study = write_study(in_tmp, STUDY, "long")
     assert main(["plan", "--study", str(study)]) == 0
     assert main(["submit", "--study", str(study), "--executor", "local"]) == 0
-    assert wait_for(str(study), capsys, "running", 60)["state"] == "running"
+    assert wait_for(study, capsys, "running", 60)["state"] == "running"
     time.sleep(3)  # the ranks are training
     assert main(["cancel", "--study", str(study), "--all"]) == 0
-    cell = wait_for(str(study), capsys, "cancelled", 30)
+    cell = wait_for(study, capsys, "cancelled", 30)
     assert cell["state"] == "cancelled"
     logs = sorted((in_tmp / "runs/long-local/logs").glob("*_0_log.out"))
     size = logs[-1].stat().st_size

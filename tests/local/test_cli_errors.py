@@ -8,21 +8,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import main
-from tests.conftest import TINY_STUDY
+from tests.helpers import TINY_STUDY, cli, write_study
 
 GOOD = TINY_STUDY.read_text()
-
-
-def write_study(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "study.toml"
-    path.write_text(text)
-    return str(path)
-
-
-def run_cli(capsys, *argv) -> tuple[int, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.err
 
 
 @pytest.mark.parametrize("edit, expected", [
@@ -43,9 +31,9 @@ def run_cli(capsys, *argv) -> tuple[int, str]:
     (lambda s: s.replace("batch_per_gpu = 16", "batch_per_gpu = []"), "[defaults].batch_per_gpu is an empty list"),
     (lambda s: s.replace("batch_per_gpu = 16", "batch_per_gpu = [8, 8]"), "[defaults].batch_per_gpu lists 8 twice"),
 ])
-def test_bad_study_file_is_one_line_exit_2_and_nothing_planned(tmp_path, in_tmp, capsys, edit, expected):
-    study = write_study(tmp_path, edit(GOOD))
-    code, err = run_cli(capsys, "plan", "--study", study)
+def test_bad_study_file_is_one_line_exit_2_and_nothing_planned(in_tmp, capsys, edit, expected):
+    study = write_study(in_tmp, edit(GOOD))
+    code, _, err = cli(capsys, "plan", "--study", study)
     assert code == 2
     assert expected in err
     assert err.startswith("error: ") and "Traceback" not in err
@@ -54,27 +42,27 @@ def test_bad_study_file_is_one_line_exit_2_and_nothing_planned(tmp_path, in_tmp,
 
 
 def test_unknown_study_name_lists_the_shipped_ones(in_tmp, capsys):
-    code, err = run_cli(capsys, "plan", "--study", "hw6")
+    code, _, err = cli(capsys, "plan", "--study", "hw6")
     assert code == 2
     assert "unknown study 'hw6'" in err and "hw5" in err and "quick" in err
 
 
 def test_submit_before_plan_says_run_plan_and_submits_nothing(in_tmp, capsys):
-    code, err = run_cli(capsys, "submit", "--study", str(TINY_STUDY))
+    code, _, err = cli(capsys, "submit", "--study", str(TINY_STUDY))
     assert code == 2
     assert "run `python -m orchestrator plan` first" in err
     assert not (in_tmp / "runs" / "tiny" / "registry.jsonl").exists()
 
 
 def test_status_and_collect_need_a_plan_too(in_tmp, capsys):
-    assert run_cli(capsys, "status")[0] == 2
-    code, err = run_cli(capsys, "collect")
+    assert cli(capsys, "status")[0] == 2
+    code, _, err = cli(capsys, "collect")
     assert code == 2 and "run `plan` and `submit` first" in err
 
 
 def test_a_plan_of_another_study_is_not_used(in_tmp, capsys):
     assert main(["plan", "--study", "quick", "--results", "runs/x"]) == 0
-    code, err = run_cli(capsys, "submit", "--study", str(TINY_STUDY), "--results", "runs/x")
+    code, _, err = cli(capsys, "submit", "--study", str(TINY_STUDY), "--results", "runs/x")
     assert code == 2 and "holds a plan of study 'quick'" in err
 
 
@@ -82,9 +70,9 @@ def test_a_study_named_dotdot_is_refused_and_the_current_dir_left_alone(in_tmp, 
     (in_tmp / "sbatch").mkdir()
     (in_tmp / "sbatch" / "mine.sh").write_text("keep me")
     text = GOOD.replace('name = "tiny"', 'name = ".."')
-    (in_tmp / "study.toml").write_text(text)
+    write_study(in_tmp, text)
     for verb in ("plan", "status"):
-        code, err = run_cli(capsys, verb, "--study", "study.toml")
+        code, _, err = cli(capsys, verb, "--study", "study.toml")
         assert code == 2 and "name must be" in err and len(err.strip().splitlines()) == 1, err
     assert (in_tmp / "sbatch" / "mine.sh").read_text() == "keep me"
     assert (in_tmp / "study.toml").read_text() == text and not (in_tmp / "plan.json").exists()
@@ -93,13 +81,13 @@ def test_a_study_named_dotdot_is_refused_and_the_current_dir_left_alone(in_tmp, 
 def test_a_study_file_that_is_not_utf8_is_one_line_exit_2(in_tmp, capsys):
     (in_tmp / "latin1.toml").write_bytes(GOOD.replace('name = "tiny"', 'name = "caf\xe9"').encode("latin-1"))
     for verb in ("plan", "status"):
-        code, err = run_cli(capsys, verb, "--study", "latin1.toml")
+        code, _, err = cli(capsys, verb, "--study", "latin1.toml")
         assert code == 2 and "not UTF-8 text" in err and "Traceback" not in err, err
 
 
 @pytest.mark.parametrize("results", ["runs\\tiny", "runs/50%", "runs/a\nb"])
 def test_a_results_path_slurm_cannot_read_back_is_refused_at_plan(in_tmp, capsys, results):
-    code, err = run_cli(capsys, "plan", "--study", str(TINY_STUDY), "--results", results)
+    code, _, err = cli(capsys, "plan", "--study", str(TINY_STUDY), "--results", results)
     assert code == 2 and err.startswith("error: --results") and len(err.strip().splitlines()) == 1, err
     assert not list(in_tmp.iterdir())
 
@@ -133,7 +121,7 @@ def test_a_hand_edited_plan_is_one_line_naming_the_file_exit_2(in_tmp, capsys, e
     edit(plan)
     path.write_text(json.dumps(plan))
     for verb in (["status"], ["submit", "--executor", "local"]):
-        code, err = run_cli(capsys, *verb, "--study", str(TINY_STUDY))
+        code, _, err = cli(capsys, *verb, "--study", str(TINY_STUDY))
         assert code == 2, (verb, err)
         assert err.startswith("error: plan file ") and str(Path("runs/tiny/plan.json")) in err and expected in err, err
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

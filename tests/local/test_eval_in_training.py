@@ -3,7 +3,6 @@ rank its own shard, and every rank with the figures of one model over the whole 
 from __future__ import annotations
 
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import torch.multiprocessing as mp
 from torch.utils.data import DataLoader, Subset
 
 import jobs.train.faithful
+from jobs.__main__ import free_port
 from jobs.train import run as train
 from jobs.train.cell import Cell
 from jobs.runtime.data import open_test_set, open_train_set
@@ -26,12 +26,6 @@ from jobs.train.pipeline import eval_transform
 
 TINY = dict(model="tiny", dataset="synthetic", train_images=48, loader_workers=0, batch_per_gpu=8)
 ODD = 7  # test images: the two ranks' shards differ in size
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rank(rank: int, cell: Cell, data: Path, port: int, out: Path) -> None:
@@ -57,7 +51,7 @@ def test_two_ranks_evaluate_each_test_image_once_as_one_process_would(tmp_path, 
     cell = Cell(engine="ddp", gpus_per_node=2, pipeline=pipeline, test_images=ODD, **TINY)
     data = tmp_path / "data"
     open_train_set(cell, data)  # the synthetic set, written once before the ranks start
-    mp.spawn(_rank, args=(cell, data, _free_port(), tmp_path), nprocs=2)
+    mp.spawn(_rank, args=(cell, data, free_port(), tmp_path), nprocs=2)
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
     assert ranks[0]["found"] == ranks[1]["found"], "every rank has the whole test set's figures"
     images, correct, loss = ranks[0]["found"]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import socket
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
+from jobs.__main__ import free_port
 from jobs.runtime.evaluate import evaluate
 
 
@@ -32,18 +32,12 @@ def _rank(rank: int, port: int, out: dict) -> None:
         dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_two_ranks_sum_their_shards():
     images, labels = _data()
     whole = evaluate(lambda x: x, [(images[:22], labels[:22])], "cpu")
     with mp.Manager() as manager:
         out = manager.dict()
-        mp.spawn(_rank, args=(_free_port(), out), nprocs=2)
+        mp.spawn(_rank, args=(free_port(), out), nprocs=2)
         results = dict(out)
     assert results[0] == results[1]
     images_seen, correct, loss = results[0]

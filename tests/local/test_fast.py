@@ -8,7 +8,7 @@ from jobs.train.cell import Cell
 from jobs.train.fast import augment
 from jobs.runtime.optim import sgd_step
 from jobs.core.result import read_result
-from tests.local.test_job import TINY, run_job
+from tests.helpers import TINY_JOB as TINY, run_job
 
 
 def test_sgd_step_matches_torch_sgd_with_momentum_and_weight_decay():
@@ -44,9 +44,9 @@ def test_augment_crops_within_the_zero_padding_and_flips():
 def test_fast_single_and_ddp_count_every_image_once_and_learn(tmp_path):
     for cell in (Cell(engine="single", batch_per_gpu=16, pipeline="fast", **TINY),
                  Cell(engine="ddp", gpus_per_node=2, batch_per_gpu=10, pipeline="fast", **TINY)):
-        code, path = run_job(tmp_path, cell)
-        assert code == 0
-        result = read_result(path)
+        job = run_job(tmp_path, cell)
+        assert job.code == 0
+        result = read_result(job.path)
         assert result.status == "ok"
         assert [e.images for e in result.body.epochs] == [48, 48], "padding images carry no weight"
         assert result.body.epochs[1].loss < result.body.epochs[0].loss

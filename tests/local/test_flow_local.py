@@ -2,12 +2,9 @@
 status -> collect, and a second submit that submits nothing."""
 from __future__ import annotations
 
-import json
 
 from orchestrator.cli import main
-from tests.conftest import TESTS
-
-STUDY = TESTS / "studies" / "tiny-local.toml"
+from tests.helpers import TINY_LOCAL as STUDY, cell_states, cli_json
 
 
 def test_plan_submit_status_collect_locally(in_tmp, capsys):
@@ -20,13 +17,11 @@ def test_plan_submit_status_collect_locally(in_tmp, capsys):
     assert main(["submit", "--study", study, "--executor", "local", "--wait", "--interval", "1"]) == 0
     assert "local: submitted 2 cell(s)" in capsys.readouterr().out
 
-    assert main(["status", "--study", study, "--json"]) == 0
-    cells = json.loads(capsys.readouterr().out)["cells"]
+    cells = cell_states(capsys, study)
     assert [c["state"] for c in cells] == ["done", "done"]
     assert all(c["job_id"] for c in cells)
 
-    assert main(["collect", "--study", study, "--json"]) == 0
-    collected = json.loads(capsys.readouterr().out)
+    collected = cli_json(capsys, "collect", "--study", study)
     table1 = collected["table1"]
     assert {(r["engine"], r["gpus"], r["status"]) for r in table1} == {("single", 1, "ok"), ("ddp", 2, "ok")}
     assert all(r["epoch_s"] > 0 for r in table1)

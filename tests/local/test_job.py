@@ -1,38 +1,20 @@
 """The training job end to end with no SLURM: `python -m jobs` on a tiny model."""
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 from jobs.train.cell import Cell
 from jobs.runtime.oom import SIMULATE_ENV
-from jobs.core.layout import result_path
 from jobs.core.result import read_result
-
-TINY = dict(model="tiny", dataset="synthetic", train_images=48, loader_workers=1, epochs=2)
-
-
-def run_job(tmp_path: Path, cell: Cell, env_extra=None, timeout=180) -> tuple[int, Path]:
-    cell_file = tmp_path / "cell.json"
-    cell_file.write_text(json.dumps(cell.to_dict()))
-    out = tmp_path / "results"
-    env = dict(os.environ, **(env_extra or {}))
-    proc = subprocess.run(
-        [sys.executable, "-m", "jobs", "--cell", str(cell_file), "--out", str(out), "--data", str(tmp_path / "data")],
-        env=env, timeout=timeout, capture_output=True, text=True,
-    )
-    assert "Traceback" not in proc.stderr or proc.returncode != 0, proc.stderr
-    return proc.returncode, result_path(out, cell.cell_id)
+from tests.helpers import TINY_JOB as TINY, run_job
 
 
 def test_single_cell_writes_every_epoch_and_the_timed_one(tmp_path):
     cell = Cell(engine="single", batch_per_gpu=16, **TINY)
-    code, path = run_job(tmp_path, cell)
-    assert code == 0
-    result = read_result(path)
+    job = run_job(tmp_path, cell)
+    assert job.code == 0
+    result = read_result(job.path)
     assert result.status == "ok" and result.cell == cell.to_dict()
     assert [e.epoch for e in result.body.epochs] == [1, 2]
     assert all(e.images == 48 for e in result.body.epochs)
@@ -45,14 +27,14 @@ def test_single_cell_writes_every_epoch_and_the_timed_one(tmp_path):
     assert result.env["compiled"] is False and result.env["cuda_graph"] is False, "the faithful step is eager"
     for e in result.body.epochs:  # the synthetic set's whole test batch (100 images), after every epoch
         assert e.test_images == 100 and 0 <= e.test_accuracy <= 1 and e.test_loss > 0 and e.eval_s > 0
-    assert not list(path.parent.glob(".*.tmp")), "no temporary file left behind"
+    assert not list(job.path.parent.glob(".*.tmp")), "no temporary file left behind"
 
 
 def test_ddp_cell_spawns_its_ranks_and_measures_allreduce(tmp_path):
     cell = Cell(engine="ddp", gpus_per_node=2, batch_per_gpu=8, **TINY)
-    code, path = run_job(tmp_path, cell)
-    assert code == 0
-    result = read_result(path)
+    job = run_job(tmp_path, cell)
+    assert job.code == 0
+    result = read_result(job.path)
     assert result.status == "ok" and result.env["world_size"] == 2
     assert result.body.epochs[1].images == 48  # both ranks' shards together
     assert [e.test_images for e in result.body.epochs] == [100, 100], "each test image once, over both ranks"
@@ -66,20 +48,20 @@ def test_ddp_cell_spawns_its_ranks_and_measures_allreduce(tmp_path):
 
 def test_batch_that_does_not_fit_is_an_oom_result_and_no_rank_hangs(tmp_path):
     cell = Cell(engine="ddp", gpus_per_node=2, batch_per_gpu=32, **TINY)
-    code, path = run_job(tmp_path, cell, {SIMULATE_ENV: "16"}, timeout=120)
-    assert code == 0
-    result = read_result(path)
+    job = run_job(tmp_path, cell, {SIMULATE_ENV: "16"}, timeout=120)
+    assert job.code == 0
+    result = read_result(job.path)
     assert result.status == "oom" and "does not fit" in result.error
     assert result.body is None, "an oom run records no findings"
 
 
 def test_a_good_result_is_never_redone(tmp_path):
     cell = Cell(engine="single", batch_per_gpu=16, **TINY)
-    assert run_job(tmp_path, cell)[0] == 0
-    path = result_path(tmp_path / "results", cell.cell_id)
-    before = path.read_bytes()
-    assert run_job(tmp_path, cell)[0] == 0
-    assert path.read_bytes() == before
+    first = run_job(tmp_path, cell)
+    assert first.code == 0
+    before = first.path.read_bytes()
+    assert run_job(tmp_path, cell).code == 0
+    assert first.path.read_bytes() == before
 
 
 def test_unreadable_cell_file_is_exit_2_without_traceback(tmp_path):

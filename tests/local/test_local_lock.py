@@ -2,7 +2,6 @@
 a second queue, started while a killed queue's job still runs, waits for it and says so."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -12,6 +11,7 @@ import pytest
 from orchestrator import registry
 from orchestrator.cli import main
 from orchestrator.local_jobs import QUEUE_MARKER, pid_alive
+from tests.helpers import cell_states, write_study
 
 STUDY = """
 name = "two-long"
@@ -32,19 +32,15 @@ seed = [1, 2]
 
 
 @pytest.fixture
-def study(in_tmp, monkeypatch):
-    monkeypatch.setenv("ORCHESTRATOR_LOCK_DIR", str(in_tmp / "locks"))  # this test's machine, apart from others'
-    path = in_tmp / "two.toml"
-    path.write_text(STUDY)
+def study(in_tmp):
+    path = write_study(in_tmp, STUDY, "two")
     assert main(["plan", "--study", str(path)]) == 0
     yield str(path)
     main(["cancel", "--study", str(path), "--all"])
 
 
 def states(study: str, capsys) -> list[str]:
-    capsys.readouterr()
-    main(["status", "--study", study, "--json"])
-    return [c["state"] for c in json.loads(capsys.readouterr().out)["cells"]]
+    return [c["state"] for c in cell_states(capsys, study)]
 
 
 def wait_for(study: str, capsys, wanted: list[str], seconds: float) -> list[str]:

@@ -9,16 +9,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator import plan as plan_module
-from orchestrator.cli import main
-from tests.conftest import TINY_STUDY, unwritable
+from tests.helpers import TINY_STUDY, cli, unwritable, write_study
 
 ONE_ARRAY = TINY_STUDY.read_text().split("[[grid]]")[0] + '[[grid]]\nengine = "single"\n'
-
-
-def plan_cli(capsys, study, *argv) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(["plan", "--study", str(study), *map(str, argv)])
-    return code, capsys.readouterr().err
 
 
 def snapshot(results: Path) -> dict[str, str]:
@@ -27,11 +20,10 @@ def snapshot(results: Path) -> dict[str, str]:
 
 def test_replanning_replaces_the_plan_its_scripts_and_its_study_together(in_tmp, capsys):
     results = in_tmp / "runs" / "tiny"
-    assert plan_cli(capsys, TINY_STUDY)[0] == 0
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
     assert len(list((results / "sbatch").glob("*.sh"))) == 4
-    smaller = in_tmp / "tiny.toml"
-    smaller.write_text(ONE_ARRAY)
-    assert plan_cli(capsys, smaller)[0] == 0
+    smaller = write_study(in_tmp, ONE_ARRAY, "tiny")
+    assert cli(capsys, "plan", "--study", smaller)[0] == 0
     assert [p.name for p in (results / "sbatch").iterdir()] == ["n1-g1-t1.sh"]
     assert (results / "study.toml").read_text() == ONE_ARRAY
     assert len(json.loads((results / "plan.json").read_text())["cells"]) == 1
@@ -40,16 +32,15 @@ def test_replanning_replaces_the_plan_its_scripts_and_its_study_together(in_tmp,
 
 def test_a_full_disk_while_replanning_leaves_the_old_plan_whole(in_tmp, capsys, monkeypatch):
     results = in_tmp / "runs" / "tiny"
-    assert plan_cli(capsys, TINY_STUDY)[0] == 0
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
     before = snapshot(results)
-    smaller = in_tmp / "tiny.toml"
-    smaller.write_text(ONE_ARRAY)
+    smaller = write_study(in_tmp, ONE_ARRAY, "tiny")
 
     def full_disk(path, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(plan_module, "write_json_atomic", full_disk)  # plan.json: the last file written
-    code, err = plan_cli(capsys, smaller)
+    code, _, err = cli(capsys, "plan", "--study", smaller)
     assert code == 2 and "No space left on device" in err and len(err.strip().splitlines()) == 1
     assert snapshot(results) == before
     assert not list(results.glob(".plan-*"))
@@ -59,7 +50,7 @@ def test_a_full_disk_while_replanning_leaves_the_old_plan_whole(in_tmp, capsys, 
 def test_plan_never_overwrites_files_it_did_not_write(in_tmp, capsys, theirs):
     (in_tmp / "mine" / theirs).parent.mkdir(parents=True, exist_ok=True)
     (in_tmp / "mine" / theirs).write_text("the user's own")
-    code, err = plan_cli(capsys, TINY_STUDY, "--results", in_tmp / "mine")
+    code, _, err = cli(capsys, "plan", "--study", TINY_STUDY, "--results", in_tmp / "mine")
     assert code == 2 and "did not write" in err and "--results" in err, err
     assert (in_tmp / "mine" / theirs).read_text() == "the user's own"
     assert not (in_tmp / "mine" / "plan.json").exists()
@@ -67,19 +58,19 @@ def test_plan_never_overwrites_files_it_did_not_write(in_tmp, capsys, theirs):
 
 def test_plan_keeps_a_file_of_the_users_in_its_sbatch_dir(in_tmp, capsys):
     results = in_tmp / "runs" / "tiny"
-    assert plan_cli(capsys, TINY_STUDY)[0] == 0
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
     (results / "sbatch" / "notes.txt").write_text("the user's own")
-    code, err = plan_cli(capsys, TINY_STUDY)
+    code, _, err = cli(capsys, "plan", "--study", TINY_STUDY)
     assert code == 2 and "notes.txt" in err and "did not write" in err, err
     assert (results / "sbatch" / "notes.txt").read_text() == "the user's own"
 
 
 def test_replanning_in_a_read_only_results_dir_says_so(in_tmp, capsys):
     results = in_tmp / "runs" / "tiny"
-    assert plan_cli(capsys, TINY_STUDY)[0] == 0
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
     before = snapshot(results)
     with unwritable(results):
-        code, err = plan_cli(capsys, TINY_STUDY)
+        code, _, err = cli(capsys, "plan", "--study", TINY_STUDY)
     assert code == 2 and "File exists" not in err and ("Permission denied" in err or "not permitted" in err), err
     assert err.startswith(f"error: cannot write the plan in {results}")
     assert snapshot(results) == before
@@ -89,10 +80,9 @@ def test_a_rename_that_fails_half_way_puts_the_old_plan_back(in_tmp, capsys, mon
     import os
 
     results = in_tmp / "runs" / "tiny"
-    assert plan_cli(capsys, TINY_STUDY)[0] == 0
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
     before = snapshot(results)
-    smaller = in_tmp / "tiny.toml"
-    smaller.write_text(ONE_ARRAY)
+    smaller = write_study(in_tmp, ONE_ARRAY, "tiny")
     rename, calls = os.rename, []
 
     def failing(src, dst):  # the new plan.json's rename fails, once
@@ -102,7 +92,7 @@ def test_a_rename_that_fails_half_way_puts_the_old_plan_back(in_tmp, capsys, mon
         rename(src, dst)
 
     monkeypatch.setattr(plan_module.os, "rename", failing)
-    code, err = plan_cli(capsys, smaller)
+    code, _, err = cli(capsys, "plan", "--study", smaller)
     assert code == 2 and "Input/output error" in err and calls
     assert snapshot(results) == before
 
@@ -114,5 +104,5 @@ def test_a_results_path_that_is_no_directory_says_so(in_tmp, capsys, kind):
         path.write_text("mine")
     else:
         path.symlink_to(in_tmp / "gone")
-    code, err = plan_cli(capsys, TINY_STUDY, "--results", path)
+    code, _, err = cli(capsys, "plan", "--study", TINY_STUDY, "--results", path)
     assert code == 2 and "is not a directory" in err and len(err.strip().splitlines()) == 1, err

@@ -3,27 +3,18 @@ line per reason, whatever the number of cells, for every kind (orchestrator.mach
 for `submit`)."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from orchestrator import slurm_client
 from orchestrator.cli import main
-from tests.conftest import TESTS
+from tests.helpers import TINY_LOCAL, one_gpu_machine
 
-TINY_LOCAL = str(TESTS / "studies" / "tiny-local.toml")  # a 1-GPU cell and a 2-rank DDP cell
 NEEDS = "needs {} GPUs, this machine has 1; run it on SLURM"
 
 
 @pytest.fixture
 def one_gpu(tmp_path, monkeypatch):
-    """nvidia-smi lists one GPU here."""
-    smi = tmp_path / "bin" / "nvidia-smi"
-    smi.parent.mkdir()
-    smi.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
-    smi.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{smi.parent}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    one_gpu_machine(tmp_path, monkeypatch)
 
 
 def plan_lines(capsys, *args: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.cli import main
-from tests.conftest import TINY_STUDY
+from tests.helpers import TINY_STUDY, write_study
 
 GOOD = TINY_STUDY.read_text()
 
@@ -15,9 +15,8 @@ GOOD = TINY_STUDY.read_text()
     ("train_images = 64\ntest_images = 1000000", "test_images must be <= 10000 for synthetic"),
     ("train_images = 64\ntest_images = 500", "test_images = 500: the synthetic set has 100 test images"),
 ])
-def test_plan_refuses_a_synthetic_size_no_run_honours(tmp_path, in_tmp, capsys, line, expected):
-    study = tmp_path / "study.toml"
-    study.write_text(GOOD.replace("train_images = 64", line, 1))
+def test_plan_refuses_a_synthetic_size_no_run_honours(in_tmp, capsys, line, expected):
+    study = write_study(in_tmp, GOOD.replace("train_images = 64", line, 1))
     code = main(["plan", "--study", str(study)])
     err = capsys.readouterr().err
     assert code == 2

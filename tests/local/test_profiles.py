@@ -14,7 +14,7 @@ from orchestrator.plan import build_plan
 from orchestrator.sbatch import render_sbatch
 from orchestrator.study import load_study, parse_study
 from orchestrator.submit import array_chunks
-from tests.conftest import TINY_STUDY
+from tests.helpers import TINY_STUDY, write_study
 
 GRID = [{"engine": "ddp", "gpus_per_node": 2, "batch_per_gpu": 32}]
 HOSTILE = '"; rm -rf ~"'
@@ -71,8 +71,7 @@ def test_precedence_study_over_site_file_over_shipped_profile(tmp_path, monkeypa
 def test_plan_profile_flag_wins_over_the_study_and_a_profile_may_be_a_path(tmp_path, in_tmp, capsys):
     own = tmp_path / "mycluster.toml"
     own.write_text('[cluster]\npartition = "gpu"\ngpu_request = "gres"\n')
-    study = tmp_path / "s.toml"
-    study.write_text(TINY_STUDY.read_text().replace('name = "tiny"', 'name = "tiny"\nprofile = "greene"'))
+    study = write_study(tmp_path, TINY_STUDY.read_text().replace('name = "tiny"', 'name = "tiny"\nprofile = "greene"'))
     assert main(["plan", "--study", str(study), "--profile", str(own), "--sbatch"]) == 0
     out = capsys.readouterr().out
     assert "#SBATCH --partition=gpu" in out and "#SBATCH --gres=gpu:2" in out

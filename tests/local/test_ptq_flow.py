@@ -2,22 +2,14 @@
 and on the real local SLURM; its mistakes exit 2 at plan time."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from jobs.core.result import read_result
 from orchestrator.cli import main
-from tests.conftest import TESTS
+from tests.helpers import PTQ_TINY as STUDY, cell_states, write_study
 
-PTQ_TINY = str(TESTS / "studies" / "ptq-tiny.toml")
+PTQ_TINY = str(STUDY)
 NOTEBOOK = ["Net float", "Net W8", "Net W8A8", "NetWithBias float", "NetWithBias W8 float-bias", "NetWithBias W8A8B32"]
-
-
-def statuses(capsys) -> list[dict]:
-    capsys.readouterr()
-    assert main(["status", "--study", PTQ_TINY, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)["cells"]
 
 
 def check_results(results, cells) -> None:
@@ -35,7 +27,7 @@ def check_results(results, cells) -> None:
 def test_plan_submit_status_locally(in_tmp, capsys):
     assert main(["plan", "--study", PTQ_TINY]) == 0
     assert main(["submit", "--study", PTQ_TINY, "--executor", "local", "--wait", "--interval", "1"]) == 0
-    cells = statuses(capsys)
+    cells = cell_states(capsys, PTQ_TINY)
     assert [c["state"] for c in cells] == ["done", "done"]
     assert [c["label"] for c in cells] == ["ptq-cpu-synthetic600-s0", "ptq-cpu-synthetic600-s0-r1"]
     check_results(in_tmp / "runs" / "ptq-tiny", cells)
@@ -48,17 +40,16 @@ def test_plan_submit_status_locally(in_tmp, capsys):
 def test_plan_submit_status_on_slurm(slurm_cluster, in_tmp, capsys):
     assert main(["plan", "--study", PTQ_TINY]) == 0
     assert main(["submit", "--study", PTQ_TINY, "--executor", "slurm", "--wait", "--interval", "1"]) == 0
-    cells = statuses(capsys)
+    cells = cell_states(capsys, PTQ_TINY)
     assert [c["state"] for c in cells] == ["done", "done"]
     assert all("_" in c["job_id"] for c in cells), "the cells ran as tasks of one job array"
     check_results(in_tmp / "runs" / "ptq-tiny", cells)
 
 
 def test_a_rerun_cell_reuses_its_trained_networks(in_tmp, capsys):
-    text = (TESTS / "studies" / "ptq-tiny.toml").read_text().replace("repeats = 2", "repeats = 1")
-    first, second = in_tmp / "a.toml", in_tmp / "b.toml"
-    first.write_text(text)
-    second.write_text(text.replace("weight_bits = [8, 2]", "weight_bits = [4]"))
+    text = STUDY.read_text().replace("repeats = 2", "repeats = 1")
+    first = write_study(in_tmp, text, "a")
+    second = write_study(in_tmp, text.replace("weight_bits = [8, 2]", "weight_bits = [4]"), "b")
     for study in (first, second):
         assert main(["plan", "--study", str(study), "--results", "runs/shared"]) == 0
         assert main(["submit", "--study", str(study), "--results", "runs/shared", "--executor", "local",
@@ -80,8 +71,7 @@ def test_a_rerun_cell_reuses_its_trained_networks(in_tmp, capsys):
     (lambda s: s.replace("train_images = 600", "train_images = 100000000"), "train_images must be <= 50000"),
 ])
 def test_a_bad_ptq_study_is_one_line_exit_2_at_plan(in_tmp, capsys, edit, expected):
-    study = in_tmp / "bad.toml"
-    study.write_text(edit((TESTS / "studies" / "ptq-tiny.toml").read_text()))
+    study = write_study(in_tmp, edit(STUDY.read_text()), "bad")
     assert main(["plan", "--study", str(study)]) == 2
     err = capsys.readouterr().err
     assert expected in err and err.startswith("error: ") and len(err.strip().splitlines()) == 1

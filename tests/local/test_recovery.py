@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.core.result import Result, write_result
+from jobs.core.result import write_result
 from orchestrator import failures, registry
 from orchestrator.cli import main
 from orchestrator.plan import build_plan, install_plan
@@ -18,6 +18,7 @@ from orchestrator.registry import Intent, Submission
 from orchestrator.slurm_client import JobState, SlurmClient
 from orchestrator.status import Monitor, cell_state
 from orchestrator.study import parse_study
+from tests.factories import cell, train_result
 
 NOW = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -127,7 +128,7 @@ def test_without_accounting_one_warning_and_sacct_is_not_asked_again(tmp_path):
     plan = plan_of(tmp_path, 2)
     a, b = (c.cell_id for c in plan.cells)
     registry.append(tmp_path, [Submission(a, "slurm", "5_0", "x", iso(600)), Submission(b, "slurm", "5_1", "x", iso(600))])
-    write_result(tmp_path, Result(a, plan.cells[0].to_dict(), "ok"))
+    write_result(tmp_path, train_result(plan.cells[0]))
     client = ScriptedSlurm(squeue="", sacct=None)
     monitor = Monitor(plan, client)
     first, second = monitor.refresh(), monitor.refresh()
@@ -141,7 +142,7 @@ def test_a_corrupt_registry_line_and_result_file_leave_status_listing_every_cell
     monkeypatch.chdir(tmp_path)
     plan = plan_of(tmp_path / "r")
     a, b, c = (cell.cell_id for cell in plan.cells)
-    write_result(plan.results_dir, Result(a, plan.cells[0].to_dict(), "ok"))
+    write_result(plan.results_dir, train_result(plan.cells[0]))
     (Path(plan.results_dir) / f"{b}.json").write_text('{"cell_id": ')
     with open(Path(plan.results_dir) / registry.REGISTRY_FILE, "a") as f:
         f.write("this is not json\n")
@@ -216,7 +217,7 @@ def test_slurm_says_why_and_the_detail_names_the_fix(word, state, words):
 
 def test_a_python_error_shows_its_last_line_from_the_result_or_the_log():
     error = "Traceback (most recent call last):\n  File x\nValueError: bad shape\n"
-    assert cell_state(SUB, Result("c", {"engine": "single", "batch_per_gpu": 8}, "failed", error=error),
+    assert cell_state(SUB, train_result(cell("single", 8), "failed", error=error),
                       JobState("17_0", "FAILED", reason="exit 1:0")) == ("failed", "ValueError: bad shape")
     log = "submitit INFO x\nTraceback (most recent call last):\n  File y\nModuleNotFoundError: No module named 'z'\n" \
           "submitit ERROR (2026) - Submitted job triggered an exception\n"

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import TESTS
+from tests.helpers import TESTS
 
 SCRIPT = TESTS.parent / "benchmarks" / "reference_loop.py"
 

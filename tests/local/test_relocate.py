@@ -2,16 +2,16 @@
 path plan.json was written with."""
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest
 
-from jobs.core.result import Result, write_result
+from jobs.core.result import write_result
 from orchestrator import registry
-from orchestrator.cli import main
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission
+from tests.factories import train_result
+from tests.helpers import cli, cli_json, write_study
 
 STUDY = """name = "moved"
 [defaults]
@@ -27,20 +27,13 @@ seed = [0, 1]
 """
 
 
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_a_moved_results_dir_is_read_where_it_is(in_tmp, capsys):
-    (in_tmp / "moved.toml").write_text(STUDY)
+    write_study(in_tmp, STUDY, "moved")
     old = in_tmp / "runs" / "moved"
     assert cli(capsys, "plan", "--study", "moved.toml")[0] == 0
     plan = read_plan(old)
     done, waiting = plan.cell_ids
-    write_result(old, Result(done, plan.cell(done).to_dict(), "ok"))
+    write_result(old, train_result(plan.cell(done)))
     logs = old / "logs"
     logs.mkdir()
     (logs / "999999_0_log.out").write_text("epoch 1/1: fine\n")
@@ -51,11 +44,9 @@ def test_a_moved_results_dir_is_read_where_it_is(in_tmp, capsys):
     new.parent.mkdir()
     shutil.move(old, new)
 
-    code, out, _ = cli(capsys, "status", "--study", "moved", "--results", new, "--json")
-    states = {c["cell_id"]: c["state"] for c in json.loads(out)["cells"]}
-    assert code == 0 and states == {done: "done", waiting: "not submitted"}, states
-    code, out, _ = cli(capsys, "collect", "--study", "moved", "--results", new, "--json")
-    assert code == 0 and {r["status"] for r in json.loads(out)["q1"]} >= {"ok"}
+    states = {c["cell_id"]: c["state"] for c in cli_json(capsys, "status", "--study", "moved", "--results", new)["cells"]}
+    assert states == {done: "done", waiting: "not submitted"}, states
+    assert {r["status"] for r in cli_json(capsys, "collect", "--study", "moved", "--results", new)["q1"]} >= {"ok"}
     code, out, _ = cli(capsys, "logs", "--study", "moved", "--results", new, done)
     assert code == 0 and "epoch 1/1: fine" in out and str(new / "logs") in out
     assert read_plan(new).results_dir == str(new.absolute())
@@ -64,12 +55,12 @@ def test_a_moved_results_dir_is_read_where_it_is(in_tmp, capsys):
 
 @pytest.mark.slurm
 def test_submit_test_only_in_a_moved_dir_offers_only_the_cells_not_done(slurm_cluster, in_tmp, capsys):
-    (in_tmp / "moved.toml").write_text(STUDY)
+    write_study(in_tmp, STUDY, "moved")
     old = in_tmp / "runs" / "moved"
     assert cli(capsys, "plan", "--study", "moved.toml")[0] == 0
     plan = read_plan(old)
     done = plan.cell_ids[0]
-    write_result(old, Result(done, plan.cell(done).to_dict(), "ok"))
+    write_result(old, train_result(plan.cell(done)))
     new = in_tmp / "copy"
     shutil.move(old, new)
     code, out, err = cli(capsys, "submit", "--study", "moved", "--results", new, "--test-only")
@@ -79,7 +70,7 @@ def test_submit_test_only_in_a_moved_dir_offers_only_the_cells_not_done(slurm_cl
 
 @pytest.mark.slurm
 def test_submit_refuses_a_results_dir_moved_to_a_path_slurm_cannot_read_back(slurm_cluster, in_tmp, capsys):
-    (in_tmp / "moved.toml").write_text(STUDY)
+    write_study(in_tmp, STUDY, "moved")
     assert cli(capsys, "plan", "--study", "moved.toml")[0] == 0
     new = in_tmp / "back\\slash"
     shutil.move(in_tmp / "runs" / "moved", new)

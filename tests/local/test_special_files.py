@@ -11,7 +11,7 @@ import pytest
 from jobs.core.layout import result_path
 from jobs.core.result import NotRegularFile, read_good_result, read_result
 from orchestrator.cli import main
-from tests.conftest import TINY_STUDY
+from tests.helpers import TINY_STUDY, cli_json
 
 
 @pytest.fixture
@@ -49,8 +49,7 @@ def test_status_skips_a_fifo_result_with_a_warning_naming_it(fifo_results, capsy
     assert main(["status", "--study", str(TINY_STUDY)]) == 0
     err = capsys.readouterr().err
     assert f"warning: result file {result_path(results, cell_id).absolute()} is not a regular file (a FIFO)" in err
-    assert main(["status", "--study", str(TINY_STUDY), "--json"]) == 0
-    shown = json.loads(capsys.readouterr().out)
+    shown = cli_json(capsys, "status", "--study", TINY_STUDY)
     assert [c["state"] for c in shown["cells"]] == ["not submitted"] * 4
     assert len(shown["skipped_files"]) == 1 and f"{cell_id}.json" in shown["skipped_files"][0]
 

@@ -2,14 +2,12 @@
 srun from the job array's task, one rendezvous across the nodes; collect reads the sweep."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from jobs.allreduce.cell import AllreduceCell
-from jobs.allreduce.result import AllreduceFindings
 from jobs.core.result import read_result
 from orchestrator.cli import main
+from tests.helpers import cell_states, cli_json, write_study
 
 pytestmark = pytest.mark.slurm
 
@@ -35,13 +33,10 @@ iters = 2
 
 
 def test_two_nodes_of_one_cpu_rank_on_slurm(slurm_cluster, in_tmp, capsys):
-    study = in_tmp / "allreduce-two-nodes.toml"
-    study.write_text(STUDY)
+    study = write_study(in_tmp, STUDY, "allreduce-two-nodes")
     assert main(["plan", "--study", str(study)]) == 0
     assert main(["submit", "--study", str(study), "--executor", "slurm", "--wait", "--interval", "1"]) == 0
-    capsys.readouterr()
-    assert main(["status", "--study", str(study), "--json"]) == 0
-    (cell,) = json.loads(capsys.readouterr().out)["cells"]
+    (cell,) = cell_states(capsys, study)
     assert (cell["label"], cell["state"], cell["node"]) == ("allreduce-gloo-2x1cpu-r0", "done", "n[1-2]")
     assert "_" in cell["job_id"], "the cell ran as a task of a job array"
     result = read_result(in_tmp / "runs" / "allreduce-two-nodes" / f"{cell['cell_id']}.json")
@@ -50,7 +45,6 @@ def test_two_nodes_of_one_cpu_rank_on_slurm(slurm_cluster, in_tmp, capsys):
     assert (found.world_size, found.backend, found.device) == (2, "gloo", "cpu")
     assert tuple(s.bytes for s in found.sizes) == AllreduceCell.from_dict(result.cell).sizes()
 
-    assert main(["collect", "--study", str(study), "--json"]) == 0
-    tables = json.loads(capsys.readouterr().out)
+    tables = cli_json(capsys, "collect", "--study", study)
     assert {r["setup"] for r in tables["allreduce_sizes"]} == {"2 nodes x 1 CPU rank, gloo"}
     assert len(tables["allreduce_sizes"]) == 5 + 2 and all(r["busbw_gbps"] > 0 for r in tables["allreduce_sizes"])

@@ -7,15 +7,9 @@ import json
 import pytest
 
 from orchestrator.cli import main
-from tests.conftest import TINY_STUDY
+from tests.helpers import TINY_STUDY, cell_states, cli_json
 
 pytestmark = pytest.mark.slurm
-
-
-def read_json(capsys, *argv) -> dict:
-    capsys.readouterr()
-    assert main(list(argv)) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def test_plan_submit_status_collect_on_slurm(slurm_cluster, in_tmp, capsys):
@@ -25,13 +19,13 @@ def test_plan_submit_status_collect_on_slurm(slurm_cluster, in_tmp, capsys):
     assert main(["submit", "--study", study, "--executor", "slurm", "--wait", "--interval", "1"]) == 0
     assert "slurm: submitted 4 cell(s)" in capsys.readouterr().out
 
-    cells = read_json(capsys, "status", "--study", study, "--json")["cells"]
+    cells = cell_states(capsys, study)
     assert [c["state"] for c in cells] == ["done"] * 4
     assert all("_" in c["job_id"] for c in cells), "every cell ran as a task of a job array"
     two_node = next(c for c in cells if c["label"].startswith("ddp-2x1"))
     assert two_node["node"] == "n[1-2]"
 
-    table1 = read_json(capsys, "collect", "--study", study, "--json")["table1"]
+    table1 = cli_json(capsys, "collect", "--study", study)["table1"]
     assert {(r["engine"], r["nodes"], r["gpus"]) for r in table1} == {
         ("single", 1, 1), ("dp", 1, 2), ("ddp", 1, 2), ("ddp", 2, 2)}
     assert all(r["status"] == "ok" and r["epoch_s"] > 0 for r in table1)

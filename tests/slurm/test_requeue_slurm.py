@@ -17,7 +17,7 @@ from orchestrator import registry
 from orchestrator.cli import main
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission
-from tests.conftest import TESTS
+from tests.helpers import TESTS, cell_states, cli_json, write_study
 
 pytestmark = pytest.mark.slurm
 
@@ -57,8 +57,7 @@ def test_jobs_requeued_mid_training_resume_and_record_each_epoch_once(slurm_clus
     """One job is requeued from outside (`scontrol requeue`, as an admin or a node failure
     would); the other gets SIGUSR2, as before its time limit or a preemption, and submitit's
     checkpoint() requeues it itself."""
-    study = in_tmp / "long.toml"
-    study.write_text(study_text("long", 2000, EPOCHS["requeue"], EPOCHS["signal"]))
+    study = write_study(in_tmp, study_text("long", 2000, EPOCHS["requeue"], EPOCHS["signal"]), "long")
     assert main(["plan", "--study", str(study)]) == 0
     assert main(["submit", "--study", str(study)]) == 0
     results = in_tmp / "runs" / "long"
@@ -70,9 +69,7 @@ def test_jobs_requeued_mid_training_resume_and_record_each_epoch_once(slurm_clus
     subprocess.run(["scancel", "--signal=USR2", by_signal.job_id], check=True)
     wait_for_line(log_out[by_signal.job_id], "Requeued job", timeout_s=30)  # submitit's own requeue
 
-    capsys.readouterr()
-    assert main(["status", "--study", str(study), "--json"]) == 0
-    cells = json.loads(capsys.readouterr().out)["cells"]
+    cells = cell_states(capsys, study)
     assert {c["state"] for c in cells} <= {"pending", "running"}, cells  # requeued, not failed
     assert main(["submit", "--study", str(study), "--wait", "--interval", "2"]) == 0
     assert "submitted 0 cell(s)" in capsys.readouterr().out
@@ -93,8 +90,7 @@ def restart_cluster(accounting: bool) -> None:
 
 
 def test_without_accounting_status_and_submit_wait_reach_the_end(slurm_cluster, in_tmp, capsys):
-    study = in_tmp / "noacct.toml"
-    study.write_text(study_text("noacct", 32, 2, 2, 2))
+    study = write_study(in_tmp, study_text("noacct", 32, 2, 2, 2), "noacct")
     assert main(["plan", "--study", str(study)]) == 0
     results = in_tmp / "runs" / "noacct"
     restart_cluster(accounting=False)
@@ -107,16 +103,13 @@ def test_without_accounting_status_and_submit_wait_reach_the_end(slurm_cluster, 
         assert main(["submit", "--study", str(study), "--wait", "--interval", "1"]) == 1
         out = capsys.readouterr().out
         assert "submitted 2 cell(s)" in out and out.count("warning:") == 1 and "sacct unavailable" in out
-        assert main(["status", "--study", str(study), "--json"]) == 0
-        report = json.loads(capsys.readouterr().out)
+        report = cli_json(capsys, "status", "--study", study)
         states = {c["cell_id"]: (c["state"], c["detail"]) for c in report["cells"]}
         assert "sacct unavailable" in report["warning"]
         assert [s for s, _ in states.values()].count("done") == 2
         assert states[gone][0] == "failed" and "no accounting here to say why" in states[gone][1]
         assert main(["submit", "--study", str(study), "--retry-failed", "--wait", "--interval", "1"]) == 0
-        capsys.readouterr()
-        assert main(["status", "--study", str(study), "--json"]) == 0
-        assert [c["state"] for c in json.loads(capsys.readouterr().out)["cells"]] == ["done"] * 3
+        assert [c["state"] for c in cell_states(capsys, study)] == ["done"] * 3
     finally:
         restart_cluster(accounting=True)
     assert subprocess.run(["sacct", "-n"], capture_output=True).returncode == 0

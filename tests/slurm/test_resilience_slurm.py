@@ -3,7 +3,6 @@ refuses, an unwritable results dir, a container and a hostile results path, fail
 why, --retry-failed, logs and cancel."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 
 from orchestrator import registry
 from orchestrator.cli import main
-from tests.conftest import TINY_STUDY, unwritable
+from tests.helpers import TINY_STUDY, cell_states, cli, unwritable, write_study
 
 pytestmark = pytest.mark.slurm
 
@@ -41,16 +40,7 @@ batch_per_gpu = 16
 
 def study_file(where: Path, name: str, cluster: str = "", container: str = "",
                grids: str = '[[grid]]\nengine = "single"\n') -> str:
-    path = where / f"{name}.toml"
-    path.write_text(ONE_CELL.format(name=name, cluster=cluster, container=container, grids=grids))
-    return str(path)
-
-
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return str(write_study(where, ONE_CELL.format(name=name, cluster=cluster, container=container, grids=grids), name))
 
 
 def orchestrator(*argv, env=None) -> subprocess.CompletedProcess:
@@ -62,8 +52,7 @@ def settled(capsys, study: str, timeout_s: float = 60) -> dict[str, str]:
     """cell -> state, once no cell is queued, pending or running (a cancelled job completes first)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        cells = json.loads(cli(capsys, "status", "--study", study, "--json")[1])["cells"]
-        states = {c["cell_id"]: c["state"] for c in cells}
+        states = {c["cell_id"]: c["state"] for c in cell_states(capsys, study)}
         if not set(states.values()) & {"queued", "pending", "running"} or time.monotonic() > deadline:
             return states
         time.sleep(1)
@@ -88,9 +77,8 @@ def test_a_submit_killed_after_sbatch_then_run_again_queues_every_cell_once(slur
     assert len(state.intents) == 2 and len(state.submissions) == 1 and len(state.unconfirmed) == 1
 
     # status (from a new shell) already finds the killed submit's array by its token
-    code, out, _ = cli(capsys, "status", "--study", study, "--json")
-    states = Counter(c["state"] for c in json.loads(out)["cells"])
-    assert code == 0 and states["not submitted"] == 2, states
+    states = Counter(c["state"] for c in cell_states(capsys, study))
+    assert states["not submitted"] == 2, states
     code, out, _ = cli(capsys, "submit", "--study", study)
     assert code == 0 and "submitted 2 cell(s)" in out
     tasks = queued_tasks(results)
@@ -138,8 +126,7 @@ def test_requests_slurm_refuses_are_one_line_exit_2_and_queue_nothing(slurm_clus
         assert code == 2 and err.startswith("error: SLURM refused array n1-g1-t1: ") and "Traceback" not in err
         assert "invalid partition" in err.lower() and "partitions here: debug, short" in err
         assert len(err.strip().splitlines()) == 1
-    code, out, _ = cli(capsys, "status", "--study", study, "--json")
-    assert code == 0 and [c["state"] for c in json.loads(out)["cells"]] == ["not submitted"]
+    assert [c["state"] for c in cell_states(capsys, study)] == ["not submitted"]
     state = registry.load(in_tmp / "runs" / "nopart")
     assert not state.submissions and not state.unconfirmed  # the refused intent is marked abandoned
 
@@ -160,8 +147,7 @@ def test_an_unwritable_results_dir_is_exit_2_and_status_still_answers(slurm_clus
         code, _, err = cli(capsys, "submit", "--study", study)
         assert code == 2 and err.startswith(f"error: cannot write in the results dir {results}")
         assert len(err.strip().splitlines()) == 1
-        code, out, _ = cli(capsys, "status", "--study", study, "--json")
-        assert code == 0 and [c["state"] for c in json.loads(out)["cells"]] == ["not submitted"]
+        assert [c["state"] for c in cell_states(capsys, study)] == ["not submitted"]
     code, _, err = cli(capsys, "plan", "--study", study, "--results", in_tmp / "ro.toml" / "sub")
     assert code == 2 and "cannot write the plan" in err and "--results" in err
 
@@ -196,14 +182,13 @@ def test_a_failure_says_why_logs_show_it_and_retry_failed_requeues_only_it(slurm
     assert main(["plan", "--study", study]) == 0
     code, out, _ = cli(capsys, "submit", "--study", study)
     assert code == 0 and "submitted 2 cell(s)" in out
-    cells = json.loads(cli(capsys, "status", "--study", study, "--json")[1])["cells"]
-    ok_cell, bad_cell = cells[0]["cell_id"], cells[1]["cell_id"]
+    ok_cell, bad_cell = (c["cell_id"] for c in cell_states(capsys, study))
 
     code, out, _ = cli(capsys, "logs", "--study", study, ok_cell, "-f", "--interval", "1")
     assert code == 0 and "epoch 1/1" in out and f"--- cell {ok_cell}: done" in out
     code, out, _ = cli(capsys, "submit", "--study", study, "--wait", "--interval", "1")
     assert code == 1 and "submitted 0 cell(s)" in out
-    cells = {c["cell_id"]: c for c in json.loads(cli(capsys, "status", "--study", study, "--json")[1])["cells"]}
+    cells = {c["cell_id"]: c for c in cell_states(capsys, study)}
     assert cells[ok_cell]["state"] == "done"
     assert cells[bad_cell]["state"] == "failed" and cells[bad_cell]["detail"].startswith("FileNotFoundError: ")
     code, out, _ = cli(capsys, "logs", "--study", study, bad_cell, "-n", "0")

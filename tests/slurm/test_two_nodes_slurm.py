@@ -2,12 +2,11 @@
 ranks 0-1 on each, one rendezvous) trains as 1 node x 4 GPUs does: the same per-epoch loss."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from jobs.core.result import read_result
 from orchestrator.cli import main
+from tests.helpers import cell_states, write_study
 
 pytestmark = pytest.mark.slurm
 
@@ -35,13 +34,10 @@ gpus_per_node = 4
 
 
 def test_two_nodes_of_two_train_as_one_node_of_four(slurm_cluster, in_tmp, capsys):
-    study = in_tmp / "two-nodes.toml"
-    study.write_text(STUDY)
+    study = write_study(in_tmp, STUDY, "two-nodes")
     assert main(["plan", "--study", str(study)]) == 0
     assert main(["submit", "--study", str(study), "--executor", "slurm", "--wait", "--interval", "1"]) == 0
-    capsys.readouterr()
-    assert main(["status", "--study", str(study), "--json"]) == 0
-    cells = {c["label"]: c for c in json.loads(capsys.readouterr().out)["cells"]}
+    cells = {c["label"]: c for c in cell_states(capsys, study)}
     assert [c["state"] for c in cells.values()] == ["done", "done"]
     results = {label: read_result(in_tmp / "runs" / "two-nodes" / f"{c['cell_id']}.json") for label, c in cells.items()}
     two_nodes, one_node = results["ddp-2x2-b8-e2"], results["ddp-4g-b8-e2"]

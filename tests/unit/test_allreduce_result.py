@@ -7,13 +7,16 @@ import math
 
 import pytest
 
-from jobs.allreduce.result import AllreduceFindings, SizeTiming
+from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
+from jobs.allreduce.result import AllreduceFindings
 from jobs.core.bandwidth import bandwidth_gbps
+from tests.factories import allreduce_result
 
 
 def findings() -> AllreduceFindings:
-    sizes = tuple(SizeTiming(n, s, *bandwidth_gbps(n, s, 4)) for n, s in ((8, 2e-5), (1024, 4e-5), (2**20, 1e-4)))
-    return AllreduceFindings(world_size=4, backend="nccl", device="cuda", warmup=5, iters=20, sizes=sizes)
+    """4 GPUs, nccl: 8 B in 20 us, 32 B in 40 us, DDP's bucket in 3 ms and ResNet-18's gradient in 5 ms."""
+    cell = AllreduceCell(gpus_per_node=4, min_bytes=8, max_bytes=32, factor=4)
+    return allreduce_result(cell, {8: 2e-5, 32: 4e-5, BUCKET: 3e-3, GRADIENT: 5e-3}).body
 
 
 def test_bandwidth_is_nccl_tests_formula_by_hand():
@@ -31,8 +34,8 @@ def test_the_job_and_the_reader_share_the_formula():
 
 def test_round_trip():
     data = findings().to_dict()
-    assert data["sizes"][1] == {"bytes": 1024, "seconds": 4e-5, "algbw_gbps": pytest.approx(0.0256),
-                                "busbw_gbps": pytest.approx(0.0384)}
+    assert data["sizes"][1] == {"bytes": 32, "seconds": 4e-5, "algbw_gbps": pytest.approx(0.0008),
+                                "busbw_gbps": pytest.approx(0.0012)}  # 32 B / 40 us; x 2 x 3 / 4
     assert AllreduceFindings.from_dict(data) == findings()
 
 

@@ -9,9 +9,9 @@ from jobs.ptq import lenet
 from jobs.ptq.lenet import LAYERS
 from jobs.ptq.config import QuantSpec
 from jobs.ptq.integer import IntegerNet, compare_with_simulation, int_matmul
-from jobs.ptq.profile import activation_ranges, profile_activations
 from jobs.ptq.simulate import SimulatedNet, plan
 from jobs.ptq.quantize import quantize_weight
+from tests.factories import calibrated_plan
 
 
 @pytest.mark.parametrize("m, k, n", [(5, 75, 6), (40, 400, 120), (17, 8, 8)])
@@ -28,18 +28,6 @@ def test_int64_matmul_for_wider_integers():
     assert int_matmul(a, b).tolist() == [[1_199_999_985], [60_005]]
 
 
-def _plan(spec: QuantSpec, seed: int = 0):
-    """A randomly initialised NetWithBias with a bias that matters, calibrated on random images."""
-    net = lenet.build(True, seed)
-    with torch.no_grad():
-        net.fc3.bias.uniform_(-0.2, 0.2)
-    images = torch.rand(64, 3, 32, 32, generator=torch.Generator().manual_seed(seed)) * 2 - 1
-    ranges = activation_ranges(profile_activations(net, images), 64, spec.activation_method, spec.activation_bits)
-    weights = {n: quantize_weight(net.layer(n).weight, spec.weight_bits, spec.weight_method, spec.granularity)
-               for n in LAYERS}
-    return plan(net, spec, weights, ranges), images
-
-
 @pytest.mark.parametrize("spec", [
     QuantSpec(),
     QuantSpec(weight_bits=4, activation_bits=3, granularity="channel", activation_method="mse"),
@@ -47,7 +35,7 @@ def _plan(spec: QuantSpec, seed: int = 0):
     QuantSpec(weight_bits=12, activation_bits=10),  # int64 accumulation, float64 simulation
 ], ids=["W8A8", "W4A3-channel-mse", "W2A2", "W12A10"])
 def test_integer_only_run_gives_the_simulations_integers_on_every_image(spec):
-    p, images = _plan(spec)
+    p, images = calibrated_plan(spec)
     data = [(images[:40], torch.zeros(40, dtype=torch.long)), (images[40:], torch.zeros(24, dtype=torch.long))]
     agreement = compare_with_simulation(p, data, "cpu")
     assert (agreement.images, agreement.prediction_mismatches, agreement.logit_mismatches) == (64, 0, 0)
@@ -58,14 +46,14 @@ def test_integer_only_run_gives_the_simulations_integers_on_every_image(spec):
 
 
 def test_the_integer_net_holds_integer_tensors_only():
-    p, images = _plan(QuantSpec())
+    p, images = calibrated_plan(QuantSpec())
     net = IntegerNet(p)
     assert all(w.dtype == torch.int8 for w in net.weights.values())
     assert all(b.dtype == torch.int64 for b in net.biases.values())
 
 
 def test_the_im2col_convolution_is_the_convolution():
-    p, images = _plan(QuantSpec())
+    p, images = calibrated_plan(QuantSpec())
     net = IntegerNet(p)
     x = torch.randint(-128, 128, (3, 3, 32, 32), dtype=torch.int8)
     w = p.layers[0].weight.long()
@@ -75,11 +63,11 @@ def test_the_im2col_convolution_is_the_convolution():
 
 
 def test_an_integer_run_needs_quantized_activations_and_an_int32_bias():
-    p, _ = _plan(QuantSpec())
+    p, _ = calibrated_plan(QuantSpec())
     weights_only = plan(lenet.build(False, 0), QuantSpec(activation_bits=None),
                         {n: quantize_weight(lenet.build(False, 0).layer(n).weight, 8) for n in LAYERS}, None)
     with pytest.raises(ValueError, match="needs quantized activations"):
         IntegerNet(weights_only)
-    float_bias, _ = _plan(QuantSpec(bias="float"))
+    float_bias, _ = calibrated_plan(QuantSpec(bias="float"))
     with pytest.raises(ValueError, match="needs an int32 bias"):
         IntegerNet(float_bias)

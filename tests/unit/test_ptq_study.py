@@ -10,9 +10,7 @@ from jobs.ptq.cell import PTQCell
 from orchestrator.errors import StudyError
 from orchestrator.plan import Plan, build_plan
 from orchestrator.study import load_study, parse_study
-from tests.conftest import TESTS
-
-PTQ_TINY = TESTS / "studies" / "ptq-tiny.toml"
+from tests.helpers import PTQ_TINY
 
 
 def ptq_study(**grid):

@@ -7,7 +7,7 @@ import pytest
 
 from orchestrator.errors import RegistryError
 from jobs.core.layout import REGISTRY_FILE
-from orchestrator.registry import Submission, append, load
+from orchestrator.registry import Abandoned, Cancelled, Intent, Skipped, Submission, append, load
 
 
 def submissions(path) -> list[Submission]:
@@ -119,13 +119,33 @@ def test_a_line_of_valid_json_with_wrong_types_is_corrupt_and_names_the_field(tm
     assert re.search(rf"line 2 is corrupt \(.*{named}", first_error(tmp_path))
 
 
-def test_good_lines_of_every_kind_read_back(tmp_path):
+def test_good_lines_of_every_kind_read_back_as_meant(tmp_path):
+    """Hand-written lines of every kind, and the same records appended, read back as the same
+    state: each submission, the intents by token, the abandoned token, the cancelled job, the
+    skipped cell; the intent no submission confirms and no abandoned line closes is unconfirmed."""
     import json
 
+    at = "2025-01-01T00:00:00+00:00"
     lines = [GOOD_SUB, {**GOOD_SUB, "executor": "local", "job_id": None, "queue_pid": 12}, GOOD_INTENT,
-             {"kind": "cancelled", "job_ids": ["17_0"], "at": "2025-01-01T00:00:00+00:00"}]
+             {**GOOD_INTENT, "token": "t2", "cell_ids": ["b", "c"]}, {"kind": "abandoned", "token": "t2", "at": at,
+                                                                      "why": "sbatch: invalid partition"},
+             {"kind": "cancelled", "job_ids": ["17_0"], "at": at},
+             {"kind": "skipped", "cell_id": "d", "why": "needs 2 GPUs, this machine has 1", "at": at}]
     (tmp_path / REGISTRY_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines))
-    assert len(submissions(tmp_path)) == 2
+    state = load(tmp_path)
+    intents = {"t1": Intent("t1", "n1-g1-t1", "s-n1-g1-t1-t1", ("a",), at, "/r/logs"),
+               "t2": Intent("t2", "n1-g1-t1", "s-n1-g1-t1-t1", ("b", "c"), at, "/r/logs")}
+    assert state.errors == []
+    assert state.submissions == [sub("a", "17_0"), Submission("a", "local", None, "n1-g1-t1", at, queue_pid=12)]
+    assert state.intents == intents and state.unconfirmed == [intents["t1"]]
+    assert state.abandoned == {"t2"} and state.cancelled == {"17_0"}
+    assert state.skipped == {"d": Skipped("d", "needs 2 GPUs, this machine has 1", at)}
+
+    records = [*state.submissions, *intents.values(), Abandoned("t2", at, "sbatch: invalid partition"),
+               Cancelled(("17_0",), at), Skipped("d", "needs 2 GPUs, this machine has 1", at)]
+    (tmp_path / "appended").mkdir()
+    append(tmp_path / "appended", records)
+    assert load(tmp_path / "appended") == state
 
 
 def test_a_deeply_nested_line_is_corrupt(tmp_path):

@@ -7,28 +7,19 @@ import math
 import pytest
 
 from jobs.train.cell import Cell
-from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
 from jobs.core.result import Result, ResultError, read_good_result, read_result, result_path, write_result
+from tests.factories import cell, train_result
 
-CELL = Cell(engine="ddp", batch_per_gpu=128, gpus_per_node=2)
-
-
-def epoch(n: int, epoch_s: float) -> EpochStats:
-    return EpochStats(epoch=n, epoch_s=epoch_s, train_s=epoch_s - 1, images=50_000, images_per_s=50_000 / epoch_s,
-                      loss=2.0 / n, accuracy=0.3 * n, lr=0.1, data_wait_s=1.0, h2d_s=0.5,
-                      compute_s=epoch_s - 1.5, comm_exposed_s=0.25)
+CELL = cell("ddp", 128, 2)
 
 
-def result(status: str, error: str | None = None, **extra) -> Result:
-    if status != "ok":
-        return Result(CELL.cell_id, CELL.to_dict(), status, error=error or f"{status}!", **extra)
-    return Result(
-        CELL.cell_id, CELL.to_dict(), "ok", env={"world_size": 2, "hostnames": ["n1"]}, peak_mem_gib=3.5,
-        body=TrainBody(epochs=[epoch(1, 12.0), epoch(2, 10.0)], timed=Timed(epoch=2, epoch_s=10.0, train_s=9.0),
-                       comm=CommStats(world_size=2, grad_bytes=44_700_000, allreduce_s=0.01, algbw_gbps=4.47,
-                                      busbw_gbps=4.47, backend="nccl"),
-                       gpu_util={"mean_pct": 90}), **extra,
-    )
+def result(status: str, error: str | None = None) -> Result:
+    """CELL's result: a 10 s timed epoch (9 s training), 0.25 s of exposed communication, busbw 4.47
+    GB/s; an ok one with its peak memory and GPU use too, so every field is filled."""
+    out = train_result(CELL, status, epoch_s=10.0, train_s=9.0, comm_exposed_s=0.25, busbw_gbps=4.47, error=error)
+    if out.body is not None:
+        out.peak_mem_gib, out.body.gpu_util = 3.5, {"mean_pct": 90}
+    return out
 
 
 def stored_status(tmp_path) -> str:
@@ -59,7 +50,8 @@ def test_no_temporary_file_is_left_behind(tmp_path):
 
 def test_a_write_that_fails_midway_leaves_the_old_file_whole(tmp_path):
     write_result(tmp_path, result("failed", "first try"))
-    broken = result("failed", "second try", env={"not json": object()})
+    broken = result("failed", "second try")
+    broken.env = {"not json": object()}
     with pytest.raises(TypeError):
         write_result(tmp_path, broken)
     assert read_result(result_path(tmp_path, CELL.cell_id)).error == "first try"
@@ -238,7 +230,7 @@ def test_a_job_queued_before_the_move_loads_its_pickled_cell():
 
     from jobs.ptq.cell import PTQCell
 
-    for cell, old, new in ((CELL, b"jobs.cell", b"jobs.train.cell"), (PTQCell(), b"jobs.ptq_cell", b"jobs.ptq.cell")):
-        blob = pickle.dumps(cell, protocol=0).replace(new + b"\n", old + b"\n")
+    for c, old, new in ((CELL, b"jobs.cell", b"jobs.train.cell"), (PTQCell(), b"jobs.ptq_cell", b"jobs.ptq.cell")):
+        blob = pickle.dumps(c, protocol=0).replace(new + b"\n", old + b"\n")
         assert old + b"\n" in blob
-        assert pickle.loads(blob) == cell
+        assert pickle.loads(blob) == c

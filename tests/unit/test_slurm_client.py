@@ -38,7 +38,7 @@ def test_parse_squeue():
     assert jobs["18_0"].elapsed_s is None and jobs["18_0"].reason.startswith("(ReqNodeNotAvail")
 
 
-def test_parse_sacct():
+def test_sacct_rows():
     text = (
         "17_0|COMPLETED|125|n1|0:0\n"
         "17_1|CANCELLED by 0|30|n2|0:15\n"
@@ -48,8 +48,9 @@ def test_parse_sacct():
         "17_6|NODE_FAIL||n3|0:0\n"
         "short|line\n"
     )
-    jobs = {job.job_id: job for job in sacct_rows(text)}
-    assert set(jobs) == {"17_0", "17_1", "17_4", "17_5", "17_6"}  # the array's summary row is skipped
+    rows = sacct_rows(text)
+    assert [j.job_id for j in rows] == ["17_0", "17_1", "17_4", "17_5", "17_6"]  # the array's summary row is skipped
+    jobs = {j.job_id: j for j in rows}
     assert jobs["17_0"] == JobState("17_0", "COMPLETED", 125.0, "n1", "")
     assert jobs["17_1"].state == "CANCELLED" and jobs["17_1"].reason == "exit 0:15"
     assert jobs["17_4"] == JobState("17_4", "FAILED", 7.0, "n1", "exit 1:0")
@@ -57,5 +58,5 @@ def test_parse_sacct():
     assert jobs["17_6"].elapsed_s is None
 
 
-def test_parse_sacct_empty_state_reads_unknown():
-    assert [job.state for job in sacct_rows("17_0||5|n1|0:0\n")] == ["UNKNOWN"]
+def test_sacct_rows_empty_state_reads_unknown():
+    assert [j.state for j in sacct_rows("17_0||5|n1|0:0\n")] == ["UNKNOWN"]

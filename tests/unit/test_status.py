@@ -6,8 +6,7 @@ import os
 
 import pytest
 
-from jobs.core.result import Result, ResultError, write_result
-from jobs.train.result import Timed, TrainBody
+from jobs.core.result import ResultError, write_result
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import build_plan
 from orchestrator.registry import Submission
@@ -15,15 +14,12 @@ from orchestrator.slurm_client import JobState, Snapshot
 from orchestrator.states import SLURM_STATES, CellState
 from orchestrator.status import Monitor, cell_state, statuses
 from orchestrator.study import load_study
+from tests.factories import cell, train_result
 
 SLURM_SUB = Submission("c", "slurm", "17_0", "n1-g1-t1", "2025-01-01T00:00:00+00:00")
 LOCAL_QUEUED = Submission("c", "local", None, "n1-g1-t1", "2025-01-01T00:00:00+00:00", queue_pid=4321)
 LOCAL_JOB = Submission("c", "local", "5555", "n1-g1-t1", "2025-01-01T00:00:00+00:00", queue_pid=4321)
-CELL = {"engine": "single", "batch_per_gpu": 32}
-
-
-def res(status: str, error: str | None = None, env=None) -> Result:
-    return Result("c", CELL, status, env=env or {}, error=error)
+CELL = cell("single", 32)
 
 
 def job(state: str, reason: str = "", elapsed: float | None = None) -> JobState:
@@ -34,21 +30,21 @@ def job(state: str, reason: str = "", elapsed: float | None = None) -> JobState:
 
 @pytest.mark.parametrize("live", ["RUNNING", "PENDING", "FAILED", None])
 def test_a_good_result_wins_over_any_job(live):
-    assert cell_state(SLURM_SUB, res("ok"), job(live) if live else None) == ("done", "")
+    assert cell_state(SLURM_SUB, train_result(CELL), job(live) if live else None) == ("done", "")
 
 
 def test_ok_result_without_any_submission_is_done():
-    assert cell_state(None, res("ok"), None) == ("done", "")
+    assert cell_state(None, train_result(CELL), None) == ("done", "")
 
 
 def test_oom_is_a_final_answer_with_its_message():
-    assert cell_state(SLURM_SUB, res("oom", "CUDA out of memory at batch 32768"), job("COMPLETED")) == \
-        ("oom", "CUDA out of memory at batch 32768")
+    oom = train_result(CELL, "oom", error="CUDA out of memory at batch 32768")
+    assert cell_state(SLURM_SUB, oom, job("COMPLETED")) == ("oom", "CUDA out of memory at batch 32768")
 
 
 def test_never_submitted():
     assert cell_state(None, None, None) == ("not submitted", "")
-    assert cell_state(None, res("failed", "x"), None) == ("not submitted", "")
+    assert cell_state(None, train_result(CELL, "failed", error="x"), None) == ("not submitted", "")
 
 
 # --- the local queue ---------------------------------------------------------------------
@@ -66,7 +62,7 @@ def test_local_queue_gone_before_the_cell_ran():
 def test_local_job_running_and_ended():
     assert cell_state(LOCAL_JOB, None, JobState("5555", "RUNNING", 3.0, "localhost"))[0] == "running"
     assert cell_state(LOCAL_JOB, None, JobState("5555", "ENDED", 3.0, "localhost"))[0] == "failed"
-    assert cell_state(LOCAL_JOB, res("failed", "Traceback\n  ...\nRuntimeError: boom\n"),
+    assert cell_state(LOCAL_JOB, train_result(CELL, "failed", error="Traceback\n  ...\nRuntimeError: boom\n"),
                       JobState("5555", "ENDED")) == ("failed", "RuntimeError: boom")
 
 
@@ -93,18 +89,21 @@ def test_slurm_states_without_a_result(state, reason, expected):
 
 def test_a_live_job_wins_over_an_earlier_failed_result():
     """A failed cell resubmitted: its old failure must not hide the new job."""
-    assert cell_state(SLURM_SUB, res("failed", "old"), job("RUNNING")) == ("running", "")
-    assert cell_state(SLURM_SUB, res("failed", "old"), job("PENDING", "Resources")) == ("pending", "Resources")
+    old = train_result(CELL, "failed", error="old")
+    assert cell_state(SLURM_SUB, old, job("RUNNING")) == ("running", "")
+    assert cell_state(SLURM_SUB, old, job("PENDING", "Resources")) == ("pending", "Resources")
 
 
 def test_failed_result_gives_the_last_line_of_its_error():
     error = "Traceback (most recent call last):\n  File x\nValueError: bad shape\n\n   \n"
-    assert cell_state(SLURM_SUB, res("failed", error), job("FAILED", "exit 1:0")) == ("failed", "ValueError: bad shape")
-    assert cell_state(SLURM_SUB, res("failed", error), None) == ("failed", "ValueError: bad shape")
+    failed = train_result(CELL, "failed", error=error)
+    assert cell_state(SLURM_SUB, failed, job("FAILED", "exit 1:0")) == ("failed", "ValueError: bad shape")
+    assert cell_state(SLURM_SUB, failed, None) == ("failed", "ValueError: bad shape")
 
 
 def test_timeout_result_reads_timeout():
-    assert cell_state(SLURM_SUB, res("timeout", "time limit\nsaved epoch 1"), job("TIMEOUT")) == ("timeout", "saved epoch 1")
+    timeout = train_result(CELL, "timeout", error="time limit\nsaved epoch 1")
+    assert cell_state(SLURM_SUB, timeout, job("TIMEOUT")) == ("timeout", "saved epoch 1")
 
 
 def test_an_unreadable_result_file_is_a_failure_that_names_it():
@@ -130,9 +129,9 @@ def test_statuses_over_a_plan(tmp_path):
     plan = build_plan(load_study("quick"), tmp_path, tmp_path)
     done, oom, running, pending, failed, fresh = plan.cells[:6]
     env = {"started_at": "2025-01-01T10:00:00+00:00", "ended_at": "2025-01-01T10:02:30+00:00"}
-    write_result(tmp_path, Result(done.cell_id, done.to_dict(), "ok", env=env, body=TrainBody(timed=Timed(2, 10.0, 9.0))))
-    write_result(tmp_path, Result(oom.cell_id, oom.to_dict(), "oom", env=env, error="CUDA out of memory"))
-    write_result(tmp_path, Result(failed.cell_id, failed.to_dict(), "failed", error="Traceback\nKeyError: 'x'"))
+    write_result(tmp_path, train_result(done, env=env))
+    write_result(tmp_path, train_result(oom, "oom", error="CUDA out of memory", env=env))
+    write_result(tmp_path, train_result(failed, "failed", error="Traceback\nKeyError: 'x'", env={}))  # no run times
     (tmp_path / f"{running.cell_id}.json").write_text("{")  # being rewritten? unreadable
     subs = {
         done.cell_id: Submission(done.cell_id, "slurm", "17_0", "a", "t"),
@@ -173,7 +172,7 @@ def test_a_failed_local_cell_stops_its_clock_at_its_end(tmp_path):
     plan = build_plan(load_study("quick"), tmp_path, tmp_path)
     with_result, without = plan.cells[:2]
     env = {"started_at": "2025-01-01T10:00:05+00:00", "ended_at": "2025-01-01T10:01:05+00:00"}
-    write_result(tmp_path, Result(with_result.cell_id, with_result.to_dict(), "failed", env=env, error="ValueError: x"))
+    write_result(tmp_path, train_result(with_result, "failed", error="ValueError: x", env=env))
     log = tmp_path / "without.err"
     log.write_text("Traceback\nRuntimeError: boom\n")
     start = dt.datetime(2025, 1, 1, 10, 0, tzinfo=dt.UTC)

@@ -9,7 +9,7 @@ from jobs.ptq import lenet
 from jobs.ptq.train import TrainSettings, train
 from jobs.ptq.config import QuantSpec
 from jobs.ptq.integer import compare_with_simulation
-from tests.unit.test_ptq_int import _plan
+from tests.factories import calibrated_plan
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -23,7 +23,7 @@ def test_the_cuda_graph_step_trains_as_the_eager_step():
     eager_report = train(eager, images, labels, TrainSettings(epochs=1), use_graph=False)
     assert report.cuda_graph, report.graph_error
     assert report.steps == eager_report.steps == 501
-    for a, b in zip(graphed.parameters(), eager.parameters()):
+    for a, b in zip(graphed.parameters(), eager.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
     assert report.epoch_losses[0] == pytest.approx(eager_report.epoch_losses[0], rel=1e-4)
 
@@ -31,7 +31,7 @@ def test_the_cuda_graph_step_trains_as_the_eager_step():
 @pytest.mark.parametrize("spec", [QuantSpec(), QuantSpec(weight_bits=4, activation_bits=3, granularity="channel"),
                                   QuantSpec(weight_bits=12, activation_bits=10)], ids=["W8A8", "W4A3", "W12A10"])
 def test_integer_only_run_agrees_on_cuda(spec):
-    p, images = _plan(spec)
+    p, images = calibrated_plan(spec)
     data = [(images.cuda(), torch.zeros(64, dtype=torch.long).cuda())]
     agreement = compare_with_simulation(p, data, "cuda")
     assert (agreement.prediction_mismatches, agreement.logit_mismatches) == (0, 0)

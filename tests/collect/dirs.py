@@ -1,0 +1,95 @@
+"""The results dirs the collect tests read, worked by hand (their numbers are in the docstrings):
+the mixed training dir (every status, Q4's runs) and a PTQ study of three training seeds; and
+`by`, the one row of a table."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from jobs.core.result import Result
+from jobs.ptq.cell import PTQCell
+from jobs.train.cell import Cell
+from tests.factories import cell, ptq_cell, ptq_result, train_result, write_results
+
+
+def q4(b: int, **remedy) -> Cell:
+    return cell("ddp", b, 4, epochs=5, timed_epoch=5, **remedy)
+
+
+def mixed_results() -> list[Result]:
+    """The mixed dir's results: ok cells (one with three repeats), oom, failed, timeout, pending (in the
+    registry, no result) and not submitted (planned only), and Q4's 5-epoch runs.
+
+    1 GPU   b32: 40 s (train 32)   b128: repeats 20/22/30 s (train 16/17/25) -> median 22 (17)
+            b512, b2048: OOM       b8192: pending
+    2 GPUs  DDP b32: 25 s (train 20; h2d 1, compute 16, exposed comm 2; busbw 40 GB/s)   DDP b128: failed
+            DP  b32: 30 s (train 24)                                                      DP  b128: pending
+    4 GPUs  DDP b32: 12.5 s (train 10; h2d 0.5, compute 8, exposed comm 1.5; busbw 50)   DDP b128: not submitted
+            DP  b32: timeout                                                              DP  b128: not in study
+    Q4 (5 epochs): 1 GPU b128 (loss 0.8, acc 0.70); 4 GPUs DDP b2048 none (1.6, 0.42), linear (1.5, 0.52),
+            linear + 2 warmup (1.4, 0.62); b8192: OOM. Test accuracy after epoch 5: 0.68, 0.40, 0.50, 0.60
+            (only Q4's runs recorded test figures: the others read as results from before test evaluation)
+    Every other epoch takes 1.5x the timed one; the GPU is an NVIDIA H200.
+    """
+    single = [train_result(cell("single", 32), epoch_s=40.0, train_s=32.0)]
+    single += [train_result(cell("single", 128, repeat=i), epoch_s=e, train_s=t)
+               for i, (e, t) in enumerate([(20.0, 16.0), (22.0, 17.0), (30.0, 25.0)])]
+    single += [train_result(cell("single", 512), status="oom"), train_result(cell("single", 2048), status="oom")]
+    multi = [
+        train_result(cell("ddp", 32, 2), epoch_s=25.0, train_s=20.0, h2d_s=1.0, compute_s=16.0, comm_exposed_s=2.0,
+                     busbw_gbps=40.0),
+        train_result(cell("ddp", 128, 2), status="failed", error="Traceback ...\nRuntimeError: NCCL error"),
+        train_result(cell("dp", 32, 2), epoch_s=30.0, train_s=24.0),
+        train_result(cell("ddp", 32, 4), epoch_s=12.5, train_s=10.0, h2d_s=0.5, compute_s=8.0, comm_exposed_s=1.5,
+                     busbw_gbps=50.0),
+        train_result(cell("dp", 32, 4), status="timeout"),
+    ]
+    large = [
+        train_result(cell("single", 128, epochs=5, timed_epoch=5), losses=[2.0, 1.5, 1.2, 1.0, 0.8],
+                     accuracies=[0.3, 0.45, 0.55, 0.62, 0.70], test_accuracies=[0.35, 0.5, 0.58, 0.63, 0.68]),
+        train_result(q4(2048), losses=[2.3, 2.1, 1.9, 1.7, 1.6], accuracies=[0.1, 0.2, 0.3, 0.38, 0.42],
+                     test_accuracies=[0.1, 0.18, 0.27, 0.33, 0.40]),
+        train_result(q4(2048, lr_scaling="linear"), losses=[2.2, 2.0, 1.8, 1.6, 1.5],
+                     accuracies=[0.15, 0.25, 0.35, 0.48, 0.52], lrs=[6.4] * 5, test_accuracies=[0.12, 0.22, 0.3, 0.44, 0.5]),
+        train_result(q4(2048, lr_scaling="linear", warmup_epochs=2), losses=[2.2, 2.0, 1.7, 1.5, 1.4],
+                     accuracies=[0.2, 0.3, 0.4, 0.58, 0.62], lrs=[3.25, 6.4, 6.4, 6.4, 6.4],
+                     test_accuracies=[0.18, 0.28, 0.38, 0.55, 0.6]),
+        train_result(q4(8192), status="oom"),
+    ]
+    return single + multi + large
+
+
+PENDING = (cell("single", 8192), cell("dp", 128, 2))
+MISSING = (cell("ddp", 128, 4),)
+
+
+def write_mixed(path: Path) -> Path:
+    return write_results(path, mixed_results(), planned=PENDING + MISSING, submitted=PENDING, study="mixed")
+
+
+# Per training seed (repeat 0, 1, 2), the six notebook variants' accuracies (factories.NOTEBOOK's order).
+NOTEBOOK_ACCURACY = ((0.50, 0.51, 0.49, 0.55, 0.50, 0.55),
+                     (0.54, 0.53, 0.52, 0.52, 0.47, 0.53),
+                     (0.52, 0.52, 0.52, 0.56, 0.50, 0.55))
+PTQ_MISSING = (ptq_cell(4),)
+
+
+def ptq_results(mismatches: int = 0) -> list[Result]:
+    """Three ok seeds (NOTEBOOK_ACCURACY; `mismatches` predictions differ on seed 1's integer runs)
+    and a failed one (repeat 3)."""
+    ok = [ptq_result(ptq_cell(i), a, mismatches=mismatches if i == 1 else 0) for i, a in enumerate(NOTEBOOK_ACCURACY)]
+    return ok + [ptq_result(ptq_cell(3), status="failed", error="Traceback ...\nRuntimeError: CUDA error")]
+
+
+def write_ptq(path: Path, results: Iterable[Result] = (), planned: Iterable[PTQCell] = PTQ_MISSING) -> Path:
+    """A PTQ results dir: ptq_results() (or `results`), a plan listing them and `planned` (missing)."""
+    return write_results(path, list(results) or ptq_results(), planned, study="ptq-by-hand")
+
+
+def by(table, **match):
+    """The one row of `table` whose columns hold these values."""
+    rows = table
+    for key, value in match.items():
+        rows = rows[rows[key] == value]
+    assert len(rows) == 1, f"{match}: {len(rows)} rows"
+    return rows.iloc[0]
