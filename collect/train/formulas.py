@@ -109,6 +109,12 @@ def ring_allreduce_bytes(gradients: int, gpus: int) -> float:
     return 2 * (gpus - 1) / gpus * gradients * FP32_BYTES
 
 
+def epoch_comm_bytes(images: int, batch_per_gpu: int, gpus: int, gradients: int = RESNET18_GRADIENTS) -> float:
+    """bytes per GPU per epoch = steps x 2(N-1)/N x P x 4, one all-reduce per step.
+    Example: 50,000 images, b = 32, N = 2: 782 x 44,695,848 = 34,952,153,136 bytes (34.95 GB)."""
+    return steps_per_epoch(images, batch_per_gpu, gpus) * ring_allreduce_bytes(gradients, gpus)
+
+
 def bandwidth_gbps(nbytes: Number, seconds: Number) -> float:
     """utilization = bytes / time / 1e9, in GB/s. NaN when the time is missing, zero or negative
     (no communication to measure, or an estimate below zero).

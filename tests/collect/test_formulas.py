@@ -27,6 +27,7 @@ def test_one_gpu_is_its_own_baseline():
     assert f.compute_estimate_s(30.0, 1) == 30.0
     assert f.comm_estimate_s(30.0, 30.0, 1) == 0.0
     assert f.ring_allreduce_bytes(P, 1) == 0.0
+    assert f.epoch_comm_bytes(50_000, 128, 1) == 0.0
     assert math.isnan(f.bandwidth_gbps(0.0, 0.0))  # nothing moved in no time: undefined, not 0 or inf
 
 
@@ -71,6 +72,8 @@ def test_steps_round_up_the_last_short_step():
 def test_ring_allreduce_bytes_by_hand():
     assert f.ring_allreduce_bytes(P, 2) == 44_695_848  # 2 x 1/2 x P x 4
     assert f.ring_allreduce_bytes(P, 4) == 67_043_772  # 2 x 3/4 x P x 4
+    assert f.epoch_comm_bytes(50_000, 32, 2) == 782 * 44_695_848 == 34_952_153_136
+    assert f.epoch_comm_bytes(50_000, 32, 4) == 391 * 67_043_772 == 26_214_114_852
 
 
 def test_bandwidth_and_share_by_hand():
