@@ -33,17 +33,20 @@ def result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: float = 
            busbw_gbps: Optional[float] = None, grad_bytes: int = 44_695_848,
            losses: Optional[Sequence[float]] = None, accuracies: Optional[Sequence[float]] = None,
            lrs: Optional[Sequence[float]] = None, gpu_model: str = GPU, error: Optional[str] = None,
-           test_accuracies: Optional[Sequence[float]] = None, seeded: bool = True) -> Result:
+           test_accuracies: Optional[Sequence[float]] = None, seeded: bool = True,
+           gpu_util_pct: Optional[float] = None, peak_mem_gib: Optional[float] = None) -> Result:
     """A result of `c`: its timed epoch takes epoch_s (train_s without data wait); other epochs
     take 1.5x (warm-up). comm is filled when busbw_gbps is given. With test_accuracies, each epoch
     has them over c.test_images images, test loss 2 x (1 - accuracy), 1 s of evaluation; without,
     none (as a result written before the job evaluated the test set). Not `seeded`: no run_seed, as a
-    result written before repeats were seeded (every repeat trained with the cell's seed)."""
+    result written before repeats were seeded (every repeat trained with the cell's seed). With
+    gpu_util_pct, the timed epoch's GPU samples have that median utilization (as on a GPU); peak_mem_gib
+    is torch's peak allocation (None: none, as on a CPU)."""
     env = {"gpu_model": gpu_model, "gpus_visible": c.gpus_per_node, "driver": "550.54", "torch": "2.5.1",
            "cuda": "12.4", "cudnn": 90100, "nccl": "2.21.5", "python": "3.11.7", "hostnames": ["node1"],
            "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:05:00+00:00"}
     out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=status, env=env, error=error,
-                 run_seed=c.run_seed if seeded else None)
+                 run_seed=c.run_seed if seeded else None, peak_mem_gib=peak_mem_gib)
     if status != "ok":
         out.error = error or f"{status}: by hand"
         return out
@@ -61,6 +64,10 @@ def result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: float = 
             last.test_accuracy, last.test_loss = test_accuracies[e - 1], 2 * (1 - test_accuracies[e - 1])
             last.test_images, last.eval_s = c.test_images, 1.0
     body.timed = Timed(epoch=c.timed_epoch, epoch_s=epoch_s, train_s=train_s)
+    if gpu_util_pct is not None:
+        body.gpu_util = {"samples": 100, "interval_s": 0.05, "gpus": c.gpus_per_node if c.engine == "dp" else 1,
+                         "util_mean_pct": gpu_util_pct - 1, "util_median_pct": gpu_util_pct,
+                         "mem_used_max_gib": (peak_mem_gib or 0.0) + 0.5}
     if busbw_gbps is not None:
         n = c.gpus
         algbw = busbw_gbps / (2 * (n - 1) / n)
@@ -98,6 +105,7 @@ def mixed_results() -> list[Result]:
     registry, no result) and missing (planned only), and Q4's 5-epoch runs.
 
     1 GPU   b32: 40 s (train 32)   b128: repeats 20/22/30 s (train 16/17/25) -> median 22 (17)
+            GPU sampled: b32 utilization 55%, peak 2.5 GiB; b128 80/90/85% -> 85%, 6 GiB (the rest: none)
             b512, b2048: OOM       b8192: pending
     2 GPUs  DDP b32: 25 s (train 20; h2d 1, compute 16, exposed comm 2; busbw 40 GB/s)   DDP b128: failed
             DP  b32: 30 s (train 24)                                                      DP  b128: pending
@@ -108,9 +116,9 @@ def mixed_results() -> list[Result]:
             (only Q4's runs recorded test figures: the others read as results from before test evaluation)
     Every other epoch takes 1.5x the timed one; the GPU is an NVIDIA H200.
     """
-    single = [result(cell("single", 32), epoch_s=40.0, train_s=32.0)]
-    single += [result(cell("single", 128, repeat=i), epoch_s=e, train_s=t)
-               for i, (e, t) in enumerate([(20.0, 16.0), (22.0, 17.0), (30.0, 25.0)])]
+    single = [result(cell("single", 32), epoch_s=40.0, train_s=32.0, gpu_util_pct=55.0, peak_mem_gib=2.5)]
+    single += [result(cell("single", 128, repeat=i), epoch_s=e, train_s=t, gpu_util_pct=u, peak_mem_gib=6.0)
+               for i, (e, t, u) in enumerate([(20.0, 16.0, 80.0), (22.0, 17.0, 90.0), (30.0, 25.0, 85.0)])]
     single += [result(cell("single", 512), status="oom"), result(cell("single", 2048), status="oom")]
     multi = [
         result(cell("ddp", 32, 2), epoch_s=25.0, train_s=20.0, h2d_s=1.0, compute_s=16.0, comm_exposed_s=2.0,
