@@ -1,5 +1,6 @@
 """What collect does per kind of cell (the kinds of jobs.core.kinds): each kind turns its loaded cells
-into its tables, their grids, the tables written as CSV, and the report's plots.
+into its tables, their grids, the tables written as CSV, the report's plots, and its findings
+(collect.findings: each question answered from the tables).
 
 collect.report builds the tables of the kinds present in the results dir and its plan, and
 counts the status of every cell, of any kind. Each kind's package (collect.<kind>) defines its
@@ -16,6 +17,7 @@ from typing import Optional
 
 import pandas as pd
 
+from collect.findings import Finding, no_findings
 from collect.load import Loaded
 from collect.render import Grid
 from jobs.core.cell import TRAIN as DEFAULT_KIND
@@ -35,6 +37,7 @@ class KindTables:
     plot_files: Mapping[str, str]  # plot key -> its name in plots/ (no .png)
     sections: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # grid key -> its plots, when
     # not the plot of the same key
+    findings: Callable[[Tables], tuple[Finding, ...]] = no_findings  # the questions' answers, from the tables
 
 
 # Adding a kind: its package name here (collect.<kind> defines KIND), and nothing else on this side.

@@ -81,6 +81,16 @@ def print_grids(console: Console, grids) -> None:
     console.width = terminal
 
 
+def print_findings(console: Console, findings) -> None:
+    """The findings (collect.findings) after the tables: each "question  sentence", as text."""
+    if not findings:
+        return
+    console.print(Text("Findings, computed from the tables above (`collect --json` lists each with its numbers "
+                       "and the table rows they come from):", style="bold"))
+    for finding in findings:
+        console.print(Text.assemble((finding.question, "bold"), "  ", finding.text))
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Optional
 
-from collect.allreduce import grids, rows, tables
+from collect.allreduce import findings, grids, rows, tables
 from collect.kinds import KindTables, Tables
 
 
@@ -19,5 +19,5 @@ KIND = KindTables(
     lambda loaded: tables.build(rows.allreduce_rows(loaded.of_kind("allreduce"))),
     lambda loaded, built: grids.build(built),
     ("allreduce_sizes", "allreduce_marked", "allreduce_cells"), _plots,
-    {"allreduce_marked": "allreduce_busbw_vs_size"},
+    {"allreduce_marked": "allreduce_busbw_vs_size"}, findings=findings.build,
 )

@@ -8,7 +8,7 @@ import pandas as pd
 
 from collect.kinds import KindTables
 from collect.render import Grid
-from collect.train import grids, tables
+from collect.train import findings, grids, tables
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
@@ -55,5 +55,5 @@ KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
     lambda loaded: build_tables(loaded.frame, loaded.epochs),
     lambda loaded, built: build_grids(loaded.frame, built),
-    TABLE_FILES, make_plots, PLOT_OF, SECTION_PLOTS,
+    TABLE_FILES, make_plots, PLOT_OF, SECTION_PLOTS, findings.build,
 )

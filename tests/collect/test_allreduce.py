@@ -202,7 +202,7 @@ def test_collect_cli_json_and_report(study_dir, tmp_path, capsys):
     results = copy_of(study_dir, tmp_path)
     assert main(["collect", "--results", str(results), "--json", "--report"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "written"}
+    assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "findings", "written"}
     row = next(r for r in out["allreduce_marked"] if r["setup"] == "4 GPUs, nccl" and r["what"] == "DDP bucket")
     assert row["busbw_gbps"] == pytest.approx(15.0) and row["bandwidth_bound"] is True
     for name in ("report.html", "report.md", "tables.md", "allreduce_sizes.csv", "plots/allreduce_busbw_vs_size.png"):

@@ -147,7 +147,7 @@ def test_collect_json_gives_the_ptq_tables(ptq_dir, capsys):
     assert main(["collect", "--results", str(ptq_dir), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep",
-                        "ptq_cells", "written"}
+                        "ptq_cells", "findings", "written"}
     assert [r["name"] for r in out["ptq_notebook"]] == list(NOTEBOOK)
 
 
