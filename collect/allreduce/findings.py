@@ -44,7 +44,11 @@ def setup_finding(setup: str, group: pd.DataFrame, cells: pd.DataFrame) -> Findi
         cited.append(Evidence("allreduce_sizes", i, f"{setup}, {bytes_text(GRADIENT_BYTES)}"))
         numbers["gradient_busbw_gbps"] = float(r.busbw_gbps)
     parts += _regimes(rows)
-    caveat = _cpu(cells[cells.setup == setup])
+    mine = cells[cells.setup == setup]
+    others = mine[mine.status != "ok"]
+    if len(others):
+        parts.append(f"from {len(mine) - len(others)} of its {len(mine)} cells ({_counts(others)})")
+    caveat = _cpu(mine)
     text = f"{setup}{caveat}: " + "; ".join(parts) + one_run(_busbw(peak)) + "."
     return Finding(QUESTION, text, numbers, tuple(cited))
 
@@ -72,15 +76,18 @@ def _cpu(cells: pd.DataFrame) -> str:
     return " (CPU ranks: the copies go through this machine's memory, not a GPU link)"
 
 
+def _counts(cells: pd.DataFrame) -> str:
+    """"1 failed, 1 missing": the cells by status."""
+    return ", ".join(f"{n} {status}" for status, n in cells.status.value_counts(sort=False).items())
+
+
 def missing(cells: pd.DataFrame, with_sizes: set[str]) -> list[Finding]:
     """The setups none of whose cells has a readable ok result, and why."""
     found = []
     for setup, group in cells.groupby("setup", sort=False):
         if setup in with_sizes:
             continue
-        counts = group.status.value_counts()
-        why = ", ".join(f"{n} {s}" for s, n in counts.items())
-        found.append(Finding(QUESTION, f"{setup}: no result ({why}).",
+        found.append(Finding(QUESTION, f"{setup}: no result ({_counts(group)}).",
                              {"cells": float(len(group))},
                              tuple(Evidence("allreduce_cells", int(i), f"{setup}, cell {r.cell_id}")
                                    for i, r in zip(group.index, group.itertuples(index=False), strict=True))[:5]))

@@ -10,7 +10,7 @@ import pandas as pd
 from collect.findings import (LISTED, Evidence, Finding, Measured, compare, listing, one_run, ratio_text, shown, word,
                               without_results)
 from collect.render import number, percent, seconds, status_text
-from collect.train import formulas as f
+import collect.train.formulas as f
 from collect.train.grids import lr_rule, remedy_name
 from collect.train.labels import Namer, base_key, device, missing_reason, ok_rows, present
 from collect.train.tables import BASE_KEYS, CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
@@ -142,10 +142,15 @@ def _q1_batch(q4: pd.DataFrame, q1: pd.DataFrame) -> list[Finding]:
 
 def lab_findings(test: pd.DataFrame) -> list[Finding]:
     """Per run (up to LISTED_RUNS): test accuracy, time to train, speedup and efficiency against
-    1 GPU, the LR rule, GPU utilization; the best test accuracy against the next; what has no result."""
+    1 GPU, the LR rule, GPU utilization; the best test accuracy against the next; what has no result.
+    One finding alone when no run recorded test accuracy."""
     test = test.reset_index(drop=True)
     namer = Namer(test, "test", LAB_SHOWN)
     ok = ok_rows(test)
+    if ok and not any(present(r.test_accuracy) for _, r in ok):
+        return [Finding(LAB, "No run recorded test accuracy (results written before the job evaluated the test set, "
+                             "or cells with test_images = 0): the lab's questions have no answer here.", {},
+                        tuple(namer.evidence(i, r) for i, r in ok[:LISTED]))]
     ones = {base_key(r): (i, r) for i, r in ok if r.engine == "single"}
     found = [_run(i, r, ones.get(base_key(r)), namer) for i, r in ok] if len(ok) <= LISTED_RUNS else []
     best = _best(ok, namer)

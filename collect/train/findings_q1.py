@@ -138,7 +138,7 @@ def _trend(times: list[tuple[int, Any, Measured]], stop: Optional[int], what: st
     if stop is None:
         text = (f"On {where}, {what} falls at every step of the sweep, from {t(first[2])} at batch "
                 f"{first[1].batch_per_gpu} to {t(last[2])} at batch {last[1].batch_per_gpu}: it had not levelled "
-                "off by the largest batch that ran")
+                f"off by the largest batch that ran{one_run(*(m for _, _, m in times))}")
         cited = [first, last]
     else:
         after = times[stop + 1]
@@ -146,10 +146,11 @@ def _trend(times: list[tuple[int, Any, Measured]], stop: Optional[int], what: st
         head = (f"{what} does not fall beyond batch {last[1].batch_per_gpu}, at {t(last[2])}" if stop == 0 else
                 f"{what} falls from {t(first[2])} at batch {first[1].batch_per_gpu} to {t(last[2])} at batch "
                 f"{last[1].batch_per_gpu} and stops falling there")
-        text = f"On {where}, {head}: batch {after[1].batch_per_gpu} takes {t(after[2])}, {how}{one_run(last[2], after[2])}"
+        text = f"On {where}, {head}: batch {after[1].batch_per_gpu} takes {t(after[2])}, {how}"
         if waiting and present(last[1].data_wait_s) and present(after[1].data_wait_s):
             text += (f"; the time waiting on data goes from {seconds(last[1].data_wait_s)} s to "
                      f"{seconds(after[1].data_wait_s)} s")
+        text += one_run(last[2], after[2])
         cited = [first, last, after] if stop else [last, after]
     numbers = {f"{'epoch' if waiting else 'train'}_s_batch_{r.batch_per_gpu}": m.value for _, r, m in cited}
     return Finding(QUESTION, text + ".", numbers, tuple(namer.evidence(i, r) for i, r, _ in cited))

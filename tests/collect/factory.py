@@ -1,6 +1,7 @@
 """The collect tests' data: cells, their results and results dirs, built by hand and written
 by the writers the orchestrator and the jobs use (plan.json, result files); the mixed
-results dir most collect tests read (mixed_results); and a PTQ study's results (ptq_results).
+results dir most collect tests read (mixed_results); a PTQ study's results (ptq_results); and
+an all-reduce study's (allreduce_results).
 """
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import shutil
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
+from jobs.allreduce.result import AllreduceFindings, SizeTiming
+from jobs.core.bandwidth import bandwidth_gbps
 from jobs.train.cell import Cell
 from jobs.ptq.cell import PTQCell
 from jobs.ptq.config import QuantSpec
@@ -142,6 +146,17 @@ def mixed_results() -> list[Result]:
         result(q4(8192), status="oom"),
     ]
     return single + multi + large
+
+
+# The seed's own timings (reference/h200-baseline.md: a naive script on H200s): engine, batch per GPU,
+# GPUs, epoch seconds, of which waiting on data. Written as results: train time = epoch - data wait.
+SEED_TIMINGS = (("single", 32, 1, 15.43, 1.76), ("single", 128, 1, 5.98, 2.47), ("single", 512, 1, 4.64, 2.88),
+                ("dp", 128, 2, 9.41, 0.38), ("dp", 128, 4, 7.18, 1.12), ("dp", 512, 4, 5.56, 3.77),
+                ("ddp", 128, 4, 1.88, 0.26), ("ddp", 512, 4, 1.73, 1.43))
+
+
+def seed_results() -> list[Result]:
+    return [result(cell(e, b, g), epoch_s=t, train_s=round(t - w, 2)) for e, b, g, t, w in SEED_TIMINGS]
 
 
 PENDING = (cell("single", 8192), cell("dp", 128, 2))
@@ -280,6 +295,55 @@ def _write_any(path: Path, results: list[Result], cells: tuple, study: str) -> P
     write_plan(build_plan(Study(study, "", "data", ClusterSpec(cpus_per_task=2), cells, ""), path, path))
     (path / "registry.jsonl").write_text("")
     return path
+
+
+# An all-reduce study: 4 GPUs (three repeats) and 2 nodes x 2 GPUs (one ok, one failed, one missing).
+
+ONE_NODE = dict(gpus_per_node=4, min_bytes=8, max_bytes=32)  # sizes 8, 16, 32, the bucket, the gradient
+TWO_NODES = dict(nodes=2, gpus_per_node=2, min_bytes=8, max_bytes=32)
+# Seconds per size (us for the small ones; algbw in GB/s for the big ones: seconds = bytes / algbw / 1e9).
+# 4 GPUs, three repeats:   8 B: 10, 12, 14 us -> 12;  16 B: 20, 22, 30 -> 22;  32 B: 30, 30, 30 -> 30
+#                          bucket: algbw 8, 10, 12 -> busbw x 1.5 = 12, 15, 18 -> 15 (12-18)
+#                          gradient: algbw 10, 12, 11 -> busbw 15, 18, 16.5 -> 16.5 (15-18)
+#   gradient time: 44,695,848 B / (10, 12, 11) GB/s = 4,470, 3,725, 4,063 us -> 4,063 (3,725-4,470)
+#   peak 16.5; latency-bound: time <= 2 x 12 = 24 us: 8 B, 16 B; bandwidth-bound: busbw >= 13.2: both big ones
+# 2 nodes x 2 GPUs, one ok repeat: 8, 16, 32 B: 20 us each; bucket algbw 5 -> busbw 7.5; gradient algbw 6 -> 9
+#   peak 9; latency-bound: the three small ones (<= 40 us); bandwidth-bound (>= 7.2): both big ones
+SMALL = {0: (10e-6, 20e-6, 30e-6), 1: (12e-6, 22e-6, 30e-6), 2: (14e-6, 30e-6, 30e-6)}
+BIG = {0: (8.0, 10.0), 1: (10.0, 12.0), 2: (12.0, 11.0)}  # algbw at (bucket, gradient)
+
+
+def allreduce_findings(cell: AllreduceCell, small: tuple[float, ...], big: tuple[float, float]) -> AllreduceFindings:
+    seconds = dict(zip((8, 16, 32), small, strict=True)) | {BUCKET: BUCKET / big[0] / 1e9, GRADIENT: GRADIENT / big[1] / 1e9}
+    sizes = tuple(SizeTiming(n, seconds[n], *bandwidth_gbps(n, seconds[n], cell.ranks)) for n in cell.sizes())
+    return AllreduceFindings(cell.ranks, cell.backend, cell.device, cell.warmup, cell.iters, sizes)
+
+
+def allreduce_result(cell: AllreduceCell, status: str = "ok", found=None, error=None) -> Result:
+    env = {"gpu_model": "NVIDIA H200" if cell.device == "cuda" else "cpu", "hostnames": ["n1", "n2"] if cell.nodes > 1 else ["n1"],
+           "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:01:00+00:00"}
+    return Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=status, env=env, error=error, body=found)
+
+
+def write_allreduce(path: Path, results: list[Result], planned: tuple[AllreduceCell, ...] = ()) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        write_result(path, r)
+    cells = tuple(AllreduceCell.from_dict(r.cell) for r in results) + planned
+    write_plan(build_plan(Study("allreduce-by-hand", "", "data", ClusterSpec(), cells, ""), path, path))
+    return path
+
+
+def allreduce_results() -> list[Result]:
+    """4 GPUs: three ok repeats (SMALL, BIG); 2 nodes x 2 GPUs: one ok (20 us; algbw 5, 6), one failed."""
+    one = [AllreduceCell(**ONE_NODE, repeat=r) for r in range(3)]
+    two = [AllreduceCell(**TWO_NODES, repeat=r) for r in range(2)]
+    results = [allreduce_result(c, found=allreduce_findings(c, SMALL[c.repeat], BIG[c.repeat])) for c in one]
+    return results + [allreduce_result(two[0], found=allreduce_findings(two[0], (20e-6,) * 3, (5.0, 6.0))),
+                      allreduce_result(two[1], "failed", error="Traceback ...\nRuntimeError: NCCL error: unhandled system error")]
+
+
+ALLREDUCE_MISSING = (AllreduceCell(**TWO_NODES, repeat=2),)  # planned, no result
 
 
 def by(table, **match):

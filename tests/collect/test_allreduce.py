@@ -12,57 +12,14 @@ import pytest
 from collect.allreduce import grids, rows, tables
 from collect.load import load
 from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
-from jobs.allreduce.result import AllreduceFindings, SizeTiming
 from jobs.core.bandwidth import bandwidth_gbps
-from jobs.core.result import Result, write_result
 from orchestrator.cli import main
-from orchestrator.plan import build_plan, write_plan
-from orchestrator.study import ClusterSpec, Study
-from tests.collect.factory import copy_of
-
-ONE_NODE = dict(gpus_per_node=4, min_bytes=8, max_bytes=32)  # sizes 8, 16, 32, the bucket, the gradient
-TWO_NODES = dict(nodes=2, gpus_per_node=2, min_bytes=8, max_bytes=32)
-# Seconds per size (us for the small ones; algbw in GB/s for the big ones: seconds = bytes / algbw / 1e9).
-# 4 GPUs, three repeats:   8 B: 10, 12, 14 us -> 12;  16 B: 20, 22, 30 -> 22;  32 B: 30, 30, 30 -> 30
-#                          bucket: algbw 8, 10, 12 -> busbw x 1.5 = 12, 15, 18 -> 15 (12-18)
-#                          gradient: algbw 10, 12, 11 -> busbw 15, 18, 16.5 -> 16.5 (15-18)
-#   gradient time: 44,695,848 B / (10, 12, 11) GB/s = 4,470, 3,725, 4,063 us -> 4,063 (3,725-4,470)
-#   peak 16.5; latency-bound: time <= 2 x 12 = 24 us: 8 B, 16 B; bandwidth-bound: busbw >= 13.2: both big ones
-# 2 nodes x 2 GPUs, one ok repeat: 8, 16, 32 B: 20 us each; bucket algbw 5 -> busbw 7.5; gradient algbw 6 -> 9
-#   peak 9; latency-bound: the three small ones (<= 40 us); bandwidth-bound (>= 7.2): both big ones
-SMALL = {0: (10e-6, 20e-6, 30e-6), 1: (12e-6, 22e-6, 30e-6), 2: (14e-6, 30e-6, 30e-6)}
-BIG = {0: (8.0, 10.0), 1: (10.0, 12.0), 2: (12.0, 11.0)}  # algbw at (bucket, gradient)
-
-
-def findings(cell: AllreduceCell, small: tuple[float, ...], big: tuple[float, float]) -> AllreduceFindings:
-    seconds = dict(zip((8, 16, 32), small, strict=True)) | {BUCKET: BUCKET / big[0] / 1e9, GRADIENT: GRADIENT / big[1] / 1e9}
-    sizes = tuple(SizeTiming(n, seconds[n], *bandwidth_gbps(n, seconds[n], cell.ranks)) for n in cell.sizes())
-    return AllreduceFindings(cell.ranks, cell.backend, cell.device, cell.warmup, cell.iters, sizes)
-
-
-def result(cell: AllreduceCell, status: str = "ok", found=None, error=None) -> Result:
-    env = {"gpu_model": "NVIDIA H200", "hostnames": ["n1", "n2"] if cell.nodes > 1 else ["n1"],
-           "started_at": "2025-04-01T10:00:00+00:00", "ended_at": "2025-04-01T10:01:00+00:00"}
-    return Result(cell_id=cell.cell_id, cell=cell.to_dict(), status=status, env=env, error=error, body=found)
-
-
-def write_study(path: Path, results: list[Result], planned: tuple[AllreduceCell, ...] = ()) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    for r in results:
-        write_result(path, r)
-    cells = tuple(AllreduceCell.from_dict(r.cell) for r in results) + planned
-    write_plan(build_plan(Study("allreduce-by-hand", "", "data", ClusterSpec(), cells, ""), path, path))
-    return path
-
+from tests.collect.factory import (ALLREDUCE_MISSING, ONE_NODE, TWO_NODES, allreduce_findings as findings,
+                                   allreduce_result as result, allreduce_results, copy_of, write_allreduce as write_study)
 
 @pytest.fixture(scope="module")
 def study_dir(tmp_path_factory) -> Path:
-    one = [AllreduceCell(**ONE_NODE, repeat=r) for r in range(3)]
-    two = [AllreduceCell(**TWO_NODES, repeat=r) for r in range(3)]
-    results = [result(c, found=findings(c, SMALL[c.repeat], BIG[c.repeat])) for c in one]
-    results += [result(two[0], found=findings(two[0], (20e-6,) * 3, (5.0, 6.0))),
-                result(two[1], "failed", error="Traceback ...\nRuntimeError: NCCL error: unhandled system error")]
-    return write_study(tmp_path_factory.mktemp("allreduce"), results, planned=(two[2],))
+    return write_study(tmp_path_factory.mktemp("allreduce"), allreduce_results(), planned=ALLREDUCE_MISSING)
 
 
 def built(results_dir: Path) -> dict[str, pd.DataFrame]:
