@@ -10,11 +10,12 @@ either side; a figure with repeats is shown with its range (`shown`); what is mi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 LISTED = 5  # rows named in a list of what is missing; the rest counted
+DESCRIBED = 12  # runs, setups or sweeps a question describes one by one; beyond, the rest are counted
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,17 @@ def shown(m: Measured, fmt: Callable[[float], str], unit: str = "") -> str:
     if fmt(m.low) == fmt(m.high):
         return f"{text} (all {m.repeats}{of} runs)"
     return f"{text} ({fmt(m.low)}-{fmt(m.high)}{unit} over {m.repeats}{of} runs)"
+
+
+def more(question: str, items: Sequence[Any], what: str, evidence: Callable[[Any], Evidence]) -> list[Finding]:
+    """What a question leaves undescribed past DESCRIBED items (a study of thousands of cells):
+    one finding that counts them and points at the first of them (`evidence` of it) in its table."""
+    if len(items) <= DESCRIBED:
+        return []
+    first = evidence(items[DESCRIBED])
+    return [Finding(question, f"{len(items) - DESCRIBED:,} more {what} are not described one by one: they are in "
+                              f"table {first.table} (from row {first.row}).", {"undescribed": float(len(items) - DESCRIBED)},
+                    (first,))]
 
 
 def listing(items: Iterable[str], limit: int = LISTED) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from collect.findings import Evidence, Finding, Measured, compare, listing, shown, word, without_results
+from collect.findings import DESCRIBED, Evidence, Finding, Measured, compare, listing, shown, word, without_results
 from collect.ptq.grids import named, one_seed, points
 from collect.render import percent
 
@@ -42,7 +42,7 @@ def coverage(cells: pd.DataFrame) -> list[Finding]:
     text = (f"Part B's figures rest on {len(rows) - len(missing)} of {len(rows)} cells (training seeds); without a "
             f"result: {without_results((named(f'cell {r.cell_id}', r.setup), why(r)) for _, r in missing)}.")
     return [Finding("B", text, {"cells_ok": float(len(rows) - len(missing)), "cells": float(len(rows))},
-                    tuple(Evidence("ptq_cells", i, r.cell_id) for i, r in missing))]
+                    tuple(Evidence("ptq_cells", i, r.cell_id) for i, r in missing[:DESCRIBED]))]
 
 
 def ranges(stats: pd.DataFrame, question: str, what: str, key: str) -> list[Finding]:

@@ -34,6 +34,8 @@ def build(built: Mapping[str, pd.DataFrame]) -> tuple[Finding, ...]:
 def cpu_caveat(test: pd.DataFrame) -> list[Finding]:
     """Said first where runs ran on a CPU: their times describe that CPU, not a GPU."""
     test = test.reset_index(drop=True)
+    if not (test.gpu_model.astype(str).str.lower() == "cpu").any():
+        return []
     ok = ok_rows(test)
     cpu = [(i, r) for i, r in ok if on_cpu(r.gpu_model)]
     if not cpu:

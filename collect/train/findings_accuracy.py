@@ -7,8 +7,8 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import (LISTED, Evidence, Finding, Measured, compare, listing, one_run, ratio_text, shown, word,
-                              without_results)
+from collect.findings import (DESCRIBED, LISTED, Evidence, Finding, Measured, compare, listing, more, one_run, ratio_text, shown,
+                              word, without_results)
 from collect.render import number, percent, seconds, status_text
 import collect.train.formulas as f
 from collect.train.grids import lr_rule, remedy_name
@@ -17,7 +17,6 @@ from collect.train.tables import BASE_KEYS, CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH,
 
 Q4, LAB = "A.Q4", "lab"
 REMEDIES = ("lr_scaling", "warmup_epochs", "sync_bn")
-LISTED_RUNS = 12  # the lab's runs described one by one up to this many; beyond, the summary alone
 Q4_SHOWN = {"lr_scaling", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"}
 LAB_SHOWN = Q4_SHOWN | {"lr", "lr_ref_batch"}
 
@@ -48,14 +47,14 @@ def q4_findings(q4: pd.DataFrame, test: pd.DataFrame, q1: pd.DataFrame) -> list[
     found = [] if base else [_no_baseline(q4, namer)]
     plain_keys = [k for k in ["engine", "nodes", "gpus_per_node"] + BASE_KEYS if k not in REMEDIES]
     plains = {_key(r, plain_keys): (i, r) for i, r in ok_rows(q4) if not r.baseline and remedy_name(r) == "none"}
-    for i, r in ok_rows(q4):
-        if not r.baseline and present(r.accuracy):
-            found.append(_large(i, r, base, plains.get(_key(r, plain_keys)), tests, namer))
+    large = [(i, r) for i, r in ok_rows(q4) if not r.baseline and present(r.accuracy)]
+    found += [_large(i, r, base, plains.get(_key(r, plain_keys)), tests, namer) for i, r in large[:DESCRIBED]]
+    found += more(Q4, large, "large-batch runs", lambda row: namer.evidence(*row))
     missing = [(i, r) for i, r in enumerate(q4.itertuples(index=False)) if r.status != "ok" and not r.baseline]
     if missing:
         found.append(Finding(Q4, "Q4 without a result: " + without_results(
             (f"{namer.name(r)}, {_remedy(r)}", missing_reason(r)) for _, r in missing) + ".", {},
-            tuple(namer.evidence(i, r) for i, r in missing)))
+            tuple(namer.evidence(i, r) for i, r in missing[:DESCRIBED])))
     return found + _q1_batch(q4, q1)
 
 
@@ -141,26 +140,27 @@ def _q1_batch(q4: pd.DataFrame, q1: pd.DataFrame) -> list[Finding]:
 
 
 def lab_findings(test: pd.DataFrame) -> list[Finding]:
-    """Per run (up to LISTED_RUNS): test accuracy, time to train, speedup and efficiency against
+    """Per run (up to DESCRIBED, then counted): test accuracy, time to train, speedup and efficiency against
     1 GPU, the LR rule, GPU utilization; the best test accuracy against the next; what has no result.
     One finding alone when no run recorded test accuracy."""
     test = test.reset_index(drop=True)
     namer = Namer(test, "test", LAB_SHOWN)
-    ok = ok_rows(test)
+    ok = namer.ok
     if ok and not any(present(r.test_accuracy) for _, r in ok):
         return [Finding(LAB, "No run recorded test accuracy (results written before the job evaluated the test set, "
                              "or cells with test_images = 0): the lab's questions have no answer here.", {},
                         tuple(namer.evidence(i, r) for i, r in ok[:LISTED]))]
     ones = {base_key(r): (i, r) for i, r in ok if r.engine == "single"}
-    found = [_run(i, r, ones.get(base_key(r)), namer) for i, r in ok] if len(ok) <= LISTED_RUNS else []
+    found = [_run(i, r, ones.get(base_key(r)), namer) for i, r in ok[:DESCRIBED]]
+    found += more(LAB, ok, "runs", lambda row: namer.evidence(*row))
     best = _best(ok, namer)
     if best:
         found.append(best)
-    missing = [(i, r) for i, r in enumerate(test.itertuples(index=False)) if r.status != "ok"]
+    missing = [(i, r) for i, r in namer.rows if r.status != "ok"]
     if missing:
         found.append(Finding(LAB, "Without a result: " + without_results(
             (namer.name(r), missing_reason(r)) for _, r in missing) + ".", {},
-            tuple(namer.evidence(i, r) for i, r in missing)))
+            tuple(namer.evidence(i, r) for i, r in missing[:DESCRIBED])))
     return found
 
 
@@ -205,11 +205,11 @@ def _against_one(r: Any, time: Measured, acc: Optional[Measured], one: Optional[
 
 
 def _best(ok: list[tuple[int, Any]], namer: Namer) -> Optional[Finding]:
-    recorded = sorted(((i, r, Measured.of(r, "test_accuracy")) for i, r in ok if present(r.test_accuracy)),
-                      key=lambda x: -x[2].value)
+    recorded = sorted(((i, r) for i, r in ok if present(r.test_accuracy)), key=lambda x: -x[1].test_accuracy)
     if len(recorded) < 2:
         return None
-    (i1, r1, m1), (i2, r2, m2) = recorded[:2]
+    (i1, r1), (i2, r2) = recorded[:2]
+    m1, m2 = Measured.of(r1, "test_accuracy"), Measured.of(r2, "test_accuracy")
     how = word(compare(m2, m1), f"{100 * (m1.value - m2.value):.2f} points lower", "", "not distinguishable from it")
     text = (f"Best test accuracy: {_pct(m1)} by {namer.name(r1)} ({r1.epochs} epochs, LR {lr_rule(r1)}); the next, "
             f"{_pct(m2)} by {namer.name(r2)}, is {how}{one_run(m1, m2)}.")

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import Finding, Measured, compare, listing, one_run, shown, word, without_results
+from collect.findings import DESCRIBED, Finding, Measured, compare, listing, more, one_run, shown, word, without_results
 from collect.render import number, seconds
 from collect.train.labels import Namer, device, missing_reason, present
 from collect.train.tables import BASE_KEYS
@@ -26,12 +26,15 @@ def q1_findings(q1: pd.DataFrame) -> list[Finding]:
     namer = Namer(q1, "q1")
     rest = [k for k in BASE_KEYS if k != "batch_per_gpu"]
     found: list[Finding] = []
-    for _, group in q1.groupby(rest, sort=False, dropna=False):
-        rows = sorted(((int(i), r) for i, r in zip(group.index, group.itertuples(index=False), strict=True)),
-                      key=lambda x: x[1].batch_per_gpu)
+    codes = q1.groupby(rest, sort=False, dropna=False).ngroup()  # one pass of itertuples, not one per sweep
+    by_sweep: dict[int, list[Row]] = {}
+    for i, (code, r) in enumerate(zip(codes, q1.itertuples(index=False), strict=True)):
+        by_sweep.setdefault(int(code), []).append((i, r))
+    sweeps = [sorted(rows, key=lambda x: x[1].batch_per_gpu) for rows in by_sweep.values()]
+    for rows in sweeps[:DESCRIBED]:
         found.append(fit(rows, namer))
         found += [f for f in (best_rate(rows, namer), *time_trend(rows, namer), gpu_use(rows, namer)) if f]
-    return found
+    return found + more(QUESTION, sweeps, "batch sweeps on 1 GPU", lambda rows: namer.evidence(*rows[0]))
 
 
 def _where(rows: list[Row], namer: Namer) -> str:

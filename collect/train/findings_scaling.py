@@ -6,7 +6,8 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import LISTED, Finding, Measured, compare, listing, one_run, ratio_text, shown, word, without_results
+from collect.findings import (DESCRIBED, LISTED, Finding, Measured, compare, listing, more, one_run, ratio_text, shown,
+                              word, without_results)
 from collect.render import number, seconds, status_text
 from collect.train.labels import Namer, base_key, device, missing_reason, ok_rows, one_gpu_times, present
 
@@ -19,13 +20,14 @@ def _s(m: Measured) -> str:
     return shown(m, seconds, " s")
 
 
-def _setups(table: pd.DataFrame, namer: Namer) -> dict[str, list[tuple[int, Any]]]:
+def _setups(namer: Namer) -> dict[str, list[tuple[int, Any]]]:
     """The multi-GPU rows by setup name (engine, shape, the fields that vary), in table order."""
-    groups: dict[str, list[tuple[int, Any]]] = {}
-    for i, r in enumerate(table.itertuples(index=False)):
+    groups: dict[tuple, list[tuple[int, Any]]] = {}
+    keys = ["engine", "nodes", "gpus_per_node", *namer.fields]
+    for i, r in namer.rows:
         if r.engine != "single":
-            groups.setdefault(namer.name(r, batch=False), []).append((i, r))
-    return groups
+            groups.setdefault(tuple(getattr(r, k) for k in keys), []).append((i, r))
+    return {namer.name(rows[0][1], batch=False): rows for rows in groups.values()}
 
 
 def q2_findings(table1: pd.DataFrame, strong: pd.DataFrame, q1: pd.DataFrame) -> list[Finding]:
@@ -33,14 +35,16 @@ def q2_findings(table1: pd.DataFrame, strong: pd.DataFrame, q1: pd.DataFrame) ->
     DDP against DataParallel at the same N and batch; strong scaling where the study has it."""
     table1 = table1.reset_index(drop=True)
     namer = Namer(table1, "table1")
-    setups = _setups(table1, namer)
+    setups = _setups(namer)
     if not setups:
         return [Finding(Q2, "No multi-GPU timing run in this study: Q2 has no speedup to report, only the 1-GPU "
-                            "times.", {}, tuple(namer.evidence(i, r) for i, r in ok_rows(table1)[:LISTED]))]
-    bases = {base_key(r): (i, r, Measured.of(r, "epoch_s")) for i, r in ok_rows(table1) if r.engine == "single"}
-    found = [_weak(name, rows, bases, namer) for name, rows in setups.items()]
-    found += [f for f in (_extremes(table1, namer), *_ddp_vs_dp(table1, namer)) if f]
-    return found + _strong(strong.reset_index(drop=True), table1, q1.reset_index(drop=True), namer)
+                            "times.", {}, tuple(namer.evidence(i, r) for i, r in namer.ok[:LISTED]))]
+    bases = {base_key(r): (i, r) for i, r in namer.ok if r.engine == "single"}
+    groups = list(setups.items())
+    found = [_weak(name, rows, bases, namer) for name, rows in groups[:DESCRIBED]]
+    found += more(Q2, groups, "multi-GPU setups", lambda group: namer.evidence(*group[1][0]))
+    found += [f for f in (_extremes(namer), *_ddp_vs_dp(namer)) if f]
+    return found + _strong(strong.reset_index(drop=True), q1.reset_index(drop=True), namer)
 
 
 def _weak(name: str, rows: list[tuple[int, Any]], bases: dict, namer: Namer) -> Finding:
@@ -52,7 +56,7 @@ def _weak(name: str, rows: list[tuple[int, Any]], bases: dict, namer: Namer) -> 
             missing.append((f"batch {r.batch_per_gpu}", why))
             cited.append(namer.evidence(i, r))
             continue
-        tn, t1 = Measured.of(r, "epoch_s"), base[2]
+        tn, t1 = Measured.of(r, "epoch_s"), Measured.of(base[1], "epoch_s")
         how = word(compare(tn, t1), "faster than 1 GPU", "slower than 1 GPU", "not distinguishable from 1 GPU")
         items.append(f"{ratio_text(r.speedup)} at batch {r.batch_per_gpu} (efficiency {number(r.efficiency)}; "
                      f"{_s(tn)} against {_s(t1)}: {how})")
@@ -70,9 +74,9 @@ def _weak(name: str, rows: list[tuple[int, Any]], bases: dict, namer: Namer) -> 
     return Finding(Q2, text + ".", numbers, tuple(cited))
 
 
-def _extremes(table1: pd.DataFrame, namer: Namer) -> Optional[Finding]:
+def _extremes(namer: Namer) -> Optional[Finding]:
     """The most and the least efficient multi-GPU run (efficiency = speedup / N compares across N)."""
-    rows = [(i, r) for i, r in ok_rows(table1) if r.engine != "single" and present(r.efficiency)]
+    rows = [(i, r) for i, r in namer.ok if r.engine != "single" and present(r.efficiency)]
     if len(rows) < 2:
         return None
     (bi, best), (wi, worst) = max(rows, key=lambda x: x[1].efficiency), min(rows, key=lambda x: x[1].efficiency)
@@ -84,18 +88,18 @@ def _extremes(table1: pd.DataFrame, namer: Namer) -> Optional[Finding]:
     return Finding(Q2, text, numbers, (namer.evidence(bi, best), namer.evidence(wi, worst)))
 
 
-def _ddp_vs_dp(table1: pd.DataFrame, namer: Namer) -> list[Finding]:
+def _ddp_vs_dp(namer: Namer) -> list[Finding]:
     """Per shape (nodes x GPUs per node), DDP's epoch against DataParallel's at each batch where both ran."""
-    dp = {(r.nodes, r.gpus_per_node, base_key(r)): (i, r) for i, r in ok_rows(table1) if r.engine == "dp"}
+    dp = {(r.nodes, r.gpus_per_node, base_key(r)): (i, r) for i, r in namer.ok if r.engine == "dp"}
     shapes: dict[tuple[int, int], list[tuple[tuple[int, Any], tuple[int, Any]]]] = {}
-    for i, r in ok_rows(table1):
+    for i, r in namer.ok:
         other = dp.get((r.nodes, r.gpus_per_node, base_key(r)))
         if r.engine == "ddp" and other:
             shapes.setdefault((r.nodes, r.gpus_per_node), []).append(((i, r), other))
     found = []
     for pairs in shapes.values():
         items, numbers, cited, figures = [], {}, [], []
-        for (i, ddp), (j, dpr) in pairs:
+        for (i, ddp), (j, dpr) in pairs[:LISTED]:
             a, b = Measured.of(ddp, "epoch_s"), Measured.of(dpr, "epoch_s")
             order = compare(a, b)
             how = word(order, f"DDP faster, {b.value / a.value:.2f}x as fast", f"DDP slower, {a.value / b.value:.2f}x "
@@ -105,24 +109,25 @@ def _ddp_vs_dp(table1: pd.DataFrame, namer: Namer) -> list[Finding]:
             cited += [namer.evidence(i, ddp), namer.evidence(j, dpr)]
             figures += [a, b]
         shape = namer.name(pairs[0][0][1], batch=False).replace(", DDP", "")
+        rest = f"; {len(pairs) - LISTED} more pairs in table table1" if len(pairs) > LISTED else ""
         found.append(Finding(Q2, f"On {shape}, DDP's epoch against DataParallel's (whole epoch, data loading "
-                                 f"included): {'; '.join(items)}{one_run(*figures)}.", numbers, tuple(cited)))
+                                 f"included): {'; '.join(items)}{rest}{one_run(*figures)}.", numbers, tuple(cited)))
     return found
 
 
-def _strong(strong: pd.DataFrame, table1: pd.DataFrame, q1: pd.DataFrame, table1_namer: Namer) -> list[Finding]:
+def _strong(strong: pd.DataFrame, q1: pd.DataFrame, table1: Namer) -> list[Finding]:
     """Each strong-scaling pair, its speedup against the weak one at the same batch per GPU: the
     same N-GPU epoch over two 1-GPU times, so the 1-GPU times decide which is larger."""
-    multi = [(i, r) for i, r in enumerate(table1.itertuples(index=False)) if r.engine != "single"]
+    multi = [(i, r) for i, r in table1.rows if r.engine != "single"]
     rows = ok_rows(strong)
     if not rows:
         return [Finding(Q2, "No strong-scaling data point: the study has no 1-GPU run at any N-GPU run's global batch "
                             "(batch per GPU x N), so only weak scaling is measured.", {},
-                        tuple(table1_namer.evidence(i, r) for i, r in multi[:LISTED]))] if multi else []
+                        tuple(table1.evidence(i, r) for i, r in multi[:LISTED]))] if multi else []
     namer, q1_namer = Namer(strong, "strong", {"global_batch"}), Namer(q1, "q1")
     ones = one_gpu_times(q1)
-    found = []
-    for i, r in rows:
+    found = more(Q2, rows, "strong-scaling pairs", lambda row: namer.evidence(*row))
+    for i, r in rows[:DESCRIBED]:
         if not present(r.speedup):
             continue
         small, large = ones.get(base_key(r)), ones.get(base_key(r._replace(batch_per_gpu=r.global_batch)))
@@ -147,7 +152,13 @@ def q3_findings(table2: pd.DataFrame, table3: pd.DataFrame) -> list[Finding]:
     table2, table3 = table2.reset_index(drop=True), table3.reset_index(drop=True)
     namer, namer3 = Namer(table2, "table2"), Namer(table3, "table3")
     found, bound = [], []
-    for i, r in enumerate(table2.itertuples(index=False)):
+    rows = list(enumerate(table2.itertuples(index=False)))
+    for i, r in rows:
+        if i >= DESCRIBED:  # beyond, only what decides the summary
+            basis = _basis(*_shares(r)) if r.status == "ok" else None
+            if basis is not None:
+                bound.append((i, r, basis))
+            continue
         if r.status != "ok":
             found.append(Finding(Q3_SHARE, f"{namer.name(r)}: no compute or communication time ({missing_reason(r)}).", {},
                                  (namer.evidence(i, r),)))
@@ -156,19 +167,17 @@ def q3_findings(table2: pd.DataFrame, table3: pd.DataFrame) -> list[Finding]:
         found.append(finding)
         if basis is not None:
             bound.append((i, r, basis))
-    found += [_bandwidth(i, r, namer3) for i, r in ok_rows(table3)]
+    found += [_bandwidth(i, r, namer3) for i, r in ok_rows(table3)[:DESCRIBED]]
     if bound:
         found.append(_bound(bound, namer))
-    return found
+    return found + more(Q3_SHARE, rows, "multi-GPU runs", lambda row: namer.evidence(*row))
 
 
 def _share(i: int, r: Any, namer: Namer) -> tuple[Finding, Optional[float]]:
     """The estimated and measured communication shares of the train time, and the one that decides
     whether the run is communication-bound (measured where measured)."""
     tn = r.train_s
-    est = r.comm_est_s / tn if present(r.comm_est_s) and tn > 0 else float("nan")
-    total = r.compute_measured_s + r.comm_measured_s
-    measured = r.comm_measured_s / total if present(r.comm_measured_s) and total > 0 else float("nan")
+    est, measured = _shares(r)
     parts = []
     if not present(est):
         parts.append(f"no estimate (no 1-GPU run at this batch: {status_text(r.t1_train_s_status)})")
@@ -189,9 +198,22 @@ def _share(i: int, r: Any, namer: Namer) -> tuple[Finding, Optional[float]]:
     else:
         parts.append("not measured (DataParallel has no all-reduce to time)" if r.engine == "dp" else
                      "communication not measured by this run")
-    basis = measured if present(measured) else (est if present(est) and est >= 0 else None)
     numbers = {"train_s": float(tn), "comm_share_est": est, "comm_share_measured": measured}
-    return Finding(Q3_SHARE, f"{namer.name(r)}: " + "; ".join(parts) + ".", numbers, (namer.evidence(i, r),)), basis
+    return Finding(Q3_SHARE, f"{namer.name(r)}: " + "; ".join(parts) + ".", numbers, (namer.evidence(i, r),)), \
+        _basis(est, measured)
+
+
+def _shares(r: Any) -> tuple[float, float]:
+    """Communication's share of the train time: (estimated (TN - T1/N) / TN, measured comm / (compute + comm))."""
+    est = r.comm_est_s / r.train_s if present(r.comm_est_s) and r.train_s > 0 else float("nan")
+    total = r.compute_measured_s + r.comm_measured_s
+    measured = r.comm_measured_s / total if present(r.comm_measured_s) and total > 0 else float("nan")
+    return est, measured
+
+
+def _basis(est: float, measured: float) -> Optional[float]:
+    """The share that decides communication-bound: measured where measured, else a non-negative estimate."""
+    return measured if present(measured) else (est if present(est) and est >= 0 else None)
 
 
 def _bandwidth(i: int, r: Any, namer: Namer) -> Finding:
@@ -226,4 +248,4 @@ def _bound(bound: list[tuple[int, Any, float]], namer: Namer) -> Finding:
     text = (f"Communication-bound (communication at least {BOUND:.0%} of the train time; measured where measured, "
             f"else estimated): {name(comm)}; computation-bound: {name(compute)}.")
     return Finding(Q3_SHARE, text, {"communication_bound_runs": float(len(comm)), "computation_bound_runs": float(len(compute))},
-                   tuple(namer.evidence(i, r) for i, r, _ in bound))
+                   tuple(namer.evidence(i, r) for i, r, _ in bound[:DESCRIBED]))

@@ -342,3 +342,16 @@ def test_lab_without_test_accuracy_says_so_once(tmp_path):
     found = findings(tmp_path, [timed("single", 32, 1, 10.0), timed("ddp", 32, 2, 6.0)])
     assert texts(found, "lab") == ["No run recorded test accuracy (results written before the job evaluated the test "
                                    "set, or cells with test_images = 0): the lab's questions have no answer here."]
+
+
+def test_a_large_grid_describes_a_screenful_and_counts_the_rest(tmp_path):
+    runs = [result(cell(engine, 32, gpus, lr=0.01 * (k + 1)), epoch_s=10.0 / gpus, test_accuracies=[0.1, 0.5])
+            for k in range(15) for engine, gpus in (("single", 1), ("ddp", 2))]
+    found = findings(tmp_path, runs)
+    assert len(texts(found, "A.Q1", "The sweep did not reach OOM")) == 12
+    assert texts(found, "A.Q1")[-1] == "3 more batch sweeps on 1 GPU are not described one by one: they are in table q1 " \
+                                        "(from row 12)."
+    assert texts(found, "A.Q2", "3 more multi-GPU setups") and texts(found, "A.Q3.1", "3 more multi-GPU runs")
+    assert texts(found, "lab", "18 more runs are not described one by one")
+    for question in {f.question for f in found}:  # at most 12 described, each in two findings at most
+        assert len(texts(found, question)) <= 2 * 12 + 2, question
