@@ -234,8 +234,9 @@ def _bandwidth(i: int, r: Any, namer: Namer) -> Finding:
             clauses.append(f"no {what} rate (the {what} communication time is {seconds(comm)} s)")
     if not present(r.busbw_gbps):
         clauses.append("no busbw measured by this run, so no share of it")
-    text = (f"{namer.name(r)}: each GPU all-reduces {r.bytes_per_gpu / 1e9:.2f} GB per epoch ({r.steps} steps x "
-            f"2(N-1)/N x {r.gradients:,} gradients x 4 bytes, N = {r.gpus}); " + "; ".join(clauses))
+    text = (f"{namer.name(r)}: each GPU all-reduces {number(r.bytes_per_gpu / 1e9)} GB per epoch ({r.steps} "
+            f"step{'s' if r.steps != 1 else ''} x 2(N-1)/N x {r.gradients:,} gradients x 4 bytes, N = {r.gpus}); "
+            + "; ".join(clauses))
     numbers = {"gb_per_gpu": r.bytes_per_gpu / 1e9, "util_measured_gbps": float(r.util_measured_gbps),
                "util_est_gbps": float(r.util_est_gbps), "busbw_gbps": float(r.busbw_gbps)}
     return Finding(Q3_BANDWIDTH, text + ".", numbers, (namer.evidence(i, r),))
