@@ -71,11 +71,12 @@ class Measured:
 
     @classmethod
     def of(cls, row: Any, name: str) -> Measured:
-        """From a table row's <name>, <name>_min, <name>_max and repeats (the value alone where
-        the row has no spread columns)."""
+        """From a table row's <name>, <name>_min, <name>_max and repeats; a row without the spread
+        columns counts as one run (no spread known, and `one_run` says so)."""
         value = float(getattr(row, name))
         low, high = (float(getattr(row, f"{name}_{end}", value)) for end in ("min", "max"))
-        repeats = int(getattr(row, "repeats", 1) or 1)
+        ranged = hasattr(row, f"{name}_min") and hasattr(row, f"{name}_max")
+        repeats = int(getattr(row, "repeats", 1) or 1) if ranged else 1
         runs = int(getattr(row, "runs", repeats) or repeats)
         return cls(value, value if math.isnan(low) else low, value if math.isnan(high) else high, repeats, runs)
 

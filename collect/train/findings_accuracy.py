@@ -39,7 +39,7 @@ def _key(row: Any, keys: list[str]) -> tuple:
 def q4_findings(q4: pd.DataFrame, test: pd.DataFrame, q1: pd.DataFrame) -> list[Finding]:
     """The baseline; each large-batch run's gap to it, and each remedy against no remedy at the
     same batch and against the baseline; the runs without a result; Q1's largest batch if Q4 did not run it.
-    None for an empty table (the study does not ask Q4)."""
+    Nothing for an empty table (the study does not ask Q4)."""
     q4, test = q4.reset_index(drop=True), test.reset_index(drop=True)
     namer = Namer(q4, "q4", Q4_SHOWN)
     tests = Tests(test)
@@ -50,12 +50,17 @@ def q4_findings(q4: pd.DataFrame, test: pd.DataFrame, q1: pd.DataFrame) -> list[
     large = [(i, r) for i, r in ok_rows(q4) if not r.baseline and present(r.accuracy)]
     found += [_large(i, r, base, plains.get(_key(r, plain_keys)), tests, namer) for i, r in large[:DESCRIBED]]
     found += more(Q4, large, "large-batch runs", lambda row: namer.evidence(*row))
-    missing = [(i, r) for i, r in enumerate(q4.itertuples(index=False)) if r.status != "ok" and not r.baseline]
+    missing = [(i, r) for i, r in namer.rows if not r.baseline and (r.status != "ok" or not present(r.accuracy))]
     if missing:
         found.append(Finding(Q4, "Q4 without a result: " + without_results(
-            (f"{namer.name(r)}, {_remedy(r)}", missing_reason(r)) for _, r in missing) + ".", {},
+            (f"{namer.name(r)}, {_remedy(r)}", _why(r)) for _, r in missing) + ".", {},
             tuple(namer.evidence(i, r) for i, r in missing[:DESCRIBED])))
     return found + _q1_batch(q4, q1)
+
+
+def _why(r: Any) -> str:
+    """Why a Q4 row has no figure: its status, or an ok run that recorded no 5th epoch."""
+    return missing_reason(r) if r.status != "ok" else f"no epoch {Q4_EPOCH} recorded"
 
 
 def _remedy(r: Any) -> str:
@@ -67,7 +72,7 @@ def _no_baseline(q4: pd.DataFrame, namer: Namer) -> Finding:
     """No gap without the baseline: its rows say why (or the large-batch rows, when it is not in the study)."""
     rows = list(enumerate(q4.itertuples(index=False)))
     base = [(i, r) for i, r in rows if r.baseline]
-    why = listing(missing_reason(r) for _, r in base) if base else "not in study"
+    why = listing(_why(r) for _, r in base) if base else "not in study"
     return Finding(Q4, f"No baseline (batch {Q4_BASELINE_BATCH} on 1 GPU, no remedy, {Q4_EPOCH}+ epochs) has a "
                        f"result ({why}): the large-batch gap cannot be computed.", {},
                    tuple(namer.evidence(i, r) for i, r in (base or rows)[:LISTED]))

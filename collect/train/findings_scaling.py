@@ -148,7 +148,7 @@ def _strong(strong: pd.DataFrame, q1: pd.DataFrame, table1: Namer) -> list[Findi
 def q3_findings(table2: pd.DataFrame, table3: pd.DataFrame) -> list[Finding]:
     """Per multi-GPU run, its communication share (estimated, measured, where they disagree) and
     bandwidth utilization against the measured busbw; then which setups are communication-bound.
-    None for an empty table (the study has no multi-GPU timing run)."""
+    Nothing for an empty table (the study has no multi-GPU timing run)."""
     table2, table3 = table2.reset_index(drop=True), table3.reset_index(drop=True)
     namer, namer3 = Namer(table2, "table2"), Namer(table3, "table3")
     found, bound = [], []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import namedtuple
 
 import pytest
 
@@ -66,3 +67,10 @@ def test_a_finding_is_json_with_null_for_a_missing_number():
     assert data == {"question": "A.Q1", "text": "text.", "numbers": {"x_s": 1.5, "y_s": None},
                     "evidence": [{"table": "q1", "row": 2, "label": "1 GPU, batch 512 per GPU"}]}
     assert finding.evidence_text() == "q1 row 2 (1 GPU, batch 512 per GPU)"
+
+
+def test_a_row_without_its_spread_counts_as_one_run():
+    Row = namedtuple("Row", "epoch_s epoch_s_min epoch_s_max loss repeats runs")
+    row = Row(4.0, 3.0, 5.0, 0.5, 3, 3)
+    assert Measured.of(row, "epoch_s") == Measured(4.0, 3.0, 5.0, 3, 3)
+    assert Measured.of(row, "loss").repeats == 1 and one_run(Measured.of(row, "loss")) == ", one run: no spread measured"
