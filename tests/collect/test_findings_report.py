@@ -62,7 +62,7 @@ def test_the_console_shows_the_findings_after_the_tables(mixed_dir, capsys):
     out = capsys.readouterr().out
     assert out.index("Findings, computed from the tables above") > out.index("Test accuracy and time to train")
     assert out.index("Findings, computed") < out.index("written: ")
-    assert "A.Q1  On 1 GPU (NVIDIA H200), batch 128 per GPU is the largest" in out
+    assert "A.Q1    On 1 GPU (NVIDIA H200), batch 128 per GPU is the largest" in out
 
 
 def test_the_report_opens_with_the_findings(mixed_dir):
