@@ -1,6 +1,7 @@
 """What collect does per kind of cell (the kinds of jobs.core.kinds): each kind turns its loaded cells
-into its tables, their grids, the tables written as CSV, the report's plots, and what its results
-add to the report's environment.
+into its tables, their grids, the tables written as CSV, the report's plots, what its results
+add to the report's environment, and its findings (collect.findings: each question answered from
+the tables).
 
 collect.report builds the tables of the kinds present in the results dir and its plan, and
 counts the status of every cell, of any kind. Each kind's package (collect.<kind>) defines its
@@ -17,6 +18,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
+from collect.findings import Finding, no_findings
 from collect.load import Loaded
 from collect.render import Grid
 from jobs.core.cell import kind_of
@@ -40,6 +42,7 @@ class KindTables:
     # not the plot of the same key
     environment: Callable[[Result], Mapping[str, Any]] = lambda result: {}  # a result's entries for the report's
     # environment beside its env (collect.report.ENV_ROWS: "backend")
+    findings: Callable[[Tables], tuple[Finding, ...]] = no_findings  # the questions' answers, from the tables
 
 
 # Adding a kind: its package name here (collect.<kind> defines KIND), and nothing else on this side.

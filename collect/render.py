@@ -84,6 +84,20 @@ def print_grids(console: Console, grids) -> None:
     console.width = terminal
 
 
+def print_findings(console: Console, findings) -> None:
+    """The findings (collect.findings) after the tables: each "question  sentence", as text."""
+    if not findings:
+        return
+    console.print(Text("Findings, computed from the tables above (`collect --json` lists each with its numbers "
+                       "and the table rows they come from):", style="bold"))
+    table = Table.grid(padding=(0, 2))  # the question, then its sentence wrapped beside it
+    table.add_column(no_wrap=True, style="bold")
+    table.add_column()
+    for finding in findings:
+        table.add_row(Text(finding.question), Text(finding.text))
+    console.print(table)
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|")
 

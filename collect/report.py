@@ -13,6 +13,7 @@ import jinja2
 import pandas as pd
 
 from collect import kinds, render
+from collect.findings import Finding
 from collect.load import ENVELOPE_COLUMNS, Loaded, envelope_row, load
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
@@ -35,6 +36,7 @@ class Collected:
     kind_names: tuple[str, ...]  # the kinds whose tables these are (collect.kinds)
     out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
     unwritten: str = ""  # why a file could not be written (the tables are still here)
+    findings: tuple[Finding, ...] = ()  # each kind's answers, from its tables (collect.findings)
 
     @property
     def table_files(self) -> tuple[str, ...]:
@@ -53,6 +55,7 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     present = kinds.present(loaded)  # each kind present builds its own tables
     built = {key: table for kind in present for key, table in kind.tables(loaded).items()}
     grid_list = tuple(grid for kind in present for grid in kind.grids(built))
+    findings = tuple(finding for kind in present for finding in kind.findings(built))
     csv = [key for kind in present for key in kind.files]
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
@@ -62,7 +65,7 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     }
     written, unwritten = write_files(out, files)
     return Collected(results_dir, loaded.study, envelopes(loaded), built, grid_list, written,
-                     tuple(kind.name for kind in present), out, unwritten)
+                     tuple(kind.name for kind in present), out, unwritten, findings)
 
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:
@@ -143,6 +146,7 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
         sections=[dict(grid=g, plot_keys=[k for k in sections.get(g.key, (g.key,)) if k in files])
                   for g in collected.grids],
         status_words=sorted(set(render.STATUS_TEXT.values())),
+        findings=[dict(question=f.question, text=f.text, evidence=f.evidence_text()) for f in collected.findings],
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
     html = template_env(True).get_template("report.html.j2").render(context, images=images)

@@ -42,20 +42,23 @@ def train_result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: fl
                  losses: Optional[Sequence[float]] = None, accuracies: Optional[Sequence[float]] = None,
                  lrs: Optional[Sequence[float]] = None, gpu_model: str = GPU, error: Optional[str] = None,
                  test_accuracies: Optional[Sequence[float]] = None, seeded: bool = True,
-                 env: Optional[dict] = None) -> Result:
+                 env: Optional[dict] = None, gpu_util_pct: Optional[float] = None,
+                 peak_mem_gib: Optional[float] = None) -> Result:
     """A result of `c`: its timed epoch takes epoch_s (train_s without data wait); other epochs
     take 1.5x (warm-up). comm is filled when busbw_gbps is given. With test_accuracies, each epoch
     has them over c.test_images images, test loss 2 x (1 - accuracy), 1 s of evaluation; without,
     none (as a result written before the job evaluated the test set). Not `seeded`: no run_seed, as a
     result written before repeats were seeded (every repeat trained with the cell's seed). `env`
-    replaces the run's environment (default: a node with `gpu_model`, run from 10:00 to 10:05).
+    replaces the run's environment (default: a node with `gpu_model`, run from 10:00 to 10:05). With
+    gpu_util_pct, the timed epoch's GPU samples have that median utilization (as on a GPU); peak_mem_gib
+    is torch's peak allocation (None: none, as on a CPU).
     A result that is not ok has `error` (or "<status>: by hand") and no findings, in every kind."""
     if env is None:
         env = {"gpu_model": gpu_model, "gpus_visible": c.gpus_per_node, "driver": "550.54", "torch": "2.5.1",
                "cuda": "12.4", "cudnn": 90100, "nccl": "2.21.5", "python": "3.11.7", "hostnames": ["node1"],
                "started_at": STARTED, "ended_at": ENDED}
     out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=Status(status), env=env,
-                 run_seed=c.run_seed if seeded else None)
+                 run_seed=c.run_seed if seeded else None, peak_mem_gib=peak_mem_gib)
     if status != "ok":
         out.error = error or f"{status}: by hand"
         return out
@@ -73,6 +76,10 @@ def train_result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: fl
             last.test_accuracy, last.test_loss = test_accuracies[e - 1], 2 * (1 - test_accuracies[e - 1])
             last.test_images, last.eval_s = c.test_images, 1.0
     body.timed = Timed(epoch=c.timed_epoch, epoch_s=epoch_s, train_s=train_s)
+    if gpu_util_pct is not None:
+        body.gpu_util = {"samples": 100, "interval_s": 0.05, "gpus": c.gpus_per_node if c.engine == "dp" else 1,
+                         "util_mean_pct": gpu_util_pct - 1, "util_median_pct": gpu_util_pct,
+                         "mem_used_max_gib": (peak_mem_gib or 0.0) + 0.5}
     if busbw_gbps is not None:
         n = c.gpus
         algbw = busbw_gbps / (2 * (n - 1) / n)

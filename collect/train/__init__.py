@@ -9,7 +9,7 @@ import pandas as pd
 from collect.kinds import KindTables
 from collect.load import Loaded
 from collect.render import Grid
-from collect.train import grids, spent, tables
+from collect.train import findings, grids, spent, tables
 from collect.train.frame import backend, frames
 from jobs.core.cell import TRAIN
 
@@ -62,4 +62,5 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
     build_tables, build_grids, TABLE_FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS, environment=backend,
+    findings=findings.build,
 )

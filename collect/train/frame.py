@@ -19,15 +19,16 @@ EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_e
               "loss", "accuracy", "images", "images_per_s", "lr",
               "test_loss", "test_accuracy", "test_images", "eval_s")  # test_*, eval_s: NaN in results before them
 COMM_KEYS = ("grad_bytes", "allreduce_s", "algbw_gbps", "busbw_gbps", "backend")
+GPU_KEYS = ("util_median_pct", "mem_used_max_gib")  # of jobs.runtime.gpu_monitor's summary: NaN where none was sampled
 RESULT_COLUMNS = (
     ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "run_seed", "hosts", "started_at", "ended_at"]
     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["gpu_model"]
-    + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS]
+    + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS] + [f"gpu_{k}" for k in GPU_KEYS]
 )
 COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
 EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
 NUMERIC_COLUMNS = (["peak_mem_gib", "run_seed"] + [f"timed_{k}" for k in EPOCH_KEYS]
-                   + [f"comm_{k}" for k in COMM_KEYS if k != "backend"])
+                   + [f"comm_{k}" for k in COMM_KEYS if k != "backend"] + [f"gpu_{k}" for k in GPU_KEYS])
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class TrainFrames:
 
 
 def result_row(result: Result) -> dict[str, Any]:
-    """The flat row of one result: its cell's fields, status, environment, timed epoch, comm."""
+    """The flat row of one result: its cell's fields, status, environment, timed epoch, comm, GPU samples."""
     row = {**CELL_DEFAULTS, **result.cell}  # a result written before a field was added has its default
     row.update(envelope_row(result), peak_mem_gib=result.peak_mem_gib, run_seed=result.run_seed)  # None: an old result
     row.pop("kind")
@@ -48,6 +49,7 @@ def result_row(result: Result) -> dict[str, Any]:
         row.update(timed_epoch_s=body.timed.epoch_s, timed_train_s=body.timed.train_s)
     if body.comm is not None:
         row.update({f"comm_{k}": getattr(body.comm, k) for k in COMM_KEYS})
+    row.update({f"gpu_{k}": (body.gpu_util or {}).get(k) for k in GPU_KEYS})
     return row
 
 

@@ -14,6 +14,8 @@ from collect.repeats import ranged
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
 
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
+GPU_FORMULA = ("GPU util. = the median of NVML's utilization samples (every 50 ms) over the timed epoch, the GPUs "
+               "of rank 0; peak memory = torch's peak allocation on the GPU; - where none was sampled (a CPU run)")
 SHOWN = {"engine", "nodes", "gpus_per_node", "batch_per_gpu"}
 
 
@@ -97,22 +99,23 @@ def timed_text(protocol: Optional[tuple[int, int]]) -> str:
 
 def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
     header = ["batch size", "train time (s)", "epoch time (s)", "data wait (s)", "train images/s",
-              "peak memory (GiB)", "repeats"]
+              "peak memory (GiB)", "GPU util. (%)", "repeats"]
     fields = varying(q1, SHOWN)
     rows = []
     for r in q1.itertuples(index=False):
         name = str(r.batch_per_gpu) + (f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else "")
         if r.status != "ok":
-            rows.append([name, status_text(r.status)] + [""] * 4 + [str(r.runs)])
+            rows.append([name, status_text(r.status)] + [""] * 5 + [str(r.runs)])
             continue
         rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s),
-                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), repeats_cell(r)])
+                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), number(r.gpu_util_median_pct, 0),
+                     repeats_cell(r)])
     return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
                 header, rows,
                 ["train time = the steps' copies to the GPU, forward, backward and update, timed on the GPU (CUDA "
                  "events): the epoch with its data ready, the Q1 figure; data wait = time the loop was blocked on "
                  "the loader (the GPU may still be busy then, so train time + data wait can exceed the epoch)",
-                 "train images/s = images per epoch / train time",
+                 "train images/s = images per epoch / train time", GPU_FORMULA,
                  "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"]],
                 "" if rows else "No 1-GPU timing runs in this study.")
 
@@ -271,19 +274,20 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
     """Every configuration's final test accuracy and time to train, with the speedup of the
     time to train over the 1-GPU run at the same batch per GPU."""
     header = ["setup", "batch per GPU", "global batch", "LR rule", "epochs", "test accuracy", "time to train (s)",
-              "speedup", "test images", "repeats"]
+              "speedup", "GPU util. (%)", "peak memory (GiB)", "test images", "repeats"]
     fields = varying(table, SHOWN | {"lr", "lr_scaling", "lr_ref_batch", "warmup_epochs", "sync_bn", "epochs",
                                      "timed_epoch"})
     rows = []
     for r in table.itertuples(index=False):
         line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), lr_rule(r), str(r.epochs)]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status), "", "", "", str(r.runs)])
+            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)])
             continue
         recorded = not math.isnan(r.test_accuracy)
         line.append(ranged(r, "test_accuracy", lambda v: percent(v, 2)) if recorded else "not recorded")
         line.append(ranged(r, "time_to_train_s"))
         line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
+        line += [number(r.gpu_util_median_pct, 0), number(r.peak_mem_gib, 2)]
         line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
         rows.append(line)
     ok = table[table.status == "ok"]
@@ -291,7 +295,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
     formulas = [f.FORMULAS["time_to_train"], f.FORMULAS["train_speedup"],
                 "test accuracy = top-1 over the test images after the last epoch: the model in eval mode "
                 "(BatchNorm's running statistics), each image once over all ranks; test images = how many",
-                f.FORMULAS["scaled_lr"], f.FORMULAS["spread"]]
+                f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"]]
     return Grid("test", "Test accuracy and time to train",
                 caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))

@@ -24,6 +24,7 @@ SCALING_VALUES = ["timed_epoch_s", "timed_train_s", "timed_data_wait_s", "timed_
                   "timed_comm_exposed_s", "comm_grad_bytes", "comm_busbw_gbps", "peak_mem_gib"]
 TABLE_EXTRA = ["status", "repeats", "seeding", "runs", "gpu_model", "error", "gpus", "global_batch"]
 INDEPENDENT, SHARED = "independent", "shared"  # how a configuration's ok repeats were seeded (repeat_seeding)
+GPU_VALUES = ["peak_mem_gib", "gpu_util_median_pct", "gpu_mem_used_max_gib"]  # NaN where no GPU was sampled
 
 
 def plain(frame: pd.DataFrame) -> pd.Series:
@@ -121,12 +122,13 @@ def q1_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Q1: the timed epoch on 1 GPU by batch size, up to the first batch that does not fit.
 
     train_s = epoch_s - data_wait_s (copies to the GPU, forward, backward, update: the Q1 figure);
-    epoch_s = the whole epoch; train_images_per_s = train_images / train_s.
+    epoch_s = the whole epoch; train_images_per_s = train_images / train_s. GPU_VALUES: the timed
+    epoch's median GPU utilization and the peak memory (torch's allocator; NVML's used), NaN on a CPU.
     Rows after the first OOM that are OOM too are left out (a larger batch cannot fit either).
     """
     cells = timing_cells(frame)
     table = median_repeats(cells[cells.engine == "single"],
-                           ["timed_train_s", "timed_epoch_s", "timed_data_wait_s", "peak_mem_gib"],
+                           ["timed_train_s", "timed_epoch_s", "timed_data_wait_s", *GPU_VALUES],
                            ranged=("timed_train_s", "timed_epoch_s"))
     table = rename_values(table, {"timed_train_s": "train_s", "timed_epoch_s": "epoch_s",
                                   "timed_data_wait_s": "data_wait_s"})
@@ -290,10 +292,11 @@ def accuracy_table(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
     time_to_train_s = the sum of the run's epoch_s over all its epochs (the first included);
     test_accuracy, test_loss = after the last epoch, over evaluated_images images (all ranks);
     speedup = T1 / TN on time to train, T1 the 1-GPU run (engine single) at the same batch per
-    GPU with every other field the same (t1_time_s; NaN where the study has none).
+    GPU with every other field the same (t1_time_s; NaN where the study has none);
+    GPU_VALUES: as in Q1 (utilization over the timed epoch), NaN where none was sampled.
     """
     cells = frame.merge(per_run(epochs), on="cell_id", how="left")
-    values = ["time_to_train_s", "test_accuracy", "test_loss", "evaluated_images"]
+    values = ["time_to_train_s", "test_accuracy", "test_loss", "evaluated_images", *GPU_VALUES]
     table = median_repeats(cells, values, ranged=("time_to_train_s", "test_accuracy"))
     table = _baseline(table, "time_to_train_s", "t1_time_s")
     table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_time_s, table.time_to_train_s, strict=True)]

@@ -22,7 +22,7 @@ def register(verbs, common) -> None:
 
 def run(args, console: Console) -> int:
     from collect.load import SkippedFile
-    from collect.render import print_grids
+    from collect.render import print_findings, print_grids
     from collect.report import collect, write_report  # pandas: only for this verb
 
     results_dir = results_dir_for(args)
@@ -41,9 +41,11 @@ def run(args, console: Console) -> int:
     errors = [e for e in (collected.unwritten, report_error) if e]  # the tables are shown all the same
     if args.json:
         tables = {key: json.loads(collected.tables[key].to_json(orient="records")) for key in collected.table_files}
-        print(json.dumps(dict(tables, written=[str(p) for p in collected.written + report]), indent=1))
+        findings = [f.to_dict() for f in collected.findings]
+        print(json.dumps(dict(tables, findings=findings, written=[str(p) for p in collected.written + report]), indent=1))
         return print_errors(errors) or 0
     print_grids(console, collected.grids)
+    print_findings(console, collected.findings)
     if collected.written:
         console.print("written: " + ", ".join(str(p) for p in collected.written), highlight=False)
     if report and not report_error:

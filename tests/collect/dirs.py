@@ -1,15 +1,16 @@
 """The results dirs the collect tests read, worked by hand (their numbers are in the docstrings):
-the mixed training dir (every status, Q4's runs) and a PTQ study of three training seeds; and
-`by`, the one row of a table."""
+the mixed training dir (every status, Q4's runs), the seed's own timings, a PTQ study of three
+training seeds and an all-reduce study; and `by`, the one row of a table."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
 
+from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
 from jobs.core.result import Result
 from jobs.ptq.cell import PTQCell
 from jobs.train.cell import Cell
-from tests.factories import cell, ptq_cell, ptq_result, train_result, write_results
+from tests.factories import allreduce_result, cell, ptq_cell, ptq_result, train_result, write_results
 
 
 def q4(b: int, **remedy) -> Cell:
@@ -21,6 +22,7 @@ def mixed_results() -> list[Result]:
     registry, no result) and not submitted (planned only), and Q4's 5-epoch runs.
 
     1 GPU   b32: 40 s (train 32)   b128: repeats 20/22/30 s (train 16/17/25) -> median 22 (17)
+            GPU sampled: b32 utilization 55%, peak 2.5 GiB; b128 80/90/85% -> 85%, 6 GiB (the rest: none)
             b512, b2048: OOM       b8192: pending
     2 GPUs  DDP b32: 25 s (train 20; h2d 1, compute 16, exposed comm 2; busbw 40 GB/s)   DDP b128: failed
             DP  b32: 30 s (train 24)                                                      DP  b128: pending
@@ -31,9 +33,9 @@ def mixed_results() -> list[Result]:
             (only Q4's runs recorded test figures: the others read as results from before test evaluation)
     Every other epoch takes 1.5x the timed one; the GPU is an NVIDIA H200.
     """
-    single = [train_result(cell("single", 32), epoch_s=40.0, train_s=32.0)]
-    single += [train_result(cell("single", 128, repeat=i), epoch_s=e, train_s=t)
-               for i, (e, t) in enumerate([(20.0, 16.0), (22.0, 17.0), (30.0, 25.0)])]
+    single = [train_result(cell("single", 32), epoch_s=40.0, train_s=32.0, gpu_util_pct=55.0, peak_mem_gib=2.5)]
+    single += [train_result(cell("single", 128, repeat=i), epoch_s=e, train_s=t, gpu_util_pct=u, peak_mem_gib=6.0)
+               for i, (e, t, u) in enumerate([(20.0, 16.0, 80.0), (22.0, 17.0, 90.0), (30.0, 25.0, 85.0)])]
     single += [train_result(cell("single", 512), status="oom"), train_result(cell("single", 2048), status="oom")]
     multi = [
         train_result(cell("ddp", 32, 2), epoch_s=25.0, train_s=20.0, h2d_s=1.0, compute_s=16.0, comm_exposed_s=2.0,
@@ -67,6 +69,17 @@ def write_mixed(path: Path) -> Path:
     return write_results(path, mixed_results(), planned=PENDING + MISSING, submitted=PENDING, study="mixed")
 
 
+# The seed's own timings (reference/h200-baseline.md: a naive script on H200s): engine, batch per GPU,
+# GPUs, epoch seconds, of which waiting on data. Written as results: train time = epoch - data wait.
+SEED_TIMINGS = (("single", 32, 1, 15.43, 1.76), ("single", 128, 1, 5.98, 2.47), ("single", 512, 1, 4.64, 2.88),
+                ("dp", 128, 2, 9.41, 0.38), ("dp", 128, 4, 7.18, 1.12), ("dp", 512, 4, 5.56, 3.77),
+                ("ddp", 128, 4, 1.88, 0.26), ("ddp", 512, 4, 1.73, 1.43))
+
+
+def seed_results() -> list[Result]:
+    return [train_result(cell(e, b, g), epoch_s=t, train_s=round(t - w, 2)) for e, b, g, t, w in SEED_TIMINGS]
+
+
 # Per training seed (repeat 0, 1, 2), the six notebook variants' accuracies (factories.NOTEBOOK's order).
 NOTEBOOK_ACCURACY = ((0.50, 0.51, 0.49, 0.55, 0.50, 0.55),
                      (0.54, 0.53, 0.52, 0.52, 0.47, 0.53),
@@ -84,6 +97,44 @@ def ptq_results(mismatches: int = 0) -> list[Result]:
 def write_ptq(path: Path, results: Iterable[Result] = (), planned: Iterable[PTQCell] = PTQ_MISSING) -> Path:
     """A PTQ results dir: ptq_results() (or `results`), a plan listing them and `planned` (missing)."""
     return write_results(path, list(results) or ptq_results(), planned, study="ptq-by-hand")
+
+
+# An all-reduce study: 4 GPUs (three repeats) and 2 nodes x 2 GPUs (one ok, one failed, one not submitted).
+
+ONE_NODE = dict(gpus_per_node=4, min_bytes=8, max_bytes=32)  # sizes 8, 16, 32, the bucket, the gradient
+TWO_NODES = dict(nodes=2, gpus_per_node=2, min_bytes=8, max_bytes=32)
+# Seconds per size (us for the small ones; algbw in GB/s for the big ones: seconds = bytes / algbw / 1e9).
+# 4 GPUs, three repeats:   8 B: 10, 12, 14 us -> 12;  16 B: 20, 22, 30 -> 22;  32 B: 30, 30, 30 -> 30
+#                          bucket: algbw 8, 10, 12 -> busbw x 1.5 = 12, 15, 18 -> 15 (12-18)
+#                          gradient: algbw 10, 12, 11 -> busbw 15, 18, 16.5 -> 16.5 (15-18)
+#   gradient time: 44,695,848 B / (10, 12, 11) GB/s = 4,470, 3,725, 4,063 us -> 4,063 (3,725-4,470)
+#   peak 16.5; latency-bound: time <= 2 x 12 = 24 us: 8 B, 16 B; bandwidth-bound: busbw >= 13.2: both big ones
+# 2 nodes x 2 GPUs, one ok repeat: 8, 16, 32 B: 20 us each; bucket algbw 5 -> busbw 7.5; gradient algbw 6 -> 9
+#   peak 9; latency-bound: the three small ones (<= 40 us); bandwidth-bound (>= 7.2): both big ones
+SMALL = {0: (10e-6, 20e-6, 30e-6), 1: (12e-6, 22e-6, 30e-6), 2: (14e-6, 30e-6, 30e-6)}
+BIG = {0: (8.0, 10.0), 1: (10.0, 12.0), 2: (12.0, 11.0)}  # algbw at (bucket, gradient)
+ALLREDUCE_NOT_SUBMITTED = (AllreduceCell(**TWO_NODES, repeat=2),)  # planned, no result
+
+
+def seconds(small: tuple[float, ...], big: tuple[float, float]) -> dict[int, float]:
+    """Seconds per size: `small` at 8, 16, 32 B; the bucket and the gradient at algbw big[0], big[1] GB/s."""
+    return dict(zip((8, 16, 32), small, strict=True)) | {BUCKET: BUCKET / big[0] / 1e9, GRADIENT: GRADIENT / big[1] / 1e9}
+
+
+def allreduce_results() -> list[Result]:
+    """4 GPUs: three ok repeats (SMALL, BIG); 2 nodes x 2 GPUs: one ok (20 us; algbw 5, 6), one failed."""
+    one = [AllreduceCell(**ONE_NODE, repeat=r) for r in range(3)]
+    two = [AllreduceCell(**TWO_NODES, repeat=r) for r in range(2)]
+    results = [allreduce_result(c, seconds(SMALL[c.repeat], BIG[c.repeat])) for c in one]
+    return results + [allreduce_result(two[0], seconds((20e-6,) * 3, (5.0, 6.0))),
+                      allreduce_result(two[1], status="failed",
+                                       error="Traceback ...\nRuntimeError: NCCL error: unhandled system error")]
+
+
+def write_allreduce(path: Path, results: Iterable[Result] = (),
+                    planned: Iterable[AllreduceCell] = ALLREDUCE_NOT_SUBMITTED) -> Path:
+    """An all-reduce results dir: allreduce_results() (or `results`), a plan listing them and `planned`."""
+    return write_results(path, list(results) or allreduce_results(), planned, study="allreduce-by-hand")
 
 
 def by(table, **match):

@@ -15,38 +15,16 @@ from collect.load import load
 from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
 from jobs.core.bandwidth import bandwidth_gbps
 from orchestrator.cli import main
+from tests.collect.dirs import ONE_NODE, TWO_NODES, seconds, write_allreduce
 from tests.factories import allreduce_result, write_results
 from tests.helpers import cli_json
-
-ONE_NODE = dict(gpus_per_node=4, min_bytes=8, max_bytes=32)  # sizes 8, 16, 32, the bucket, the gradient
-TWO_NODES = dict(nodes=2, gpus_per_node=2, min_bytes=8, max_bytes=32)
-# Seconds per size (us for the small ones; algbw in GB/s for the big ones: seconds = bytes / algbw / 1e9).
-# 4 GPUs, three repeats:   8 B: 10, 12, 14 us -> 12;  16 B: 20, 22, 30 -> 22;  32 B: 30, 30, 30 -> 30
-#                          bucket: algbw 8, 10, 12 -> busbw x 1.5 = 12, 15, 18 -> 15 (12-18)
-#                          gradient: algbw 10, 12, 11 -> busbw 15, 18, 16.5 -> 16.5 (15-18)
-#   gradient time: 44,695,848 B / (10, 12, 11) GB/s = 4,470, 3,725, 4,063 us -> 4,063 (3,725-4,470)
-#   peak 16.5; latency-bound: time <= 2 x 12 = 24 us: 8 B, 16 B; bandwidth-bound: busbw >= 13.2: both big ones
-# 2 nodes x 2 GPUs, one ok repeat: 8, 16, 32 B: 20 us each; bucket algbw 5 -> busbw 7.5; gradient algbw 6 -> 9
-#   peak 9; latency-bound: the three small ones (<= 40 us); bandwidth-bound (>= 7.2): both big ones
-SMALL = {0: (10e-6, 20e-6, 30e-6), 1: (12e-6, 22e-6, 30e-6), 2: (14e-6, 30e-6, 30e-6)}
-BIG = {0: (8.0, 10.0), 1: (10.0, 12.0), 2: (12.0, 11.0)}  # algbw at (bucket, gradient)
-
-
-def seconds(small: tuple[float, ...], big: tuple[float, float]) -> dict[int, float]:
-    """Seconds per size: `small` at 8, 16, 32 B; the bucket and the gradient at algbw big[0], big[1] GB/s."""
-    return dict(zip((8, 16, 32), small, strict=True)) | {BUCKET: BUCKET / big[0] / 1e9, GRADIENT: GRADIENT / big[1] / 1e9}
 
 
 @pytest.fixture(scope="module")
 def study_template(tmp_path_factory) -> Path:
-    """The worked study above, written once; tests take study_dir, their own copy."""
-    one = [AllreduceCell(**ONE_NODE, repeat=r) for r in range(3)]
-    two = [AllreduceCell(**TWO_NODES, repeat=r) for r in range(3)]
-    results = [allreduce_result(c, seconds(SMALL[c.repeat], BIG[c.repeat])) for c in one]
-    results += [allreduce_result(two[0], seconds((20e-6,) * 3, (5.0, 6.0))),
-                allreduce_result(two[1], status="failed",
-                                 error="Traceback ...\nRuntimeError: NCCL error: unhandled system error")]
-    return write_results(tmp_path_factory.mktemp("allreduce"), results, planned=(two[2],), study="allreduce-by-hand")
+    """The worked study (tests/collect/dirs.py: allreduce_results), written once; tests take
+    study_dir, their own copy."""
+    return write_allreduce(tmp_path_factory.mktemp("allreduce"))
 
 
 @pytest.fixture
@@ -187,7 +165,7 @@ def test_findings_that_do_not_match_their_cell_are_an_unreadable_cell_and_in_no_
 
 def test_collect_cli_json_and_report(study_dir, capsys):
     out = cli_json(capsys, "collect", "--results", study_dir, "--report")
-    assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "written"}
+    assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "findings", "written"}
     row = next(r for r in out["allreduce_marked"] if r["setup"] == "4 GPUs, nccl" and r["what"] == "DDP bucket")
     assert row["busbw_gbps"] == pytest.approx(15.0) and row["bandwidth_bound"] is True
     for name in ("report.html", "report.md", "tables.md", "allreduce_sizes.csv", "plots/allreduce_busbw_vs_size.png"):

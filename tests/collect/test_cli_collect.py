@@ -11,14 +11,15 @@ import pytest
 
 from tests.helpers import cli, cli_json, unwritable
 
-TABLES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
-TABLE_FILES = ("tables.md", "tables.tex", *(f"{name}.csv" for name in TABLES))
+TABLES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "spent")
+# spent.json: what the dir's jobs held, as collect measured it (one squeue, at most one sacct)
+TABLE_FILES = ("tables.md", "tables.tex", *(f"{name}.csv" for name in TABLES), "spent.json")
 DDP_ROW = "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |"  # Table 1: b=32 ran, b=128 failed
 
 
 def test_collect_json_has_every_table_and_names_the_files_it_wrote(mixed_dir, capsys):
     out = cli_json(capsys, "collect", "--results", mixed_dir)
-    assert set(out) == {*TABLES, "written"}
+    assert set(out) == {*TABLES, "findings", "written"}
     row = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 32)
     assert (row["nodes"], row["status"], row["epoch_s"], row["speedup"]) == (1, "ok", 25.0, 1.6)
     failed = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 128)

@@ -58,10 +58,10 @@ def test_timing_tables_say_when_old_repeats_share_one_seed(tmp_path):
 
 def test_q1_grid_shows_oom_and_pending(grids):
     assert grids["q1"].rows == [
-        ["32", "32.00", "40.00", "8.00", "1562", "-", "1"],
-        ["128", "17.00 (16.00-25.00) *", "22.00 (20.00-30.00) *", "5.00", "2941", "-", "3"],  # * spread > 5%
-        ["512", "OOM", "", "", "", "", "1"],
-        ["8192", "pending", "", "", "", "", "1"],
+        ["32", "32.00", "40.00", "8.00", "1562", "2.50", "55", "1"],
+        ["128", "17.00 (16.00-25.00) *", "22.00 (20.00-30.00) *", "5.00", "2941", "6.00", "85", "3"],  # * spread > 5%
+        ["512", "OOM", "", "", "", "", "", "1"],
+        ["8192", "pending", "", "", "", "", "", "1"],
     ]
 
 
@@ -176,4 +176,4 @@ def test_csv_files_hold_the_long_tables_row_for_row(collected):
 def test_repeats_within_5_percent_show_their_range_unmarked(tmp_path):
     runs = [train_result(cell("single", 64, repeat=i), epoch_s=e, train_s=e - 1) for i, e in enumerate([10.0, 10.2, 10.4])]
     q1 = collect(write_results(tmp_path, runs)).grids[0]
-    assert q1.rows == [["64", "9.20 (9.00-9.40)", "10.20 (10.00-10.40)", "1.00", "5435", "-", "3"]]
+    assert q1.rows == [["64", "9.20 (9.00-9.40)", "10.20 (10.00-10.40)", "1.00", "5435", "-", "-", "3"]]  # no GPU sampled

@@ -122,7 +122,7 @@ def test_a_training_dir_builds_only_training_tables(mixed_dir):
     training = collect(mixed_dir)
     assert [g.key for g in training.grids] == TRAINING_GRIDS
     assert not any(key.startswith("ptq") for key in training.tables)
-    assert training.table_files == tuple(TRAINING_GRIDS)
+    assert training.table_files == (*TRAINING_GRIDS, "spent")  # spent: a CSV always, a grid only where measured
 
 
 def test_the_ptq_report_has_its_sections_and_three_plots(ptq_dir):
@@ -150,7 +150,7 @@ def test_the_training_report_keeps_its_heading(mixed_dir):
 def test_collect_json_gives_the_ptq_tables(ptq_dir, capsys):
     out = cli_json(capsys, "collect", "--results", ptq_dir)
     assert set(out) == {"ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep",
-                        "ptq_cells", "written"}
+                        "ptq_cells", "findings", "written"}
     assert [r["name"] for r in out["ptq_notebook"]] == list(NOTEBOOK)
 
 

@@ -4,7 +4,8 @@ worked by hand; and results written before the job evaluated the test set.
 The lab's runs, linear LR scaling, 2 epochs, batch 128 per GPU (every epoch but the timed 2nd
 takes 1.5x, so time to train = 2.5 x the timed epoch):
   1 GPU        repeats: timed 20, 22, 30 s -> 50, 55, 75 s, median 55; test acc 0.60, 0.62, 0.70 -> 0.62
-  2 GPUs DDP   timed 12 s -> 30 s, speedup 55 / 30 = 1.83; test acc 0.58; LR 0.1 x 256/128 = 0.2
+  2 GPUs DDP   timed 12 s -> 30 s, speedup 55 / 30 = 1.83; test acc 0.58; LR 0.1 x 256/128 = 0.2;
+               GPU utilization 91%, peak memory 3.5 GiB (the others sampled none, as on a CPU)
   4 GPUs DDP   timed 8 s  -> 20 s, speedup 2.75; test acc 0.55
   2 nodes x 2  timed 10 s -> 25 s, speedup 2.20; test acc 0.50
   2 GPUs DP    OOM
@@ -32,7 +33,8 @@ def lab_results():
     base = [train_result(cell("single", 128, repeat=i, **LIN), epoch_s=e, test_accuracies=[0.3, acc])
             for i, (e, acc) in enumerate([(20.0, 0.60), (22.0, 0.62), (30.0, 0.70)])]
     return base + [
-        train_result(cell("ddp", 128, 2, **LIN), epoch_s=12.0, test_accuracies=[0.3, 0.58]),
+        train_result(cell("ddp", 128, 2, **LIN), epoch_s=12.0, test_accuracies=[0.3, 0.58], gpu_util_pct=91.0,
+                     peak_mem_gib=3.5),
         train_result(cell("ddp", 128, 4, **LIN), epoch_s=8.0, test_accuracies=[0.3, 0.55]),
         train_result(cell("ddp", 128, 4, nodes=2, **LIN), epoch_s=10.0, test_accuracies=[0.3, 0.50]),
         train_result(cell("dp", 128, 2, **LIN), status="oom"),
@@ -70,14 +72,16 @@ def test_rows_one_gpu_first_then_by_gpus_and_engine(lab):
 def test_grid_rows_say_status_not_recorded_and_the_lr_rule(lab):
     grid = grids.accuracy_grid(tables.accuracy_table(lab.frame, lab.epochs))
     assert grid.rows == [
-        ["1 GPU", "128", "128", "0.1", "2", "not recorded", "52.50", "1.00", "-", "1"],
+        ["1 GPU", "128", "128", "0.1", "2", "not recorded", "52.50", "1.00", "-", "-", "-", "1"],
         ["1 GPU", "128", "128", "linear: 0.1 x 128/128 = 0.1", "2", "62.00% (60.00%-70.00%) *",
-         "55.00 (50.00-75.00) *", "1.00", "10,000", "3"],
-        ["2 GPUs, DataParallel", "128", "256", "linear: 0.1 x 256/128 = 0.2", "2", "OOM", "", "", "", "1"],
-        ["2 GPUs, DDP", "128", "256", "linear: 0.1 x 256/128 = 0.2", "2", "58.00%", "30.00", "1.83", "10,000", "1"],
-        ["4 GPUs, DDP", "128", "512", "linear: 0.1 x 512/128 = 0.4", "2", "55.00%", "20.00", "2.75", "10,000", "1"],
-        ["2 nodes x 2 GPUs, DDP", "128", "512", "linear: 0.1 x 512/128 = 0.4", "2", "50.00%", "25.00", "2.20",
+         "55.00 (50.00-75.00) *", "1.00", "-", "-", "10,000", "3"],
+        ["2 GPUs, DataParallel", "128", "256", "linear: 0.1 x 256/128 = 0.2", "2", "OOM", "", "", "", "", "", "1"],
+        ["2 GPUs, DDP", "128", "256", "linear: 0.1 x 256/128 = 0.2", "2", "58.00%", "30.00", "1.83", "91", "3.50",
          "10,000", "1"],
+        ["4 GPUs, DDP", "128", "512", "linear: 0.1 x 512/128 = 0.4", "2", "55.00%", "20.00", "2.75", "-", "-",
+         "10,000", "1"],
+        ["2 nodes x 2 GPUs, DDP", "128", "512", "linear: 0.1 x 512/128 = 0.4", "2", "50.00%", "25.00", "2.20",
+         "-", "-", "10,000", "1"],
     ]
     assert grid.caption.startswith("Units: ") and grids.NO_TEST_ACCURACY not in grid.caption
     assert f.FORMULAS["time_to_train"] in grid.formulas and "sum of every epoch's epoch_s" in grid.formulas[0]

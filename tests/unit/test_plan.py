@@ -92,7 +92,7 @@ def test_plan_lookups(tmp_path):
 
 def test_read_plan_on_a_missing_dir_says_to_run_plan(tmp_path):
     with pytest.raises(PlanError, match=r"no plan in .*missing; run `python -m orchestrator plan` first"):
-        read_plan(tmp_path / "not submitted")
+        read_plan(tmp_path / "missing")
 
 
 def test_read_plan_on_a_broken_file(tmp_path):

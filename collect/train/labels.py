@@ -1,0 +1,82 @@
+"""How the training findings name what they speak of: a row of a table (its setup and batch),
+the device it ran on, and the 1-GPU run a speedup is measured against."""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable
+from typing import Any, Optional
+
+import pandas as pd
+
+from collect.findings import Evidence, Measured
+from collect.render import status_text
+from collect.train.grids import SHOWN, row_name, varying
+from collect.train.tables import BASE_KEYS
+
+CPU = "cpu"  # the gpu_model a CPU run records (jobs.runtime.environment)
+
+
+def on_cpu(model: Any) -> bool:
+    return isinstance(model, str) and model.lower() == CPU
+
+
+def device(models: Iterable[Any]) -> str:
+    """"NVIDIA H200"; "a CPU, not a GPU"; both named where the rows ran on both."""
+    names = sorted({"a CPU, not a GPU" if on_cpu(m) else str(m) for m in models if isinstance(m, str) and m})
+    return " and ".join(names) or "an unrecorded device"
+
+
+def ok_rows(table: pd.DataFrame) -> list[tuple[int, Any]]:
+    """(position, row) of the rows whose configuration has an ok result."""
+    return [(i, r) for i, r in enumerate(table.itertuples(index=False)) if r.status == "ok"]
+
+
+class Namer:
+    """Names a table's rows as its grid does: the setup, the fields that vary among the rows
+    beyond those named, and the batch per GPU. Reads the rows once (`rows`, `ok`): a table may
+    hold 100,000."""
+
+    def __init__(self, table: pd.DataFrame, key: str, shown: Optional[set[str]] = None) -> None:
+        self.key = key
+        self.table = table
+        self.fields = varying(table, (shown or set()) | SHOWN)
+
+    @functools.cached_property
+    def rows(self) -> list[tuple[int, Any]]:
+        """(position, row) of every row."""
+        return list(enumerate(self.table.itertuples(index=False)))
+
+    @functools.cached_property
+    def ok(self) -> list[tuple[int, Any]]:
+        """(position, row) of the rows whose configuration has an ok result."""
+        return [(i, r) for i, r in self.rows if r.status == "ok"]
+
+    def name(self, row: Any, batch: bool = True) -> str:
+        text = row_name(row, self.fields)
+        return text + (f", batch {row.batch_per_gpu} per GPU" if batch else "")
+
+    def evidence(self, position: int, row: Any, batch: bool = True) -> Evidence:
+        return Evidence(self.key, position, self.name(row, batch))
+
+
+def base_key(row: Any) -> tuple:
+    """What a run shares with its 1-GPU baseline (collect.train.tables.BASE_KEYS)."""
+    return tuple(getattr(row, k) for k in BASE_KEYS)
+
+
+def missing_reason(row: Any) -> str:
+    """Why a row has no figure: its status ("OOM", "failed: <last error line>", "pending"...)."""
+    why = status_text(row.status)
+    error = getattr(row, "error", None)
+    return f"{why}: {error}" if isinstance(error, str) and error and row.status == "failed" else why
+
+
+def present(value: Any) -> bool:
+    """A number that is there (not None, not NaN)."""
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def one_gpu_times(q1: pd.DataFrame, column: str = "epoch_s") -> dict[tuple, tuple[int, Any, Measured]]:
+    """Each ok 1-GPU timing run of Q1 by its BASE_KEYS: (position in q1, row, its `column` over repeats)."""
+    return {base_key(r): (i, r, Measured.of(r, column)) for i, r in ok_rows(q1) if present(getattr(r, column))}
