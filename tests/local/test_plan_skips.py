@@ -3,6 +3,8 @@ line per reason, whatever the number of cells, for every kind (orchestrator.mach
 for `submit`)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from orchestrator import slurm_client
@@ -43,7 +45,7 @@ def test_a_hundred_cells_skipped_alike_take_one_line(in_tmp, one_gpu, capsys):
 
 def test_what_fits_is_said_too_and_plan_without_sbatch_is_local(in_tmp, one_gpu, capsys, monkeypatch):
     monkeypatch.setattr(slurm_client, "on_slurm", lambda: False)
-    out = plan_lines(capsys, "--study", TINY_LOCAL)
+    out = plan_lines(capsys, "--study", str(TINY_LOCAL))
     assert [line for line in out if " skipped (" in line] == [f"1 skipped (ddp-2g-b16-e2): {NEEDS.format(2)} "
                                                               "(submit --executor slurm on a login node) or on a "
                                                               "machine with 2 GPUs"]
@@ -51,12 +53,12 @@ def test_what_fits_is_said_too_and_plan_without_sbatch_is_local(in_tmp, one_gpu,
 
 
 def test_a_plan_for_slurm_says_nothing_of_this_machine(in_tmp, one_gpu, capsys):
-    out = plan_lines(capsys, "--study", TINY_LOCAL, "--executor", "slurm")
+    out = plan_lines(capsys, "--study", str(TINY_LOCAL), "--executor", "slurm")
     assert not [line for line in out if "local executor" in line or " skipped (" in line]
 
 
 def test_a_machine_that_runs_every_cell_says_so(in_tmp, capsys, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")  # no nvidia-smi: a GPU is a process
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
-    out = plan_lines(capsys, "--study", TINY_LOCAL, "--executor", "local")
+    out = plan_lines(capsys, "--study", str(TINY_LOCAL), "--executor", "local")
     assert "local executor: this machine (no GPU, 8 CPUs) runs 2 of 2 cells" in out
