@@ -38,26 +38,21 @@ def interval_for(args, plan: Plan) -> float:
     return args.interval if args.interval is not None else plan.cluster.poll_interval_s
 
 
-def seconds(text: str) -> float:
-    """A positive, finite number of seconds (argparse names the flag when it is not)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
-    return value
+def positive(unit: str):
+    """An argparse type: a positive, finite number of `unit` (argparse names the flag when it is not)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"must be a number of {unit} > 0, got {text!r}")
+        return value
+    return parse
 
 
-def gpu_hours(text: str) -> float:
-    """A budget: a positive, finite number of GPU-hours (argparse names the flag when it is not)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a number of GPU-hours > 0, got {text!r}")
-    return value
+seconds = positive("seconds")
+gpu_hours = positive("GPU-hours")  # a budget
 
 
 def add_interval(parser, what: str) -> None:
