@@ -26,6 +26,7 @@ from jobs.train.cell import Cell
 from jobs.train.result import train_body
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, REGISTRY_FILE, result_files
+from jobs.core.plan_file import cell_dicts
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
 
 CELL_COLUMNS = [f.name for f in dataclasses.fields(Cell)]  # not Cell.kind, a ClassVar
@@ -88,10 +89,10 @@ def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, An
         return None, []
     try:
         data = json.loads(path.read_text())
-        cells = data.get("cells", []) if isinstance(data, dict) else None
-        if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        if not isinstance(data, dict):
             raise ValueError("not a plan: no list of cells")
-    except (OSError, ValueError, RecursionError) as exc:
+        cells = cell_dicts(data.get("cells", []))
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise ResultError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
     return data.get("study"), [{**CELL_DEFAULTS, **c} if kind_of(c) == TRAIN else c for c in cells]

@@ -78,7 +78,7 @@ def test_plan_round_trips_through_dict_and_file(tmp_path):
     path = write_plan(plan)
     assert path == tmp_path / PLAN_FILE
     assert read_plan(tmp_path) == plan
-    assert len(json.loads(path.read_text())["cells"]) == 3 * 28
+    assert len(json.loads(path.read_text())["cells"]["own"]) == 3 * 28
 
 
 def test_plan_lookups(tmp_path):
