@@ -73,10 +73,11 @@ def held_seconds(charges: Sequence[Charge], results: Mapping[str, object], seen:
     it, from its charges, so far if it is still exiting), else the result's own clock."""
     tried: dict[str, list] = {}
     for sub in spent.attempts(seen.submissions):
-        tried.setdefault(sub.cell_id, []).append(sub)
+        if sub.cell_id in results:  # only those with a result are asked about
+            tried.setdefault(sub.cell_id, []).append(sub)
     by_job: dict[tuple[str, str], float] = {}
     for c in charges:
-        if c.elapsed_s is not None:
+        if c.elapsed_s is not None and c.cell_id in tried:
             by_job[(c.cell_id, c.job_id)] = by_job.get((c.cell_id, c.job_id), 0.0) + c.elapsed_s
     held = {}
     for cell_id, result in results.items():
