@@ -171,7 +171,7 @@ def summary_view(plan: Plan, rows: list[CellStatus], width: int = 80) -> Group:
         first = f" (the first {len(shown)})" if len(shown) < len(looks) else ""
         parts.append(status_table(plan.study, shown, width, title=f"Need a look: {summary.look_counts(looks)}{first}"))
     else:
-        parts.append(Text("Nothing needs a look: no cell failed, runs, or has waited longer than its time limit."))
+        parts.append(Text("Nothing needs a look: no cell failed, runs, or has been pending longer than its time limit."))
     parts.append(Text("(`status --state STATE` lists the cells in a state, `--grep TEXT` those that show TEXT, "
                       "`--all` every cell)", style="dim"))
     notes = failure_notes(rows)

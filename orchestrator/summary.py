@@ -2,9 +2,10 @@
 that need a look, and the cells a user asks for (--state, --grep).
 
 A cell needs a look when it ended without an answer (failed, timeout, cancelled), when nothing
-says what became of it (unknown), when this machine could not run it (skipped), when it has
-waited longer than its array's time limit (queued or pending: it would have run by then), or
-while it runs. A study of up to SMALL_STUDY cells lists every cell, as it always did.
+says what became of it (unknown), when this machine could not run it (skipped), when SLURM has
+kept it pending longer than its array's time limit (it could have run by then), or while it
+runs. Cells queued for the local executor wait their turn, one at a time: not a reason to look.
+A study of up to SMALL_STUDY cells lists every cell, as it always did.
 """
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ from typing import Optional
 
 from orchestrator.plan import Plan
 from orchestrator.states import CellState
-from orchestrator.status import WAITING, CellStatus
+from orchestrator.status import CellStatus
 
 SMALL_STUDY = 30  # up to this many cells, status lists every cell
 LOOK_ROWS = 15  # cells listed by the summary, at most: with its counts and notes, a screenful
 LOOK_ORDER = (CellState.FAILED, CellState.TIMEOUT, CellState.CANCELLED, CellState.UNKNOWN, CellState.SKIPPED,
-              CellState.PENDING, CellState.QUEUED, CellState.RUNNING)  # the most urgent first
+              CellState.PENDING, CellState.RUNNING)  # the most urgent first
 
 
 def state_named(text: str) -> CellState:
@@ -32,12 +33,13 @@ def state_named(text: str) -> CellState:
 
 
 def overdue(row: CellStatus, plan: Plan) -> bool:
-    """Queued or pending for longer than its array's time limit."""
-    return row.state in WAITING and row.waited_s is not None and row.waited_s > 60 * plan.array_of(row.cell_id).shape.time_min
+    """Pending in SLURM for longer than its array's time limit."""
+    return row.state == CellState.PENDING and row.waited_s is not None \
+        and row.waited_s > 60 * plan.array_of(row.cell_id).shape.time_min
 
 
 def needs_look(row: CellStatus, plan: Plan) -> bool:
-    if row.state in WAITING:
+    if row.state == CellState.PENDING:
         return overdue(row, plan)
     return row.state in LOOK_ORDER
 
@@ -72,6 +74,5 @@ def array_counts(rows: Iterable[CellStatus], plan: Plan) -> dict[str, dict[str, 
 def look_counts(looks: Sequence[CellStatus]) -> str:
     """"12 failed, 2 pending longer than their time limit, 3 running"."""
     counts = Counter(r.state for r in looks)
-    words = {CellState.PENDING: "pending longer than their time limit",
-             CellState.QUEUED: "queued longer than their time limit"}
+    words = {CellState.PENDING: "pending longer than their time limit"}
     return ", ".join(f"{counts[s]:,} {words.get(s, s.value)}" for s in LOOK_ORDER if counts[s])

@@ -111,3 +111,9 @@ def test_a_long_list_as_plain_text_has_the_tables_columns_and_cut(tmp_path):
     lines = display.status_lines("title", rows, 80).splitlines()
     assert lines[0] == "title" and lines[1].split() == ["cell", "label", "state", "job", "detail"]
     assert all(len(line) <= 80 and line.endswith("…") for line in lines[2:]) and len(lines) == 5
+
+
+def test_cells_queued_for_the_local_executor_wait_their_turn_without_a_look(tmp_path):
+    plan = plan_of(tmp_path, 2, time_min=5)
+    rows = [row(cid, "queued", "waiting in the local queue", waited_s=3600.0) for cid in plan.cell_ids]
+    assert summary.look_rows(rows, plan) == []
