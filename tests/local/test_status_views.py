@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from rich.console import Console
 
 from jobs.core.result import Result, write_result
 from orchestrator.cli import main
+from orchestrator.commands.submit import wait_for
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission, append
 
@@ -103,3 +105,17 @@ def test_json_has_the_counts_and_a_typed_record_per_cell_asked_for(grid, capsys)
                            "waited_s"}
     data = json.loads(status(capsys, "--study", study, "--json", "--state", "done")[1])
     assert [c["cell_id"] for c in data["cells"]] == list(plan.cell_ids[:3]) and data["counts"]["not submitted"] == 36
+
+
+def test_submit_wait_names_at_most_a_screenful_of_cells_that_ended_badly(grid):
+    study, plan = grid
+    for cell in plan.cells[4:]:  # 36 more fail alike: 37 in all
+        write_result(plan.results_dir, Result(cell.cell_id, cell.to_dict(), "failed", error=f"Traceback\n{REASON}\n"))
+    append(plan.results_dir, [Submission(c.cell_id, "local", "999999999", "n1-g1-t1", "2025-01-01T00:00:00+00:00")
+                              for c in plan.cells[4:]])
+    console = Console(record=True, width=300, markup=False)
+    assert wait_for(plan, console, 0.1) == 1
+    lines = console.export_text().splitlines()
+    named = [line for line in lines if line.startswith("failed ")]
+    assert len(named) == 30 and "... and 7 more that did not end well:" in lines
+    assert any(line.endswith(f"and 4 more (failed): {REASON}") for line in lines), lines[-3:]
