@@ -105,10 +105,12 @@ def learn(cells: Mapping[str, StudyCell], results: Mapping[str, object], held_s:
 
 def estimates(cells: Mapping[str, StudyCell], paces: Mapping[tuple, Pace], profile: Pace) -> dict[str, Estimate]:
     """Each cell's estimate, by id: its shape's measured pace where there is one, else the profile's."""
-    out = {}
+    out: dict[str, Estimate] = {}
+    made: dict[tuple[float, bool], Estimate] = {}  # cells alike share one: a grid of 100,000 has a few distinct
     for cell_id, cell in cells.items():
         pace = paces.get(shape_key(cell), profile) if paces else profile
-        out[cell_id] = Estimate(gpu_hours(cell, pace), pace.measured)
+        key = (gpu_hours(cell, pace), pace.measured)
+        out[cell_id] = made.get(key) or made.setdefault(key, Estimate(*key))
     return out
 
 

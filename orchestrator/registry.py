@@ -102,10 +102,16 @@ class RegistryState:
         """The current submission of each cell."""
         return {s.cell_id: s for s in self.submissions}
 
+    @functools.cached_property
+    def confirmed(self) -> set[tuple[str, str]]:
+        """(token, cell id) of every Submission line that confirms an intent (once the registry
+        is loaded: 100,000 of them)."""
+        return {(s.token, s.cell_id) for s in self.submissions if s.token}
+
     @property
     def unconfirmed(self) -> list[Intent]:
         """Intents with a cell that no Submission of their token records (nor an Abandoned line)."""
-        confirmed = {(s.token, s.cell_id) for s in self.submissions if s.token}
+        confirmed = self.confirmed
         return [i for t, i in self.intents.items()
                 if t not in self.abandoned and any((t, c) not in confirmed for c in i.cell_ids)]
 

@@ -120,9 +120,9 @@ def _age_s(sub: Optional[Submission], now: dt.datetime) -> Optional[float]:
         return None
 
 
-def _needs_log(sub: Optional[Submission], result, job: Optional[JobState]) -> bool:
+def _needs_log(sub: Optional[Submission], result, job: Optional[JobState], final: bool) -> bool:
     """Only cells that ended without a result that says why get their log read."""
-    if sub is None or not sub.log_err or is_final(result) or (job is not None and job.state in LIVE_WORDS):
+    if sub is None or not sub.log_err or final or (job is not None and job.state in LIVE_WORDS):
         return False
     return not (isinstance(result, Outcome) and result.error)
 
@@ -133,18 +133,18 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
     """`skipped`: why each cell skipped since its last submission was not started."""
     skipped = skipped or {}
     now = now or dt.datetime.now(dt.UTC)
-    accounting = not snapshot.warning
+    accounting, jobs = not snapshot.warning, snapshot.jobs
     rows = []
     for cell, cell_id in zip(plan.cells, plan.cell_ids, strict=True):
         sub = subs.get(cell_id)
-        key = (sub.job_id or f"queue-{sub.queue_pid}") if sub else None
-        job = snapshot.jobs.get(key) if key else None
+        job = jobs.get(sub.job_id or f"queue-{sub.queue_pid}") if sub is not None else None
         result = outcome(results.get(cell_id))
-        log_text = failures.log_of(plan.resolve(sub.log_err)) if sub is not None and _needs_log(sub, result, job) else ""
-        age_s = _age_s(sub, now) if job is None and not is_final(result) else None  # only one asked about needs it
+        final = isinstance(result, Outcome) and result.is_answer
+        log_text = failures.log_of(plan.resolve(sub.log_err)) if sub and _needs_log(sub, result, job, final) else ""
+        age_s = _age_s(sub, now) if job is None and not final else None  # only a cell asked about needs it
         state, detail = cell_state(
             sub, result, job, log_text=log_text, time_min=plan.array_of(cell_id).shape.time_min,
-            accounting=accounting, cancelled=bool(sub and sub.job_id in cancelled), age_s=age_s,
+            accounting=accounting, cancelled=sub is not None and sub.job_id in cancelled, age_s=age_s,
         )
         if cell_id in skipped and not state.is_final:
             state, detail = CellState.SKIPPED, skipped[cell_id]
@@ -210,8 +210,7 @@ class Monitor:
                                                                   if s.job_id and cid in final}, charged=charged)
         self.accounts.record(snapshot.runs)
         now = dt.datetime.now(dt.UTC)
-        confirmed = {(s.token, s.cell_id) for s in state.submissions if s.token}
-        found = recovery.recover(unconfirmed, confirmed, snapshot.jobs, now)
+        found = recovery.recover(unconfirmed, state.confirmed, snapshot.jobs, now)
         if found.to_record:
             self._record(found.to_record, locked)
         for sub in found.submissions:
