@@ -1,6 +1,18 @@
-"""Benchmark: plan, submit and status over 1,000 cells on the real (local) SLURM.
+"""Benchmark: plan, submit and status over 1,000 cells on the real (local) SLURM; plan and
+status over 100,000 cells with SLURM's answers canned (--big).
 
     python benchmarks/scale_bench.py [--cells 1000] [--max-array-size 0] [--keep]
+    python benchmarks/scale_bench.py --big 100000 [--runs 3] [--code TREE]
+
+--big: the issue's grid (lr x weight_decay x momentum, 100 x 100 x 10) planned --runs times from
+scratch; then half of its cells given a result file as a job writes it, and status timed --runs
+times each: with no submission in the registry (first without the status cache, each run; then
+with it), and with every cell submitted (1,000 to an sbatch, as submit records them) where sacct
+lists the done half COMPLETED and 100 more FAILED, and squeue lists the rest pending (canned
+squeue and sacct: no real job runs; at most one of each per run is asserted). Each verb runs in
+its own process (start-up included): wall time and peak RSS (wait4) as median (min-max), and the
+1-minute load at the start of the runs (the machine is shared). --code: time the verbs of another
+tree (e.g. `git archive BASE | tar -x -C DIR`) against the same files.
 
 The issue asks: plan + submit 1,000 cells in at most one sbatch per array chunk and under
 15 s; status over 1,000 cells in at most 2 scheduler calls (squeue + sacct) per refresh and
