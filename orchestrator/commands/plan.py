@@ -33,7 +33,9 @@ def run(args, console: Console) -> int:
     console.print(display.plan_table(plan, estimates))
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates), soft_wrap=True)
-    if args.cells:
+    if args.cells and len(plan.cells) > display.RICH_ROWS:
+        console.out(display.cells_text(plan, estimates), highlight=False)  # plain text: fast at any length
+    elif args.cells:
         console.print(display.cells_table(plan, estimates))
     if args.sbatch:
         for name, text in texts.items():

@@ -8,6 +8,7 @@ from rich.console import Console
 from jobs.train.cell import Cell
 from orchestrator import display, summary
 from orchestrator.cluster import ClusterSpec
+from orchestrator.estimate import profile_estimates
 from orchestrator.plan import build_plan
 from orchestrator.states import CellState
 from orchestrator.status import CellStatus
@@ -117,3 +118,13 @@ def test_cells_queued_for_the_local_executor_wait_their_turn_without_a_look(tmp_
     plan = plan_of(tmp_path, 2, time_min=5)
     rows = [row(cid, "queued", "waiting in the local queue", waited_s=3600.0) for cid in plan.cell_ids]
     assert summary.look_rows(rows, plan) == []
+
+
+def test_a_long_plan_lists_its_cells_as_plain_text_with_the_tables_columns(tmp_path):
+    plan = plan_of(tmp_path, 3)
+    lines = display.cells_text(plan, profile_estimates(dict(zip(plan.cell_ids, plan.cells)), plan.cluster)).splitlines()
+    assert lines[0] == "Cells" and lines[1].split()[:4] == ["cell", "label", "array", "batch/GPU"]
+    assert lines[1].endswith("est. GPU-h  from") and len(lines) == 2 + 3
+    for cell, line in zip(plan.cells, lines[2:]):
+        assert line.split()[:3] == [cell.cell_id, cell.label, plan.array_of(cell.cell_id).name]
+        assert line.endswith("profile")
