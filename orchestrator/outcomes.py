@@ -55,9 +55,9 @@ class Outcome(NamedTuple):
 def _seconds(env: dict[str, Any]) -> Optional[float]:
     try:
         start, end = (dt.datetime.fromisoformat(env[k]) for k in ("started_at", "ended_at"))
-    except (KeyError, TypeError, ValueError):
+        return (end - start).total_seconds()
+    except (KeyError, TypeError, ValueError):  # a time missing, unreadable, or one with a zone and one without
         return None
-    return (end - start).total_seconds()
 
 
 def _text(value: Any) -> Optional[str]:

@@ -115,3 +115,9 @@ def test_an_unreadable_result_is_its_error_every_time(tmp_path):
     age(path)
     for _ in range(2):
         assert "is unreadable" in str(Outcomes(tmp_path).read(IDS)[IDS[0]])
+
+
+def test_a_clock_that_cannot_be_read_is_no_run_time():
+    for env in ({"started_at": "2026-01-01T10:00:00+00:00"}, {"started_at": "soon", "ended_at": "later"},
+                {"started_at": "2026-01-01T10:00:00", "ended_at": "2026-01-01T10:01:40+00:00"}):
+        assert Outcome.of(Result("c", {}, "failed", env)).run_s is None
