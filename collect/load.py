@@ -22,6 +22,7 @@ from collect.spent import SPENT_COLUMNS, read_spent
 from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, result_files
+from jobs.core.plan_file import cell_dicts
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
 from orchestrator import registry
 from orchestrator.states import CellState
@@ -67,10 +68,10 @@ def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, An
         return None, []
     try:
         data = json.loads(path.read_text())
-        cells = data.get("cells", []) if isinstance(data, dict) else None
-        if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        if not isinstance(data, dict):
             raise ValueError("not a plan: no list of cells")
-    except (OSError, ValueError, RecursionError) as exc:
+        cells = cell_dicts(data.get("cells", []))
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise ResultError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
     return data.get("study"), cells

@@ -21,12 +21,12 @@ from typing import Optional
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from jobs.core.layout import PLAN_FILE, SPENT_FILE, result_files
-from jobs.core.result import Result, ResultError, read_result
+from jobs.core.layout import PLAN_FILE, SPENT_FILE
 from orchestrator import estimate, spent
 from orchestrator.errors import BudgetError, PlanError, UserError
 from orchestrator.estimate import Estimate
 from orchestrator.local_jobs import local_snapshot
+from orchestrator.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan import Plan, read_plan
 from orchestrator.spent import Charge, Seen
 from orchestrator.states import CellState
@@ -73,14 +73,16 @@ def held_seconds(charges: Sequence[Charge], results: Mapping[str, object], seen:
     it, from its charges, so far if it is still exiting), else the result's own clock."""
     tried: dict[str, list] = {}
     for sub in spent.attempts(seen.submissions):
-        tried.setdefault(sub.cell_id, []).append(sub)
+        if sub.cell_id in results:  # only those with a result are asked about
+            tried.setdefault(sub.cell_id, []).append(sub)
     by_job: dict[tuple[str, str], float] = {}
     for c in charges:
-        if c.elapsed_s is not None:
+        if c.elapsed_s is not None and c.cell_id in tried:
             by_job[(c.cell_id, c.job_id)] = by_job.get((c.cell_id, c.job_id), 0.0) + c.elapsed_s
     held = {}
     for cell_id, result in results.items():
-        if not isinstance(result, Result):
+        result = outcome(result)
+        if not isinstance(result, Outcome):
             continue
         owner = spent.result_attempt(result, tried.get(cell_id, []))
         seconds = by_job.get((cell_id, owner.job_id or "")) if owner else None
@@ -197,14 +199,8 @@ def plan_estimates(plan: Plan) -> dict[str, Estimate]:
     """At `plan`: each cell's estimate, learnt from the result files already in the results dir
     (planned again after some cells ran), each held for its run's own clock; an unreadable file
     teaches nothing (`status` names it)."""
-    planned = set(plan.cell_ids)
-    results: dict[str, object] = {}
-    for path in result_files(Path(plan.results_dir)):
-        if path.stem in planned:
-            try:
-                results[path.stem] = read_result(path)
-            except ResultError:
-                continue
+    found = Outcomes(Path(plan.results_dir)).read(plan.cell_ids)
+    results = {cell_id: result for cell_id, result in found.items() if isinstance(result, Outcome)}
     return cell_estimates(plan, [], Seen(results=results))
 
 

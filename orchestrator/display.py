@@ -1,6 +1,7 @@
 """Rich tables for `plan` and `status` (rendering only)."""
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Optional
@@ -10,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobs.core.cell import StudyCell
+from orchestrator import summary
 from orchestrator.estimate import Estimate, estimates_text, profile_estimates
 from orchestrator.machine import Machine
 from orchestrator.plan import Plan
@@ -60,6 +62,20 @@ def cells_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) 
     return table
 
 
+def cells_text(plan: Plan, estimates: Mapping[str, Estimate]) -> str:
+    """cells_table as plain text, for a plan too long for rich to lay out quickly (it takes a
+    minute for 100,000 rows): the same columns, aligned."""
+    extra = list(plan.cells[0].plan_columns()) if plan.cells else []
+    rows = [["cell", "label", "array", *extra, "est. GPU-h", "from"]]
+    for cell in plan.cells:
+        shown, guess = cell.plan_columns(), estimates[cell.cell_id]
+        rows.append([cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
+                     f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile"])
+    widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
+    return "Cells\n" + "\n".join((" " * GAP).join(t.ljust(w) for t, w in zip(r, widths, strict=True)).rstrip()
+                                 for r in rows)
+
+
 def _elapsed(seconds) -> str:
     if seconds is None:
         return ""
@@ -71,32 +87,59 @@ STATUS_COLUMNS = ("cell", "label", "state", "job", "elapsed", "node")  # the las
 ALWAYS_SHOWN = 3
 MIN_DETAIL = 12  # characters of the detail column kept even on a terminal too narrow for the rest
 GAP = 2  # spaces between columns
+RICH_ROWS = 1000  # a longer list of cells is plain text (status_lines): rich lays out 100,000 rows in minutes
 
 
-def status_table(study: str, rows: list[CellStatus], width: int = 80) -> Table:
-    """One line per cell within `width` columns: ids, labels and states are never wrapped or
-    cut; job, elapsed and node are shown where some cell has one and they fit (node gives way
-    first); the detail takes what is left and ends in "…" when longer (failure_notes shows a
-    failed cell's whole, status --json and `logs` every cell's). Every text is shown as text,
-    never as markup."""
-    counts = Counter(r.state for r in rows)
-    summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
-    cells = [(r.cell_id, r.label, r.state, r.job_id, _elapsed(r.elapsed_s), r.node) for r in rows]
+def _layout(rows: list[CellStatus], width: int) -> tuple[list[tuple[str, ...]], list[int], list[int], list[str], int]:
+    """Each row's texts, the columns' widths, the columns shown (job, elapsed and node where some
+    cell has one and they fit: node gives way first), those hidden, and the detail's width."""
+    cells: list[tuple[str, ...]] = [(r.cell_id, r.label, r.state.value, r.job_id, _elapsed(r.elapsed_s), r.node)
+                                    for r in rows]
     widths = [max([len(name)] + [len(c[i]) for c in cells]) for i, name in enumerate(STATUS_COLUMNS)]
     shown = [i for i in range(len(STATUS_COLUMNS)) if i < ALWAYS_SHOWN or any(c[i] for c in cells)]
     hidden: list[str] = []
     while len(shown) > ALWAYS_SHOWN and sum(widths[i] for i in shown) + GAP * len(shown) + MIN_DETAIL > width:
         hidden.insert(0, STATUS_COLUMNS[shown.pop()])
-    table = Table(title=Text(f"Study {study}: {summary}"), box=None, padding=(0, GAP // 2), pad_edge=False,
-                  show_edge=False, caption=f"(not shown at this width: {', '.join(hidden)})" if hidden else None)
+    detail = max(MIN_DETAIL, width - sum(widths[i] for i in shown) - GAP * len(shown))
+    return cells, widths, shown, hidden, detail
+
+
+def status_title(study: str, rows: list[CellStatus]) -> str:
+    counts = Counter(r.state for r in rows)
+    return f"Study {study}: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+
+
+def status_table(study: str, rows: list[CellStatus], width: int = 80, title: Optional[str] = None) -> Table:
+    """One line per cell within `width` columns: ids, labels and states are never wrapped or
+    cut; job, elapsed and node are shown where some cell has one and they fit (node gives way
+    first); the detail takes what is left and ends in "…" when longer (failure_notes shows a
+    failed cell's whole, status --json and `logs` every cell's). Every text is shown as text,
+    never as markup. `title`: above it (default: the study and its cells' counts)."""
+    cells, widths, shown, hidden, detail = _layout(rows, width)
+    table = Table(title=Text(title or status_title(study, rows)), box=None, padding=(0, GAP // 2), pad_edge=False,
+                  show_edge=False, caption=f"(not shown at this width: {', '.join(hidden)})" if hidden else None,
+                  title_justify="left" if title else "center")
     for i in shown:
         table.add_column(STATUS_COLUMNS[i], no_wrap=True, min_width=widths[i])
-    detail = max(MIN_DETAIL, width - sum(widths[i] for i in shown) - GAP * len(shown))
     table.add_column("detail", no_wrap=True, overflow="ellipsis", max_width=detail)
     for r, texts in zip(rows, cells, strict=True):
         styled = [Text(texts[i], style=STATE_STYLE.get(r.state, "") if i == 2 else "") for i in shown]
         table.add_row(*styled, Text(r.detail))
     return table
+
+
+def status_lines(title: str, rows: list[CellStatus], width: int = 80) -> str:
+    """The status table as plain text, for lists too long for rich to lay out quickly (100,000
+    rows in a second, not a minute): the same columns, no colours."""
+    cells, widths, shown, hidden, detail = _layout(rows, width)
+    pad = " " * GAP
+    lines = [title, pad.join(STATUS_COLUMNS[i].ljust(widths[i]) for i in shown) + pad + "detail"]
+    for r, texts in zip(rows, cells, strict=True):
+        text = r.detail if len(r.detail) <= detail else r.detail[:detail - 1] + "…"
+        lines.append(pad.join(texts[i].ljust(widths[i]) for i in shown) + pad + text)
+    if hidden:
+        lines.append(f"(not shown at this width: {', '.join(hidden)})")
+    return "\n".join(line.rstrip() for line in lines)
 
 
 MAX_REASONS = 10  # distinct failure reasons listed below the status table; --json has every cell's
@@ -126,10 +169,52 @@ def failure_notes(rows: list[CellStatus]) -> Optional[Text]:
     return notes
 
 
-def status_view(study: str, rows: list[CellStatus], width: int = 80) -> Group:
+def status_view(study: str, rows: list[CellStatus], width: int = 80, title: Optional[str] = None) -> Group:
     """The status table, then the failed cells' whole reasons below it."""
     notes = failure_notes(rows)
-    return Group(status_table(study, rows, width), *([notes] if notes else []))
+    return Group(status_table(study, rows, width, title), *([notes] if notes else []))
+
+
+def summary_view(plan: Plan, rows: list[CellStatus], width: int = 80) -> Group:
+    """A study of any size in a screenful: its cells' counts per state and per array, the cells
+    that need a look (summary.look_rows: at most LOOK_ROWS, the most urgent first, and how to
+    list the rest), then why the cells that failed ended."""
+    counts = ", ".join(f"{n:,} {state}" for state, n in summary.state_counts(rows).items())
+    parts: list = [Text(f"Study {plan.study}: {len(rows):,} cells: {counts}"), arrays_table(plan, rows)]
+    looks = summary.look_rows(rows, plan)
+    shown = [_waited(r, plan) for r in looks[:summary.LOOK_ROWS]]
+    if looks:
+        first = f" (the first {len(shown)})" if len(shown) < len(looks) else ""
+        parts.append(status_table(plan.study, shown, width, title=f"Need a look: {summary.look_counts(looks)}{first}"))
+    else:
+        parts.append(Text("Nothing needs a look: no cell failed, runs, or has been pending longer than its time limit."))
+    parts.append(Text("(`status --state STATE` lists the cells in a state, `--grep TEXT` those that show TEXT, "
+                      "`--all` every cell)", style="dim"))
+    notes = failure_notes(rows)
+    return Group(*parts, *([notes] if notes else []))
+
+
+def _waited(row: CellStatus, plan: Plan) -> CellStatus:
+    """A cell waiting too long, its detail saying for how long: "waiting 2:03:00 (limit 60 min); Priority"."""
+    if row.waited_s is None or not summary.overdue(row, plan):
+        return row
+    limit = plan.array_of(row.cell_id).shape.time_min
+    return dataclasses.replace(row, detail=f"waiting {_elapsed(row.waited_s)} (limit {limit} min)"
+                               + (f"; {row.detail}" if row.detail else ""))
+
+
+def arrays_table(plan: Plan, rows: list[CellStatus]) -> Table:
+    """Per array: its cells, and how many are in each state (the states some cell is in)."""
+    per_array = summary.array_counts(rows, plan)
+    states = [s for s in CellState if any(s.value in counts for counts in per_array.values())]
+    table = Table(box=None, padding=(0, GAP // 2), pad_edge=False, show_edge=False)
+    table.add_column("array")
+    table.add_column("cells", justify="right")
+    for state in states:
+        table.add_column(state.value, justify="right", style=STATE_STYLE[state])
+    for name, counts in per_array.items():
+        table.add_row(name, f"{sum(counts.values()):,}", *(f"{counts.get(s.value, 0):,}" for s in states))
+    return table
 
 
 

@@ -14,13 +14,16 @@ the overhead is what the job held beyond cell.estimate_s at that rate.
 """
 from __future__ import annotations
 
+import functools
+import operator
 import statistics
 from dataclasses import dataclass
-from typing import Optional
-from collections.abc import Mapping
+from typing import Any, Optional
+from collections.abc import Callable, Mapping
 
 from jobs.core.cell import StudyCell
-from jobs.core.result import Result, Status
+from jobs.core.result import Status
+from orchestrator.outcomes import Outcome, outcome
 from orchestrator.cluster import ClusterSpec
 
 STARTUP_S = 60.0  # per job, in the profile's pace: queue-to-first-step overhead
@@ -49,8 +52,17 @@ def profile_pace(cluster: ClusterSpec) -> Pace:
 
 
 def shape_key(cell: StudyCell) -> tuple:
-    """What sets a cell's speed: its kind, nodes and GPUs per node, and those of SPEED_FIELDS it has."""
-    return (cell.kind, cell.nodes, cell.gpus_per_node) + tuple(getattr(cell, name, None) for name in SPEED_FIELDS)
+    """What sets a cell's speed: its kind, nodes and GPUs per node, and those of SPEED_FIELDS its
+    class has (the kind tells classes apart)."""
+    return (cell.kind, cell.nodes, cell.gpus_per_node, *_speed_fields(type(cell))(cell))
+
+
+@functools.cache
+def _speed_fields(cls: type) -> Callable[[Any], tuple]:
+    """One getter of the SPEED_FIELDS a cell class has, for 100,000 cells."""
+    names = [n for n in SPEED_FIELDS if n in getattr(cls, "__dataclass_fields__", {}) or hasattr(cls, n)]
+    getter = operator.attrgetter(*names) if names else None
+    return lambda cell: () if getter is None else getter(cell) if len(names) > 1 else (getter(cell),)
 
 
 def gpu_hours(cell: StudyCell, pace: Pace) -> float:
@@ -58,14 +70,13 @@ def gpu_hours(cell: StudyCell, pace: Pace) -> float:
     return cell.gpus * max(cell.estimate_s(pace.images_per_s_per_gpu) + pace.overhead_s, 0.0) / 3600
 
 
-def measured_pace(cell: StudyCell, result: Result, held_s: Optional[float], profile: Pace) -> Optional[Pace]:
+def measured_pace(cell: StudyCell, result: Outcome, held_s: Optional[float], profile: Pace) -> Optional[Pace]:
     """One finished cell's pace (see the module's docstring); None when it ran on no GPU, did not
-    finish ok, or recorded neither epochs nor how long it held its GPUs."""
+    finish ok, or recorded neither epochs nor how long it held its GPUs. `result`: its Outcome (or a Result)."""
+    result = outcome(result)
     if result.status != Status.OK or cell.gpus <= 0:
         return None
-    epochs = list(getattr(result.body, "epochs", None) or [])
-    work_s = sum(e.epoch_s for e in epochs)
-    images = sum(e.images for e in epochs)
+    work_s, images = result.epoch_s, result.images
     if work_s > 0 and images > 0:
         overhead = max(held_s - work_s, 0.0) if held_s is not None else profile.overhead_s
         return Pace(images / work_s / cell.gpus, overhead, 1)
@@ -76,12 +87,14 @@ def measured_pace(cell: StudyCell, result: Result, held_s: Optional[float], prof
 
 def learn(cells: Mapping[str, StudyCell], results: Mapping[str, object], held_s: Mapping[str, float],
           profile: Pace) -> dict[tuple, Pace]:
-    """Per shape, the median pace of its cells (by id) that finished ok (`results` by cell id: a
-    Result, else the error reading it; `held_s`: seconds each cell's job held its GPUs, where known)."""
+    """Per shape, the median pace of its cells (by id) that finished ok (`results` by cell id: an
+    Outcome or a Result, else the error reading it; `held_s`: seconds each cell's job held its GPUs,
+    where known)."""
     found: dict[tuple, list[Pace]] = {}
     for cell_id, result in results.items():
         cell = cells.get(cell_id)
-        if cell is not None and isinstance(result, Result):
+        result = outcome(result)
+        if cell is not None and isinstance(result, Outcome):
             pace = measured_pace(cell, result, held_s.get(cell_id), profile)
             if pace is not None:
                 found.setdefault(shape_key(cell), []).append(pace)
@@ -92,10 +105,12 @@ def learn(cells: Mapping[str, StudyCell], results: Mapping[str, object], held_s:
 
 def estimates(cells: Mapping[str, StudyCell], paces: Mapping[tuple, Pace], profile: Pace) -> dict[str, Estimate]:
     """Each cell's estimate, by id: its shape's measured pace where there is one, else the profile's."""
-    out = {}
+    out: dict[str, Estimate] = {}
+    made: dict[tuple[float, bool], Estimate] = {}  # cells alike share one: a grid of 100,000 has a few distinct
     for cell_id, cell in cells.items():
         pace = paces.get(shape_key(cell), profile) if paces else profile
-        out[cell_id] = Estimate(gpu_hours(cell, pace), pace.measured)
+        key = (gpu_hours(cell, pace), pace.measured)
+        out[cell_id] = made.get(key) or made.setdefault(key, Estimate(*key))
     return out
 
 

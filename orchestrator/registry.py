@@ -15,12 +15,13 @@ import contextlib
 import dataclasses
 import datetime as dt
 import fcntl
+import functools
 import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union
 from collections.abc import Iterator, Sequence
 
 from jobs.core.layout import LOCK_FILE, REGISTRY_FILE
@@ -101,12 +102,25 @@ class RegistryState:
         """The current submission of each cell."""
         return {s.cell_id: s for s in self.submissions}
 
+    @functools.cached_property
+    def confirmed(self) -> set[tuple[str, str]]:
+        """(token, cell id) of every Submission line that confirms an intent (once the registry
+        is loaded: 100,000 of them)."""
+        return {(s.token, s.cell_id) for s in self.submissions if s.token}
+
     @property
     def unconfirmed(self) -> list[Intent]:
         """Intents with a cell that no Submission of their token records (nor an Abandoned line)."""
-        confirmed = {(s.token, s.cell_id) for s in self.submissions if s.token}
+        confirmed = self.confirmed
         return [i for t, i in self.intents.items()
                 if t not in self.abandoned and any((t, c) not in confirmed for c in i.cell_ids)]
+
+
+@functools.lru_cache(maxsize=4096)
+def timestamp(text: str) -> dt.datetime:
+    """A registry timestamp, parsed once: the cells of one sbatch share theirs, and status asks
+    for 100,000 of them (ValueError or TypeError when it is none)."""
+    return dt.datetime.fromisoformat(text)
 
 
 def now_iso() -> str:
@@ -123,7 +137,11 @@ def to_line(record: Record) -> str:
 
 def from_line(line: str) -> Record:
     """One record, its fields checked: a hand-edited line must not reach status as a wrong type."""
-    data = json.loads(line)
+    return from_json(json.loads(line))
+
+
+def from_json(data: Any) -> Record:
+    """One record from a line's JSON value, its fields checked."""
     if not isinstance(data, dict):
         raise TypeError("not a JSON object")
     kind = data.get("kind")
@@ -134,8 +152,12 @@ def from_line(line: str) -> Record:
         if isinstance(data.get(name), list):
             data[name] = tuple(data[name])
     record = record_cls(**data)
-    for f in dataclasses.fields(record):
-        _check_field(f.name, getattr(record, f.name), str(f.type))
+    for name, type_name, exact in _TYPED_FIELDS[record_cls]:
+        value = getattr(record, name)
+        if type(value) not in exact:  # JSON's own types pass here without a call; the rest is checked
+            _check_field(name, value, type_name)
+        if name in _TIMESTAMPS:
+            _check_timestamp(name, value)
     if isinstance(record, Submission):
         _check_submission(record)
     return record
@@ -144,6 +166,12 @@ def from_line(line: str) -> Record:
 _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "str": str, "Optional[str]": (str, type(None)), "Optional[int]": (int, type(None))}
 _TIMESTAMPS = ("submitted_at", "created_at")
+# Each record's fields, their types' names and the types that pass as they are, found once: a
+# registry of 100,000 cells has as many lines
+_TYPED_FIELDS = {cls: tuple((f.name, str(f.type), (str, type(None)) if str(f.type) == "Optional[str]" else
+                             (int, type(None)) if str(f.type) == "Optional[int]" else
+                             (str,) if str(f.type) == "str" else ()) for f in dataclasses.fields(cls))
+                 for cls in (Submission, *_KINDS.values())}
 _JOB_IDS = {"slurm": re.compile(r"\d+(_\d+)?"), "local": re.compile(r"\d+")}
 
 
@@ -153,13 +181,15 @@ def _check_field(name: str, value, type_name: str) -> None:
             raise TypeError(f"{name} must be a list of strings, got {value!r}")
     elif not isinstance(value, _FIELD_TYPES[type_name]) or isinstance(value, bool):
         raise TypeError(f"{name} must be of type {type_name}, got {value!r}")
-    if name in _TIMESTAMPS:
-        try:
-            aware = dt.datetime.fromisoformat(value).tzinfo is not None
-        except ValueError:
-            aware = False
-        if not aware:
-            raise ValueError(f"{name} must be an ISO timestamp with a time zone, got {value!r}")
+
+
+def _check_timestamp(name: str, value: str) -> None:
+    try:
+        aware = timestamp(value).tzinfo is not None
+    except ValueError:
+        aware = False
+    if not aware:
+        raise ValueError(f"{name} must be an ISO timestamp with a time zone, got {value!r}")
 
 
 def _check_submission(sub: Submission) -> None:
@@ -197,11 +227,12 @@ def load(results_dir: Path) -> RegistryState:
         text = path.read_text() if path.exists() else ""
     except OSError as exc:
         raise RegistryError(f"cannot read the registry {path}: {exc.strerror}; check the results dir") from exc
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    numbered = [(number, line) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    for (number, line), value in zip(numbered, _parsed([line for _, line in numbered]), strict=True):
         try:
-            record = from_line(line)
+            if isinstance(value, Exception):
+                raise value
+            record = from_json(value)
         except (ValueError, TypeError, KeyError, RecursionError) as exc:
             if line.startswith("{") and not line.rstrip().endswith("}"):
                 continue  # a write cut short by a crash: a prefix of a record that was never confirmed
@@ -219,6 +250,25 @@ def load(results_dir: Path) -> RegistryState:
         else:
             state.cancelled.update(record.job_ids)
     return state
+
+
+def _parsed(lines: list[str]) -> list[Any]:
+    """Each line's JSON value, or the error parsing it. All lines as one JSON list first: twice as
+    fast for 100,000 lines, and where every line is whole, each line is one value of it; else (a
+    line cut short by a crash, or edited by hand) line by line."""
+    try:
+        values = json.loads("[" + ",".join(lines) + "]")
+        if len(values) == len(lines):
+            return values
+    except (ValueError, RecursionError):
+        pass
+    out: list[Any] = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except (ValueError, RecursionError) as exc:
+            out.append(exc)
+    return out
 
 
 def _lock_handle(results_dir: Path):

@@ -12,6 +12,7 @@ requeued runs included (-D), with its elapsed time and allocated GPUs (orchestra
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import getpass
 import os
 import re
@@ -56,6 +57,7 @@ def on_slurm() -> bool:
     return shutil.which("sbatch") is not None
 
 
+@functools.lru_cache(maxsize=4096)  # squeue says "0:00" for every pending task of 100,000
 def parse_elapsed(text: str) -> Optional[float]:
     """squeue's %M: [days-][hours:]minutes:seconds -> seconds."""
     text = text.strip()
@@ -76,7 +78,7 @@ def parse_squeue(text: str) -> dict[str, JobState]:
         fields = line.split("|", 5)
         if len(fields) < 5:
             continue
-        job_id, state, elapsed, node, reason = (f.strip() for f in fields[:5])
+        job_id, state, elapsed, node, reason = map(str.strip, fields[:5])
         name = fields[5].strip() if len(fields) > 5 else ""
         jobs[job_id] = JobState(job_id, state, parse_elapsed(elapsed), node, reason if reason != "None" else "", name)
     return jobs
@@ -90,7 +92,7 @@ def sacct_rows(text: str) -> list[JobState]:
         fields = line.split("|", 6)
         if len(fields) < 5 or "[" in fields[0]:
             continue  # a pending array's summary row: squeue lists its tasks one by one
-        job_id, state, elapsed, node, exit_code = (f.strip() for f in fields[:5])
+        job_id, state, elapsed, node, exit_code = map(str.strip, fields[:5])
         tres = fields[5].strip() if len(fields) > 5 else ""
         name = fields[6].strip() if len(fields) > 6 else ""
         word = state.split()[0] if state else "UNKNOWN"  # "CANCELLED by 0" -> CANCELLED
@@ -100,6 +102,7 @@ def sacct_rows(text: str) -> list[JobState]:
     return jobs
 
 
+@functools.lru_cache(maxsize=1024)  # a study's jobs share a few AllocTRES strings: 100,000 rows parse them once
 def allocated_gpus(tres: str) -> Optional[int]:
     """GPUs in sacct's AllocTRES ("billing=2,cpu=2,gres/gpu=2,node=1" -> 2; typed counts
     "gres/gpu:a100=2" add up where the plain one is missing); None when GPUs are not tracked

@@ -19,15 +19,17 @@ from dataclasses import dataclass, field
 from typing import Optional
 from collections.abc import Iterable, Mapping
 
-from jobs.core.result import Result
 from orchestrator.errors import PlanError
+from orchestrator.outcomes import Outcome, outcome
 from orchestrator.plan import Plan
+from orchestrator import registry
 from orchestrator.registry import Submission
 from orchestrator.slurm_client import JobState
 from orchestrator.states import ENDED_WORDS, LIVE_WORDS
 
 SKEW_S = 120.0  # a result started this long before its submission was recorded is still that attempt's
 SOURCES = ("sacct", "squeue", "process", "result", "unrecorded")
+_SKEW = dt.timedelta(seconds=SKEW_S)
 
 
 @dataclass(frozen=True)
@@ -48,13 +50,17 @@ class Charge:
         return self.gpus * (self.elapsed_s or 0.0) / 3600
 
     def to_dict(self) -> dict:
-        return dict(dataclasses.asdict(self), gpu_hours=self.gpu_hours)
+        """Its fields and its GPU-hours (asdict's, without its deep copies: a study has 100,000)."""
+        return {name: getattr(self, name) for name in _CHARGE_FIELDS} | {"gpu_hours": self.gpu_hours}
+
+
+_CHARGE_FIELDS = tuple(f.name for f in dataclasses.fields(Charge))
 
 
 @dataclass(frozen=True)
 class Seen:
     """What one status refresh saw (status.Monitor.seen): every submission in the registry (and
-    those just recovered), the cells' result files (a Result or the error reading it), each
+    those just recovered), the cells' results (an Outcome, or a Result, or the error reading it), each
     job's state (squeue, sacct, local processes) and sacct's rows of its runs, by job id."""
 
     submissions: tuple[Submission, ...] = ()
@@ -112,23 +118,21 @@ def asked_gpus(plan: Plan, sub: Submission) -> int:
         return int(match.group(1)) * int(match.group(2)) if match else 0
 
 
-def run_seconds(result: Result) -> Optional[float]:
-    """The run's own clock: env's ended_at - started_at, None where it has not both."""
-    try:
-        start, end = (dt.datetime.fromisoformat(result.env[k]) for k in ("started_at", "ended_at"))
-        return max((end - start).total_seconds(), 0.0)
-    except (KeyError, TypeError, ValueError):
-        return None
+def run_seconds(result: Outcome) -> Optional[float]:
+    """The run's own clock: env's ended_at - started_at (at least 0), None where it has not both.
+    `result`: an Outcome, or a Result."""
+    seconds = outcome(result).run_s
+    return None if seconds is None else max(seconds, 0.0)
 
 
-def result_attempt(result: Result, tried: list[Submission]) -> Optional[Submission]:
-    """Which of a cell's attempts wrote its result: the last one recorded before the run started
-    (give or take SKEW_S of clocks apart); None for a result without a start."""
+def result_attempt(result: Outcome, tried: list[Submission]) -> Optional[Submission]:
+    """Which of a cell's attempts wrote its result (an Outcome, or a Result): the last one recorded
+    before the run started (give or take SKEW_S of clocks apart); None for a result without a start."""
     try:
-        started = dt.datetime.fromisoformat(result.env["started_at"])
+        latest = dt.datetime.fromisoformat(outcome(result).started_at) + _SKEW
         chosen = None
         for sub in tried:
-            if dt.datetime.fromisoformat(sub.submitted_at) <= started + dt.timedelta(seconds=SKEW_S):
+            if registry.timestamp(sub.submitted_at) <= latest:
                 chosen = sub
         return chosen
     except (KeyError, TypeError, ValueError):
@@ -138,7 +142,7 @@ def result_attempt(result: Result, tried: list[Submission]) -> Optional[Submissi
 def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str, object],
             runs: Mapping[str, tuple[JobState, ...]], jobs: Mapping[str, JobState]) -> list[Charge]:
     """Every attempt's charge (one per run where sacct lists several), in registry order.
-    `results`: the cells' result files (a Result, else an error); `runs`: sacct's rows by job id;
+    `results`: the cells' result files (an Outcome or a Result, else an error); `runs`: sacct's rows by job id;
     `jobs`: what the scheduler (squeue, sacct, local processes) says of each job id now."""
     tried = attempts(submissions)
     by_cell: dict[str, list[Submission]] = {}
@@ -146,7 +150,8 @@ def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str,
         by_cell.setdefault(sub.cell_id, []).append(sub)
     owners = {}
     for cell_id, result in results.items():
-        if isinstance(result, Result) and cell_id in by_cell:
+        result = outcome(result)
+        if isinstance(result, Outcome) and cell_id in by_cell:
             owner = result_attempt(result, by_cell[cell_id])
             if owner is not None:
                 owners[(cell_id, owner.job_id)] = result
@@ -156,7 +161,7 @@ def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str,
     return out
 
 
-def attempt_charges(plan: Plan, sub: Submission, result: Optional[Result],
+def attempt_charges(plan: Plan, sub: Submission, result: Optional[Outcome],
                     runs: Mapping[str, tuple[JobState, ...]], jobs: Mapping[str, JobState]) -> list[Charge]:
     """One attempt's charges (see the module's docstring for the order of the sources)."""
     job_id, gpus = sub.job_id or "", asked_gpus(plan, sub)

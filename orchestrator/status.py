@@ -1,8 +1,9 @@
 """Each cell's state, from the registry, the result files and one scheduler snapshot.
 
 A Monitor refreshes it: per refresh one squeue and at most one sacct (slurm_client.SlurmClient),
-result files re-read only when they change, and the jobs of an interrupted submit recovered
-by their token (recovery.py).
+result files read only when they are new or changed (outcomes.py: what status needs of each is
+kept in the results dir's status cache), and the jobs of an interrupted submit recovered by
+their token (recovery.py).
 """
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from jobs.core.layout import result_path
-from jobs.core.result import NotRegularFile, Result, ResultError, Status, read_result
+from jobs.core.result import ResultError, Status
 from orchestrator import failures, recovery, registry
 from orchestrator.local_jobs import local_snapshot
+from orchestrator.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan import Plan
 from orchestrator.registry import Submission
 from orchestrator.slurm_client import JobState, SlurmClient, Snapshot
@@ -23,6 +24,7 @@ from orchestrator.spent import Accounts, Seen
 from orchestrator.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
 
 SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
+WAITING = (CellState.QUEUED, CellState.PENDING)
 REASONS = {"BeginTime": "requeued: restarts when its BeginTime comes (resumes from its checkpoint)"}
 
 
@@ -36,9 +38,18 @@ class CellStatus:
     node: str = ""
     detail: str = ""  # why it ended, or why it waits
     job_state: str = ""  # the scheduler's word for its job (PENDING, RUNNING, COMPLETED, ...), if known
+    waited_s: Optional[float] = None  # queued or pending: seconds since it was submitted
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "state", CellState(self.state))  # "done" is CellState.DONE
+        if type(self.state) is not CellState:
+            object.__setattr__(self, "state", CellState(self.state))  # "done" is CellState.DONE
+
+    def to_dict(self) -> dict:
+        """Its fields, the state as its word (dataclasses.asdict, without its deep copies)."""
+        return {name: getattr(self, name) for name in _STATUS_FIELDS} | {"state": self.state.value}
+
+
+_STATUS_FIELDS = tuple(f.name for f in dataclasses.fields(CellStatus))
 
 
 @dataclass
@@ -57,16 +68,20 @@ class Report:
 
 
 def is_final(result) -> bool:
-    return isinstance(result, Result) and Status(result.status).is_answer
+    """A result (its Outcome, or a Result) that is an answer: ok or oom."""
+    result = outcome(result)
+    return isinstance(result, Outcome) and result.is_answer
 
 
 def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, log_text: str = "",
                time_min: Optional[int] = None, accounting: bool = True, cancelled: bool = False,
                age_s: Optional[float] = None) -> tuple[CellState, str]:
-    """(state, detail) for one cell. A good result wins; then a live job; then why it ended."""
-    if isinstance(result, Result) and result.status == Status.OK:
+    """(state, detail) for one cell. A good result wins; then a live job; then why it ended.
+    `result`: its Outcome (or a Result), the error reading it, or None."""
+    result = outcome(result)
+    if isinstance(result, Outcome) and result.status == Status.OK:
         return CellState.DONE, ""
-    if isinstance(result, Result) and result.status == Status.OOM:
+    if isinstance(result, Outcome) and result.status == Status.OOM:
         return CellState.OOM, result.error or ""
     if sub is None:
         return (CellState.FAILED, str(result)) if isinstance(result, ResultError) else (CellState.NOT_SUBMITTED, "")
@@ -78,8 +93,8 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
         return SLURM_STATES[job.state], REASONS.get(job.reason, job.reason)
     if isinstance(result, ResultError):
         return CellState.FAILED, str(result)
-    error_line = failures.last_line(result.error) if isinstance(result, Result) else failures.python_error(log_text)
-    if isinstance(result, Result) and result.status == Status.TIMEOUT:
+    error_line = failures.last_line(result.error) if isinstance(result, Outcome) else failures.python_error(log_text)
+    if isinstance(result, Outcome) and result.status == Status.TIMEOUT:
         return CellState.TIMEOUT, error_line
     if job is not None and job.state == "ENDED":  # a local job
         if cancelled:
@@ -87,7 +102,7 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
         return CellState.FAILED, error_line or "the local job ended without a result; see `logs CELL`"
     word = job.state if job is not None else failures.word_from_log(log_text) or ("CANCELLED" if cancelled else "")
     if not word:
-        if isinstance(result, Result):
+        if isinstance(result, Outcome):
             return CellState.FAILED, error_line
         if accounting and (age_s is None or age_s < SACCT_LAG_S):
             return CellState.UNKNOWN, "not in squeue; sacct has no record yet"
@@ -98,26 +113,18 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
     return failures.explain(word, job.node if job else "", job.reason if job else "", error_line, time_min)
 
 
-def _run_seconds(result: Result) -> Optional[float]:
-    try:
-        start, end = (dt.datetime.fromisoformat(result.env[k]) for k in ("started_at", "ended_at"))
-    except (KeyError, TypeError, ValueError):
-        return None
-    return (end - start).total_seconds()
-
-
 def _age_s(sub: Optional[Submission], now: dt.datetime) -> Optional[float]:
     try:
-        return (now - dt.datetime.fromisoformat(sub.submitted_at)).total_seconds() if sub else None
+        return (now - registry.timestamp(sub.submitted_at)).total_seconds() if sub else None
     except (TypeError, ValueError):  # a hand-edited registry line
         return None
 
 
-def _needs_log(sub: Optional[Submission], result, job: Optional[JobState]) -> bool:
+def _needs_log(sub: Optional[Submission], result, job: Optional[JobState], final: bool) -> bool:
     """Only cells that ended without a result that says why get their log read."""
-    if sub is None or not sub.log_err or is_final(result) or (job is not None and job.state in LIVE_WORDS):
+    if sub is None or not sub.log_err or final or (job is not None and job.state in LIVE_WORDS):
         return False
-    return not (isinstance(result, Result) and result.error)
+    return not (isinstance(result, Outcome) and result.error)
 
 
 def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: Snapshot, *,
@@ -126,18 +133,18 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
     """`skipped`: why each cell skipped since its last submission was not started."""
     skipped = skipped or {}
     now = now or dt.datetime.now(dt.UTC)
-    accounting = not snapshot.warning
+    accounting, jobs = not snapshot.warning, snapshot.jobs
     rows = []
     for cell, cell_id in zip(plan.cells, plan.cell_ids, strict=True):
         sub = subs.get(cell_id)
-        key = (sub.job_id or f"queue-{sub.queue_pid}") if sub else None
-        job = snapshot.jobs.get(key) if key else None
-        result = results.get(cell_id)
-        log_text = failures.log_of(sub.log_err) if sub is not None and _needs_log(sub, result, job) else ""
-        age_s = _age_s(sub, now)
+        job = jobs.get(sub.job_id or f"queue-{sub.queue_pid}") if sub is not None else None
+        result = outcome(results.get(cell_id))
+        final = isinstance(result, Outcome) and result.is_answer
+        log_text = failures.log_of(plan.resolve(sub.log_err)) if sub and _needs_log(sub, result, job, final) else ""
+        age_s = _age_s(sub, now) if job is None and not final else None  # only a cell asked about needs it
         state, detail = cell_state(
             sub, result, job, log_text=log_text, time_min=plan.array_of(cell_id).shape.time_min,
-            accounting=accounting, cancelled=bool(sub and sub.job_id in cancelled), age_s=age_s,
+            accounting=accounting, cancelled=sub is not None and sub.job_id in cancelled, age_s=age_s,
         )
         if cell_id in skipped and not state.is_final:
             state, detail = CellState.SKIPPED, skipped[cell_id]
@@ -145,12 +152,13 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
             state, detail = CellState.QUEUED, "an interrupted submit's sbatch may still land; checking again shortly"
         elapsed = job.elapsed_s if job else None
         node = job.node if job else ""
-        if isinstance(result, Result) and not state.is_live:  # the run's own start and end: a stopped clock
-            run_s = _run_seconds(result)
+        if isinstance(result, Outcome) and not state.is_live:  # the run's own start and end: a stopped clock
+            run_s = result.run_s
             elapsed = run_s if run_s is not None or state.is_final else elapsed
-            node = node or ",".join(result.env.get("nodes") or [])
+            node = node or ",".join(result.nodes)
+        waited = (age_s if job is None else _age_s(sub, now)) if state in WAITING else None
         rows.append(CellStatus(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
-                               job.state if job else ""))
+                               job.state if job else "", waited))
     return rows
 
 
@@ -161,36 +169,26 @@ class Monitor:
         self.plan = plan
         self.results_dir = Path(plan.results_dir)
         self.client = client or SlurmClient()
-        self._results: dict[str, tuple[tuple[int, int], Result | ResultError]] = {}
-        self.subs: dict[str, Submission] = {}  # each cell's current submission, as of the last refresh
+        self.outcomes = Outcomes(self.results_dir)
+        self.subs: dict[str, Submission] = {}  # each cell's current submission as recorded, as of the last refresh
         self.skipped_files: list[str] = []  # why each result file that is no regular file was not read
         self.accounts = Accounts()  # sacct's rows of the study's jobs, for what they spent (orchestrator.spent)
         self.seen = Seen()  # what the last refresh saw: every submission, the results, the jobs' states
 
-    def read_results(self) -> dict[str, Result | ResultError]:
-        """Each planned cell's result file, or the error reading it (absent cells and files that
-        are no regular file are left out); a file is read again only when its size or mtime changed."""
-        out = {}
-        self.skipped_files = []
-        for cell_id in self.plan.cell_ids:
-            path = result_path(self.results_dir, cell_id)
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            key = (stat.st_mtime_ns, stat.st_size)
-            cached = self._results.get(cell_id)
-            if cached is None or cached[0] != key:
-                try:
-                    cached = (key, read_result(path))
-                except ResultError as exc:
-                    cached = (key, exc)
-                self._results[cell_id] = cached
-            if isinstance(cached[1], NotRegularFile):
-                self.skipped_files.append(str(cached[1]))
-                continue
-            out[cell_id] = cached[1]
+    def read_results(self) -> dict[str, Outcome | ResultError]:
+        """Each planned cell's result (its Outcome), or the error reading it (absent cells and files
+        that are no regular file are left out); a file is read only when it is new or changed."""
+        out = self.outcomes.read(self.plan.cell_ids)
+        self.skipped_files = self.outcomes.skipped_files
         return out
+
+    def submission(self, cell_id: str) -> Optional[Submission]:
+        """The cell's current submission, its log files where the results dir is now."""
+        sub = self.subs.get(cell_id)
+        return self._resolved(sub) if sub else None
+
+    def _resolved(self, sub: Submission) -> Submission:
+        return dataclasses.replace(sub, log_out=self.plan.resolve(sub.log_out), log_err=self.plan.resolve(sub.log_err))
 
     def refresh(self, locked: bool = False) -> Report:
         """`locked`: the caller holds the submit lock, so recovered jobs are recorded at once;
@@ -199,31 +197,29 @@ class Monitor:
         results = self.read_results()
         subs = state.latest
         unconfirmed = state.unconfirmed
+        final = {cid for cid, r in results.items() if is_final(r)}
         slurm = [(cid, s) for cid, s in subs.items() if s.executor == "slurm" and s.job_id]
-        asked = [s for cid, s in slurm if not is_final(results.get(cid))]
+        asked = [s for cid, s in slurm if cid not in final]
         charged = self.accounts.wanted(state.submissions)
-        times = [s.submitted_at for s in asked] + [i.created_at for i in unconfirmed]
-        times += [s.submitted_at for s in state.submissions if s.job_id in charged]
+        since = None
+        if unconfirmed:
+            times = [s.submitted_at for s in asked] + [i.created_at for i in unconfirmed]
+            since = min(times + [s.submitted_at for s in state.submissions if s.job_id in charged])
         snapshot = self.client.snapshot({s.job_id: s.token or "" for s in asked if s.job_id}, [i.job_name for i in unconfirmed],
-                                        since=min(times) if unconfirmed else None,
-                                        squeue_only={s.job_id: s.token or "" for cid, s in slurm
-                                                     if s.job_id and is_final(results.get(cid))}, charged=charged)
+                                        since=since, squeue_only={s.job_id: s.token or "" for cid, s in slurm
+                                                                  if s.job_id and cid in final}, charged=charged)
         self.accounts.record(snapshot.runs)
         now = dt.datetime.now(dt.UTC)
-        confirmed = {(s.token, s.cell_id) for s in state.submissions if s.token}
-        found = recovery.recover(unconfirmed, confirmed, snapshot.jobs, now)
+        found = recovery.recover(unconfirmed, state.confirmed, snapshot.jobs, now)
         if found.to_record:
             self._record(found.to_record, locked)
         for sub in found.submissions:
             current = subs.get(sub.cell_id)
             if current is None or current.submitted_at <= sub.submitted_at:
                 subs[sub.cell_id] = sub
-        resolve = self.plan.resolve  # the log files where the results dir is now
-        subs = {cid: dataclasses.replace(s, log_out=resolve(s.log_out), log_err=resolve(s.log_err))
-                for cid, s in subs.items()}
         self.subs = subs
         jobs = dict(snapshot.jobs)
-        jobs.update(local_snapshot([s for s in subs.values() if s.executor == "local"], now))
+        jobs.update(local_snapshot([self._resolved(s) for s in subs.values() if s.executor == "local"], now))
         self.seen = Seen((*state.submissions, *found.submissions), results, jobs, self.accounts.runs)
         in_flight = frozenset(c for i in found.in_flight for c in i.cell_ids)
         rows = statuses(self.plan, subs, results, Snapshot(jobs, snapshot.warning),

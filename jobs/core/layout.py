@@ -8,6 +8,8 @@ collect all read (jobs/ is the one package every other may import).
     registry.jsonl      cell -> job, appended by submit (orchestrator.registry)
     spent.json          the GPU-hours each job held, written by `collect` (orchestrator.spent)
     .submit.lock        held by submit and cancel
+    .status-cache       what status needs of each result file, kept while the file is unchanged
+                        (orchestrator.outcomes); deleting it costs one slower status
     checkpoints/<cell_id>.pt   the last finished epoch of a running cell
     nets/<training_id>.pt      a trained PTQ network, reused by every cell that trains the same way
     logs/               every job's stdout and stderr
@@ -23,6 +25,7 @@ SBATCH_DIR = "sbatch"
 REGISTRY_FILE = "registry.jsonl"
 SPENT_FILE = "spent.json"
 LOCK_FILE = ".submit.lock"
+STATUS_CACHE = ".status-cache"  # JSON, but no .json: not mistaken for a result or a plan
 CHECKPOINT_DIR = "checkpoints"
 NETS_DIR = "nets"
 LOG_DIR = "logs"

@@ -7,6 +7,7 @@ its earlier result.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -53,10 +54,12 @@ class Cell:
     test_images: int = CIFAR10_TEST_IMAGES  # a prefix of the test set, evaluated after each epoch; 0 = none
 
     def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):
-            _check_type(field.name, getattr(self, field.name), str(field.type))
-            if field.type == "float":  # lr = 1 and lr = 1.0 are one cell, with one id
-                object.__setattr__(self, field.name, float(getattr(self, field.name)))
+        for name, type_name in _FIELD_TYPES:
+            value = getattr(self, name)
+            if type(value) not in _TYPES[type_name]:  # the exact types pass without a call; the rest is checked
+                _check_type(name, value, type_name)
+            if type_name == "float":  # lr = 1 and lr = 1.0 are one cell, with one id
+                object.__setattr__(self, name, float(value))
         check_choice("engine", self.engine, ENGINES)
         check_choice("model", self.model, MODELS)
         check_choice("dataset", self.dataset, DATASETS)
@@ -144,10 +147,11 @@ class Cell:
         """Training seconds: epochs x images / (images/s per GPU x GPUs)."""
         return self.epochs * self.train_images / (images_per_s_per_gpu * self.gpus)
 
-    @property
+    @functools.cached_property
     def cell_id(self) -> str:
         """A hash of every field, except a field of ADDED_LATER that holds its default: a cell
-        written before that field existed keeps its id, so its result is found again."""
+        written before that field existed keeps its id, so its result is found again. Computed
+        once per cell (the fields are frozen): a plan of 100,000 cells asks for each id often."""
         fields = self.to_dict()
         for name in ADDED_LATER:
             if fields[name] == _DEFAULTS[name]:
@@ -163,7 +167,7 @@ class Cell:
         return f"{self.engine}-{shape}-b{self.batch_per_gpu}-e{self.epochs}{remedies}"
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {name: getattr(self, name) for name, _ in _FIELD_TYPES}  # asdict's, without its deep copies
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cell:
@@ -182,6 +186,7 @@ class Cell:
 # (never removed): at its default it is left out of the id hash, so no earlier id changes.
 ADDED_LATER = ("test_images",)
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
+_FIELD_TYPES = tuple((f.name, str(f.type)) for f in dataclasses.fields(Cell))  # in the order of the fields
 assert set(ADDED_LATER) <= set(_DEFAULTS), "every field added later has a default"
 
 _TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,)}

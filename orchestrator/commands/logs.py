@@ -29,7 +29,7 @@ def run(args, console: Console) -> int:
     cell_id = chosen[0]
     monitor = Monitor(plan)
     report = monitor.refresh()  # records the jobs of an interrupted submit, so their logs are found
-    out, err = log_files(monitor.subs.get(cell_id), cell_id)
+    out, err = log_files(monitor.submission(cell_id), cell_id)
     for path in (out, err):
         text = tail_lines(path, args.lines)
         print(f"==> {path} <==\n{text or '(nothing yet)'}", end="" if text.endswith("\n") else "\n")

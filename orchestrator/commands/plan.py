@@ -40,7 +40,9 @@ def run(args, console: Console) -> int:
         console.print(budget.plan_budget_text(plan, estimates), soft_wrap=True)
     if args.executor == "local" or (args.executor == "auto" and not slurm_client.on_slurm()):
         say_what_runs_here(plan, console)
-    if args.cells:
+    if args.cells and len(plan.cells) > display.RICH_ROWS:
+        console.out(display.cells_text(plan, estimates), highlight=False)  # plain text: fast at any length
+    elif args.cells:
         console.print(display.cells_table(plan, estimates))
     if args.sbatch:
         for name, text in texts.items():

@@ -106,9 +106,10 @@ def _first(plan: dict, key: str):
 
 @pytest.mark.parametrize("edit, expected", [
     (lambda p: _first(p, "arrays")["cell_ids"].pop(), "is in no array"),
-    (lambda p: p.update(cells="x"), "cells must be a list of objects"),
-    (lambda p: p["cells"].append(None), "cells must be a list of objects"),
-    (lambda p: p["cells"].append(_first(p, "cells")), "is in cells twice"),
+    (lambda p: p.update(cells="x"), "cells must be an object of ids, shared and own"),
+    (lambda p: p["cells"]["own"].append(None), "cells.own must be a list of objects"),
+    (lambda p: p["cells"]["own"].append(p["cells"]["own"][0]), "is in cells twice"),
+    (lambda p: p["cells"]["own"][0].update(batch_per_gpu=64), "which is not in cells"),  # its id no longer its fields'
     (lambda p: _first(p, "arrays")["cell_ids"].append("0123456789ab"), "not in cells"),
     (lambda p: _first(p, "arrays")["cell_ids"].append(p["arrays"][1]["cell_ids"][0]), "is in two arrays"),
     (lambda p: _first(p, "arrays").update(cell_ids="abc"), "cell_ids must be a list of cell ids"),

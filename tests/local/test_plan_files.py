@@ -26,7 +26,7 @@ def test_replanning_replaces_the_plan_its_scripts_and_its_study_together(in_tmp,
     assert cli(capsys, "plan", "--study", smaller)[0] == 0
     assert [p.name for p in (results / "sbatch").iterdir()] == ["n1-g1-t1.sh"]
     assert (results / "study.toml").read_text() == ONE_ARRAY
-    assert len(json.loads((results / "plan.json").read_text())["cells"]) == 1
+    assert len(json.loads((results / "plan.json").read_text())["cells"]["own"]) == 1
     assert not list(results.glob(".plan-*")), "the staging dir is removed"
 
 
@@ -39,7 +39,7 @@ def test_a_full_disk_while_replanning_leaves_the_old_plan_whole(in_tmp, capsys, 
     def full_disk(path, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(plan_module, "write_json_atomic", full_disk)  # plan.json: the last file written
+    monkeypatch.setattr(plan_module, "write_bytes_atomic", full_disk)  # plan.json: the last file written
     code, _, err = cli(capsys, "plan", "--study", smaller)
     assert code == 2 and "No space left on device" in err and len(err.strip().splitlines()) == 1
     assert snapshot(results) == before

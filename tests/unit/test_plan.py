@@ -10,6 +10,7 @@ from jobs.train.cell import Cell
 from orchestrator.errors import PlanError
 from jobs.core.layout import PLAN_FILE
 from orchestrator.estimate import gpu_hours, profile_pace
+from jobs.core.plan_file import cell_dicts, cells_table
 from orchestrator.plan import Plan, build_plan, group_arrays, install_plan, read_plan, shape_of
 from orchestrator.cluster import ClusterSpec
 from orchestrator.study import load_study, parse_study
@@ -78,7 +79,7 @@ def test_plan_round_trips_through_dict_and_file(tmp_path):
     path = install_plan(plan, "", {})
     assert path == tmp_path / PLAN_FILE
     assert read_plan(tmp_path) == plan
-    assert len(json.loads(path.read_text())["cells"]) == 3 * 28
+    assert len(json.loads(path.read_text())["cells"]["own"]) == 3 * 28
 
 
 def test_plan_lookups(tmp_path):
@@ -108,3 +109,42 @@ def test_read_plan_on_deeply_nested_json(tmp_path):
     (tmp_path / PLAN_FILE).write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(PlanError, match="unreadable"):
         read_plan(tmp_path)
+
+
+# --- plan.json: its cells a table, the file sealed (jobs.core.plan_file, jobs.core.sealed) --------------
+
+def test_a_sealed_plan_is_read_without_checking_its_cells_again_and_equals_the_checked_one(tmp_path, monkeypatch):
+    plan = build_plan(load_study("hw5"), tmp_path, tmp_path)
+    install_plan(plan, "", {})
+    monkeypatch.setattr(Cell, "__post_init__", lambda self: pytest.fail("a sealed plan's cell was checked again"))
+    read = read_plan(tmp_path)
+    monkeypatch.undo()
+    assert read == plan and read.cell_ids == plan.cell_ids
+    assert [Cell.from_dict(c.to_dict()).cell_id for c in read.cells] == list(plan.cell_ids)  # the ids are its fields'
+    assert [c.label for c in read.cells] == [c.label for c in plan.cells]
+
+
+def test_a_plan_edited_by_hand_is_checked_whole(tmp_path, monkeypatch):
+    install_plan(build_plan(load_study("quick"), tmp_path, tmp_path), "", {})
+    path = tmp_path / PLAN_FILE
+    path.write_text(path.read_text().replace('"description": "', '"description": "edited: '))
+    checked = []
+    real = Cell.__post_init__
+    monkeypatch.setattr(Cell, "__post_init__", lambda self: checked.append(1) or real(self))
+    assert read_plan(tmp_path).description.startswith("edited: ") and len(checked) == 18
+
+
+def test_a_plan_written_before_tables_still_reads(tmp_path):
+    plan = build_plan(load_study("quick"), tmp_path, tmp_path)
+    data = plan.to_dict()
+    data["cells"] = [c.to_dict() for c in plan.cells]  # as plan.json held them: every cell's every field
+    (tmp_path / PLAN_FILE).write_text(json.dumps(data, indent=1))
+    assert read_plan(tmp_path) == plan
+
+
+def test_the_table_shares_only_what_every_cell_holds_alike():
+    cells = [{"a": 1, "b": 1, "c": "x", "d": True}, {"a": 1, "b": 1.0, "c": "x", "d": 1}, {"a": 1, "b": 1, "c": "x"}]
+    table = cells_table(cells, ["i", "j", "k"])
+    assert table["shared"] == {"a": 1, "c": "x"}  # 1.0 is not 1, nor 1 True, in a cell's JSON
+    assert table["own"] == [{"b": 1, "d": True}, {"b": 1.0, "d": 1}, {"b": 1}]
+    assert cell_dicts(table) == cells and table["ids"] == ["i", "j", "k"]
