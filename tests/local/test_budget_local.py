@@ -15,7 +15,7 @@ from orchestrator.cli import main
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission
 from orchestrator.status import Monitor
-from tests.local.test_recovery import ScriptedSlurm, iso, plan_of
+from tests.scripted_slurm import ScriptedSlurm, iso, plan_of
 
 STUDY = """name = "capped"
 [cluster]

@@ -2,9 +2,7 @@
 files: against a scripted scheduler (no SLURM needed)."""
 from __future__ import annotations
 
-import datetime as dt
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,45 +10,15 @@ import pytest
 from jobs.core.result import write_result
 from orchestrator import failures, registry
 from orchestrator.cli import main
-from orchestrator.plan import build_plan, install_plan
 from orchestrator.recovery import INTENT_GRACE_S, recover
 from orchestrator.registry import Intent, Submission
-from orchestrator.slurm_client import JobState, SlurmClient
+from orchestrator.slurm_client import JobState
 from orchestrator.status import Monitor, cell_state
-from orchestrator.study import parse_study
 from tests.factories import cell, train_result
-
-NOW = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
-
-
-def iso(seconds_ago: float) -> str:
-    return (NOW - dt.timedelta(seconds=seconds_ago)).isoformat(timespec="seconds")
-
+from tests.scripted_slurm import NOW, ScriptedSlurm, iso, plan_of
 
 def intent(token="t1", cells=("a", "b", "c"), seconds_ago=60.0) -> Intent:
     return Intent(token, "n1-g1-t1", f"s-n1-g1-t1-{token}", tuple(cells), iso(seconds_ago), "/r/logs")
-
-
-class ScriptedSlurm(SlurmClient):
-    """Answers squeue/sacct from text; counts calls like the real client."""
-
-    def __init__(self, squeue: str = "", sacct: str | None = "") -> None:
-        super().__init__(user="me")
-        self.squeue, self.sacct, self.commands = squeue, sacct, []
-
-    def _run(self, command):
-        self.calls[command[0]] += 1
-        self.commands.append(command)
-        if command[0] == "sacct" and self.sacct is None:
-            return subprocess.CompletedProcess(command, 1, "", "sacct: error: Slurm accounting storage is disabled\n")
-        return subprocess.CompletedProcess(command, 0, self.squeue if command[0] == "squeue" else self.sacct, "")
-
-
-def plan_of(tmp_path: Path, cells: int = 3):
-    study = parse_study({"name": "s", "grid": [{"engine": "single", "batch_per_gpu": 8, "seed": list(range(cells))}]})
-    plan = build_plan(study, tmp_path, tmp_path)
-    install_plan(plan, "", {})
-    return plan
 
 
 # --- recovery (pure) -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from jobs.train.cell import Cell
 from jobs.train.result import EpochStats, TrainBody
 from orchestrator import outcomes
 from orchestrator.outcomes import Outcome, Outcomes
-from tests.conftest import unwritable
+from tests.helpers import unwritable
 
 CELLS = tuple(Cell(engine="single", batch_per_gpu=32, seed=i) for i in range(3))
 IDS = tuple(c.cell_id for c in CELLS)
