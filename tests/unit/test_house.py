@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,13 @@ def test_no_module_imports_one_that_imports_it_back():
 
     cycles = sorted((a, b) for a in graph for b in graph[a] if a < b and reaches(b, a))
     assert cycles == [], f"import cycles through: {cycles}"
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in helper modules (tests/helpers.py, factories.py, ...), never in a
+    test module or a conftest that another test module imports."""
+    root = Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"^\s*(from|import)\s+tests\.(\w+\.)*(test_\w+|conftest)\b", re.MULTILINE)
+    offenders = [f"{path.relative_to(root)}: {match.group(0).strip()}" for path in sorted(root.rglob("*.py"))
+                 for match in pattern.finditer(path.read_text())]
+    assert offenders == []
