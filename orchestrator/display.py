@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from jobs.core.kinds import kind_named
 from orchestrator.plan import Plan, estimate_gpu_hours
 from orchestrator.states import CellState
 from orchestrator.status import CellStatus
@@ -35,6 +36,16 @@ def plan_table(plan: Plan) -> Table:
         table.add_row(array.name, str(s.nodes), str(s.gpus_per_node), str(s.tasks_per_node), str(s.cpus_per_task),
                       f"{s.time_min} min", str(len(array.cell_ids)), f"{hours:.2f}")
     return table
+
+
+def cpu_notes(plan: Plan) -> Optional[Text]:
+    """What the study's jobs leave out when they run on a CPU, and why (its kind says: Kind.cpu_notes)."""
+    kinds = {cell.kind for cell in plan.cells}
+    notes = [note for kind in sorted(kinds) for note in kind_named(kind).cpu_notes]
+    if not notes:
+        return None
+    return Text("Run here (no GPU), each \"GPU\" of a cell is a CPU process, and its job leaves out:\n"
+                + "\n".join(f"- {note}" for note in notes))
 
 
 def cells_table(plan: Plan) -> Table:

@@ -77,7 +77,10 @@ class FaithfulTrainer:
 
     def probe(self) -> None:
         """One full-size forward and backward (no gradient exchange), then forget it
-        (BatchNorm's running statistics included)."""
+        (BatchNorm's running statistics included). Not on a CPU: it has no GPU memory to run
+        out of, and the step would cost as much as a training step."""
+        if self.device.type != "cuda":
+            return
         saved = {k: v.clone() for k, v in self.model.state_dict().items()}
         images = torch.randn(self.batch_size, 3, 32, 32, device=self.device)
         labels = torch.zeros(self.batch_size, dtype=torch.long, device=self.device)

@@ -7,6 +7,7 @@ from rich.console import Console
 
 from orchestrator import display
 from jobs.core.layout import SBATCH_DIR
+from orchestrator.machine import this_machine
 from orchestrator.plan import build_plan, check_results_path, install_plan
 from orchestrator.sbatch import render_sbatch
 from orchestrator.study import load_study
@@ -30,6 +31,9 @@ def run(args, console: Console) -> int:
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
     console.print(display.plan_table(plan))
+    notes = display.cpu_notes(plan) if not this_machine().gpus else None
+    if notes is not None:
+        console.print(notes)
     if args.cells:
         console.print(display.cells_table(plan))
     if args.sbatch:
