@@ -14,6 +14,7 @@ import torch.multiprocessing as mp
 from torch.utils.data import DataLoader, Subset
 
 import jobs.train.faithful
+from jobs.core.phases import PhaseClock
 from jobs.train import run as train
 from jobs.train.cell import Cell
 from jobs.runtime.data import open_test_set, open_train_set
@@ -93,9 +94,12 @@ def test_evaluation_is_outside_the_timed_epoch_and_the_gpu_monitor(tmp_path, mon
     cell = Cell(engine="single", epochs=2, timed_epoch=2, **TINY)
     place = Placement(rank=0, world_size=1, local_rank=0, master_addr="127.0.0.1", master_port=0, launcher="none")
     trainer = FaithfulTrainer(cell, place, torch.device("cpu"), tmp_path / "data")
-    epochs = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, Monitor())  # type: ignore[arg-type]
+    clock = PhaseClock("body")
+    epochs = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, Monitor(), clock)  # type: ignore[arg-type]
     assert events == ["evaluate", "monitor on", "monitor off", "evaluate"]
     assert all(e.epoch_s < 1.0 and e.eval_s >= 1.0 for e in epochs), [(e.epoch_s, e.eval_s) for e in epochs]
+    phases = clock.phases(None, None)
+    assert phases.eval_s >= 2.0 and phases.epochs_s < 2.0, "the job's phases put the evaluation where it was"
     assert all(e.test_images == 100 for e in epochs), "the synthetic set's 100 test images (fewer than asked)"
 
 
@@ -103,6 +107,6 @@ def test_a_cell_with_no_test_images_evaluates_nothing(tmp_path):
     cell = Cell(engine="single", epochs=1, timed_epoch=1, test_images=0, **TINY)
     place = Placement(rank=0, world_size=1, local_rank=0, master_addr="127.0.0.1", master_port=0, launcher="none")
     trainer = FaithfulTrainer(cell, place, torch.device("cpu"), tmp_path / "data")
-    (stats,) = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, train.GpuMonitor([]))
+    (stats,) = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, train.GpuMonitor([]), PhaseClock("body"))
     assert (stats.test_loss, stats.test_accuracy, stats.test_images, stats.eval_s) == (None,) * 4
     assert "test acc" not in train.epoch_line(stats, 1)
