@@ -32,6 +32,7 @@ from orchestrator.machine_lock import running_cell
 from orchestrator.plan import ArrayPlan, Plan
 from orchestrator.registry import Submission, now_iso
 from orchestrator.sbatch import job_name, render_sbatch
+from orchestrator.warm_start import python_for
 
 MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at most this often
 
@@ -145,10 +146,11 @@ def launched_now() -> Iterator[None]:
             os.environ[LAUNCHED_AT_ENV] = before
 
 
-def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int, lock: Path):
+def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int, lock: Path, warm: Optional[str] = None):
     """Start one cell through submitit's local executor; a multi-node cell runs all its ranks here,
-    each holding the machine's cell `lock` while it runs."""
-    executor = submitit.LocalExecutor(folder=plan.log_dir)
+    each holding the machine's cell `lock` while it runs. `warm`: the warm start server that forks
+    each task (orchestrator.warm_start), else each starts its own interpreter."""
+    executor = submitit.LocalExecutor(folder=plan.log_dir, python=python_for(warm))
     executor.update_parameters(
         tasks_per_node=cell.nodes * cell.tasks_per_node, gpus_per_node=cell.gpus,
         timeout_min=plan.cluster.time_min,

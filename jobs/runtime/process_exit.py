@@ -9,11 +9,9 @@ from typing import NoReturn
 WORKER_JOIN_S = 5.0
 
 
-def exit_now(code: int) -> NoReturn:
-    """Exit with `code`, skipping the interpreter's teardown: with torch and torchvision
-    loaded it frees their objects one by one, 1-2 s per process on a 2-core machine, after the
-    result is written. What a normal exit does that matters is done first: the loader workers
-    still alive are ended (they hold the cell's lock, inherited), and output is flushed."""
+def wind_down() -> None:
+    """What a normal exit does that matters here: the loader workers still alive are ended
+    (they hold the cell's lock, inherited) and output is flushed."""
     workers = multiprocessing.active_children()
     for worker in workers:
         worker.terminate()
@@ -24,4 +22,11 @@ def exit_now(code: int) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):  # closed, or its reader gone: nothing left to keep
             pass
+
+
+def exit_now(code: int) -> NoReturn:
+    """Exit with `code` after wind_down, skipping the interpreter's teardown: with torch and
+    torchvision loaded it frees their objects one by one, 1-2 s per process on a 2-core
+    machine, after the result is written."""
+    wind_down()
     os._exit(code)
