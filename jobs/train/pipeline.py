@@ -68,6 +68,11 @@ class FaithfulPipeline:
     def __len__(self) -> int:
         return len(self.loader)
 
+    @property
+    def images_per_rank(self) -> int:
+        """This rank's images per epoch (its shard under DDP)."""
+        return len(self.loader.sampler)  # type: ignore[arg-type]  # a sized sampler: random or distributed
+
     def set_epoch(self, epoch: int) -> None:
         if self.sampler is not None:
             self.sampler.set_epoch(epoch)
