@@ -25,6 +25,7 @@ from jobs.train.cell import Cell
 from jobs.train.result import train_body
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, REGISTRY_FILE, result_files
+from jobs.core.phases import Phases
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
 
 CELL_COLUMNS = [f.name for f in dataclasses.fields(Cell)]  # not Cell.kind, a ClassVar
@@ -34,17 +35,18 @@ EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_e
               "loss", "accuracy", "images", "images_per_s", "lr",
               "test_loss", "test_accuracy", "test_images", "eval_s")  # test_*, eval_s: NaN in results before them
 COMM_KEYS = ("grad_bytes", "allreduce_s", "algbw_gbps", "busbw_gbps", "backend")
+PHASE_COLUMNS = [f"phase_{f.name}" for f in dataclasses.fields(Phases)]  # NaN: a result written before phases
 RESULT_COLUMNS = (
     ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "run_seed", "hosts", "started_at", "ended_at"]
     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["gpu_model"]
-    + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS]
+    + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS] + PHASE_COLUMNS
 )
 COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
 EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
 ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at", "ended_at", "gpu_model"]
                     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["comm_backend"])
 NUMERIC_COLUMNS = (["peak_mem_gib", "run_seed"] + [f"timed_{k}" for k in EPOCH_KEYS]
-                   + [f"comm_{k}" for k in COMM_KEYS if k != "backend"])
+                   + [f"comm_{k}" for k in COMM_KEYS if k != "backend"] + PHASE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,8 @@ def result_row(result: Result) -> dict[str, Any]:
         row.update(timed_epoch_s=body.timed.epoch_s, timed_train_s=body.timed.train_s)
     if body.comm is not None:
         row.update({f"comm_{k}": getattr(body.comm, k) for k in COMM_KEYS})
+    if result.phases is not None:
+        row.update({f"phase_{k}": v for k, v in result.phases.to_dict().items()})
     return row
 
 

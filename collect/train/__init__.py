@@ -8,9 +8,9 @@ import pandas as pd
 
 from collect.kinds import KindTables
 from collect.render import Grid
-from collect.train import grids, tables
+from collect.train import grids, overhead, tables
 
-TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
+TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
            "q4_test": "q4_test_accuracy"}  # plot key -> its file name
 SECTION_PLOTS = {"q4": ("q4", "q4_test")}  # grid -> its plots, where not the plot of its own key
@@ -24,6 +24,7 @@ def build_tables(frame: pd.DataFrame, epochs: pd.DataFrame) -> dict[str, pd.Data
         "table3": tables.table3(frame, scaling), "test": tables.accuracy_table(frame, epochs),
         "q4": tables.q4_table(frame, epochs),
         "q4_curves": tables.q4_curves(frame, epochs),
+        "overhead": overhead.overhead_table(frame),
     }
 
 
@@ -37,6 +38,7 @@ def build_grids(frame: pd.DataFrame, built: dict[str, pd.DataFrame]) -> tuple[Gr
         grids.table3_grid(built["table3"], protocol),
         grids.accuracy_grid(built["test"]),
         grids.q4_grid(built["q4"], tables.largest_fitting_batch(built["q1"])),
+        overhead.overhead_grid(built["overhead"]),
     )
 
 

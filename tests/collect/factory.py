@@ -16,6 +16,7 @@ from jobs.ptq.config import QuantSpec
 from jobs.ptq.result import (ActivationLayerStats, Histogram, IntegerAgreement, IntegerCheck, LayerScales, PTQFindings,
                              PTQOutcome, TensorStats, VariantResult, WeightLayerStats)
 from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
+from jobs.core.phases import Phases
 from jobs.core.result import Result, write_result
 from orchestrator.plan import build_plan, write_plan
 from orchestrator.study import ClusterSpec, Study
@@ -61,6 +62,9 @@ def result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: float = 
             last.test_accuracy, last.test_loss = test_accuracies[e - 1], 2 * (1 - test_accuracies[e - 1])
             last.test_images, last.eval_s = c.test_images, 1.0
     body.timed = Timed(epoch=c.timed_epoch, epoch_s=epoch_s, train_s=train_s)
+    epochs_s, eval_s = sum(e.epoch_s for e in body.epochs), sum(e.eval_s or 0.0 for e in body.epochs)
+    out.phases = Phases(start_s=3.0, setup_s=2.0, body_s=epochs_s + eval_s + 1.0, write_s=0.5, launch_s=1.0,
+                        epochs_s=epochs_s, eval_s=eval_s, measure_s=1.0 if busbw_gbps is not None else 0.0)
     if busbw_gbps is not None:
         n = c.gpus
         algbw = busbw_gbps / (2 * (n - 1) / n)

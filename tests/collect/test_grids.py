@@ -20,7 +20,7 @@ def rows_of(grid):
 
 
 def test_every_table_states_units_timed_epoch_gpu_and_repeats(grids):
-    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
+    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead"]
     for grid in grids.values():
         assert grid.caption.startswith("Units: ")
         assert "GPU: NVIDIA H200." in grid.caption and "Repeats: " in grid.caption
@@ -127,7 +127,7 @@ def test_markdown_latex_and_rich(mixed_dir, grids):
     assert "| 4 GPUs, DataParallel | timeout |  |  | not in study |  |  |" in text
     assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | missing |  |  |" in text
     tex = (mixed_dir / "tables.tex").read_text()
-    assert tex.count(r"\begin{table}") == 7 and "booktabs" in tex
+    assert tex.count(r"\begin{table}") == 8 and "booktabs" in tex
     console = Console(record=True, width=250)
     console.print(render.to_rich(grids["table1"]))
     shown = console.export_text()
@@ -136,7 +136,7 @@ def test_markdown_latex_and_rich(mixed_dir, grids):
 
 def test_csv_files_hold_the_long_tables(mixed_dir):
     collect(mixed_dir)
-    for name in ("q1", "table1", "strong", "table2", "table3", "test", "q4"):
+    for name in ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead"):
         assert (mixed_dir / f"{name}.csv").read_text().startswith("engine,")
 
 

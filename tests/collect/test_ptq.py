@@ -12,7 +12,7 @@ from jobs.core.cell import run_seed
 from orchestrator.cli import main
 from tests.collect.factory import NOTEBOOK, NOTEBOOK_ACCURACY, ptq_cell, ptq_result, ptq_results, write_ptq
 
-TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
+TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
              "ptq_sweep_weights", "ptq_sweep_activations"]
 
