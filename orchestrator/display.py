@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobs.core.kinds import kind_named
+from orchestrator import job_time
 from orchestrator.plan import Plan, estimate_gpu_hours
 from orchestrator.states import CellState
 from orchestrator.status import CellStatus
@@ -127,6 +128,8 @@ def failure_notes(rows: list[CellStatus]) -> Optional[Text]:
 
 
 def status_view(study: str, rows: list[CellStatus], width: int = 80) -> Group:
-    """The status table, then the failed cells' whole reasons below it."""
+    """The status table, the finished jobs' time and their epochs' share, then the failed cells'
+    whole reasons below it."""
     notes = failure_notes(rows)
-    return Group(status_table(study, rows, width), *([notes] if notes else []))
+    spent = job_time.summary(rows)
+    return Group(status_table(study, rows, width), *([Text(spent)] if spent else []), *([notes] if notes else []))

@@ -14,7 +14,7 @@ from typing import Optional
 
 from jobs.core.layout import result_path
 from jobs.core.result import NotRegularFile, Result, ResultError, Status, read_result
-from orchestrator import failures, recovery, registry
+from orchestrator import failures, job_time, recovery, registry
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import Plan
 from orchestrator.registry import Submission
@@ -35,6 +35,7 @@ class CellStatus:
     node: str = ""
     detail: str = ""  # why it ended, or why it waits
     job_state: str = ""  # the scheduler's word for its job (PENDING, RUNNING, COMPLETED, ...), if known
+    epochs_s: Optional[float] = None  # of elapsed_s, a finished job's epochs (its phases), where it says
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "state", CellState(self.state))  # "done" is CellState.DONE
@@ -97,14 +98,6 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
     return failures.explain(word, job.node if job else "", job.reason if job else "", error_line, time_min)
 
 
-def _run_seconds(result: Result) -> Optional[float]:
-    try:
-        start, end = (dt.datetime.fromisoformat(result.env[k]) for k in ("started_at", "ended_at"))
-    except (KeyError, TypeError, ValueError):
-        return None
-    return (end - start).total_seconds()
-
-
 def _age_s(sub: Optional[Submission], now: dt.datetime) -> Optional[float]:
     try:
         return (now - dt.datetime.fromisoformat(sub.submitted_at)).total_seconds() if sub else None
@@ -143,13 +136,13 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
         if cell_id in in_flight and not (state.is_live or state.is_final):
             state, detail = CellState.QUEUED, "an interrupted submit's sbatch may still land; checking again shortly"
         elapsed = job.elapsed_s if job else None
-        node = job.node if job else ""
+        node, epochs_s = job.node if job else "", None
         if isinstance(result, Result) and not state.is_live:  # the run's own start and end: a stopped clock
-            run_s = _run_seconds(result)
+            run_s = job_time.run_seconds(result)
             elapsed = run_s if run_s is not None or state.is_final else elapsed
-            node = node or ",".join(result.env.get("nodes") or [])
+            node, epochs_s = node or ",".join(result.env.get("nodes") or []), job_time.epochs_seconds(result)
         rows.append(CellStatus(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
-                               job.state if job else ""))
+                               job.state if job else "", epochs_s))
     return rows
 
 
