@@ -277,6 +277,7 @@ def serve(name: str, modules: list[str]) -> None:
     gc.freeze()  # the children's copies of these pages stay shared: the collector never touches them
     server = Server(name)
     print(READY, flush=True)
+    os.dup2(2, 1)  # nobody reads the pipe after that line: a full pipe would block the server
     server.serve()
 
 
