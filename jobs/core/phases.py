@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-# Unix seconds at which the launcher started this task: the local queue and `python -m jobs` set it.
+# Unix seconds at which the task was started: the local queue, `python -m jobs` and the sbatch script set it.
 LAUNCHED_AT_ENV = "JOB_LAUNCHED_AT"
 # SLURM >= 23.02 sets it in a job (whole unix seconds: launch_s may be up to 1 s too long there).
 SLURM_START_ENV = "SLURM_JOB_START_TIME"
