@@ -11,7 +11,7 @@ ever runs a job: no CUDA, no thread pool).
 submitit's controller starts the tasks through the client half of this module
 (`python -m orchestrator.warm_start ADDRESS -u -m MODULE ARGS`), which asks the server for the
 child, passes on every signal the controller sends it (cancel, time limit) and exits as the child
-did. A child whose client is gone (killed) kills itself. Where there is no server, the client
+did. A child whose client is gone (killed) is killed by the server. Where there is no server, the client
 becomes the cold command itself (exec), exactly as before. The server serves its own user only.
 
     python -m orchestrator.warm_start serve ADDRESS MODULE...     (the local queue starts it)
@@ -29,7 +29,6 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, Optional
 
@@ -114,10 +113,28 @@ class Server:
         until the children it started have ended (each client waits for its child's status)."""
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stopping", True))
         while self.children or not (self.stopping or os.getppid() != self.parent):
-            ready, _, _ = select.select([self.listener], [], [], POLL_S)
-            if ready:
-                self.accept()
+            ready, _, _ = select.select([self.listener, *self.children.values()], [], [], POLL_S)
+            for conn in ready:
+                if conn is self.listener:
+                    self.accept()
+                else:
+                    self.check_client(conn)
             self.reap()
+
+    def check_client(self, conn: socket.socket) -> None:
+        """A client sends nothing after its request: its end reads only once it has ended. Killed
+        (the controller's last resort, a cancel), it could pass nothing on: its child is killed.
+        Watched here, not by a thread in the child: a thread there while the job forks its loader
+        workers risks CPython's fork deadlock (before 3.12, gh-112275)."""
+        try:
+            gone = conn.recv(1, socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return
+        except OSError:
+            gone = True
+        if gone:
+            pid = next(pid for pid, c in self.children.items() if c is conn)
+            _kill(pid, signal.SIGKILL)
 
     def accept(self) -> None:
         conn, _ = self.listener.accept()
@@ -189,7 +206,6 @@ def run_child(conn: socket.socket, fds: list[int], request: dict[str, Any]) -> N
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
     sys.path[0] = request["cwd"]  # as `python -m` puts it
-    threading.Thread(target=_die_with_client, args=(conn,), daemon=True).start()
     sys.argv = [request["module"], *request["args"]]
     code: Optional[int | str] = 0
     try:
@@ -202,19 +218,9 @@ def run_child(conn: socket.socket, fds: list[int], request: dict[str, Any]) -> N
     if isinstance(code, str):
         print(code, file=sys.stderr)
         code = 1
-    wind_down()  # before the client learns the end: once it exits, this process is killed
+    wind_down()  # before the client learns the end: once it exits, the server kills this process
     _send(conn, {"exit": code or 0})
     os._exit(code or 0)
-
-
-def _die_with_client(conn: socket.socket) -> None:
-    """The client sends nothing more: its end closes only when it ends. Killed (the controller's
-    last resort, a cancel), it can pass nothing on, so its child ends itself."""
-    try:
-        conn.recv(1)
-    except OSError:
-        pass
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 # ---------------------------------------------------------------- the local queue's side

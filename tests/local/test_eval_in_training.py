@@ -110,3 +110,14 @@ def test_a_cell_with_no_test_images_evaluates_nothing(tmp_path):
     (stats,) = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, train.GpuMonitor([]), PhaseClock("body"))
     assert (stats.test_loss, stats.test_accuracy, stats.test_images, stats.eval_s) == (None,) * 4
     assert "test acc" not in train.epoch_line(stats, 1)
+
+
+def test_a_test_shard_of_one_batch_is_loaded_without_forking_workers(tmp_path, monkeypatch):
+    import jobs.train.pipeline as pipeline
+
+    cell = Cell(engine="single", epochs=1, timed_epoch=1, **{**TINY, "loader_workers": 2})
+    one_batch = pipeline.eval_loader(cell, tmp_path / "data", 0, 1, pin=False)
+    assert one_batch is not None and one_batch.num_workers == 0, "100 test images: one batch of 1000"
+    monkeypatch.setattr(pipeline, "EVAL_BATCH", 30)
+    several = pipeline.eval_loader(cell, tmp_path / "data", 0, 1, pin=False)
+    assert several is not None and several.num_workers == 2 and several.persistent_workers
