@@ -41,9 +41,9 @@ def spawn_ranks(world_size: int) -> int:
     procs = []
     for rank in range(world_size):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-                   **{phases.LAUNCHED_AT_ENV: launched},
                    LOCAL_WORLD_SIZE=str(world_size),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        env[phases.LAUNCHED_AT_ENV] = launched
         procs.append(subprocess.Popen([sys.executable, "-m", "jobs", *sys.argv[1:]], env=env))
     return max(p.wait() for p in procs)
 
