@@ -1,7 +1,7 @@
 """Local jobs without an interpreter start each: a warm process forks each task of a cell.
 
 Started cold, every task of a local cell (a process per rank, through submitit's local executor)
-spent 2-4 s of a 2-core machine importing torch and torchvision before its first line, and 1-2 s
+spent 2-5 s of a 2-core machine importing torch and torchvision before its first line, and 1-2 s
 freeing them after its last: more than a quick cell's epochs. The local queue starts one server
 per run, which imports the job's modules once, then forks a child for each task: the very
 command (`-m submitit.core._submit FOLDER`) with the task's environment, working directory and
@@ -11,8 +11,8 @@ ever runs a job: no CUDA, no thread pool).
 submitit's controller starts the tasks through the client half of this module
 (`python -m orchestrator.warm_start ADDRESS -u -m MODULE ARGS`), which asks the server for the
 child, passes on every signal the controller sends it (cancel, time limit) and exits as the child
-did. A child whose client is gone (killed) is killed by the server. Where there is no server, the client
-becomes the cold command itself (exec), exactly as before. The server serves its own user only.
+did. The server kills a child whose client is gone (killed). Where there is no server, the
+client becomes the cold command itself (exec), exactly as before. It serves its own user only.
 
     python -m orchestrator.warm_start serve ADDRESS MODULE...     (the local queue starts it)
 """
