@@ -10,8 +10,10 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+from jobs.core import phases
 from jobs.runtime import launch
 from jobs.core.cell import CellError
 from jobs.core.cell import StudyCell
@@ -31,13 +33,17 @@ def free_port() -> int:
 
 
 def spawn_ranks(world_size: int) -> int:
-    """Start world_size copies of this command as torchrun would; the worst exit status wins."""
+    """Start world_size copies of this command as torchrun would; the worst exit status wins.
+    The ranks' task started with this process (unless a launcher before it said when)."""
     port = str(free_port())
+    age = phases.process_age_s()
+    launched = os.environ.get(phases.LAUNCHED_AT_ENV) or str(time.time() - (age or 0.0))
     procs = []
     for rank in range(world_size):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
                    LOCAL_WORLD_SIZE=str(world_size),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        env[phases.LAUNCHED_AT_ENV] = launched
         procs.append(subprocess.Popen([sys.executable, "-m", "jobs", *sys.argv[1:]], env=env))
     return max(p.wait() for p in procs)
 
@@ -61,4 +67,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from jobs.runtime.process_exit import exit_now
+
+    exit_now(main())

@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from jobs.core.cell import StudyCell
-from orchestrator import summary
+from jobs.core.kinds import kind_named
+from orchestrator import job_time, summary
 from orchestrator.estimate import Estimate, estimates_text, profile_estimates
 from orchestrator.machine import Machine
 from orchestrator.plan import Plan
@@ -44,6 +45,16 @@ def plan_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -
         table.add_row(array.name, str(s.nodes), str(s.gpus_per_node), str(s.tasks_per_node), str(s.cpus_per_task),
                       f"{s.time_min} min", str(len(array.cell_ids)), f"{hours:.2f}")
     return table
+
+
+def cpu_notes(plan: Plan) -> Optional[Text]:
+    """What the study's jobs leave out when they run on a CPU, and why (its kind says: Kind.cpu_notes)."""
+    kinds = {cell.kind for cell in plan.cells}
+    notes = [note for kind in sorted(kinds) for note in kind_named(kind).cpu_notes]
+    if not notes:
+        return None
+    return Text("Run here (no GPU), each \"GPU\" of a cell is a CPU process, and its job leaves out:\n"
+                + "\n".join(f"- {note}" for note in notes))
 
 
 def cells_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
@@ -170,9 +181,11 @@ def failure_notes(rows: list[CellStatus]) -> Optional[Text]:
 
 
 def status_view(study: str, rows: list[CellStatus], width: int = 80, title: Optional[str] = None) -> Group:
-    """The status table, then the failed cells' whole reasons below it."""
+    """The status table, the finished jobs' time and their epochs' share, then the failed cells'
+    whole reasons below it."""
     notes = failure_notes(rows)
-    return Group(status_table(study, rows, width, title), *([notes] if notes else []))
+    spent = job_time.summary(rows)
+    return Group(status_table(study, rows, width, title), *([Text(spent)] if spent else []), *([notes] if notes else []))
 
 
 def summary_view(plan: Plan, rows: list[CellStatus], width: int = 80) -> Group:

@@ -14,12 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+from jobs.core.kinds import kind_named
 from jobs.core.result import read_good_result
 from orchestrator import machine_lock, registry
 from orchestrator.plan import read_plan
 from orchestrator.registry import Submission
+from orchestrator.warm_start import warm_server
 
-POLL_S = 1.0
+POLL_S = 0.1  # a look at the job's controller process: cheap
 
 
 def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
@@ -32,18 +34,24 @@ def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
     ])
     print(f"queued {len(cell_ids)}", flush=True)  # `submit` waits for this line
     _detach_stdout(Path(plan.log_dir) / "local-queue.log")
-    with machine_lock.queue_turn(_say) as turn:
+    with machine_lock.queue_turn(_say) as turn, warm_server(job_modules(plan, cell_ids), _say) as warm:
         for cid in cell_ids:
             if read_good_result(results_dir, cid) is not None:
                 continue
             machine_lock.wait_until_idle(turn, functools.partial(_say, cell_id=cid))
-            job, sub = start_local_job(plan, plan.cell(cid), pid, machine_lock.cell_lock_path())
+            job, sub = start_local_job(plan, plan.cell(cid), pid, machine_lock.cell_lock_path(), warm.started())
             machine_lock.record_start(turn, job.job_id)
             registry.append(results_dir, [sub])
             print(f"{cid}: started local job {job.job_id}", flush=True)
             while not job.done():
                 time.sleep(POLL_S)
             print(f"{cid}: ended ({job.state})", flush=True)
+
+
+def job_modules(plan, cell_ids: list[str]) -> list[str]:
+    """What every task of these cells imports before its first line: submitit's, and each kind's run."""
+    runs = {kind_named(plan.cell(cid).kind).run.split(":")[0] for cid in cell_ids}
+    return ["orchestrator.submitit_adapter", "submitit.core.submission", *sorted(runs)]
 
 
 def _say(text: str, cell_id: str = "") -> None:

@@ -39,13 +39,17 @@ class Outcome(NamedTuple):
     nodes: tuple[str, ...] = ()  # SLURM's node names (env)
     images: int = 0  # every epoch's images, summed
     epoch_s: float = 0.0  # every epoch's wall seconds, summed
+    in_epochs_s: Optional[float] = None  # of run_s, the job's seconds in its epochs (its phases); None before phases
 
     @classmethod
     def of(cls, result: Result) -> Outcome:
         env = result.env
         epochs = list(getattr(result.body, "epochs", None) or [])
-        return cls(Status(result.status), result.error, _text(env.get("started_at")), _seconds(env),
-                   tuple(env.get("nodes") or ()), sum(e.images for e in epochs), sum(e.epoch_s for e in epochs))
+        phases = result.phases  # the task's start to its result; before phases, the job's first line to its end
+        run_s = phases.total_s() if phases is not None else _seconds(env)
+        return cls(Status(result.status), result.error, _text(env.get("started_at")), run_s,
+                   tuple(env.get("nodes") or ()), sum(e.images for e in epochs), sum(e.epoch_s for e in epochs),
+                   phases.epochs_s if phases is not None else None)
 
     @property
     def is_answer(self) -> bool:

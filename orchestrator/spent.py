@@ -119,7 +119,8 @@ def asked_gpus(plan: Plan, sub: Submission) -> int:
 
 
 def run_seconds(result: Outcome) -> Optional[float]:
-    """The run's own clock: env's ended_at - started_at (at least 0), None where it has not both.
+    """The run's own clock: its phases' sum, or before phases env's ended_at - started_at (at least 0);
+    None where it has neither.
     `result`: an Outcome, or a Result."""
     seconds = outcome(result).run_s
     return None if seconds is None else max(seconds, 0.0)

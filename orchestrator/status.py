@@ -39,6 +39,7 @@ class CellStatus:
     detail: str = ""  # why it ended, or why it waits
     job_state: str = ""  # the scheduler's word for its job (PENDING, RUNNING, COMPLETED, ...), if known
     waited_s: Optional[float] = None  # queued or pending: seconds since it was submitted
+    epochs_s: Optional[float] = None  # of elapsed_s, a finished job's epochs (its phases), where it says
 
     def __post_init__(self) -> None:
         if type(self.state) is not CellState:
@@ -151,14 +152,14 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
         if cell_id in in_flight and not (state.is_live or state.is_final):
             state, detail = CellState.QUEUED, "an interrupted submit's sbatch may still land; checking again shortly"
         elapsed = job.elapsed_s if job else None
-        node = job.node if job else ""
+        node, epochs_s = job.node if job else "", None
         if isinstance(result, Outcome) and not state.is_live:  # the run's own start and end: a stopped clock
             run_s = result.run_s
             elapsed = run_s if run_s is not None or state.is_final else elapsed
-            node = node or ",".join(result.nodes)
+            node, epochs_s = node or ",".join(result.nodes), result.in_epochs_s
         waited = (age_s if job is None else _age_s(sub, now)) if state in WAITING else None
         rows.append(CellStatus(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
-                               job.state if job else "", waited))
+                               job.state if job else "", waited, epochs_s))
     return rows
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import secrets
+import time
 from pathlib import Path
 from typing import Optional
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import submitit
 from submitit.core import utils as submitit_utils
@@ -23,12 +25,14 @@ from submitit.helpers import Checkpointable, DelayedSubmission
 from submitit.slurm.slurm import SlurmJob
 
 from jobs.core.cell import StudyCell
+from jobs.core.phases import LAUNCHED_AT_ENV
 from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
 from orchestrator.machine_lock import running_cell
 from orchestrator.plan import ArrayPlan, Plan
 from orchestrator.registry import Submission, now_iso
 from orchestrator.sbatch import job_name, render_sbatch
+from orchestrator.warm_start import python_for
 
 MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at most this often
 
@@ -128,15 +132,31 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
     ]
 
 
-def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int, lock: Path):
+@contextlib.contextmanager
+def launched_now() -> Iterator[None]:
+    """The jobs started inside learn when: their phases then count from this moment (their launch_s)."""
+    before = os.environ.get(LAUNCHED_AT_ENV)
+    os.environ[LAUNCHED_AT_ENV] = repr(time.time())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(LAUNCHED_AT_ENV, None)
+        else:
+            os.environ[LAUNCHED_AT_ENV] = before
+
+
+def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int, lock: Path, warm: Optional[str] = None):
     """Start one cell through submitit's local executor; a multi-node cell runs all its ranks here,
-    each holding the machine's cell `lock` while it runs."""
-    executor = submitit.LocalExecutor(folder=plan.log_dir)
+    each holding the machine's cell `lock` while it runs. `warm`: the warm start server that forks
+    each task (orchestrator.warm_start), else each starts its own interpreter."""
+    executor = submitit.LocalExecutor(folder=plan.log_dir, python=python_for(warm))
     executor.update_parameters(
         tasks_per_node=cell.nodes * cell.tasks_per_node, gpus_per_node=cell.gpus,
         timeout_min=plan.cluster.time_min,
     )
-    job = executor.submit(CellRun(str(lock)), cell, plan.results_dir, plan.data_dir)
+    with launched_now():
+        job = executor.submit(CellRun(str(lock)), cell, plan.results_dir, plan.data_dir)
     sub = Submission(
         cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now_iso(),
         plan.recorded(job.paths.stdout), plan.recorded(job.paths.stderr), queue_pid,

@@ -23,6 +23,7 @@ from jobs.ptq.result import (ActivationLayerStats, Histogram, IntegerAgreement, 
 from jobs.train.cell import Cell
 from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
 from orchestrator.plan import build_plan, install_plan
+from jobs.core.phases import Phases
 from orchestrator.study import ClusterSpec, Study
 
 GPU = "NVIDIA H200"
@@ -80,6 +81,9 @@ def train_result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: fl
         body.gpu_util = {"samples": 100, "interval_s": 0.05, "gpus": c.gpus_per_node if c.engine == "dp" else 1,
                          "util_mean_pct": gpu_util_pct - 1, "util_median_pct": gpu_util_pct,
                          "mem_used_max_gib": (peak_mem_gib or 0.0) + 0.5}
+    epochs_s, eval_s = sum(e.epoch_s for e in body.epochs), sum(e.eval_s or 0.0 for e in body.epochs)
+    out.phases = Phases(start_s=3.0, setup_s=2.0, body_s=epochs_s + eval_s + 1.0, write_s=0.5, launch_s=1.0,
+                        epochs_s=epochs_s, eval_s=eval_s, measure_s=1.0 if busbw_gbps is not None else 0.0)
     if busbw_gbps is not None:
         n = c.gpus
         algbw = busbw_gbps / (2 * (n - 1) / n)

@@ -9,11 +9,11 @@ import pandas as pd
 from collect.kinds import KindTables
 from collect.load import Loaded
 from collect.render import Grid
-from collect.train import findings, grids, spent, tables
+from collect.train import findings, grids, overhead, spent, tables
 from collect.train.frame import backend, frames
 from jobs.core.cell import TRAIN
 
-TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
+TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead")
 PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_compute_comm", "q4": "q4_loss_accuracy",
            "q4_test": "q4_test_accuracy"}  # plot key -> its file name
 SECTION_PLOTS = {"q4": ("q4", "q4_test")}  # grid -> its plots, where not the plot of its own key
@@ -33,6 +33,7 @@ def build_tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
         "q4": tables.q4_table(frame, epochs),
         "q4_curves": tables.q4_curves(frame, epochs),
         "spent": spent.spent_table(frame, epochs, loaded.spent),
+        "overhead": overhead.overhead_table(frame),
     }
 
 
@@ -46,6 +47,7 @@ def build_grids(built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
         grids.table3_grid(built["table3"], protocol),
         grids.accuracy_grid(built["test"]),
         grids.q4_grid(built["q4"], tables.largest_fitting_batch(built["q1"])),
+        overhead.overhead_grid(built["overhead"]),
     ) + spent.grids(built)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from collect.load import ENV_KEYS, KindCell, envelope_row
+from jobs.core.phases import Phases
 from jobs.core.result import Result
 from jobs.train.cell import Cell
 from jobs.train.result import train_body
@@ -19,16 +20,19 @@ EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_e
               "loss", "accuracy", "images", "images_per_s", "lr",
               "test_loss", "test_accuracy", "test_images", "eval_s")  # test_*, eval_s: NaN in results before them
 COMM_KEYS = ("grad_bytes", "allreduce_s", "algbw_gbps", "busbw_gbps", "backend")
+PHASE_COLUMNS = [f"phase_{f.name}" for f in dataclasses.fields(Phases)]  # NaN: a result written before phases
 GPU_KEYS = ("util_median_pct", "mem_used_max_gib")  # of jobs.runtime.gpu_monitor's summary: NaN where none was sampled
 RESULT_COLUMNS = (
     ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "run_seed", "hosts", "started_at", "ended_at"]
     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["gpu_model"]
     + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS] + [f"gpu_{k}" for k in GPU_KEYS]
+    + PHASE_COLUMNS
 )
 COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
 EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
 NUMERIC_COLUMNS = (["peak_mem_gib", "run_seed"] + [f"timed_{k}" for k in EPOCH_KEYS]
-                   + [f"comm_{k}" for k in COMM_KEYS if k != "backend"] + [f"gpu_{k}" for k in GPU_KEYS])
+                   + [f"comm_{k}" for k in COMM_KEYS if k != "backend"] + [f"gpu_{k}" for k in GPU_KEYS]
+                   + PHASE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,8 @@ def result_row(result: Result) -> dict[str, Any]:
     if body.comm is not None:
         row.update({f"comm_{k}": getattr(body.comm, k) for k in COMM_KEYS})
     row.update({f"gpu_{k}": (body.gpu_util or {}).get(k) for k in GPU_KEYS})
+    if result.phases is not None:
+        row.update({f"phase_{k}": v for k, v in result.phases.to_dict().items()})
     return row
 
 

@@ -8,6 +8,14 @@ FP32_BYTES = 4
 RESNET18_GRADIENTS = 11_173_962  # trainable parameters of the CIFAR-10 ResNet-18, one fp32 gradient each
 RESNET18_GRADIENT_BYTES = RESNET18_GRADIENTS * FP32_BYTES  # what DDP all-reduces per step
 
+# The training job's in-job measurement (jobs.runtime.comm): untimed and timed all-reduces per
+# size, and steps per window of the exposed-communication measurement, on a GPU as nccl-tests.
+WARMUP, ITERS, WINDOW_STEPS = 5, 20, 10
+# On a CPU (gloo between processes sharing a few cores) the figures tell nothing about a network,
+# and the GPU's counts took longer than the training: enough to fill the tables, said so in the
+# plan (jobs.train.cell.CPU_NOTES).
+CPU_WARMUP, CPU_ITERS, CPU_WINDOW_STEPS = 1, 3, 1
+
 
 def bandwidth_gbps(nbytes: int, seconds: float, world_size: int) -> tuple[float, float]:
     """(algbw, busbw) in GB/s (1e9 bytes/s), as nccl-tests define them for all-reduce:

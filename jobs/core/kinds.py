@@ -30,6 +30,7 @@ class Kind:
     body: Any  # the result body class: from_json(result_data) reads its keys of a result, to_dict() writes them
     run: str  # "module:function", run(cell, out_dir, data_dir) -> status; imported in the job only (torch)
     swept: tuple[str, ...] = ()  # fields whose list in a study file is swept inside one cell, not expanded
+    cpu_notes: tuple[str, ...] = ()  # what its job leaves out on a CPU, and why (`plan` says it where there is no GPU)
 
 
 @functools.cache

@@ -19,6 +19,7 @@ from jobs.core.atomic import NON_FINITE, write_json_atomic
 from jobs.core.cell import CellError, check_choice, kind_of
 from jobs.core.kinds import kind_named
 from jobs.core.layout import result_path
+from jobs.core.phases import Phases
 
 SCHEMA_VERSION = 1
 
@@ -111,9 +112,12 @@ class Result:
     run_seed: Optional[int] = None
     body: Any = None  # the kind's findings (its Kind.body); None when the run made none (failed, oom)
     schema_version: int = SCHEMA_VERSION
+    # Where the job's wall time went (jobs.core.phases). None: a result written before phases were recorded.
+    phases: Optional[Phases] = None
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "body"}
+        data["phases"] = self.phases.to_dict() if self.phases is not None else None
         return data | (self.body.to_json() if self.body is not None else {})
 
     @classmethod
@@ -133,7 +137,9 @@ class Result:
             if key in data and key not in body_keys:
                 if data.pop(key) not in (None, [], {}):
                     raise TypeError(f"{key} is not a field of a {kind.name} result")
-        result = cls(**data, body=kind.body.from_json(found))
+        phases = data.pop("phases", None)
+        phases = Phases.from_dict(floats_back(phases) if isinstance(phases, dict) else phases) if phases is not None else None
+        result = cls(**data, body=kind.body.from_json(found), phases=phases)
         result.status = Status(check_choice("status", result.status, [s.value for s in Status]))
         kind.cell.from_dict(result.cell)
         _check_env(result.env)

@@ -7,12 +7,14 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 
-from jobs.core.bandwidth import DDP_BUCKET_BYTES, bandwidth_gbps
+from jobs.core.bandwidth import (CPU_ITERS, CPU_WARMUP, CPU_WINDOW_STEPS, DDP_BUCKET_BYTES, ITERS, WARMUP,
+                                 WINDOW_STEPS, bandwidth_gbps)
 from jobs.runtime.device import sync_device
 
-WARMUP = 5
-WINDOW_STEPS = 10  # steps per window when timing exposed communication
-ITERS = 20
+
+def iterations(device: torch.device) -> tuple[int, int]:
+    """(warm-up, timed) all-reduces per size for the in-job measurement on this device."""
+    return (WARMUP, ITERS) if device.type == "cuda" else (CPU_WARMUP, CPU_ITERS)
 
 
 def time_allreduce(nbytes: int, device: torch.device, warmup: int = WARMUP, iters: int = ITERS) -> float:
@@ -39,18 +41,20 @@ def bandwidth(nbytes: int, seconds: float, world_size: int) -> dict[str, float]:
 def measure(grad_bytes: int, device: torch.device, world_size: int) -> list[dict[str, float]]:
     """The whole gradient in one buffer (the fast pipeline's exchange) and one DDP bucket."""
     sizes = [grad_bytes] + ([DDP_BUCKET_BYTES] if grad_bytes > DDP_BUCKET_BYTES else [])
-    return [bandwidth(n, time_allreduce(n, device), world_size) for n in sizes]
+    warmup, iters = iterations(device)
+    return [bandwidth(n, time_allreduce(n, device, warmup, iters), world_size) for n in sizes]
 
 
 def exposed_per_step(step: Callable[[bool], None], device: torch.device, epoch_steps: int) -> float:
     """Seconds per step that the gradient all-reduce adds: windows of the same steps run with
     it (step(True)) and without it (step(False), DDP's no_sync), twice each, the first pair a
     warm-up; every rank runs them in lockstep. A window is WINDOW_STEPS steps, or an epoch's
-    when that is fewer: on a CPU with a few hundred images the measurement would otherwise
-    take longer than the training."""
-    window = max(1, min(WINDOW_STEPS, epoch_steps))
+    when that is fewer. On a CPU: one window each, of one step, no warm-up pair (the epochs
+    just ran the same step): four windows took longer than the training."""
+    cuda = device.type == "cuda"
+    window = max(1, min(WINDOW_STEPS if cuda else CPU_WINDOW_STEPS, epoch_steps))
     times = {}
-    for sync in (True, False, True, False):
+    for sync in (True, False, True, False) if cuda else (True, False):
         sync_device(device)
         dist.barrier()
         start = time.perf_counter()

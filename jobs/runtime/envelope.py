@@ -4,11 +4,15 @@ A kind's run is `run_job(cell, out_dir, data_dir, body, ...)`: a good result alr
 is kept and nothing runs; the ranks join one process group; the environment is recorded; the
 kind's body runs and returns its findings; an out-of-memory is an answer (oom), any other
 exception a failed result whose traceback the result keeps (and the job still fails); rank 0
-writes the result atomically and removes the cell's checkpoint.
+writes the result atomically and removes the cell's checkpoint. Every second of it is in one of
+the result's phases (jobs.core.phases): set-up until the body starts, then the body's, which a
+body may hand back to set-up or give to its parts (job.clock).
 """
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +23,7 @@ import torch.distributed as dist
 
 from jobs.core.cell import StudyCell
 from jobs.core.layout import checkpoint_path
+from jobs.core.phases import PhaseClock, launch_s, process_age_s
 from jobs.core.result import Result, Status, read_good_result, write_result
 from jobs.runtime import environment, launch
 from jobs.runtime.oom import OutOfMemory, is_oom
@@ -37,6 +42,7 @@ class Job:
     data_dir: Path
     env: dict[str, Any]  # the result's environment: a body may add its own facts
     log: Log  # rank 0 prints, tagged with the cell's id; the other ranks stay quiet
+    clock: PhaseClock  # where the body's time goes: its set-up, its parts, its writes (jobs.core.phases)
 
 
 def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job], Any],
@@ -45,6 +51,8 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
     """Run the cell's body in the envelope; returns the result's status. `device_for` picks this
     rank's device (and may refuse, raising RuntimeError: a failed result says why); `backend`
     is the process group's (default: nccl on a GPU, gloo on the CPU)."""
+    clock, age = PhaseClock("setup"), process_age_s()  # the job's first line: what came before is its start
+    launched = None if age is None else launch_s(time.time() - age, os.environ)
     out_dir, data_dir = Path(out_dir), Path(data_dir)
     done = read_good_result(out_dir, cell.cell_id)
     if done is not None:
@@ -72,7 +80,8 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
             grouped = True
         environment.gather_hosts(place, result.env)
         log(f"{cell.label} on {result.env['gpu_model']}, {place.world_size} rank(s) ({place.launcher})")
-        result.body = body(Job(place, device, out_dir, data_dir, result.env, log))
+        clock.switch("body")
+        result.body = body(Job(place, device, out_dir, data_dir, result.env, log, clock))
     except OutOfMemory as exc:
         result.status, result.error = Status.OOM, str(exc)
     except Exception as exc:  # the result records it; the job still fails
@@ -81,7 +90,9 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
         else:
             environment.record_failure(result, exc)
             failure = exc
+    clock.switch("write")
     environment.finish(result, place, device, started)
+    result.phases = clock.phases(age, launched)
     if place.rank == 0:
         path = write_result(out_dir, result)
         checkpoint_path(out_dir, cell.cell_id).unlink(missing_ok=True)

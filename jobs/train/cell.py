@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
+from jobs.core.bandwidth import CPU_ITERS, ITERS, WINDOW_STEPS
 from jobs.core.cell import (DATASETS, TRAIN, CIFAR10_TRAIN_IMAGES, CIFAR10_TEST_IMAGES,
                             SEED_LIMIT, CellError, check_choice, check_data_size, content_id, run_seed,
                             cell_fields)
@@ -22,6 +23,15 @@ PIPELINES = ("faithful", "fast")
 PRECISIONS = ("fp32", "bf16")
 LR_SCALINGS = ("none", "linear")
 SYNTHETIC_TEST_IMAGES = 100  # the test batch of a training cell's synthetic set (jobs.runtime.data writes it)
+# What a training job leaves out when its "GPUs" are CPU processes, and why (`plan` shows it there).
+CPU_NOTES = (
+    "the step that checks, before training, that the batch fits in GPU memory: a CPU has none to run out of",
+    "GPU utilisation: no GPU to sample",
+    f"most of the communication measurement (DDP): the all-reduce is timed {CPU_ITERS} times per size, not "
+    f"{ITERS}, and exposed communication is timed on one step with and one without it, not on windows of up "
+    f"to {WINDOW_STEPS} steps after a warm-up pair: gloo between processes sharing a few cores tells nothing "
+    "about a GPU network",
+)
 
 
 

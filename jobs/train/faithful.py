@@ -88,9 +88,14 @@ class FaithfulTrainer:
 
     def probe(self) -> None:
         """One full-size forward and backward (no gradient exchange), then forget it
-        (BatchNorm's running statistics included)."""
-        saved = {k: v.clone() for k, v in self.model.state_dict().items()}
+        (BatchNorm's running statistics included). Not on a CPU: it has no GPU memory to run
+        out of, and the step would cost as much as a training step; its images are drawn there
+        too, so that the run's random stream (the augmentation's, without loader workers) is
+        the one it always was."""
         images = torch.randn(self.batch_size, 3, 32, 32, device=self.device)
+        if self.device.type != "cuda":
+            return
+        saved = {k: v.clone() for k, v in self.model.state_dict().items()}
         labels = torch.zeros(self.batch_size, dtype=torch.long, device=self.device)
         with self._no_sync(), self._autocast():
             nn.functional.cross_entropy(self.model(images), labels).backward()
@@ -153,12 +158,14 @@ class FaithfulTrainer:
                 sums += torch.stack([loss.detach().double() * labels.numel(), (logits.argmax(1) == labels).sum().double()])
 
     def exposed_comm_per_step(self) -> float | None:
-        """Seconds per step the gradient all-reduce adds, on one fixed batch (comm.exposed_per_step).
-        None unless DDP on 2+ ranks."""
+        """Seconds per step the gradient all-reduce adds, on one fixed batch (comm.exposed_per_step)
+        the size of an epoch's first step: a whole batch, or this rank's images where it holds
+        fewer (128 images over 2 ranks at batch 128: steps of 64). None unless DDP on 2+ ranks."""
         if not isinstance(self.model, nn.parallel.DistributedDataParallel):
             return None
-        images = torch.randn(self.batch_size, 3, 32, 32, device=self.device)
-        labels = torch.randint(0, 10, (self.batch_size,), device=self.device)
+        batch = min(self.batch_size, self.pipeline.images_per_rank)
+        images = torch.randn(batch, 3, 32, 32, device=self.device)
+        labels = torch.randint(0, 10, (batch,), device=self.device)
         return comm.exposed_per_step(lambda sync: self._step(images, labels, self.cell.lr, sync=sync), self.device, self.steps)
 
     def state(self) -> dict[str, Any]:

@@ -31,12 +31,15 @@ def eval_transform() -> transforms.Compose:
 def eval_loader(cell: Cell, data_dir: Path, rank: int, world_size: int, pin: bool) -> Optional[DataLoader]:
     """This rank's shard of the first cell.test_images test images (all of them if the set holds
     fewer), or None when the cell evaluates nothing. Workers are persistent, as the training
-    loader's: forking them again after every epoch would cost seconds."""
+    loader's: forking them again after every epoch would cost seconds. A shard of one batch
+    gets none: a worker would load it while the job waits for it anyway, and forking it (after
+    the first epoch, as another rank's all-reduce of its figures arrives) risks CPython's fork
+    deadlock (before 3.12, gh-112275)."""
     if cell.test_images == 0:
         return None
     dataset = open_test_set(cell, data_dir, eval_transform())
     mine = Subset(dataset, shard(min(cell.test_images, len(dataset)), rank, world_size))
-    workers = cell.loader_workers
+    workers = cell.loader_workers if len(mine) > EVAL_BATCH else 0
     return DataLoader(mine, batch_size=EVAL_BATCH, shuffle=False, num_workers=workers,
                       persistent_workers=workers > 0, pin_memory=pin)
 
@@ -67,6 +70,11 @@ class FaithfulPipeline:
 
     def __len__(self) -> int:
         return len(self.loader)
+
+    @property
+    def images_per_rank(self) -> int:
+        """This rank's images per epoch (its shard under DDP)."""
+        return len(self.loader.sampler)  # type: ignore[arg-type]  # a sized sampler: random or distributed
 
     def set_epoch(self, epoch: int) -> None:
         if self.sampler is not None:

@@ -1,6 +1,7 @@
 """One cell's training run: run(cell, out_dir, data_dir) in 1 process, DP, or as a DDP rank."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -16,6 +17,7 @@ from jobs.train.faithful import FaithfulTrainer
 from jobs.train.fast import FastTrainer
 from jobs.runtime.gpu_monitor import GpuMonitor
 from jobs.core.layout import checkpoint_path
+from jobs.core.phases import PhaseClock
 from jobs.runtime.oom import check_fits
 from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
 from jobs.runtime.envelope import Job, Log, run_job
@@ -95,33 +97,38 @@ def epoch_line(stats: EpochStats, epochs: int) -> str:
             f"loss {stats.loss:.4f}, acc {stats.accuracy:.3f}{test}, {stats.images_per_s:.0f} img/s")
 
 
-def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor) -> list[EpochStats]:
-    """Train the remaining epochs; after each, rank 0 checkpoints (weights, optimizer,
-    the epochs so far). A restarted job picks up after the last finished epoch; an unreadable
-    checkpoint is named and the cell trains from its first epoch. The test set is
-    evaluated after each epoch, before the checkpoint."""
-    cell, place = trainer.cell, trainer.place
-    check_fits(trainer)
-    epochs: list[EpochStats] = []
+def resume(trainer: Trainer, ckpt: Path, log: Log) -> list[EpochStats]:
+    """The epochs a checkpoint holds, the trainer loaded from it; none (from epoch 1) when there
+    is none, or when it is unreadable (named: the next epoch's save replaces it atomically)."""
     try:
         state = checkpoint.load(ckpt, trainer.device)
-    except checkpoint.CheckpointError as exc:  # the next epoch's save replaces it atomically
+    except checkpoint.CheckpointError as exc:
         log(f"checkpoint {exc.path} is unreadable ({exc.reason}): training from epoch 1")
-        state = None
-    if state is not None:
-        trainer.load(state["trainer"])
-        epochs = [EpochStats(**e) for e in state["epochs"]]
-        log(f"resumed from {ckpt} after epoch {len(epochs)}")
+        return []
+    if state is None:
+        return []
+    trainer.load(state["trainer"])
+    log(f"resumed from {ckpt} after epoch {len(state['epochs'])}")
+    return [EpochStats(**e) for e in state["epochs"]]
+
+
+def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor, clock: PhaseClock) -> list[EpochStats]:
+    """Train the remaining epochs; after each, rank 0 checkpoints (weights, optimizer,
+    the epochs so far). A restarted job picks up after the last finished epoch. The test set is
+    evaluated after each epoch, before the checkpoint. Each step's time goes to its phase."""
+    cell, place = trainer.cell, trainer.place
+    with clock.phase("setup"):
+        check_fits(trainer)
+        epochs = resume(trainer, ckpt, log)
     for epoch in range(len(epochs) + 1, cell.epochs + 1):
-        if epoch == cell.timed_epoch:
-            with monitor:  # NVML samples while the timed epoch runs
-                stats = trainer.train_epoch(epoch)
-        else:
-            stats = trainer.train_epoch(epoch)
-        evaluate_after(trainer, stats)
+        with clock.phase("epochs"), (monitor if epoch == cell.timed_epoch else contextlib.nullcontext()):
+            stats = trainer.train_epoch(epoch)  # NVML samples while the timed epoch runs
+        with clock.phase("eval"):
+            evaluate_after(trainer, stats)
         epochs.append(stats)
         if place.rank == 0 and epoch < cell.epochs:  # saved before the line that announces the epoch
-            checkpoint.save(ckpt, {"trainer": trainer.state(), "epochs": [dataclasses.asdict(e) for e in epochs]})
+            with clock.phase("write"):
+                checkpoint.save(ckpt, {"trainer": trainer.state(), "epochs": [dataclasses.asdict(e) for e in epochs]})
         log(epoch_line(stats, cell.epochs))
     return epochs
 
@@ -147,14 +154,15 @@ def measure_comm(trainer: Trainer, epochs: list[EpochStats]) -> Optional[CommSta
 
 def train(cell: Cell, job: Job) -> TrainBody:
     """The training kind's body: the epochs, the timed figure, the GPUs sampled, communication."""
-    trainer = make_trainer(cell, job.place, job.device, job.data_dir)
-    ckpt = checkpoint_path(job.out_dir, cell.cell_id)
-    on_gpu = job.device.type == "cuda" and job.place.rank == 0
-    monitor = GpuMonitor(physical_gpus(job.device, cell) if on_gpu else [])
-    epochs = fit(trainer, ckpt, job.log, monitor)
+    with job.clock.phase("setup"):
+        trainer = make_trainer(cell, job.place, job.device, job.data_dir)
+        on_gpu = job.device.type == "cuda" and job.place.rank == 0
+        monitor = GpuMonitor(physical_gpus(job.device, cell) if on_gpu else [])
+    epochs = fit(trainer, checkpoint_path(job.out_dir, cell.cell_id), job.log, monitor, job.clock)
     timed = epochs[cell.timed_epoch - 1]
     gpu_util = monitor.summary()
-    comm_stats = measure_comm(trainer, epochs)
+    with job.clock.phase("measure"):
+        comm_stats = measure_comm(trainer, epochs)
     if trainer.graph_error:
         job.env["cuda_graph_error"] = trainer.graph_error
     job.env["cuda_graph"] = trainer.cuda_graph

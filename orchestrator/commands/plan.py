@@ -38,6 +38,9 @@ def run(args, console: Console) -> int:
     console.print(display.plan_table(plan, estimates))
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates), soft_wrap=True)
+    notes = display.cpu_notes(plan) if not this_machine().gpus else None
+    if notes is not None:
+        console.print(notes)
     if args.executor == "local" or (args.executor == "auto" and not slurm_client.on_slurm()):
         say_what_runs_here(plan, console)
     if args.cells and len(plan.cells) > display.RICH_ROWS:

@@ -15,6 +15,11 @@ from orchestrator.status import Monitor
 from orchestrator.submit import EXECUTORS, submit
 
 
+# --wait on the local executor: a look at /proc and the results dir, no scheduler to spare; at the
+# profile's pace (10 s by default) the wait went on for up to 10 s after the last cell ended
+LOCAL_POLL_S = 1.0
+
+
 def register(verbs, common) -> None:
     p = verbs.add_parser("submit", parents=[common], help="queue the cells never submitted; return at once")
     p.add_argument("--executor", default="auto", choices=EXECUTORS, help="auto: slurm where sbatch exists, else local")
@@ -62,7 +67,8 @@ def run(args, console: Console) -> int:
                       "`status` says why, `submit --retry-failed` requeues them", soft_wrap=True)
     code = print_errors(list(report.errors))
     if args.wait:
-        waited = wait_for(plan, console, interval_for(args, plan))
+        local = report.executor == "local" and args.interval is None
+        waited = wait_for(plan, console, LOCAL_POLL_S if local else interval_for(args, plan))
         return code or waited
     return code or 0
 

@@ -31,7 +31,7 @@ def rows_of(grid):
 
 
 def test_every_table_states_units_timed_epoch_gpu_and_repeats(grids):
-    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
+    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead"]
     for grid in grids.values():
         assert grid.caption.startswith("Units: ")
         assert "GPU: NVIDIA H200." in grid.caption and "Repeats: " in grid.caption

@@ -14,6 +14,7 @@ from torch.utils.data import DataLoader, Subset
 
 import jobs.train.faithful
 from jobs.__main__ import free_port
+from jobs.core.phases import PhaseClock
 from jobs.train import run as train
 from jobs.train.cell import Cell
 from jobs.runtime.data import open_test_set, open_train_set
@@ -87,9 +88,12 @@ def test_evaluation_is_outside_the_timed_epoch_and_the_gpu_monitor(tmp_path, mon
     cell = Cell(engine="single", epochs=2, timed_epoch=2, **TINY)
     place = Placement(rank=0, world_size=1, local_rank=0, master_addr="127.0.0.1", master_port=0, launcher="none")
     trainer = FaithfulTrainer(cell, place, torch.device("cpu"), tmp_path / "data")
-    epochs = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, Monitor())  # type: ignore[arg-type]
+    clock = PhaseClock("body")
+    epochs = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, Monitor(), clock)  # type: ignore[arg-type]
     assert events == ["evaluate", "monitor on", "monitor off", "evaluate"]
     assert all(e.epoch_s < 1.0 and e.eval_s >= 1.0 for e in epochs), [(e.epoch_s, e.eval_s) for e in epochs]
+    phases = clock.phases(None, None)
+    assert phases.eval_s >= 2.0 and phases.epochs_s < 2.0, "the job's phases put the evaluation where it was"
     assert all(e.test_images == 100 for e in epochs), "the synthetic set's 100 test images (fewer than asked)"
 
 
@@ -97,6 +101,17 @@ def test_a_cell_with_no_test_images_evaluates_nothing(tmp_path):
     cell = Cell(engine="single", epochs=1, timed_epoch=1, test_images=0, **TINY)
     place = Placement(rank=0, world_size=1, local_rank=0, master_addr="127.0.0.1", master_port=0, launcher="none")
     trainer = FaithfulTrainer(cell, place, torch.device("cpu"), tmp_path / "data")
-    (stats,) = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, train.GpuMonitor([]))
+    (stats,) = train.fit(trainer, tmp_path / "ckpt.pt", lambda line: None, train.GpuMonitor([]), PhaseClock("body"))
     assert (stats.test_loss, stats.test_accuracy, stats.test_images, stats.eval_s) == (None,) * 4
     assert "test acc" not in train.epoch_line(stats, 1)
+
+
+def test_a_test_shard_of_one_batch_is_loaded_without_forking_workers(tmp_path, monkeypatch):
+    import jobs.train.pipeline as pipeline
+
+    cell = Cell(engine="single", epochs=1, timed_epoch=1, **{**TINY, "loader_workers": 2})
+    one_batch = pipeline.eval_loader(cell, tmp_path / "data", 0, 1, pin=False)
+    assert one_batch is not None and one_batch.num_workers == 0, "100 test images: one batch of 1000"
+    monkeypatch.setattr(pipeline, "EVAL_BATCH", 30)
+    several = pipeline.eval_loader(cell, tmp_path / "data", 0, 1, pin=False)
+    assert several is not None and several.num_workers == 2 and several.persistent_workers

@@ -43,7 +43,7 @@ def test_a_wheel_in_a_fresh_venv_renders_sbatch_scripts_and_the_report(tmp_path)
                 cwd=elsewhere).stdout.split()
     assert all(path.startswith(str(venv)) for path in where), where
     plan = run([python, "-m", "orchestrator", "plan", "--sbatch"], cwd=elsewhere)
-    assert "#SBATCH --array=0-5" in plan.stdout and "submitted.pkl" in plan.stdout
+    assert "#SBATCH --array=0-3" in plan.stdout and "submitted.pkl" in plan.stdout
     assert (elsewhere / "runs" / "quick" / "sbatch" / "n1-g1-t1.sh").is_file()
     run([python, "-m", "orchestrator", "collect", "--report"], cwd=elsewhere)
     assert "<html" in (elsewhere / "runs" / "quick" / "report.html").read_text()

@@ -52,7 +52,7 @@ def test_ddp_ranks_shuffle_by_the_run_seed(tmp_path):
         cell = Cell(**{**TINY, "engine": "ddp", "gpus_per_node": 2, "loader_workers": 0, "repeat": repeat})
         pipeline = FaithfulPipeline(cell, tmp_path / "data", 8, rank=0, world_size=2, pin=False)
         pipeline.set_epoch(1)
-        assert pipeline.sampler is not None
+        assert pipeline.sampler is not None and pipeline.images_per_rank == 24, "its shard: 48 images over 2 ranks"
         orders.append(list(pipeline.sampler))
     before = DistributedSampler(range(48), num_replicas=2, rank=0, shuffle=True, seed=SEED)
     before.set_epoch(1)

@@ -33,6 +33,8 @@ def test_plan_submit_status_collect_on_slurm(slurm_cluster, in_tmp, capsys):
     results = in_tmp / "runs" / "tiny"
     two_node_result = json.loads((results / f"{two_node['cell_id']}.json").read_text())
     assert two_node_result["env"]["nodes"] == ["n1", "n2"] and two_node_result["env"]["world_size"] == 2
+    phases = two_node_result["phases"]  # the sbatch script says when the task started (SLURM 22.05 does not)
+    assert phases["launch_s"] is not None and phases["start_s"] > 0 and phases["epochs_s"] > 0
 
     lines = (results / "registry.jsonl").read_text().count("\n")
     assert main(["submit", "--study", study]) == 0

@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("orchestrator", "jobs", "collect")
 
 # sha256 of every cell id of the study, sorted and joined: as planned before jobs/ and collect/
-# became packages per kind (a changed id loses every result written under it)
-STUDY_IDS = {"quick": (18, "8bc9124f270e"), "hw5": (84, "718ccc52743e"), "lab": (12, "393d25a05b25"),
+# became packages per kind (a changed id loses every result written under it). quick: its 2
+# repeats since issue 20 (the first run in 2 minutes), ids unchanged: the 18 of 3 repeats were
+# "8bc9124f270e", these 12 are among them
+STUDY_IDS = {"quick": (12, "5d742d878d68"), "hw5": (84, "718ccc52743e"), "lab": (12, "393d25a05b25"),
              "ptq": (3, "afecddd2e411"), "allreduce": (9, "66c1c0d1a34c")}
 
 

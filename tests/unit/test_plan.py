@@ -19,7 +19,7 @@ from orchestrator.study import load_study, parse_study
 def test_quick_study_groups_into_three_arrays():
     s = load_study("quick")
     arrays = group_arrays(s.cells, s.cluster)
-    assert [(a.name, len(a.cell_ids)) for a in arrays] == [("n1-g1-t1", 6), ("n1-g2-t1", 6), ("n1-g2-t2", 6)]
+    assert [(a.name, len(a.cell_ids)) for a in arrays] == [("n1-g1-t1", 4), ("n1-g2-t1", 4), ("n1-g2-t2", 4)]
     by_id = {c.cell_id: c for c in s.cells}
     assert {by_id[i].engine for i in arrays[1].cell_ids} == {"dp"}
     assert {by_id[i].engine for i in arrays[2].cell_ids} == {"ddp"}

@@ -15,6 +15,9 @@
 #SBATCH --requeue
 
 export SUBMITIT_EXECUTOR=slurm
+# When the scheduler started this task, for the result's phases (launch_s): SLURM's word where it
+# gives it (23.02 and later, whole seconds), else this script's start.
+export JOB_LAUNCHED_AT="${SLURM_JOB_START_TIME:-$(date +%s.%N)}"
 # `submit` pickled each task's call under the job's name before sbatch ran; submitit looks for it
 # under the job's id. Linked here, so the job runs even if the submit died right after sbatch.
 call=/scratch/u/runs/hw5/logs/"${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}_submitted.pkl"
