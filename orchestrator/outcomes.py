@@ -25,7 +25,7 @@ from jobs.core.layout import STATUS_CACHE
 from jobs.core.result import NotRegularFile, Result, ResultError, Status, read_result
 from jobs.core.sealed import is_sealed, sealed_text
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 RACY_S = 2.0
 
 
@@ -140,9 +140,10 @@ class Outcomes:
                 return {}
             statuses = {s.value: s for s in Status}
             return {cell_id: ((ino, size, mtime, ctime),
-                              Outcome(statuses[status], error, started, run_s, tuple(nodes), images, epoch_s))
-                    for cell_id, (ino, size, mtime, ctime, status, error, started, run_s, nodes, images, epoch_s)
-                    in data["files"].items()}
+                              Outcome(statuses[status], error, started, run_s, tuple(nodes), images, epoch_s,
+                                      in_epochs_s))
+                    for cell_id, (ino, size, mtime, ctime, status, error, started, run_s, nodes, images, epoch_s,
+                                  in_epochs_s) in data["files"].items()}
         except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return {}
 
@@ -152,7 +153,8 @@ class Outcomes:
         assert self.kept is not None
         recent = time.time_ns() - int(RACY_S * 1e9)
         files = {cell_id: [*key, *found] for cell_id, (key, found) in self.kept.items()
-                 if key[2] < recent and math.isfinite(found.epoch_s) and math.isfinite(found.run_s or 0.0)}
+                 if key[2] < recent and math.isfinite(found.epoch_s) and math.isfinite(found.run_s or 0.0)
+                 and math.isfinite(found.in_epochs_s or 0.0)}
         try:
             write_bytes_atomic(self.results_dir / STATUS_CACHE,
                                sealed_text({"version": CACHE_VERSION, "files": files}).encode())

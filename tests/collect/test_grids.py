@@ -138,7 +138,7 @@ def test_markdown_latex_and_rich(collected, grids):
     assert "| 4 GPUs, DataParallel | timeout |  |  | not in study |  |  |" in text
     assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | not submitted |  |  |" in text
     tex = (collected.out_dir / "tables.tex").read_text()
-    assert tex.count(r"\begin{table}") == 7 and "booktabs" in tex
+    assert tex.count(r"\begin{table}") == 8 and "booktabs" in tex  # with the overhead table
     console = Console(record=True, width=250)
     console.print(render.to_rich(grids["table1"]))
     shown = console.export_text()

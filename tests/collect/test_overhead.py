@@ -7,11 +7,12 @@ import math
 import pytest
 
 from collect.load import load
+from tests.collect.training import training
 from collect.render import to_markdown
 from collect.train import build_grids, build_tables
 from collect.train.overhead import CONFIGURATION, TOTAL, overhead_grid, overhead_table
 from jobs.core.phases import Phases
-from tests.collect.factory import cell, result, write_dir
+from tests.factories import cell, train_result, write_results
 
 ONE = cell("single", 32)
 DDP = cell("ddp", 32, gpus=2)
@@ -19,13 +20,13 @@ DDP = cell("ddp", 32, gpus=2)
 
 def before_phases(c):
     """A result written before the job recorded its phases."""
-    out = result(c)
+    out = train_result(c)
     out.phases = None
     return out
 
 
 def with_phases(c, repeat_phases: Phases, status: str = "ok"):
-    out = result(c, status)
+    out = train_result(c, status)
     out.phases = repeat_phases
     return out
 
@@ -46,11 +47,11 @@ def results_dir(tmp_path):
         with_phases(cell("ddp", 128, gpus=2), phases(start=0.5, epochs=1.0, launch=None), status="failed"),  # 5.25
         before_phases(cell("dp", 32, gpus=2)),
     ]
-    return write_dir(tmp_path / "runs", runs)
+    return write_results(tmp_path / "runs", runs)
 
 
 def test_each_configuration_shows_its_median_run_and_the_study_its_sum(results_dir):
-    table = overhead_table(load(results_dir).frame)
+    table = overhead_table(training(results_dir).frame)
     rows = {(r.engine, r.batch_per_gpu): r for r in table[table.scope == CONFIGURATION].itertuples()}
     one = rows["single", 32]
     assert (one.job_s, one.epochs_s, one.start_s) == (17.25, 11.0, 2.5)  # medians of 16.25/17.25/18.25 ...
@@ -69,7 +70,7 @@ def test_each_configuration_shows_its_median_run_and_the_study_its_sum(results_d
 
 
 def test_the_grid_names_each_configuration_and_the_total(results_dir):
-    grid = overhead_grid(overhead_table(load(results_dir).frame))
+    grid = overhead_grid(overhead_table(training(results_dir).frame))
     names = [row[0] for row in grid.rows]
     assert names == ["1 GPU", "2 GPUs, DataParallel", "2 GPUs, DDP", "2 GPUs, DDP", "study total (5 runs, summed)"]
     assert grid.rows[0][2:6] == ["17.25", "11.00", "6.25", "63.8%"]
@@ -78,6 +79,6 @@ def test_the_grid_names_each_configuration_and_the_total(results_dir):
 
 
 def test_results_written_before_phases_say_so(tmp_path):
-    loaded = load(write_dir(tmp_path / "runs", [before_phases(ONE)]))
-    grid = [g for g in build_grids(loaded.frame, build_tables(loaded.frame, loaded.epochs)) if g.key == "overhead"][0]
+    loaded = load(write_results(tmp_path / "runs", [before_phases(ONE)]))
+    grid = [g for g in build_grids(build_tables(loaded)) if g.key == "overhead"][0]
     assert grid.empty.startswith("No run recorded its phases")

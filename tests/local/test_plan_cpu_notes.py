@@ -6,7 +6,7 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.commands import plan as plan_command
 from orchestrator.machine import Machine
-from tests.conftest import TESTS
+from tests.helpers import TESTS
 
 
 @pytest.mark.parametrize("gpus", [0, 4])

@@ -55,7 +55,7 @@ def test_a_small_study_lists_every_cell_as_always(in_tmp, capsys):
     assert main(["plan", "--study", "quick"]) == 0
     plan = read_plan(in_tmp / "runs" / "quick")
     code, out, _ = status(capsys, "--study", "quick")
-    assert code == 0 and out.splitlines()[0].strip() == "Study quick: 18 not submitted"
+    assert code == 0 and out.splitlines()[0].strip() == "Study quick: 12 not submitted"
     for cell in plan.cells:
         [line] = [line for line in out.splitlines() if cell.cell_id in line]
         assert cell.label in line and "not submitted" in line
@@ -102,7 +102,7 @@ def test_json_has_the_counts_and_a_typed_record_per_cell_asked_for(grid, capsys)
     failed = data["cells"][3]
     assert failed["state"] == "failed" and failed["detail"] == REASON and failed["job_id"] == "999999999"
     assert set(failed) == {"cell_id", "label", "state", "job_id", "elapsed_s", "node", "detail", "job_state",
-                           "waited_s"}
+                           "waited_s", "epochs_s"}
     data = json.loads(status(capsys, "--study", study, "--json", "--state", "done")[1])
     assert [c["cell_id"] for c in data["cells"]] == list(plan.cell_ids[:3]) and data["counts"]["not submitted"] == 36
 

@@ -48,7 +48,7 @@ def age(path, seconds: float = 10.0) -> None:
 
 def test_an_outcome_is_what_status_and_the_ledger_need():
     found = Outcome.of(result(CELLS[0]))
-    assert found == Outcome(Status.OK, None, ENV["started_at"], 100.0, ("n1",), 2000, 40.0)
+    assert found == Outcome(Status.OK, None, ENV["started_at"], 100.0, ("n1",), 2000, 40.0)  # made without phases
 
 
 def test_each_file_is_read_once_then_kept_across_processes(tmp_path, reads):

@@ -131,7 +131,7 @@ def test_a_plan_edited_by_hand_is_checked_whole(tmp_path, monkeypatch):
     checked = []
     real = Cell.__post_init__
     monkeypatch.setattr(Cell, "__post_init__", lambda self: checked.append(1) or real(self))
-    assert read_plan(tmp_path).description.startswith("edited: ") and len(checked) == 18
+    assert read_plan(tmp_path).description.startswith("edited: ") and len(checked) == 12
 
 
 def test_a_plan_written_before_tables_still_reads(tmp_path):

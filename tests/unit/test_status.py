@@ -129,7 +129,9 @@ def test_statuses_over_a_plan(tmp_path):
     plan = build_plan(load_study("quick"), tmp_path, tmp_path)
     done, oom, running, pending, failed, fresh = plan.cells[:6]
     env = {"started_at": "2025-01-01T10:00:00+00:00", "ended_at": "2025-01-01T10:02:30+00:00"}
-    write_result(tmp_path, train_result(done, env=env))
+    done_result = train_result(done, env=env)
+    done_result.phases = None  # written before phases: its own start and end
+    write_result(tmp_path, done_result)
     write_result(tmp_path, train_result(oom, "oom", error="CUDA out of memory", env=env))
     write_result(tmp_path, train_result(failed, "failed", error="Traceback\nKeyError: 'x'", env={}))  # no run times
     (tmp_path / f"{running.cell_id}.json").write_text("{")  # being rewritten? unreadable
