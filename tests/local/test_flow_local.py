@@ -3,6 +3,7 @@ status -> collect, and a second submit that submits nothing."""
 from __future__ import annotations
 
 
+from jobs.core.layout import result_files
 from jobs.core.result import read_result
 from orchestrator.cli import main
 from tests.helpers import TINY_LOCAL as STUDY, cell_states, cli_json
@@ -32,11 +33,10 @@ def test_plan_submit_status_collect_locally(in_tmp, capsys):
     assert (in_tmp / "runs/tiny-local/tables.md").read_text().count("| 1 GPU |") == 4  # Table 1, test, overhead, spent
     total = collected["overhead"][-1]  # where the jobs' time went: the study's total, from every result's phases
     assert total["scope"] == "study total" and total["runs"] == 2 and 0 < total["epochs_s"] < total["job_s"]
-    for path in (in_tmp / "runs/tiny-local").glob("*.json"):
-        if path.name != "plan.json":
-            phases = read_result(path).phases
-            assert phases is not None and phases.launch_s is not None, "the local queue says when it started the task"
-            assert phases.start_s < 1.0, "forked warm: no interpreter start, no imports"
+    for path in result_files(in_tmp / "runs/tiny-local"):
+        phases = read_result(path).phases
+        assert phases is not None and phases.launch_s is not None, "the local queue says when it started the task"
+        assert phases.start_s < 1.0, "forked warm: no interpreter start, no imports"
 
     lines = (in_tmp / "runs/tiny-local/registry.jsonl").read_text().count("\n")
     assert main(["submit", "--study", study, "--executor", "local"]) == 0
