@@ -16,7 +16,7 @@ def _plots(built: Tables) -> Mapping[str, Optional[bytes]]:
 
 KIND = KindTables(
     "ptq", "Quantization study", "post-training quantization of the notebook's LeNet (Part B)",
-    lambda loaded: tables.build(rows.ptq_rows(loaded.of_kind("ptq"))),
+    lambda loaded, view: tables.build(rows.ptq_rows(loaded.of_kind("ptq"))),
     grids.build,
     ("ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep", "ptq_cells"),
     _plots,

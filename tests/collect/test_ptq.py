@@ -14,7 +14,7 @@ from tests.collect.dirs import NOTEBOOK_ACCURACY, ptq_results, write_ptq
 from tests.factories import NOTEBOOK, ptq_cell, ptq_result
 from tests.helpers import cli_json
 
-TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4"]
+TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4", "sweep"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
              "ptq_sweep_weights", "ptq_sweep_activations"]
 
