@@ -44,6 +44,8 @@ class KindTables:
     environment: Callable[[Result], Mapping[str, Any]] = lambda result: {}  # a result's entries for the report's
     # environment beside its env (collect.report.ENV_ROWS: "backend")
     findings: Callable[[Tables], tuple[Finding, ...]] = no_findings  # the questions' answers, from the tables
+    keep: Callable[[Result], Any] = lambda result: result  # what its tables read of a result, made as each file is
+    # read (collect.load: KindCell.result): the whole Result, or less (a study may hold 100,000 results)
 
 
 # Adding a kind: its package name here (collect.<kind> defines KIND), and nothing else on this side.

@@ -14,7 +14,7 @@ import pandas as pd
 
 from collect import kinds, render
 from collect.findings import Finding
-from collect.load import ENVELOPE_COLUMNS, Loaded, envelope_row, load
+from collect.load import ENVELOPE_COLUMNS, Loaded, load
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
@@ -72,17 +72,9 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:
     """One row per cell of every kind: kind, id, status, error, environment (ENVELOPE_COLUMNS, and
-    what its kind adds for ENV_ROWS: KindTables.environment)."""
-    registered = kinds.registry()
-    rows = []
-    for c in loaded.cells:
-        if c.result is None:
-            rows.append(dict(kind=c.kind, cell_id=c.cell_id, status=c.status))
-        else:
-            kind = registered.get(c.kind)
-            rows.append(envelope_row(c.result) | (dict(kind.environment(c.result)) if kind else {}))
+    what its kind adds for ENV_ROWS: KindTables.environment), as collect.load gathered them."""
     columns = ENVELOPE_COLUMNS + [column for _, column in ENV_ROWS if column not in ENVELOPE_COLUMNS]
-    return pd.DataFrame(rows, columns=columns)
+    return loaded.envelopes.reindex(columns=columns)
 
 
 def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, ...], str]:

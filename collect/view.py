@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Optional
 
 import pandas as pd
@@ -16,6 +17,7 @@ from orchestrator.states import CellState
 
 MAX_ROWS = 30  # a table's rows on the console; the homework's largest table (hw5) has 28
 NO_RESULT = (CellState.PENDING, CellState.SKIPPED, CellState.NOT_SUBMITTED)  # a planned cell's, in collect.load
+VARIES = "varies"  # a cut table's attrs: the columns that vary over the whole table (shown's `named`)
 TOP = 20  # the sweep table's best configurations on the console (collect --top)
 
 
@@ -48,13 +50,15 @@ class Shown:
 
 
 def shown(table: pd.DataFrame, csv: str, rows: int = MAX_ROWS, what: str = "configurations",
-          by: Optional[list[str]] = None) -> Shown:
+          by: Optional[list[str]] = None, named: Sequence[str] = ()) -> Shown:
     """Every row when there are at most `rows` lines to show. Else the lines without a result (a
     status that is no result's: pending, skipped, not submitted) are counted by status, not
     listed, and of the others the first `rows` (in the table's order) are shown; the note says
     how many of each and that every row is in `csv`. A line is a row, or with `by` the rows that
     share those columns (a grid's line that holds several rows: Table 1's batches of one setup);
-    it has a result when one of its rows has."""
+    it has a result when one of its rows has. Of the columns `named` (those a grid may name its
+    rows by), the shown rows remember which vary over the whole table (attrs[VARIES]): a row is
+    named as it would be among all of them."""
     lines = _lines(table, by)
     total = int(lines.nunique())
     if total <= rows:
@@ -69,8 +73,9 @@ def shown(table: pd.DataFrame, csv: str, rows: int = MAX_ROWS, what: str = "conf
         parts.append(f"{int(ranks.sum()):,} of {total:,} have no result yet: {by_status}")
     if len(with_result) > rows:
         parts.append(f"{len(with_result) - rows:,} more with a result")
-    kept = lines.isin(with_result[:rows])
-    return Shown(table[kept], "; ".join(parts) + f". Every row is in {csv}.")
+    kept = table[lines.isin(with_result[:rows])]
+    kept.attrs = {**table.attrs, VARIES: [c for c in named if table[c].nunique(dropna=False) > 1]}
+    return Shown(kept, "; ".join(parts) + f". Every row is in {csv}.")
 
 
 def _lines(table: pd.DataFrame, by: Optional[list[str]]) -> pd.Series:

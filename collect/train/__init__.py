@@ -11,7 +11,8 @@ from collect.load import Loaded
 from collect.render import Grid
 from collect.view import DEFAULT_VIEW, View, shown
 from collect.train import findings, grids, spent, sweep, tables
-from collect.train.frame import backend, frames
+from collect.train.frame import backend, frames, keep
+from collect.train.tables import CONFIG
 from jobs.core.cell import TRAIN
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4")
@@ -42,9 +43,9 @@ def build_tables(loaded: Loaded, view: View = DEFAULT_VIEW) -> dict[str, pd.Data
 def build_grids(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:
     """Each table's grid, of at most view.rows lines (collect.view.shown: the CSVs have every row)."""
     protocol = tables.timing_protocol(built["train_cells"])
-    q1, strong, t2, t3, test, q4 = (shown(built[key], f"{key}.csv", view.rows) for key in
+    q1, strong, t2, t3, test, q4 = (shown(built[key], f"{key}.csv", view.rows, named=CONFIG) for key in
                                     ("q1", "strong", "table2", "table3", "test", "q4"))
-    t1 = shown(built["table1"], "table1.csv", view.rows, "setups", grids.table1_lines(built["table1"]))
+    t1 = shown(built["table1"], "table1.csv", view.rows, "setups", grids.table1_lines(built["table1"]), CONFIG)
     return (
         q1.noted(grids.q1_grid(q1.table, protocol)),
         t1.noted(grids.table1_grid(t1.table, protocol)),
@@ -69,5 +70,5 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
     build_tables, build_grids, TABLE_FILES + sweep.FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS, environment=backend,
-    findings=findings.build,
+    findings=findings.build, keep=keep,
 )

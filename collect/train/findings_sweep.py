@@ -41,7 +41,8 @@ def _setup_best(group: list[tuple[int, Any]], metric: Metric, fields: list[str])
     against the next; what has no figure yet is said."""
     name, column = setup_text(group[0][1]), metric.column
     ranked = [(i, r) for i, r in group if r.status == "ok" and present(getattr(r, column))]
-    missing = [(i, r) for i, r in group if (i, r) not in ranked]
+    kept = {i for i, _ in ranked}
+    missing = [(i, r) for i, r in group if i not in kept]
     without = ("; without a result: " + without_results((_config(r, fields), missing_reason(r)) for _, r in missing)
                if missing else "")
     if not ranked:

@@ -11,6 +11,7 @@ import pandas as pd
 import collect.train.formulas as f
 from collect.render import NO_BASELINE, Grid, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
+from collect.view import VARIES
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
 
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
@@ -45,7 +46,11 @@ def remedy_name(row) -> str:
 
 
 def varying(table: pd.DataFrame, shown: set[str]) -> list[str]:
-    """Configuration fields, other than those a grid shows, that differ between its rows."""
+    """Configuration fields, other than those a grid shows, that differ between its rows; between
+    all the rows of its table where it shows some of them (collect.view.VARIES)."""
+    whole = table.attrs.get(VARIES)
+    if whole is not None:
+        return [c for c in CONFIG if c not in shown and c in whole]
     return [c for c in CONFIG if c not in shown and c in table and table[c].nunique(dropna=False) > 1]
 
 

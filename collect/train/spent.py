@@ -71,6 +71,6 @@ def grids(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Gr
     most view.rows configurations; the total is over every one."""
     if not len(built["spent"]):
         return ()
-    cut = shown(built["spent"], "spent.csv", view.rows)
+    cut = shown(built["spent"], "spent.csv", view.rows, named=CONFIG)
     grid = cut.noted(spent_grid(cut.table))
     return (dataclasses.replace(grid, caption=spent_caption(built["spent"])),)
