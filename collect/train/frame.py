@@ -74,13 +74,17 @@ class Kept:
 
 def keep(result: Result) -> Kept:
     row = result_row(result)
-    epochs = [value for e in epoch_rows(result) for value in e[1:]]
-    return Kept(tuple(interned(row.get(c)) for c in TEXT_COLUMNS), array.array("d", map(_number, (
-        row.get(c) for c in NUMERIC_COLUMNS))), array.array("d", map(_number, epochs)))
+    epochs = [value for e in train_body(result).epochs for value in (e.epoch, *(getattr(e, k) for k in EPOCH_KEYS))]
+    return Kept(tuple(interned(row.get(c)) for c in TEXT_COLUMNS), _numbers([row.get(c) for c in NUMERIC_COLUMNS]),
+                _numbers(epochs))
+
+
+def _numbers(values: list[Any]) -> array.array:
+    """Each value as a float; NaN for none or for what is no number (as pandas' to_numeric, coerced)."""
+    return array.array("d", [v if type(v) is float else _number(v) for v in values])  # noqa: E721 (the common case)
 
 
 def _number(value: Any) -> float:
-    """A number as a float; NaN for none or for what is no number (pandas' to_numeric, coerced)."""
     if isinstance(value, (int, float)):
         return float(value)
     try:
