@@ -14,7 +14,7 @@ import pandas as pd
 from collect.render import Grid, number, percent, seconds, status_text
 from collect.repeats import ranged
 import collect.train.formulas as f
-from collect.train import grids
+from collect.train.grids import caption, repeats_cell, setup_name
 from collect.train.tables import CONFIG
 from collect.view import DEFAULT_VIEW, View, shown
 from orchestrator.errors import UserError
@@ -93,7 +93,7 @@ def field_text(value) -> str:
 
 def setup_text(r) -> str:
     """"2 nodes x 2 GPUs, DDP, batch 128 per GPU, 5 epochs": what a setup's configurations share."""
-    return f"{grids.setup_name(r)}, batch {r.batch_per_gpu} per GPU, {r.epochs} epochs"
+    return f"{setup_name(r)}, batch {r.batch_per_gpu} per GPU, {r.epochs} epochs"
 
 
 def sweep_grid(table: pd.DataFrame, fields: list[str], setups: bool, metric: Metric) -> Grid:
@@ -109,14 +109,13 @@ def sweep_grid(table: pd.DataFrame, fields: list[str], setups: bool, metric: Met
             continue
         accuracy = "not recorded" if math.isnan(r.test_accuracy) else ranged(r, "test_accuracy", lambda v: percent(v, 2))
         rows.append(line + [accuracy, ranged(r, "time_to_train_s"), ranged(r, "images_per_s", lambda v: number(v, 0)),
-                            grids.repeats_cell(r)])
+                            repeats_cell(r)])
     order = "lowest" if metric.lower_is_better else "highest"
-    caption = grids.caption(table, "test accuracy (%), time to train (seconds), images per second",
-                            "every epoch, summed")
-    caption += (f" Sorted by {metric.words} ({metric.column}), {order} first: `collect --sort` picks another "
-                f"({', '.join(METRICS)}), `--top N` shows N rows.")
+    text = caption(table, "test accuracy (%), time to train (seconds), images per second", "every epoch, summed")
+    text += (f" Sorted by {metric.words} ({metric.column}), {order} first: `collect --sort` picks another "
+             f"({', '.join(METRICS)}), `--top N` shows N rows.")
     where = "" if setups or table.empty else f" on {setup_text(next(table.itertuples(index=False)))}"
-    return Grid("sweep", f"Sweep{where}: {', '.join(fields)}, by {metric.words}", caption, header, rows,
+    return Grid("sweep", f"Sweep{where}: {', '.join(fields)}, by {metric.words}", text, header, rows,
                 [FORMULA, "test accuracy, time to train: as in the test-accuracy table", f.FORMULAS["spread"]],
                 "" if rows else "No configuration of the sweep has a result yet.",
                 text_columns=tuple(range(1 + len(fields) if setups else len(fields))))
