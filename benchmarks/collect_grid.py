@@ -1,11 +1,14 @@
-"""collect over a grid of N training cells (issue 21): the study, its fabricated results, and the
-timed `collect` runs. Run through benchmarks/collect_bench.py --grid N.
+"""collect over a grid of N training cells (issue 21), or over N PTQ results: the study, its
+fabricated results, and the timed `collect` runs. Run through benchmarks/collect_bench.py --grid N
+(or --ptq N).
 
 The study is one lr x weight_decay x momentum grid on one GPU (N / 1000 x 100 x 10 values),
 planned by `python -m orchestrator plan`; each result is written for a cell of that plan (its id as
 the plan computed it), 2 epochs with test accuracy that peaks at one (lr, weight_decay), 1 in 97
-failed and 1 in 101 OOM. `collect` runs as its own process under /usr/bin/time (wall seconds, peak
-resident memory) with --out in a temp dir, so every run writes the same files.
+failed and 1 in 101 OOM. The PTQ study is N training seeds of tests/factories' small PTQ cell, each
+result that factory's with histograms of HISTOGRAM_BINS bins (about 230 KB of JSON a result, as
+the issue's 2,000 results in 447 MB). `collect` runs as its own process under /usr/bin/time (wall
+seconds, peak resident memory) with --out in a temp dir, so every run writes the same files.
 """
 from __future__ import annotations
 
@@ -43,6 +46,28 @@ momentum = {momenta}
 """
 
 
+PTQ_STUDY = """name = "ptq-scale"
+kind = "ptq"
+description = "collect at scale: one PTQ setup, N training seeds"
+max_cells = {cells}
+[cluster]
+time_min = 30
+[defaults]
+dataset = "synthetic"
+train_images = 1000
+test_images = 1000
+gpus_per_node = 0
+weight_bits = [8, 4]
+activation_bits = [8, 2]
+range_methods = ["max", "mse"]
+calibration_images = [16, 400]
+[[grid]]
+name = "seeds"
+seed = {seeds}
+"""
+HISTOGRAM_BINS = 1000
+
+
 def study_text(cells: int) -> str:
     """lr: cells / 1000 values (at least 1), weight_decay: 100, momentum: 10 (fewer below 1,000 cells)."""
     momenta = [round(0.5 + 0.05 * i, 2) for i in range(min(10, cells))]
@@ -72,17 +97,31 @@ def fabricated(cell: Cell, i: int) -> Result:
     return result
 
 
-def prepare(work: Path, cells: int, fraction: float) -> Path:
+def ptq_fabricated(fields: dict) -> Result:
+    """tests/factories' PTQ result of the cell, its histograms HISTOGRAM_BINS bins wide."""
+    from jobs.ptq.cell import PTQCell
+    from tests.factories import ptq_result
+
+    data = ptq_result(PTQCell.from_dict(fields)).to_dict()
+    for layer in data["ptq"]["outcome"]["weight_stats"] + data["ptq"]["outcome"]["activation_stats"]:
+        low, high = layer["stats"]["min"], layer["stats"]["max"]
+        step = (high - low) / HISTOGRAM_BINS
+        layer["stats"]["histogram"] = {"edges": [low + i * step for i in range(HISTOGRAM_BINS + 1)],
+                                       "counts": [(i * 7919) % 1000 for i in range(HISTOGRAM_BINS)]}
+    return Result.from_dict(data)
+
+
+def prepare(work: Path, cells: int, fraction: float, ptq: bool = False) -> Path:
     """Plan the study in work/runs and write results for its first `fraction` of cells."""
     study, results = work / "grid.toml", work / "runs"
-    study.write_text(study_text(cells))
+    study.write_text(PTQ_STUDY.format(cells=cells, seeds=list(range(cells))) if ptq else study_text(cells))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, "-m", "orchestrator", "plan", "--study", str(study), "--results", str(results)],
                    env=env, check=True, capture_output=True)
     planned = json.loads((results / "plan.json").read_text())["cells"]
     for i, fields in enumerate(planned[:int(len(planned) * fraction)]):
-        cell = Cell.from_dict(fields)
-        result_path(results, cell.cell_id).write_text(json.dumps(fabricated(cell, i).to_dict()))
+        result = ptq_fabricated(fields) if ptq else fabricated(Cell.from_dict(fields), i)
+        result_path(results, result.cell_id).write_text(json.dumps(result.to_dict()))
     return results
 
 
@@ -113,9 +152,11 @@ def load_average() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.split("load average:")[-1].strip()
 
 
-def bench(cells: int, fraction: float, runs: int) -> None:
+def bench(cells: int, fraction: float, runs: int, ptq: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        results = prepare(Path(tmp), cells, fraction)
+        results = prepare(Path(tmp), cells, fraction, ptq)
+        megabytes = sum(p.stat().st_size for p in results.glob("*.json")) / 1e6
+        print(f"{'PTQ ' if ptq else ''}results: {megabytes:,.0f} MB of JSON")
         written = sum(1 for _ in results.glob("*.json")) - 1
         load_before = load_average()
         measured = timed_collect(results, runs)
