@@ -67,7 +67,8 @@ def percent(value, digits: int = 1) -> str:
 def to_rich(grid: Grid) -> Table:
     caption = "\n".join(grid.notes() + [grid.caption] + grid.formulas)
     # Text, never a str: "[pipeline=fast]" is text, not markup, on any console
-    table = Table(title=Text(grid.title), caption=Text(caption), caption_justify="left")
+    table = Table(title=Text(grid.title), caption=Text(caption), caption_justify="left",
+                  min_width=min(len(grid.title) + 4, MAX_WIDTH))  # a table of no row keeps its title on one line
     for i, name in enumerate(grid.header):
         table.add_column(Text(name), justify="left" if i in grid.text_columns else "right")
     for row in grid.rows:

@@ -70,7 +70,10 @@ def shown(table: pd.DataFrame, csv: str, rows: int = MAX_ROWS, what: str = "conf
     if waiting.any():  # a line's status: the first of its rows' in NO_RESULT's order
         ranks = table.status[waiting].map(NO_RESULT.index).groupby(lines[waiting]).min().value_counts().sort_index()
         by_status = ", ".join(f"{n:,} {NO_RESULT[rank]}" for rank, n in ranks.items())
-        parts.append(f"{int(ranks.sum()):,} of {total:,} have no result yet: {by_status}")
+        if not len(with_result):
+            parts = [f"None of the {total:,} {what} has a result yet: {by_status}"]
+        else:
+            parts.append(f"{int(ranks.sum()):,} of {total:,} have no result yet: {by_status}")
     if len(with_result) > rows:
         parts.append(f"{len(with_result) - rows:,} more with a result")
     kept = table[lines.isin(with_result[:rows])]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import array
 import dataclasses
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,9 +75,12 @@ class Kept:
 
 def keep(result: Result) -> Kept:
     row = result_row(result)
-    epochs = [value for e in train_body(result).epochs for value in (e.epoch, *(getattr(e, k) for k in EPOCH_KEYS))]
-    return Kept(tuple(interned(row.get(c)) for c in TEXT_COLUMNS), _numbers([row.get(c) for c in NUMERIC_COLUMNS]),
+    epochs = [value for e in train_body(result).epochs for value in _EPOCH_VALUES(e)]
+    return Kept(tuple([interned(v) for v in map(row.get, TEXT_COLUMNS)]), _numbers(list(map(row.get, NUMERIC_COLUMNS))),
                 _numbers(epochs))
+
+
+_EPOCH_VALUES = operator.attrgetter("epoch", *EPOCH_KEYS)  # an epoch's row, but its cell's id
 
 
 def _numbers(values: list[Any]) -> array.array:

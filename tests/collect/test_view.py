@@ -32,7 +32,7 @@ def test_a_large_table_counts_the_rows_without_a_result_and_shows_the_first_with
 def test_a_table_of_no_result_at_all_says_so_in_place_of_its_rows():
     cut = shown(table(["not submitted"] * 100), "q1.csv", rows=30)
     assert cut.table.empty
-    assert cut.note == "0 of 100 configurations shown; 100 of 100 have no result yet: 100 not submitted. Every row is in q1.csv."
+    assert cut.note == "None of the 100 configurations has a result yet: 100 not submitted. Every row is in q1.csv."
 
 
 def test_lines_of_several_rows_are_shown_whole():
