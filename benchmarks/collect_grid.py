@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jobs.core.layout import result_path  # noqa: E402
+from jobs.core.layout import result_files, result_path  # noqa: E402
 from jobs.core.result import Result  # noqa: E402
 from jobs.train.cell import Cell  # noqa: E402
 from jobs.train.result import EpochStats, Timed, TrainBody  # noqa: E402
@@ -155,9 +155,10 @@ def load_average() -> str:
 def bench(cells: int, fraction: float, runs: int, ptq: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         results = prepare(Path(tmp), cells, fraction, ptq)
-        megabytes = sum(p.stat().st_size for p in results.glob("*.json")) / 1e6
-        print(f"{'PTQ ' if ptq else ''}results: {megabytes:,.0f} MB of JSON")
-        written = sum(1 for _ in results.glob("*.json")) - 1
+        files = result_files(results)
+        print(f"{len(files):,} {'PTQ ' if ptq else ''}result files: {sum(p.stat().st_size for p in files) / 1e6:,.0f} MB "
+              f"of JSON; plan.json {(results / 'plan.json').stat().st_size / 1e6:,.0f} MB")
+        written = len(files)
         load_before = load_average()
         measured = timed_collect(results, runs)
         print(f"| {cells:,} planned, {written:,} results | {spread([s for s, _ in measured], '{:.1f}')} | "

@@ -131,10 +131,11 @@ def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
         if _content(fields) in found:
             continue
         cell = cell_from_dict(fields)  # its checks and its id: the slow part, for cells without a result
-        if cell.cell_id not in cells:  # a result written before a field was added has the same id
-            status = registered.get(cell.cell_id, CellState.NOT_SUBMITTED)
-            cells[cell.cell_id] = KindCell(cell.kind, cell.cell_id, cell.to_dict(), status)
-            envelopes.add(dict(kind=cell.kind, cell_id=cell.cell_id, status=status), {})
+        cell_id = cell.cell_id  # a hash of its fields: once
+        if cell_id not in cells:  # a result written before a field was added has the same id
+            status = registered.get(cell_id, CellState.NOT_SUBMITTED)
+            cells[cell_id] = KindCell(cell.kind, cell_id, cell.to_dict(), status)
+            envelopes.add(dict(kind=cell.kind, cell_id=cell_id, status=status), {})
     return Loaded(study, tuple(cells.values()), read_spent(results_dir, spent), envelopes.frame(), results_dir)
 
 
