@@ -21,6 +21,7 @@ import pandas as pd
 from collect.findings import Finding, no_findings
 from collect.load import Loaded
 from collect.render import Grid
+from collect.view import View
 from jobs.core.cell import kind_of
 from jobs.core.result import Result
 
@@ -32,9 +33,9 @@ class KindTables:
     name: str  # the kind's name in jobs.core.kinds.PACKAGES
     study: str  # the report's heading: "<study> <name>: <subject>"
     subject: str
-    tables: Callable[[Loaded], Tables]  # every table from the loaded dir (its cells: loaded.of_kind(name)), by
-    # key (unique over the kinds)
-    grids: Callable[[Tables], tuple[Grid, ...]]
+    tables: Callable[[Loaded, View], Tables]  # every table from the loaded dir (its cells: loaded.of_kind(name)),
+    # by key (unique over the kinds), in the order the view asks (View.sort)
+    grids: Callable[[Tables, View], tuple[Grid, ...]]  # at most View.rows rows each (collect.view.shown)
     files: tuple[str, ...]  # tables written as <key>.csv (and given by `collect --json`)
     plots: Callable[[Tables], Mapping[str, Optional[bytes]]]  # PNG by the key of the grid it follows
     plot_files: Mapping[str, str]  # plot key -> its name in plots/ (no .png)
@@ -43,6 +44,8 @@ class KindTables:
     environment: Callable[[Result], Mapping[str, Any]] = lambda result: {}  # a result's entries for the report's
     # environment beside its env (collect.report.ENV_ROWS: "backend")
     findings: Callable[[Tables], tuple[Finding, ...]] = no_findings  # the questions' answers, from the tables
+    keep: Callable[[Result], Any] = lambda result: result  # what its tables read of a result, made as each file is
+    # read (collect.load: KindCell.result): the whole Result, or less (a study may hold 100,000 results)
 
 
 # Adding a kind: its package name here (collect.<kind> defines KIND), and nothing else on this side.

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -32,26 +34,31 @@ ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at"
                     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KindCell:
     """A cell of any kind, whole: its fields, its status (its result's, else pending, skipped or
-    not submitted) and its result when there is one."""
+    not submitted) and, when it has a result, what its kind's tables keep of it (collect.kinds.
+    KindTables.keep: the Result, or less of it: a study may hold 100,000), made as the file was read."""
 
     kind: str
     cell_id: str
     cell: dict[str, Any]
     status: str
-    result: Optional[Result] = None
+    result: Any = None
 
 
 @dataclass(frozen=True)
 class Loaded:
     """study: the plan's name (None without a plan); cells: every cell of every kind, each result
-    file's (in file order), then each planned cell without one (in plan order)."""
+    file's (in file order), then each planned cell without one (in plan order); envelopes: one row
+    per cell, in that order (ENVELOPE_COLUMNS and the entries each kind adds: KindTables.environment);
+    results_dir: where they were read (a kind may read a few files again: collect.ptq.rows)."""
 
     study: Optional[str]
     cells: tuple[KindCell, ...] = ()
     spent: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=SPENT_COLUMNS))  # collect.spent
+    envelopes: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=ENVELOPE_COLUMNS))
+    results_dir: Optional[Path] = None
 
     def kinds(self) -> list[str]:
         """The kinds of the cells, in the order first seen."""
@@ -101,23 +108,68 @@ def envelope_row(result: Result) -> dict[str, Any]:
 
 
 def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
-    """Every cell of the plan and every result file. A corrupt result file raises
-    ResultError naming it (never a silent skip). `spent`: spent.json's content measured just
-    now (collect.spent); None: the results dir's spent.json."""
+    """Every cell of the plan and every result file, each file read once and kept as its kind
+    keeps it (collect.kinds). A corrupt result file raises ResultError naming it (never a silent
+    skip). `spent`: spent.json's content measured just now (collect.spent); None: the results
+    dir's spent.json."""
+    from collect.kinds import registry  # each kind's keep and environment (collect.kinds imports this module)
+
+    kinds = registry()
     results_dir = Path(results_dir)
     study, planned = read_plan_cells(results_dir)
-    results = read_results(result_files(results_dir))
-    cells = {r.cell_id: KindCell(kind_of(r.cell), r.cell_id, r.cell, r.status, r) for r in results}
-    found = {_content(r.cell) for r in results}  # a planned cell found by its fields needs no id
+    cells: dict[str, KindCell] = {}
+    envelopes = Envelopes()
+    found = set()  # a planned cell found by its fields needs no id
+    for result in read_results(result_files(results_dir)):
+        kind = kinds.get(kind_of(result.cell))
+        fields = compact(result.cell)
+        envelopes.add(envelope_row(result), kind.environment(result) if kind else {})
+        found.add(_content(fields))
+        cells[result.cell_id] = KindCell(kind_of(fields), result.cell_id, fields, result.status,
+                                         kind.keep(result) if kind else result)
     registered = registry_states(results_dir)
     for fields in planned:
         if _content(fields) in found:
             continue
         cell = cell_from_dict(fields)  # its checks and its id: the slow part, for cells without a result
-        if cell.cell_id not in cells:  # a result written before a field was added has the same id
-            status = registered.get(cell.cell_id, CellState.NOT_SUBMITTED)
-            cells[cell.cell_id] = KindCell(cell.kind, cell.cell_id, cell.to_dict(), status)
-    return Loaded(study, tuple(cells.values()), spent=read_spent(results_dir, spent))
+        cell_id = cell.cell_id  # a hash of its fields: once
+        if cell_id not in cells:  # a result written before a field was added has the same id
+            status = registered.get(cell_id, CellState.NOT_SUBMITTED)
+            cells[cell_id] = KindCell(cell.kind, cell_id, cell.to_dict(), status)
+            envelopes.add(dict(kind=cell.kind, cell_id=cell_id, status=status), {})
+    return Loaded(study, tuple(cells.values()), read_spent(results_dir, spent), envelopes.frame(), results_dir)
+
+
+class Envelopes:
+    """The envelope of every cell, as rows of ENVELOPE_COLUMNS (tuples, not dicts: 100,000 of them)
+    and the entries its kind adds (by column, sparse), gathered as the files are read."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple] = []
+        self.extra: dict[str, dict[int, Any]] = {}
+
+    def add(self, envelope: dict[str, Any], environment: Mapping[str, Any]) -> None:
+        for key, value in environment.items():
+            self.extra.setdefault(key, {})[len(self.rows)] = value
+        self.rows.append(tuple(envelope.get(c) for c in ENVELOPE_COLUMNS))
+
+    def frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame.from_records(self.rows, columns=ENVELOPE_COLUMNS)
+        for key, values in self.extra.items():
+            frame[key] = pd.Series(values, index=list(values), dtype=object).reindex(frame.index)
+        return frame
+
+
+def compact(cell: dict[str, Any]) -> dict[str, Any]:
+    """A result's cell fields with its names and its words held once for every result (sys.intern):
+    a study of 100,000 results holds 100,000 of these."""
+    return {sys.intern(k): interned(v) for k, v in cell.items()}
+
+
+def interned(value: Any) -> Any:
+    """A text held once however many results repeat it (a GPU's name, a version, a word of a
+    field); any other value as it is."""
+    return sys.intern(value) if type(value) is str else value  # noqa: E721 (a StrEnum is held once already)
 
 
 def _content(fields: dict[str, Any]) -> str:
@@ -128,13 +180,14 @@ class SkippedFile(UserWarning):
     """A file named like a result that is no regular file (a FIFO): not read; the message names it."""
 
 
-def read_results(paths: list[Path]) -> list[Result]:
-    """Each result file; one that is no regular file is skipped with a SkippedFile warning
-    (never opened: a FIFO would block), a corrupt one raises ResultError."""
-    results = []
+def read_results(paths: list[Path]) -> Iterator[Result]:
+    """Each result file in turn (one at a time: the caller keeps what it needs of each); one that
+    is no regular file is skipped with a SkippedFile warning (never opened: a FIFO would block), a
+    corrupt one raises ResultError."""
     for path in paths:
         try:
-            results.append(read_result(path))
+            result = read_result(path)
         except NotRegularFile as exc:
             warnings.warn(str(exc), SkippedFile, stacklevel=2)
-    return results
+            continue
+        yield result

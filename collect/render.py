@@ -31,6 +31,11 @@ class Grid:
     formulas: list[str] = field(default_factory=list)
     empty: str = ""
     text_columns: tuple[int, ...] = (0,)  # left-aligned; the rest are numbers, right-aligned
+    more: str = ""  # the rows left out of a large table, and where they are (collect.view)
+
+    def notes(self) -> list[str]:
+        """What is said above the caption: why there are no rows, else which rows are left out."""
+        return [text for text in (self.empty or self.more,) if text]
 
 
 def _missing(value) -> bool:
@@ -60,11 +65,10 @@ def percent(value, digits: int = 1) -> str:
 
 
 def to_rich(grid: Grid) -> Table:
-    caption = grid.caption + ("\n" + "\n".join(grid.formulas) if grid.formulas else "")
-    if grid.empty:
-        caption = grid.empty + "\n" + caption
+    caption = "\n".join(grid.notes() + [grid.caption] + grid.formulas)
     # Text, never a str: "[pipeline=fast]" is text, not markup, on any console
-    table = Table(title=Text(grid.title), caption=Text(caption), caption_justify="left")
+    table = Table(title=Text(grid.title), caption=Text(caption), caption_justify="left",
+                  min_width=min(len(grid.title) + 4, MAX_WIDTH))  # a table of no row keeps its title on one line
     for i, name in enumerate(grid.header):
         table.add_column(Text(name), justify="left" if i in grid.text_columns else "right")
     for row in grid.rows:
@@ -107,6 +111,7 @@ def to_markdown(grid: Grid, level: str = "###") -> str:
     if grid.empty:
         lines += [f"**{grid.empty}**", ""]
     else:
+        lines += [f"**{_md(grid.more)}**", ""] if grid.more else []
         lines.append("| " + " | ".join(_md(h) for h in grid.header) + " |")
         lines.append("|" + "|".join("---" if i in grid.text_columns else "---:" for i, _ in enumerate(grid.header)) + "|")
         lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in grid.rows]
@@ -136,7 +141,7 @@ def to_latex(grid: Grid) -> str:
                   r"\toprule", " & ".join(latex_escape(h) for h in grid.header) + r" \\", r"\midrule"]
         lines += [" & ".join(latex_escape(c) for c in row) + r" \\" for row in grid.rows]
         lines += [r"\bottomrule", r"\end{tabular}}"]
-    notes = [grid.caption] + grid.formulas
+    notes = ([grid.more] if grid.more and not grid.empty else []) + [grid.caption] + grid.formulas
     lines.append(r"\par\smallskip\footnotesize " + r" \\ ".join(latex_escape(n) for n in notes))
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"

@@ -14,7 +14,8 @@ import pandas as pd
 
 from collect import kinds, render
 from collect.findings import Finding
-from collect.load import ENVELOPE_COLUMNS, Loaded, envelope_row, load
+from collect.load import ENVELOPE_COLUMNS, Loaded, load
+from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
 from jobs.core.result import Status
@@ -44,17 +45,18 @@ class Collected:
         return tuple(key for name in self.kind_names for key in kinds.registry()[name].files)
 
 
-def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[dict] = None) -> Collected:
+def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[dict] = None,
+            view: View = DEFAULT_VIEW) -> Collected:
     """Every table from the results dir; writes tables.md, tables.tex and one CSV per table in
     `out_dir` (default: the results dir). A file that cannot be written is said in `unwritten`.
     `spent`: what the jobs held, measured just now (collect.spent), written as spent.json too;
-    None: the results dir's spent.json, if any."""
+    None: the results dir's spent.json, if any. `view`: the rows the grids show (the CSVs have all)."""
     results_dir = Path(results_dir)
     out = Path(out_dir) if out_dir else results_dir
     loaded = load(results_dir, spent)
     present = kinds.present(loaded)  # each kind present builds its own tables
-    built = {key: table for kind in present for key, table in kind.tables(loaded).items()}
-    grid_list = tuple(grid for kind in present for grid in kind.grids(built))
+    built = {key: table for kind in present for key, table in kind.tables(loaded, view).items()}
+    grid_list = tuple(grid for kind in present for grid in kind.grids(built, view))
     findings = tuple(finding for kind in present for finding in kind.findings(built))
     csv = [key for kind in present for key in kind.files]
     files: dict[str, str | bytes] = {
@@ -70,17 +72,9 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:
     """One row per cell of every kind: kind, id, status, error, environment (ENVELOPE_COLUMNS, and
-    what its kind adds for ENV_ROWS: KindTables.environment)."""
-    registered = kinds.registry()
-    rows = []
-    for c in loaded.cells:
-        if c.result is None:
-            rows.append(dict(kind=c.kind, cell_id=c.cell_id, status=c.status))
-        else:
-            kind = registered.get(c.kind)
-            rows.append(envelope_row(c.result) | (dict(kind.environment(c.result)) if kind else {}))
+    what its kind adds for ENV_ROWS: KindTables.environment), as collect.load gathered them."""
     columns = ENVELOPE_COLUMNS + [column for _, column in ENV_ROWS if column not in ENVELOPE_COLUMNS]
-    return pd.DataFrame(rows, columns=columns)
+    return loaded.envelopes.reindex(columns=columns)
 
 
 def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, ...], str]:

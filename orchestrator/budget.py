@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from jobs.core.layout import PLAN_FILE, SPENT_FILE
-from orchestrator import estimate, spent
+from orchestrator import estimate, registry, spent
 from orchestrator.errors import BudgetError, PlanError, UserError
 from orchestrator.estimate import Estimate
 from orchestrator.local_jobs import local_snapshot
@@ -247,6 +248,8 @@ def measure_spent(results_dir: Path) -> tuple[Optional[dict], str]:
     if not (Path(results_dir) / PLAN_FILE).is_file():
         return None, ""
     try:
+        if never_submitted(Path(results_dir)):  # nothing spent: no need to read the plan's cells and results
+            return spent.spent_file(_study_name(Path(results_dir)), []), ""
         plan = read_plan(Path(results_dir))
         monitor = Monitor(plan)
         book = ledger(plan, monitor, monitor.refresh().rows)
@@ -257,3 +260,18 @@ def measure_spent(results_dir: Path) -> tuple[Optional[dict], str]:
             else "no GPU-hours table"
         return None, f"GPU-hours spent not measured now ({exc}); {kept}"
     return spent.spent_file(plan.study, book.charges), ""
+
+
+def never_submitted(results_dir: Path) -> bool:
+    """No job was ever asked for: the registry records no submission and no intent to submit."""
+    state = registry.load(results_dir)
+    return not state.submissions and not state.intents
+
+
+def _study_name(results_dir: Path) -> str:
+    """The plan's study name, without reading (and checking) its cells; PlanError if unreadable."""
+    try:
+        data = json.loads((results_dir / PLAN_FILE).read_text())
+        return str(data["study"])
+    except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
+        raise PlanError(f"the plan in {results_dir} is unreadable ({exc})") from exc

@@ -22,7 +22,7 @@ def _environment(result: Result) -> Mapping[str, Optional[str]]:
 
 KIND = KindTables(
     "allreduce", "All-reduce study", "the link's bandwidth as nccl-tests measures it (busbw vs message size)",
-    lambda loaded: tables.build(rows.allreduce_rows(loaded.of_kind("allreduce"))),
+    lambda loaded, view: tables.build(rows.allreduce_rows(loaded.of_kind("allreduce"))),
     grids.build,
     ("allreduce_sizes", "allreduce_marked", "allreduce_cells"), _plots,
     {"allreduce_marked": "allreduce_busbw_vs_size"}, environment=_environment, findings=findings.build,

@@ -12,6 +12,7 @@ from collect.allreduce.rows import UNREADABLE
 from collect.allreduce.tables import BANDWIDTH_SHARE, LATENCY_FACTOR, MARKED
 from collect.render import Grid, status_text
 from collect.repeats import ranged
+from collect.view import DEFAULT_VIEW, View, shown
 from jobs.allreduce.cell import bytes_text
 
 FORMULAS = ["algbw = bytes / time (GB/s = 1e9 bytes/s); busbw = algbw x 2(N-1)/N, N ranks (nccl-tests: the "
@@ -114,11 +115,14 @@ def sweep_grid(setup: str, sizes: pd.DataFrame, index: int) -> Grid:
                 [SPREAD, *FORMULAS, REGIMES], "" if rows else "No ok result.", text_columns=(0, 6))
 
 
-def build(built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
-    """Every all-reduce grid, in the report's order: the cells, the summary, then each setup's sweep."""
+def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:
+    """Every all-reduce grid, in the report's order: the cells, the summary, then each setup's
+    sweep; the cells and the summary of at most view.rows lines (collect.view.shown)."""
     sizes = built["allreduce_sizes"]
     sweeps = tuple(sweep_grid(setup, part, i)
                    for i, (setup, part) in enumerate(sizes.groupby("setup", sort=False)))
-    return (cells_grid(built["allreduce_cells"]),
-            marked_grid(built["allreduce_marked"], sizes, built["allreduce_runs"], built["allreduce_cells"]),
+    cells = shown(built["allreduce_cells"], "allreduce_cells.csv", view.rows, "cells")
+    marked = shown(built["allreduce_marked"], "allreduce_marked.csv", view.rows, "setups", ["setup"])
+    return (cells.noted(cells_grid(cells.table)),
+            marked.noted(marked_grid(marked.table, sizes, built["allreduce_runs"], built["allreduce_cells"])),
             *sweeps)

@@ -16,11 +16,11 @@ def _plots(built: Tables) -> Mapping[str, Optional[bytes]]:
 
 KIND = KindTables(
     "ptq", "Quantization study", "post-training quantization of the notebook's LeNet (Part B)",
-    lambda loaded: tables.build(rows.ptq_rows(loaded.of_kind("ptq"))),
+    lambda loaded, view: tables.build(rows.with_histograms(rows.ptq_rows(loaded.of_kind("ptq")), loaded.results_dir)),
     grids.build,
     ("ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep", "ptq_cells"),
     _plots,
     {"ptq_weights": "ptq_weight_histograms", "ptq_activations": "ptq_activation_histograms",
      "ptq_sweep_activations": "ptq_accuracy_vs_bits"},
-    findings=findings.build,
+    findings=findings.build, keep=rows.keep,
 )

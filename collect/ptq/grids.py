@@ -9,6 +9,7 @@ import pandas as pd
 
 from collect.render import Grid, number, percent, signed, status_text
 from collect.repeats import ranged
+from collect.view import Shown, DEFAULT_VIEW, View, shown
 
 SPREAD = ("accuracy = the median over training seeds (the cells' repeats), min-max beside it; * marks a spread "
           "(max - min) / median above 5%: a difference smaller than the spread is noise")
@@ -244,17 +245,26 @@ def notebook_spec(notebook: pd.DataFrame) -> str:
             f"calibration images), bias int32")
 
 
-def build(built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
-    """Every PTQ grid, in the report's order."""
-    notebook = built["ptq_notebook"]
-    return (
-        cells_grid(built["ptq_cells"]),
-        notebook_grid(notebook, built["ptq_cells"], built["ptq_runs"], notebook_spec(notebook)),
-        integer_grid(built["ptq_integer"]),
-        scales_grid(built["ptq_scales"]),
-        stats_grid(built["ptq_weights"], "weights"),
-        stats_grid(built["ptq_activations"], "activations"),
-        sweep_grid(built["ptq_sweep"], built["ptq_notebook"], "weights"),
-        sweep_grid(built["ptq_sweep"], built["ptq_notebook"], "activations"),
-    )
+def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:
+    """Every PTQ grid, in the report's order, of at most view.rows lines (collect.view.shown):
+    cells; setups (their variants, layers); the sweep's choices (their bits side by side)."""
+    notebook, sweep = built["ptq_notebook"], built["ptq_sweep"]
 
+    def cut(key: str, part: str = "") -> Shown:
+        table = sweep[sweep.part == part] if part else built[key]
+        what, by = (("cells", None) if key == "ptq_cells" else ("choices", ["setup", "choice"]) if part
+                    else ("setups", ["setup"]))
+        return shown(table, f"{key}.csv", view.rows, what, by)
+
+    cells, variants, integer, scales = cut("ptq_cells"), cut("ptq_notebook"), cut("ptq_integer"), cut("ptq_scales")
+    weights, activations = cut("ptq_weights"), cut("ptq_activations")
+    swept = {part: cut("ptq_sweep", part) for part in ("weights", "activations")}
+    return (
+        cells.noted(cells_grid(cells.table)),
+        variants.noted(notebook_grid(variants.table, built["ptq_cells"], built["ptq_runs"], notebook_spec(notebook))),
+        integer.noted(integer_grid(integer.table)),
+        scales.noted(scales_grid(scales.table)),
+        weights.noted(stats_grid(weights.table, "weights")),
+        activations.noted(stats_grid(activations.table, "activations")),
+        *(swept[part].noted(sweep_grid(swept[part].table, notebook, part)) for part in ("weights", "activations")),
+    )

@@ -1,6 +1,7 @@
 """A PTQ study's result files as flat rows (pandas), read from their JSON: one row per cell, per
 (cell, variant), per (cell, variant, layer) for the notebook's scales, and per (cell, layer) for
-the weight and activation statistics with their histograms.
+the weight and activation statistics with their histograms (those of the cell shown per setup:
+the others are not kept while the files are read, `keep`).
 
 Reads the "ptq" findings as plain JSON (jobs.ptq.result's to_dict shape) with no torch, so
 collect stays light; strict JSON's "NaN" and "Infinity" strings become numbers again. Cells that
@@ -8,17 +9,21 @@ differ only in seed and repeat are one setup (a configuration); the repeats are 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional
 
 import pandas as pd
 
 from collect.load import KindCell
 from jobs.core.atomic import NON_FINITE
+from jobs.core.layout import result_path
 from jobs.ptq.cell import PTQCell
-from jobs.core.result import ResultError
+from jobs.ptq.result import Histogram, PTQFindings, TensorStats
+from jobs.core.result import Result, ResultError, read_result
 
 SEED_FIELDS = ("seed", "repeat")  # what repeats of one setup differ in
 SPEC_FIELDS = ("weight_bits", "activation_bits", "granularity", "weight_method", "activation_method",
@@ -44,6 +49,68 @@ class PTQRows:
     scales: pd.DataFrame  # each ok cell's notebook variants, per layer
     weights: pd.DataFrame  # each ok cell's Net weights per layer (the notebook's spec)
     activations: pd.DataFrame  # each ok cell's Net input and layer outputs (the notebook's calibration)
+
+
+def representative(rows: PTQRows) -> pd.DataFrame:
+    """Per setup, the ok cell whose per-layer figures are shown: the lowest training seed."""
+    ok = rows.cells[rows.cells.status == "ok"]
+    ok = ok[ok.cell_id.isin(set(rows.variants.cell_id))]
+    return ok.sort_values("training_seed").drop_duplicates("setup")[["setup", "cell_id", "training_seed"]]
+
+
+NO_HISTOGRAM = Histogram((), ())
+
+
+def keep(result: Result) -> Result:
+    """The result as the PTQ tables keep it while every file is read (collect.kinds.KindTables.keep):
+    without its histograms, which only the one cell per setup whose layers are shown needs
+    (with_histograms reads them again from its file). A study of 2,000 results would hold them all."""
+    body = result.body
+    if not isinstance(body, PTQFindings):
+        return result
+    outcome = body.outcome
+    bare = dataclasses.replace(
+        outcome, weight_stats=tuple(dataclasses.replace(w, stats=_bare(w.stats)) for w in outcome.weight_stats),
+        activation_stats=tuple(dataclasses.replace(a, stats=_bare(a.stats)) for a in outcome.activation_stats))
+    return dataclasses.replace(result, body=dataclasses.replace(body, outcome=bare))
+
+
+def _bare(stats: TensorStats) -> TensorStats:
+    return dataclasses.replace(stats, histogram=NO_HISTOGRAM)
+
+
+def with_histograms(rows: PTQRows, results_dir: Optional[Path]) -> PTQRows:
+    """The rows with the histograms of each setup's shown cell (representative), read again from
+    its result file (the others' were not kept: `keep`)."""
+    shown = list(representative(rows).cell_id)
+    if not shown or results_dir is None:
+        return rows
+    weights: dict[tuple[str, str], tuple[tuple, tuple]] = {}
+    activations: dict[tuple[str, str], tuple[tuple, tuple]] = {}
+    for cell_id in shown:
+        body = read_result(result_path(results_dir, cell_id)).body
+        if not isinstance(body, PTQFindings):
+            raise ResultError(f"result file {cell_id}.json changed while collect read it: no ptq findings now; "
+                              "run collect again")
+        weights.update(_histograms(cell_id, [w.stats for w in body.outcome.weight_stats]))
+        activations.update(_histograms(cell_id, [a.stats for a in body.outcome.activation_stats]))
+    return dataclasses.replace(rows, weights=_filled(rows.weights, weights),
+                               activations=_filled(rows.activations, activations))
+
+
+def _histograms(cell_id: str, stats: list[TensorStats]) -> dict[tuple[str, str], tuple[tuple, tuple]]:
+    """(cell, layer) -> the layer's histogram edges and counts, as the rows hold them."""
+    return {(cell_id, s.name): (tuple(map(number, s.histogram.edges)), tuple(map(int, s.histogram.counts)))
+            for s in stats}
+
+
+def _filled(stats: pd.DataFrame, found: dict[tuple[str, str], tuple[tuple, tuple]]) -> pd.DataFrame:
+    """Each row's edges and counts where `found` has its (cell, layer)."""
+    keys = list(zip(stats.cell_id, stats.layer, strict=True))
+    edges = [found[k][0] if k in found else e for k, e in zip(keys, stats.edges, strict=True)]
+    counts = [found[k][1] if k in found else c for k, c in zip(keys, stats.counts, strict=True)]
+    return stats.assign(edges=pd.Series(edges, index=stats.index, dtype=object),
+                        counts=pd.Series(counts, index=stats.index, dtype=object))
 
 
 def number(value: Any) -> float:

@@ -12,7 +12,7 @@ from typing import Optional
 
 import pandas as pd
 
-from collect.ptq.rows import SPEC_FIELDS, PTQRows
+from collect.ptq.rows import SPEC_FIELDS, PTQRows, representative
 from collect.repeats import setup_runs
 from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS
 
@@ -69,13 +69,6 @@ def integer_table(rows: PTQRows) -> pd.DataFrame:
 
 def _distinct(values: pd.Series) -> str:
     return ", ".join(sorted({str(x) for x in values.dropna()}))
-
-
-def representative(rows: PTQRows) -> pd.DataFrame:
-    """Per setup, the ok cell whose per-layer figures are shown: the lowest training seed."""
-    ok = rows.cells[rows.cells.status == "ok"]
-    ok = ok[ok.cell_id.isin(set(rows.variants.cell_id))]
-    return ok.sort_values("training_seed").drop_duplicates("setup")[["setup", "cell_id", "training_seed"]]
 
 
 def _shown(table: pd.DataFrame, rows: PTQRows) -> pd.DataFrame:

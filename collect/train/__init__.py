@@ -9,8 +9,10 @@ import pandas as pd
 from collect.kinds import KindTables
 from collect.load import Loaded
 from collect.render import Grid
-from collect.train import findings, grids, overhead, spent, tables
-from collect.train.frame import backend, frames
+from collect.view import DEFAULT_VIEW, View, shown
+from collect.train import findings, grids, overhead, spent, sweep, tables
+from collect.train.frame import backend, frames, keep
+from collect.train.tables import CONFIG
 from jobs.core.cell import TRAIN
 
 TABLE_FILES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead")
@@ -19,36 +21,49 @@ PLOT_OF = {"q1": "q1_epoch_time", "table1": "table1_speedup", "table2": "table2_
 SECTION_PLOTS = {"q4": ("q4", "q4_test")}  # grid -> its plots, where not the plot of its own key
 
 
-def build_tables(loaded: Loaded) -> dict[str, pd.DataFrame]:
+def build_tables(loaded: Loaded, view: View = DEFAULT_VIEW) -> dict[str, pd.DataFrame]:
     """Every table of the training cells, and "train_cells": the frame they are computed from
     (collect.train.frame; not written as a file)."""
     built = frames(loaded.of_kind(TRAIN))
     frame, epochs = built.frame, built.epochs
     scaling = tables.scaling_table(frame)  # shared by four tables
+    test = tables.accuracy_table(frame, epochs)  # and the sweep's
     return {
         "train_cells": frame,
         "q1": tables.q1_table(frame), "table1": tables.table1(frame, scaling),
         "strong": tables.strong_scaling(frame, scaling), "table2": tables.table2(frame, scaling),
-        "table3": tables.table3(frame, scaling), "test": tables.accuracy_table(frame, epochs),
+        "table3": tables.table3(frame, scaling), "test": test,
         "q4": tables.q4_table(frame, epochs),
         "q4_curves": tables.q4_curves(frame, epochs),
         "spent": spent.spent_table(frame, epochs, loaded.spent),
         "overhead": overhead.overhead_table(frame),
+        "sweep": sweep.sweep_table(test, view.sort),
     }
 
 
-def build_grids(built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
+def build_grids(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:
+    """Each table's grid, of at most view.rows lines (collect.view.shown: the CSVs have every row)."""
     protocol = tables.timing_protocol(built["train_cells"])
+    q1, strong, t2, t3, test, q4 = (shown(built[key], f"{key}.csv", view.rows, named=CONFIG) for key in
+                                    ("q1", "strong", "table2", "table3", "test", "q4"))
+    t1 = shown(built["table1"], "table1.csv", view.rows, "setups", grids.table1_lines(built["table1"]), CONFIG)
     return (
-        grids.q1_grid(built["q1"], protocol),
-        grids.table1_grid(built["table1"], protocol),
-        grids.strong_grid(built["strong"], protocol),
-        grids.table2_grid(built["table2"], protocol),
-        grids.table3_grid(built["table3"], protocol),
-        grids.accuracy_grid(built["test"]),
-        grids.q4_grid(built["q4"], tables.largest_fitting_batch(built["q1"])),
-        overhead.overhead_grid(built["overhead"]),
-    ) + spent.grids(built)
+        q1.noted(grids.q1_grid(q1.table, protocol)),
+        t1.noted(grids.table1_grid(t1.table, protocol)),
+        strong.noted(grids.strong_grid(strong.table, protocol)),
+        t2.noted(grids.table2_grid(t2.table, protocol)),
+        t3.noted(grids.table3_grid(t3.table, protocol)),
+        test.noted(grids.accuracy_grid(test.table)),
+        q4.noted(grids.q4_grid(q4.table, tables.largest_fitting_batch(built["q1"]))),
+        _overhead_grid(built["overhead"], view),
+    ) + sweep.sweep_grids(built, view) + spent.grids(built, view)
+
+
+def _overhead_grid(table: pd.DataFrame, view: View) -> Grid:
+    """Its configurations cut as the other tables' are; the study's total row always shown."""
+    total = table.scope == overhead.TOTAL
+    rows = shown(table[~total], "overhead.csv", view.rows)
+    return rows.noted(overhead.overhead_grid(pd.concat([rows.table, table[total]])))
 
 
 def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
@@ -63,6 +78,6 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 
 KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
-    build_tables, build_grids, TABLE_FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS, environment=backend,
-    findings=findings.build,
+    build_tables, build_grids, TABLE_FILES + sweep.FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS, environment=backend,
+    findings=findings.build, keep=keep,
 )

@@ -1,5 +1,5 @@
-"""The training kind's findings: Part A's questions (Q1-Q4) and the lab's, each answered from its
-table (collect.train.findings_q1, findings_scaling, findings_accuracy), after a caveat where the
+"""The training kind's findings: Part A's questions (Q1-Q4), the lab's and the sweep's, each answered
+from its table (collect.train.findings_q1, findings_scaling, findings_accuracy, findings_sweep), after a caveat where the
 runs ran on a CPU. A question whose table is empty is not asked by the study: it has no finding."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collect.findings import Finding
 from collect.train.findings_accuracy import lab_findings, q4_findings
 from collect.train.findings_q1 import q1_findings
 from collect.train.findings_scaling import q2_findings, q3_findings
+from collect.train.findings_sweep import sweep_findings
 from collect.train.labels import Namer, ok_rows, on_cpu
 
 CAVEAT = "caveat"
@@ -28,6 +29,8 @@ def build(built: Mapping[str, pd.DataFrame]) -> tuple[Finding, ...]:
         found += q4_findings(built["q4"], built["test"], built["q1"])
     if len(built["test"]):
         found += lab_findings(built["test"])
+    if len(built["sweep"]):
+        found += sweep_findings(built["sweep"])
     return tuple(found)
 
 

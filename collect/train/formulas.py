@@ -31,8 +31,8 @@ FORMULAS = {
                      "first, warm-up epoch included; the test evaluation after each epoch is not in epoch_s)",
     "train_speedup": "speedup = time to train on 1 GPU / time to train on N GPUs, with the batch per GPU b fixed "
                      "and every other field the same (global batch b x N: the LR rule scales the LR with it)",
-    "scaled_lr": "LR rule: none = lr; linear = lr x global batch / lr_ref_batch (Goyal et al.), reached after "
-                 "the warmup epochs when there are any",
+    "scaled_lr": "LR rule: none = lr; linear = lr x global batch / lr_ref_batch (Goyal et al.); sqrt = lr x "
+                 "sqrt(global batch / lr_ref_batch); reached after the warmup epochs when there are any",
     "spread": "with repeats: median (min-max) over them; * marks a spread (max - min) / median above 5%: "
               "a difference smaller than the spread is noise",
 }
@@ -49,11 +49,15 @@ def _bad(*values: float) -> bool:
 
 def scaled_lr(lr: Number, global_batch: int, ref_batch: int, scaling: str) -> float:
     """The LR a run trains at (after any warmup): lr under "none"; lr x global_batch / ref_batch
-    under "linear". Example: lr 0.1, 4 GPUs x 128 = 512, ref 128, linear -> 0.4."""
+    under "linear"; lr x sqrt(global_batch / ref_batch) under "sqrt".
+    Example: lr 0.1, 4 GPUs x 128 = 512, ref 128: linear -> 0.4, sqrt -> 0.2."""
     value = _value(lr)
-    if scaling != "linear":
+    if scaling not in ("linear", "sqrt"):
         return value
-    return math.nan if ref_batch <= 0 else value * global_batch / ref_batch
+    if ref_batch <= 0:
+        return math.nan
+    k = global_batch / ref_batch
+    return value * (k if scaling == "linear" else math.sqrt(k))
 
 
 def speedup(t1_s: Number, tn_s: Number) -> float:

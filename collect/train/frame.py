@@ -2,13 +2,17 @@
 status, environment, timed epoch and all-reduce figures) and one row per epoch of each result."""
 from __future__ import annotations
 
+import array
 import dataclasses
+import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from collect.load import ENV_KEYS, KindCell, envelope_row
+from collect.load import ENV_KEYS, KindCell, envelope_row, interned
 from jobs.core.phases import Phases
 from jobs.core.result import Result
 from jobs.train.cell import Cell
@@ -33,6 +37,7 @@ EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
 NUMERIC_COLUMNS = (["peak_mem_gib", "run_seed"] + [f"timed_{k}" for k in EPOCH_KEYS]
                    + [f"comm_{k}" for k in COMM_KEYS if k != "backend"] + [f"gpu_{k}" for k in GPU_KEYS]
                    + PHASE_COLUMNS)
+TEXT_COLUMNS = [c for c in COLUMNS if c not in NUMERIC_COLUMNS]  # the cell's fields among them
 
 
 @dataclass(frozen=True)
@@ -63,21 +68,65 @@ def epoch_rows(result: Result) -> list[tuple]:
     return [(result.cell_id, e.epoch) + tuple(getattr(e, k) for k in EPOCH_KEYS) for e in train_body(result).epochs]
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What the tables read of one training result (collect.kinds.KindTables.keep), compact: a
+    study may hold 100,000. texts: its values of TEXT_COLUMNS; numbers: of NUMERIC_COLUMNS (NaN where
+    none); epochs: each epoch's number and EPOCH_KEYS, one after the other."""
+
+    texts: tuple
+    numbers: array.array
+    epochs: array.array
+
+
+def keep(result: Result) -> Kept:
+    row = result_row(result)
+    epochs = [value for e in train_body(result).epochs for value in _EPOCH_VALUES(e)]
+    return Kept(tuple([interned(v) for v in map(row.get, TEXT_COLUMNS)]), _numbers(list(map(row.get, NUMERIC_COLUMNS))),
+                _numbers(epochs))
+
+
+_EPOCH_VALUES = operator.attrgetter("epoch", *EPOCH_KEYS)  # an epoch's row, but its cell's id
+
+
+def _numbers(values: list[Any]) -> array.array:
+    """Each value as a float; NaN for none or for what is no number (as pandas' to_numeric, coerced)."""
+    return array.array("d", [v if type(v) is float else _number(v) for v in values])  # noqa: E721 (the common case)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(value) if isinstance(value, str) else math.nan
+    except ValueError:
+        return math.nan
+
+
 def frames(cells: tuple[KindCell, ...]) -> TrainFrames:
-    """The training cells (collect.load) as frames; a planned cell without a result has its
-    fields and status, and no numbers."""
-    results = [c.result for c in cells if c.result is not None]
-    rows = [result_row(c.result) if c.result is not None
-            else {**CELL_DEFAULTS, **c.cell, "cell_id": c.cell_id, "status": c.status} for c in cells]
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    for column in NUMERIC_COLUMNS:
-        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    """The training cells (collect.load, each result kept by `keep`) as frames; a planned cell
+    without a result has its fields and status, and no numbers."""
+    kept = [c.result for c in cells if c.result is not None]
+    frame = pd.DataFrame.from_records([c.result.texts if c.result is not None else _planned_row(c) for c in cells],
+                                      columns=TEXT_COLUMNS)
+    numbers = np.full((len(cells), len(NUMERIC_COLUMNS)), np.nan)
+    ran = np.array([c.result is not None for c in cells], dtype=bool)
+    if kept:
+        numbers[ran] = np.frombuffer(b"".join(k.numbers.tobytes() for k in kept)).reshape(len(kept), -1)
+    frame = pd.concat([frame, pd.DataFrame(numbers, columns=NUMERIC_COLUMNS)], axis=1)[COLUMNS]
     frame["gpus"] = frame.nodes * frame.gpus_per_node
     frame["global_batch"] = frame.gpus * frame.batch_per_gpu
-    epochs = pd.DataFrame([row for r in results for row in epoch_rows(r)], columns=EPOCH_COLUMNS)
-    for column in EPOCH_KEYS:
-        epochs[column] = pd.to_numeric(epochs[column], errors="coerce")
+    values = np.frombuffer(b"".join(k.epochs.tobytes() for k in kept)).reshape(-1, 1 + len(EPOCH_KEYS))
+    ids = [c.cell_id for c in cells if c.result is not None for _ in range(len(c.result.epochs) // values.shape[1])]
+    epochs = pd.DataFrame(values, columns=EPOCH_COLUMNS[1:])
+    epochs.insert(0, "cell_id", pd.Series(ids, dtype=object))
+    epochs["epoch"] = epochs.epoch.astype(int)
     return TrainFrames(frame, epochs)
+
+
+def _planned_row(c: KindCell) -> tuple:
+    fields = {**CELL_DEFAULTS, **c.cell, "cell_id": c.cell_id, "status": c.status}
+    return tuple(fields.get(column) for column in TEXT_COLUMNS)
 
 
 def backend(result: Result) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pandas as pd
 import collect.train.formulas as f
 from collect.render import NO_BASELINE, Grid, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
+from collect.view import VARIES
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
 
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
@@ -35,8 +36,8 @@ def _gpus(count: int) -> str:
 
 def remedy_name(row) -> str:
     parts = []
-    if row.lr_scaling == "linear":
-        parts.append("linear LR scaling")
+    if row.lr_scaling in ("linear", "sqrt"):
+        parts.append(f"{row.lr_scaling} LR scaling")
     if row.warmup_epochs:
         parts.append(f"{row.warmup_epochs}-epoch warmup")
     if bool(row.sync_bn):
@@ -45,7 +46,11 @@ def remedy_name(row) -> str:
 
 
 def varying(table: pd.DataFrame, shown: set[str]) -> list[str]:
-    """Configuration fields, other than those a grid shows, that differ between its rows."""
+    """Configuration fields, other than those a grid shows, that differ between its rows; between
+    all the rows of its table where it shows some of them (collect.view.VARIES)."""
+    whole = table.attrs.get(VARIES)
+    if whole is not None:
+        return [c for c in CONFIG if c not in shown and c in whole]
     return [c for c in CONFIG if c not in shown and c in table and table[c].nunique(dropna=False) > 1]
 
 
@@ -139,6 +144,11 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
     return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
                 caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No timing runs in this study.")
+
+
+def table1_lines(t1: pd.DataFrame) -> list[str]:
+    """The columns that name Table 1's lines (one per setup, its batches side by side)."""
+    return ["engine", "nodes", "gpus_per_node"] + varying(t1, SHOWN)
 
 
 def _table1_cells(r) -> list[str]:
@@ -261,6 +271,8 @@ def lr_rule(row) -> str:
     text = f"{row.lr:g}"
     if row.lr_scaling == "linear":
         text = f"linear: {row.lr:g} x {row.global_batch}/{row.lr_ref_batch} = {row.lr_after_warmup:g}"
+    if row.lr_scaling == "sqrt":
+        text = f"sqrt: {row.lr:g} x sqrt({row.global_batch}/{row.lr_ref_batch}) = {row.lr_after_warmup:g}"
     if row.warmup_epochs:
         text += f", {row.warmup_epochs}-epoch warmup"
     return text + (", SyncBN" if bool(row.sync_bn) else "")

@@ -1,6 +1,7 @@
 """GPU-hours spent per configuration, beside the part its epochs used (collect.spent's runs)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pandas as pd
@@ -8,6 +9,7 @@ import pandas as pd
 from collect.render import Grid, number, percent, seconds
 from collect.train.grids import SHOWN, row_name, varying
 from collect.train.tables import CONFIG, ENGINE_ORDER
+from collect.view import DEFAULT_VIEW, View, shown
 
 FILES = ("spent",)
 COLUMNS = CONFIG + ["gpus", "runs", "jobs", "spent_gpu_h", "epochs_s", "epochs_gpu_h", "in_epochs", "sources"]
@@ -52,14 +54,23 @@ def spent_grid(table: pd.DataFrame) -> Grid:
     rows = [[row_name(r, fields), str(r.batch_per_gpu), str(r.epochs), str(r.runs), str(r.jobs),
              number(r.spent_gpu_h, 3), seconds(r.epochs_s), number(r.epochs_gpu_h, 3), percent(r.in_epochs)]
             for r in table.itertuples(index=False)]
-    total = table.spent_gpu_h.sum() if len(table) else 0.0
-    sources = sorted({s for text in table.sources for s in text.split(",")}) if len(table) else []
-    caption = (f"Units: GPU-hours, seconds. {number(total, 3)} GPU-h spent by the study in all; elapsed times "
-               f"from {', '.join(sources) or '-'}, measured {table.attrs.get('measured_at') or 'at an unknown time'}.")
-    return Grid("spent", "GPU-hours spent per configuration", caption, header, rows, FORMULAS,
+    return Grid("spent", "GPU-hours spent per configuration", spent_caption(table), header, rows, FORMULAS,
                 "" if rows else "No job of this study has run yet.")
 
 
-def grids(built: dict[str, pd.DataFrame]) -> tuple[Grid, ...]:
-    """The grid where spent.json said anything (`python -m orchestrator collect` writes it)."""
-    return (spent_grid(built["spent"]),) if len(built["spent"]) else ()
+def spent_caption(table: pd.DataFrame) -> str:
+    """Units, the study's total over the table's configurations, where the times come from."""
+    total = table.spent_gpu_h.sum() if len(table) else 0.0
+    sources = sorted({s for text in table.sources for s in text.split(",")}) if len(table) else []
+    return (f"Units: GPU-hours, seconds. {number(total, 3)} GPU-h spent by the study in all; elapsed times "
+            f"from {', '.join(sources) or '-'}, measured {table.attrs.get('measured_at') or 'at an unknown time'}.")
+
+
+def grids(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:
+    """The grid where spent.json said anything (`python -m orchestrator collect` writes it), of at
+    most view.rows configurations; the total is over every one."""
+    if not len(built["spent"]):
+        return ()
+    cut = shown(built["spent"], "spent.csv", view.rows, named=CONFIG)
+    grid = cut.noted(spent_grid(cut.table))
+    return (dataclasses.replace(grid, caption=spent_caption(built["spent"])),)

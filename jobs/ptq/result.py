@@ -9,6 +9,7 @@ naming the field, and never reaches a table as a wrong number. No torch: collect
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import reprlib
 import types
@@ -189,6 +190,11 @@ def _build(tp: Any, value: Any, where: str, name: str) -> Any:
     if origin is tuple:
         if not isinstance(value, list):
             raise TypeError(f"{where} must be a list, got {reprlib.repr(value)}")
+        if args[0] in _SCALARS:  # a histogram's thousands of numbers: each checked, its place named only if bad
+            try:
+                return tuple(_scalar(args[0], v, where, name) for v in value)
+            except (TypeError, ValueError):
+                pass  # said again below, with its index
         return tuple(_build(args[0], v, f"{where}[{i}]", name) for i, v in enumerate(value))
     if dataclasses.is_dataclass(tp):
         return _record(tp, value, where)
@@ -202,7 +208,7 @@ def _record(tp: Any, value: Any, where: str) -> Any:
     unknown = sorted(set(value) - set(fields))
     if unknown:
         raise ValueError(f"{where} has unknown key(s) {unknown}")
-    hints, kwargs = typing.get_type_hints(tp), {}
+    hints, kwargs = _hints(tp), {}
     for name, f in fields.items():
         if name in value:
             kwargs[name] = _build(hints[name], value[name], f"{where}.{name}", name)
@@ -212,6 +218,15 @@ def _record(tp: Any, value: Any, where: str) -> Any:
         return tp(**kwargs)
     except ValueError as exc:  # the dataclass's own checks (a QuantSpec's choices)
         raise ValueError(f"{where}: {exc}") from None
+
+
+_SCALARS = (bool, str, int, float)
+
+
+@functools.cache
+def _hints(tp: Any) -> dict[str, Any]:
+    """A dataclass's field types (evaluated once per class: every result has thousands of records)."""
+    return typing.get_type_hints(tp)
 
 
 def _scalar(tp: Any, value: Any, where: str, name: str) -> Any:

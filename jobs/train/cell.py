@@ -21,7 +21,7 @@ ENGINES = ("single", "dp", "ddp")
 MODELS = ("resnet18", "tiny")
 PIPELINES = ("faithful", "fast")
 PRECISIONS = ("fp32", "bf16")
-LR_SCALINGS = ("none", "linear")
+LR_SCALINGS = ("none", "linear", "sqrt")
 SYNTHETIC_TEST_IMAGES = 100  # the test batch of a training cell's synthetic set (jobs.runtime.data writes it)
 # What a training job leaves out when its "GPUs" are CPU processes, and why (`plan` shows it there).
 CPU_NOTES = (
@@ -54,7 +54,7 @@ class Cell:
     lr: float = 0.1
     momentum: float = 0.9
     weight_decay: float = 5e-4
-    lr_scaling: str = "none"  # linear: lr x global_batch / lr_ref_batch (Goyal et al. 2017)
+    lr_scaling: str = "none"  # linear: lr x global_batch / lr_ref_batch (Goyal et al. 2017); sqrt: x its square root
     lr_ref_batch: int = 128
     warmup_epochs: int = 0  # ramp the LR linearly from lr to its scaled value over these epochs
     sync_bn: bool = False
@@ -141,7 +141,7 @@ class Cell:
     def plan_columns(self) -> dict[str, str]:
         """What `plan` shows of the cell, beyond its id, label and array."""
         remedies = ", ".join(filter(None, [
-            "linear LR" if self.lr_scaling == "linear" else "",
+            f"{self.lr_scaling} LR" if self.lr_scaling != "none" else "",
             f"warmup {self.warmup_epochs} ep" if self.warmup_epochs else "", "SyncBN" if self.sync_bn else "",
         ])) or "-"
         return {"batch/GPU": str(self.batch_per_gpu), "global batch": str(self.global_batch),
@@ -172,7 +172,7 @@ class Cell:
     def label(self) -> str:
         """A human name; not unique (the id is)."""
         shape = f"{self.nodes}x{self.gpus_per_node}" if self.nodes > 1 else f"{self.gpus}g"
-        remedies = ("-lin" if self.lr_scaling == "linear" else "") + (
+        remedies = {"linear": "-lin", "sqrt": "-sqrt"}.get(self.lr_scaling, "") + (
             f"-wu{self.warmup_epochs}" if self.warmup_epochs else "") + ("-sbn" if self.sync_bn else "")
         return f"{self.engine}-{shape}-b{self.batch_per_gpu}-e{self.epochs}{remedies}"
 

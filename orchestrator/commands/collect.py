@@ -1,6 +1,7 @@
 """collect: every table from the result files; --report adds the HTML and Markdown report."""
 from __future__ import annotations
 
+import argparse
 import json
 import warnings
 from pathlib import Path
@@ -17,14 +18,33 @@ def register(verbs, common) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--report", action="store_true", help="also write report.html (self-contained) and report.md with plots/")
     p.add_argument("--out", metavar="DIR", help="write the tables and the report here (default: the results dir)")
+    p.add_argument("--sort", metavar="METRIC", default="",
+                   help="order the sweep table by METRIC, the best first (default test_accuracy; a wrong name lists them)")
+    p.add_argument("--top", metavar="N", type=count, default=None,
+                   help="the sweep table's N best configurations on the console (default 20; sweep.csv has every one)")
     p.set_defaults(run=run)
+
+
+def count(text: str) -> int:
+    """A number of rows: an int >= 1 (argparse names the flag when it is not)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value
 
 
 def run(args, console: Console) -> int:
     from collect.load import SkippedFile
     from collect.render import print_findings, print_grids
     from collect.report import collect, write_report  # pandas: only for this verb
+    from collect.train.sweep import metric_named
+    from collect.view import View
 
+    metric_named(args.sort)  # a wrong name is said before any work
+    view = View(sort=args.sort, **({"top": args.top} if args.top else {}))
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
@@ -32,7 +52,7 @@ def run(args, console: Console) -> int:
     print_warnings([why] if why else [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SkippedFile)
-        collected = collect(results_dir, Path(args.out) if args.out else None, spent)
+        collected = collect(results_dir, Path(args.out) if args.out else None, spent, view)
     for w in caught:  # pass on the others as they came
         if not issubclass(w.category, SkippedFile):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

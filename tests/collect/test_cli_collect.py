@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import cli, cli_json, unwritable
 
-TABLES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead", "spent")
+TABLES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead", "sweep", "spent")  # sweep: Q4's remedies
 # spent.json: what the dir's jobs held, as collect measured it (one squeue, at most one sacct)
 TABLE_FILES = ("tables.md", "tables.tex", *(f"{name}.csv" for name in TABLES), "spent.json")
 DDP_ROW = "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |"  # Table 1: b=32 ran, b=128 failed

@@ -31,7 +31,7 @@ def rows_of(grid):
 
 
 def test_every_table_states_units_timed_epoch_gpu_and_repeats(grids):
-    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead"]
+    assert list(grids) == ["q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead", "sweep"]  # sweep: Q4's remedies
     for grid in grids.values():
         assert grid.caption.startswith("Units: ")
         assert "GPU: NVIDIA H200." in grid.caption and "Repeats: " in grid.caption
@@ -138,7 +138,7 @@ def test_markdown_latex_and_rich(collected, grids):
     assert "| 4 GPUs, DataParallel | timeout |  |  | not in study |  |  |" in text
     assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | not submitted |  |  |" in text
     tex = (collected.out_dir / "tables.tex").read_text()
-    assert tex.count(r"\begin{table}") == 8 and "booktabs" in tex  # with the overhead table
+    assert tex.count(r"\begin{table}") == 9 and "booktabs" in tex  # with the overhead and sweep tables
     console = Console(record=True, width=250)
     console.print(render.to_rich(grids["table1"]))
     shown = console.export_text()
@@ -148,7 +148,7 @@ def test_markdown_latex_and_rich(collected, grids):
 def test_csv_files_hold_the_long_tables_row_for_row(collected):
     """Each CSV reads back as its table, every row and value (an empty text is a blank cell, as no
     number is), and a spreadsheet shows the mixed dir's worked numbers and statuses."""
-    for name in ("q1", "table1", "strong", "table2", "table3", "test", "q4"):
+    for name in ("q1", "table1", "strong", "table2", "table3", "test", "q4", "sweep"):
         read = pd.read_csv(collected.out_dir / f"{name}.csv", keep_default_na=False, na_values=[""])
         table = collected.tables[name].reset_index(drop=True).replace("", math.nan)
         pd.testing.assert_frame_equal(read, table, check_dtype=False)

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from collect.load import load
 from collect.report import collect, status_counts, write_report
 from jobs.core.cell import run_seed
 from orchestrator.cli import main
@@ -14,7 +15,7 @@ from tests.collect.dirs import NOTEBOOK_ACCURACY, ptq_results, write_ptq
 from tests.factories import NOTEBOOK, ptq_cell, ptq_result
 from tests.helpers import cli_json
 
-TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead"]
+TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead", "sweep"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
              "ptq_sweep_weights", "ptq_sweep_activations"]
 
@@ -197,3 +198,19 @@ def test_a_result_records_its_training_seed_and_old_results_count_seed_plus_repe
     assert [r.run_seed for r in new] == [run_seed(0, 1), 1]
     tables = collect(write_ptq(tmp_path / "new", new, planned=())).tables
     assert set(tables["ptq_notebook"].repeats) == {2}
+
+
+def test_results_are_held_without_histograms_and_the_shown_seed_reads_its_own_again(ptq_dir):
+    """Reading a study of 2,000 PTQ results keeps none of their histograms; the one seed whose layers
+    are shown (the lowest training seed, repeat 0's) has them, read again from its file."""
+    held = [c.result.body.outcome for c in load(ptq_dir).of_kind("ptq") if c.status == "ok"]
+    assert len(held) == 3 and all(s.stats.histogram.edges == () == s.stats.histogram.counts
+                                  for o in held for s in (*o.weight_stats, *o.activation_stats))
+    histograms = collect(ptq_dir).tables["ptq_histograms"]
+    assert len(histograms) == 5 + 6 and set(histograms.training_seed) == {run_seed(0, 0)}
+    weights = histograms[histograms.which == "weights"].iloc[0]  # [-0.2, 0.25] in 4 bins (tests/factories)
+    assert weights.edges == pytest.approx((-0.2, -0.0875, 0.025, 0.1375, 0.25)) and weights.counts == (10, 40, 40, 10)
+    first = histograms[histograms.which == "activations"].iloc[0]  # the input, [-1, 1]; conv1 shares a weight's name
+    assert (first.layer, first.edges) == ("input", pytest.approx((-1.0, -0.5, 0.0, 0.5, 1.0)))
+    conv1 = histograms[(histograms.which == "activations") & (histograms.layer == "conv1")].iloc[0]
+    assert conv1.edges == pytest.approx((0.0, 2.25, 4.5, 6.75, 9.0))

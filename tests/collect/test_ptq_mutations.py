@@ -5,12 +5,15 @@ a bad training result, one `error: result file <name>` line and exit 2."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
 
+from jobs.ptq.result import PTQFindings
 from orchestrator.cli import main
 from tests.collect.dirs import write_ptq
+from tests.factories import ptq_cell, ptq_result
 
 DELETE = object()  # the key is removed
 V0, V1, V2 = ("ptq", "outcome", "variants", 0), ("ptq", "outcome", "variants", 1), ("ptq", "outcome", "variants", 2)
@@ -97,3 +100,13 @@ def test_a_mutated_ptq_result_is_an_error_naming_its_file(good, tmp_path, capsys
     assert code == 2, f"accepted: {'.'.join(map(str, keys))} = {value!r}"
     assert err.startswith("error: result file ") and name in err and len(err.strip().splitlines()) == 1
     assert len(err) < 600, err[:200]
+
+
+@pytest.mark.parametrize("bad, said", [("a", "got 'a'"), (-1, "got -1"), (2**60, "got 1152921504606846976")])
+def test_a_bad_count_among_a_histograms_is_named_by_its_place(bad, said):
+    """A histogram's counts are checked in one pass; the bad one is still named by its index."""
+    data = ptq_result(ptq_cell(0)).body.to_dict()
+    data["outcome"]["weight_stats"][0]["stats"]["histogram"]["counts"][2] = bad
+    with pytest.raises(ValueError, match=re.escape("ptq.outcome.weight_stats[0].stats.histogram.counts[2] must be a "
+                                                   f"whole number in 0 .. 2**53, {said}")):
+        PTQFindings.from_dict(data)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from collect.report import collect
+from orchestrator import budget
 from jobs.core.result import ResultError
 from tests.factories import cell, train_result, write_results
 
@@ -51,3 +52,32 @@ def test_spent_json_is_read_back_and_a_damaged_one_is_an_error_naming_it(tmp_pat
     (results / "spent.json").write_text(json.dumps(damaged))
     with pytest.raises(ResultError, match="spent.json is unreadable.*gpu_hours"):
         collect(results)
+
+
+def test_a_study_never_submitted_spent_nothing_without_reading_its_cells(tmp_path, monkeypatch):
+    """No submission and no intent in the registry (results copied in, or fabricated): nothing was
+    spent, said without reading and checking the plan's cells or the result files, which a study of
+    100,000 cells would make the slow part of collect."""
+    results = write_results(tmp_path / "r", [train_result(ONE)], planned=[TWO])
+
+    def unread(*args, **kwargs):
+        raise AssertionError("read for nothing")
+
+    monkeypatch.setattr(budget, "read_plan", unread)
+    monkeypatch.setattr(budget, "Monitor", unread)
+    measured, why = budget.measure_spent(results)
+    assert why == "" and measured["study"] == "by-hand" and measured["charges"] == []
+
+
+def test_a_study_with_a_submission_is_measured(tmp_path):
+    """One submission recorded: the plan and the jobs are read (squeue and sacct know nothing of job
+    7_0 here, so it is charged from its result file's clock: its phases' sum, the task's start to its
+    result, 1 GPU; or, in a result written before phases, 10:00 to 10:05)."""
+    result = train_result(ONE)
+    results = write_results(tmp_path / "r", [result], submitted=[ONE])
+    measured, why = budget.measure_spent(results)
+    assert why == "" and [(c["cell_id"], c["source"], c["elapsed_s"]) for c in measured["charges"]] == [
+        (ONE.cell_id, "result", result.phases.total_s())]
+    result.phases = None
+    results = write_results(tmp_path / "old", [result], submitted=[ONE])
+    assert [c["elapsed_s"] for c in budget.measure_spent(results)[0]["charges"]] == [300.0]

@@ -126,6 +126,7 @@ def test_q4_curves_carry_test_accuracy_per_epoch(mixed_dir):
 @pytest.mark.parametrize("lr, batch, ref, rule, expected", [
     (0.1, 512, 128, "linear", 0.4), (0.1, 8192, 128, "linear", 6.4), (0.1, 512, 128, "none", 0.1),
     (0.1, 512, 0, "linear", math.nan), (None, 512, 128, "none", math.nan),
+    (0.1, 512, 128, "sqrt", 0.2), (0.1, 8192, 128, "sqrt", 0.8), (0.1, 512, 0, "sqrt", math.nan),
 ])
 def test_scaled_lr_by_hand(lr, batch, ref, rule, expected):
     value = f.scaled_lr(lr, batch, ref, rule)

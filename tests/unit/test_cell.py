@@ -127,7 +127,7 @@ def test_an_int_is_accepted_for_a_float_field():
     ({"engine": "horovod"}, "engine must be one of"),
     ({"model": "resnet50"}, "model must be one of"),
     ({"precision": "fp16"}, "precision must be one of"),
-    ({"lr_scaling": "sqrt"}, "lr_scaling must be one of"),
+    ({"lr_scaling": "cubic"}, "lr_scaling must be one of"),
     ({"train_images": 50_001}, "train_images must be <= 50000"),
     ({"test_images": 10_001}, "test_images must be <= 10000 for cifar10"),
     ({"test_images": -1}, "test_images must be >= 0"),

@@ -1,4 +1,4 @@
-"""jobs.train.schedule: linear LR scaling and gradual warmup (Goyal et al. 2017), worked by hand."""
+"""jobs.train.schedule: linear and square-root LR scaling and gradual warmup (Goyal et al. 2017), worked by hand."""
 from __future__ import annotations
 
 import pytest
@@ -24,6 +24,17 @@ def test_linear_scaling_counts_gpus_on_every_node():
 
 def test_reference_batch_is_honoured():
     assert target_lr(big(lr_scaling="linear", lr_ref_batch=256)) == pytest.approx(0.8)
+
+
+def test_sqrt_scaling_multiplies_by_the_square_root_of_global_over_reference_batch():
+    assert target_lr(big(lr_scaling="sqrt")) == pytest.approx(0.4)  # k = 16: 0.1 x 4
+    two_by_two = Cell(engine="ddp", nodes=2, gpus_per_node=2, batch_per_gpu=128, lr=0.1, lr_scaling="sqrt")
+    assert target_lr(two_by_two) == pytest.approx(0.2)  # 512 / 128 = 4: 0.1 x 2
+
+
+def test_sqrt_warmup_ramps_to_the_square_root_rule():
+    # 0.1 + (0.4 - 0.1) x 1/2 at the middle of a 2-epoch warmup
+    assert lr_at(big(lr_scaling="sqrt", warmup_epochs=2), 1.0) == pytest.approx(0.25)
 
 
 def test_no_scaling_keeps_the_base_lr():

@@ -30,9 +30,20 @@ def test_lab_study_is_1_gpu_then_ddp_on_2_4_gpus_and_2_nodes_with_the_lr_times_t
     s = load_study("lab")
     shapes = [(c.engine, c.nodes, c.gpus_per_node) for c in s.cells]
     assert list(dict.fromkeys(shapes)) == [("single", 1, 1), ("ddp", 1, 2), ("ddp", 1, 4), ("ddp", 2, 2)]
-    assert len(s.cells) == 4 * 3
-    assert {(c.gpus, target_lr(c)) for c in s.cells} == {(1, 0.1), (2, 0.2), (4, 0.4)}
-    assert all(c.dataset == "cifar10" and c.test_images == 10_000 for c in s.cells)
+    times_workers = [c for c in s.cells if c.lr_scaling == "linear" and c.warmup_epochs == 0]
+    assert len(times_workers) == 4 * 3
+    assert {(c.gpus, target_lr(c)) for c in times_workers} == {(1, 0.1), (2, 0.2), (4, 0.4)}
+    assert all(c.dataset == "cifar10" and c.test_images == 10_000 and c.epochs == 5 for c in s.cells)
+
+
+def test_lab_study_sweeps_the_lr_rule_and_warmup_on_2_nodes_for_its_best_accuracy():
+    """On 2 nodes x 2 GPUs (global batch 512, 4 x the reference 128): lr 0.1 as is, x 4 or x sqrt(4),
+    each with 0, 1 or 2 warmup epochs (none without: a warmup from lr to lr changes nothing); 3 repeats."""
+    two_nodes = [c for c in load_study("lab").cells if c.nodes == 2]
+    assert len(two_nodes) == 7 * 3
+    assert {(c.lr_scaling, c.warmup_epochs, target_lr(c)) for c in two_nodes} == {
+        ("none", 0, 0.1), ("linear", 0, 0.4), ("linear", 1, 0.4), ("linear", 2, 0.4),
+        ("sqrt", 0, 0.2), ("sqrt", 1, 0.2), ("sqrt", 2, 0.2)}
 
 
 def test_quick_study_runs_six_configurations_twice_on_one_and_two_gpus():
