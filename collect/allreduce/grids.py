@@ -3,6 +3,7 @@ busbw at the two sizes training all-reduces (ResNet-18's gradient, DDP's bucket)
 per setup the whole sweep by message size with its regimes marked."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -117,10 +118,14 @@ def sweep_grid(setup: str, sizes: pd.DataFrame, index: int) -> Grid:
 
 def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:
     """Every all-reduce grid, in the report's order: the cells, the summary, then each setup's
-    sweep; the cells and the summary of at most view.rows lines (collect.view.shown)."""
+    sweep; the cells and the summary of at most view.rows lines (collect.view.shown), the sweeps
+    of the first view.rows setups."""
     sizes = built["allreduce_sizes"]
-    sweeps = tuple(sweep_grid(setup, part, i)
-                   for i, (setup, part) in enumerate(sizes.groupby("setup", sort=False)))
+    setups = list(sizes.groupby("setup", sort=False))
+    sweeps = [sweep_grid(setup, part, i) for i, (setup, part) in enumerate(setups[:view.rows])]
+    if len(setups) > view.rows:  # a grid per setup: the first ones, the rest in the CSV
+        sweeps[-1] = dataclasses.replace(sweeps[-1], more=f"The sweeps of {len(setups) - view.rows:,} more setups "
+                                                          "are in allreduce_sizes.csv.")
     cells = shown(built["allreduce_cells"], "allreduce_cells.csv", view.rows, "cells")
     marked = shown(built["allreduce_marked"], "allreduce_marked.csv", view.rows, "setups", ["setup"])
     return (cells.noted(cells_grid(cells.table)),

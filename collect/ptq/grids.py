@@ -3,7 +3,7 @@ the integer-only check, the scales and statistics per layer, and the sweep by bi
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 import pandas as pd
 
@@ -250,15 +250,14 @@ def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Gr
     cells; setups (their variants, layers); the sweep's choices (their bits side by side)."""
     notebook, sweep = built["ptq_notebook"], built["ptq_sweep"]
 
-    def cut(key: str, part: str = "") -> Shown:
-        table = sweep[sweep.part == part] if part else built[key]
-        what, by = (("cells", None) if key == "ptq_cells" else ("choices", ["setup", "choice"]) if part
-                    else ("setups", ["setup"]))
-        return shown(table, f"{key}.csv", view.rows, what, by)
+    def cut(key: str, what: str = "setups", by: tuple[str, ...] = ("setup",), table: Optional[pd.DataFrame] = None) -> Shown:
+        return shown(built[key] if table is None else table, f"{key}.csv", view.rows, what, list(by) or None)
 
-    cells, variants, integer, scales = cut("ptq_cells"), cut("ptq_notebook"), cut("ptq_integer"), cut("ptq_scales")
+    cells = cut("ptq_cells", "cells", ())
+    variants, integer, scales = cut("ptq_notebook"), cut("ptq_integer"), cut("ptq_scales")
     weights, activations = cut("ptq_weights"), cut("ptq_activations")
-    swept = {part: cut("ptq_sweep", part) for part in ("weights", "activations")}
+    swept = {part: cut("ptq_sweep", "choices", ("setup", "choice"), sweep[sweep.part == part])
+             for part in ("weights", "activations")}
     return (
         cells.noted(cells_grid(cells.table)),
         variants.noted(notebook_grid(variants.table, built["ptq_cells"], built["ptq_runs"], notebook_spec(notebook))),

@@ -12,6 +12,7 @@ import pytest
 
 from collect.allreduce import grids, rows, tables
 from collect.load import load
+from collect.view import View
 from jobs.allreduce.cell import DDP_BUCKET_BYTES as BUCKET, GRADIENT_BYTES as GRADIENT, AllreduceCell
 from jobs.core.bandwidth import bandwidth_gbps
 from orchestrator.cli import main
@@ -109,6 +110,15 @@ def test_the_sweep_grid_marks_the_regimes_and_names_the_marked_sizes(study_dir):
     assert out[1].rows[0][:4] == ["4 GPUs, nccl", "42.6 MiB (ResNet-18 gradient)", "4,063 (3,725-4,470) *",
                                   "16.5 (15-18) *"]
     assert out[1].rows[0][5] == "16.5 at 42.6 MiB"
+
+
+def test_a_study_of_many_setups_shows_the_first_sweeps_and_says_where_the_rest_are(study_dir):
+    """At most View.rows lines a table and sweeps: with 1, the first cell, setup and sweep."""
+    out = grids.build(built(study_dir), View(rows=1))
+    assert [g.key for g in out] == ["allreduce_cells", "allreduce_marked", "allreduce_sweep_0"]
+    assert len(out[0].rows) == 1 and out[0].more.startswith("1 of 6 cells shown; 1 of 6 have no result yet")
+    assert len(out[1].rows) == 2 and out[1].more.startswith("1 of 2 setups shown")  # a setup's two marked sizes
+    assert out[2].more == "The sweeps of 1 more setups are in allreduce_sizes.csv."
 
 
 def test_an_empty_study_says_there_is_no_result(tmp_path):
