@@ -106,3 +106,12 @@ class unwritable:
         if self.immutable:
             subprocess.run(["chattr", "-i", str(self.path)], check=True)
         self.path.chmod(0o755)
+
+
+def assert_plan_refuses(where: Path, capsys, text: str, expected: str) -> None:
+    """`plan` of this study text: exit 2, one `error:` line holding `expected`, nothing planned."""
+    study = write_study(where, text, "bad")
+    assert main(["plan", "--study", str(study)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+    assert not (where / "runs").exists()

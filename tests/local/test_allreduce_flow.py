@@ -9,7 +9,7 @@ import pytest
 from jobs.allreduce.cell import AllreduceCell
 from jobs.core.result import read_result
 from orchestrator.cli import main
-from tests.helpers import ALLREDUCE_TINY, cell_states, cli_json, one_gpu_machine, run_job, write_study
+from tests.helpers import assert_plan_refuses, ALLREDUCE_TINY, cell_states, cli_json, one_gpu_machine, run_job
 
 TINY = str(ALLREDUCE_TINY)
 
@@ -77,11 +77,7 @@ def test_a_gpu_cell_where_there_are_no_gpus_fails_saying_why(tmp_path, monkeypat
     (lambda s: s.replace("iters = 3", "iterations = 3"), "iterations"),
 ])
 def test_a_bad_allreduce_study_is_one_line_exit_2_at_plan(in_tmp, capsys, edit, expected):
-    study = write_study(in_tmp, edit(ALLREDUCE_TINY.read_text()), "bad")
-    assert main(["plan", "--study", str(study)]) == 2
-    err = capsys.readouterr().err
-    assert expected in err and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
-    assert not (in_tmp / "runs").exists()
+    assert_plan_refuses(in_tmp, capsys, edit(ALLREDUCE_TINY.read_text()), expected)
 
 
 def test_the_greene_study_on_a_one_gpu_machine_is_planned_and_every_cell_skipped_with_why(in_tmp, monkeypatch, capsys):

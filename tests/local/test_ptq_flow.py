@@ -6,7 +6,7 @@ import pytest
 
 from jobs.core.result import read_result
 from orchestrator.cli import main
-from tests.helpers import PTQ_TINY as STUDY, cell_states, write_study
+from tests.helpers import assert_plan_refuses, PTQ_TINY as STUDY, cell_states, write_study
 
 PTQ_TINY = str(STUDY)
 NOTEBOOK = ["Net float", "Net W8", "Net W8A8", "NetWithBias float", "NetWithBias W8 float-bias", "NetWithBias W8A8B32"]
@@ -71,8 +71,4 @@ def test_a_rerun_cell_reuses_its_trained_networks(in_tmp, capsys):
     (lambda s: s.replace("train_images = 600", "train_images = 100000000"), "train_images must be <= 50000"),
 ])
 def test_a_bad_ptq_study_is_one_line_exit_2_at_plan(in_tmp, capsys, edit, expected):
-    study = write_study(in_tmp, edit(STUDY.read_text()), "bad")
-    assert main(["plan", "--study", str(study)]) == 2
-    err = capsys.readouterr().err
-    assert expected in err and err.startswith("error: ") and len(err.strip().splitlines()) == 1
-    assert not (in_tmp / "runs").exists()
+    assert_plan_refuses(in_tmp, capsys, edit(STUDY.read_text()), expected)
