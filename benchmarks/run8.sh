@@ -8,6 +8,7 @@
 set -uo pipefail
 PART=$1 OUT=$2
 mkdir -p "$OUT"
+exec > >(tee "$OUT/part$PART.log") 2>&1  # the device returns at most 8 files: logs and tarballs only
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1  # no NVLink multicast
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=$PWD:/tmp/site
@@ -29,7 +30,8 @@ hw5() {  # LIMIT: run hw5's cells through the local executor for at most LIMIT s
 case $PART in
 1) python3 -m pytest -q -p no:cacheprovider tests/gpu -k "dp or ddp" 2>&1 | tail -5
    python3 benchmarks/ab_pairs.py --configs ddp:4:128,ddp:4:512,ddp:4:32 --pairs 8 --budget-s 430 \
-     --out "$OUT/ab" --data /tmp/ab-data 2>&1 | grep -E "pair|budget|Error|error" ;;
+     --out runs/ab --data /tmp/ab-data 2>&1 | grep -E "pair|budget|Error|error"
+   tar -czf "$OUT/ab.tgz" runs/ab/pairs.jsonl runs/ab/*.json runs/ab/*/*.json ;;
 2) hw5 540 ;;
 3) hw5 240 --retry-failed
    python3 -m orchestrator plan --study benchmarks/h100x4-fast.toml --results runs/fast
