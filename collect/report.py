@@ -14,12 +14,21 @@ import pandas as pd
 
 from collect import kinds, render
 from collect.findings import Finding
+from collect.questions import Answered, answer_all
 from collect.load import ENVELOPE_COLUMNS, Loaded, load
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
 from jobs.core.result import Status
 import templates
+
+KEPT_OUT = "_values"  # a table's per-repeat values (tuples, for the verdicts): not in its CSV file nor --json
+
+
+def as_written(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as its CSV file and `collect --json` give it: without its per-repeat value columns."""
+    return table.drop(columns=[c for c in table.columns if str(c).endswith(KEPT_OUT)])
+
 
 ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visible"), ("driver", "env_driver"),
             ("torch", "env_torch"), ("CUDA", "env_cuda"), ("cuDNN", "env_cudnn"), ("NCCL", "env_nccl"),
@@ -37,7 +46,8 @@ class Collected:
     kind_names: tuple[str, ...]  # the kinds whose tables these are (collect.kinds)
     out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
     unwritten: str = ""  # why a file could not be written (the tables are still here)
-    findings: tuple[Finding, ...] = ()  # each kind's answers, from its tables (collect.findings)
+    findings: tuple[Finding, ...] = ()  # each kind's findings, from its tables (collect.findings)
+    answers: tuple[Answered, ...] = ()  # each kind's questions answered, in their declared order (collect.questions)
 
     @property
     def table_files(self) -> tuple[str, ...]:
@@ -58,16 +68,17 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     built = {key: table for kind in present for key, table in kind.tables(loaded, view).items()}
     grid_list = tuple(grid for kind in present for grid in kind.grids(built, view))
     findings = tuple(finding for kind in present for finding in kind.findings(built))
+    answers = tuple(a for kind in present for a in answer_all(kind.questions, built, findings))
     csv = [key for kind in present for key in kind.files]
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
-        **{f"{key}.csv": built[key].to_csv(index=False) for key in csv},
+        **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
     }
     written, unwritten = write_files(out, files)
     return Collected(results_dir, loaded.study, envelopes(loaded), built, grid_list, written,
-                     tuple(kind.name for kind in present), out, unwritten, findings)
+                     tuple(kind.name for kind in present), out, unwritten, findings, answers)
 
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:

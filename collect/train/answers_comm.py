@@ -1,0 +1,212 @@
+"""Part A Q3.1 and Q3.2 as records and paragraphs: compute against communication per epoch (the
+estimate T1/N and TN - T1/N, the exposed all-reduce where measured), and the bandwidth the
+gradients' all-reduce used, against the busbw the job measured."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Optional
+
+from collect.findings import listing
+from collect.questions import Record, Tables, Words, against, one_run_note, says
+from collect.render import number
+from collect.train.answers_common import caveats, cited, figure, rows_of, where
+from collect.train.labels import Namer, missing_reason, present
+from collect.verdict import Verdict
+
+BOUND = 0.5  # communication-bound: communication is at least this share of the train time
+
+
+@dataclass(frozen=True)
+class Split:
+    setup: str
+    batch: int
+    steps: int
+    compute_s: float  # T1 / N
+    comm_s: float  # TN - T1 / N
+    share: float  # comm / TN
+    measured_s: float  # the exposed all-reduce (NaN: not measured)
+    verdict: Optional[Verdict]  # TN against T1/N: above -> a communication cost is measured
+
+
+class Q3Because(StrEnum):
+    FEWER_STEPS = "fewer_steps"  # the share falls with the batch: fewer all-reduces per epoch
+    NOT_FALLING = "not_falling"
+    ONE_BATCH = "one_batch"
+
+
+@dataclass(frozen=True)
+class Q31Answer(Record):
+    device: str
+    cpu: bool
+    splits: tuple[Split, ...]
+    bound: tuple[str, ...]  # setups at a batch where communication is at least BOUND of the train time
+    because: Q3Because
+
+
+def _setup_groups(rows: list[tuple[int, Any]], namer: Namer) -> dict[str, list[tuple[int, Any]]]:
+    groups: dict[str, list[tuple[int, Any]]] = {}
+    for i, r in rows:
+        groups.setdefault(namer.name(r, batch=False), []).append((i, r))
+    return groups
+
+
+def q31_answer(tables: Tables) -> Optional[Q31Answer]:
+    t2, t3 = tables["table2"].reset_index(drop=True), tables["table3"].reset_index(drop=True)
+    if not len(t2):
+        return None
+    namer = Namer(t2, "table2")
+    steps = {i: int(r.steps) for i, r in rows_of(t3)}
+    splits, used, missing = [], [], []
+    ones = {(r.batch_per_gpu,): r for r in tables["q1"].itertuples(index=False) if figure(r, "train_s")}
+    for i, r in rows_of(t2):
+        if r.status != "ok" or not present(r.comm_est_s):
+            missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no 1-GPU run at its batch'})")
+            continue
+        one, tn = ones.get((r.batch_per_gpu,)), figure(r, "train_s")
+        v = against(tn, figure(one, "train_s").scaled(1 / r.gpus)) if one and tn else None  # type: ignore[union-attr]
+        splits.append(Split(namer.name(r, batch=False), int(r.batch_per_gpu), steps.get(i, 0), float(r.compute_est_s),
+                            float(r.comm_est_s), float(r.comm_est_s / r.train_s),
+                            float(r.comm_measured_s) if present(r.comm_measured_s) else float("nan"), v))
+        used.append((i, r))
+    device, cpu = where(r.gpu_model for _, r in used)
+    bound = tuple(f"{s.setup} at batch {s.batch}" for s in splits if s.share >= BOUND)
+    return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound, _q3_because(splits))
+
+
+def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
+    out: dict[str, list[Split]] = {}
+    for s in splits:
+        out.setdefault(s.setup, []).append(s)
+    return {k: sorted(v, key=lambda s: s.batch) for k, v in out.items()}
+
+
+def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
+    groups = [g for g in _by_setup(splits).values() if len(g) >= 2]
+    if not groups:
+        return Q3Because.ONE_BATCH
+    falls = sum(g[-1].share < g[0].share for g in groups)
+    return Q3Because.FEWER_STEPS if falls * 2 > len(groups) else Q3Because.NOT_FALLING
+
+
+def q31_text(a: Q31Answer) -> str:
+    text = ("Compute is T1/N, the 1-GPU train time of Q1 (data loading excluded) split evenly over N GPUs; communication "
+            "is the rest, TN - T1/N")
+    if any(present(s.measured_s) for s in a.splits):
+        text += "; beside it, the all-reduce time the backward pass did not hide, as the job measured it"
+    parts = []
+    for setup, group in _by_setup(a.splits).items():
+        ends = [group[0]] if len(group) == 1 else [group[0], group[-1]]
+        parts.append(f"{setup}, " + ", ".join(f"batch {s.batch}: {number(s.compute_s)} s and {number(s.comm_s)} s "
+                                             f"({s.share:.0%}{_cost(s.verdict)})" for s in ends))
+    text += f". Table 2 on {a.device}: {'; '.join(parts[:5])}." if parts else ". No multi-GPU run has both figures yet."
+    groups = [g for g in _by_setup(a.splits).values() if len(g) >= 2]
+    if a.because == Q3Because.FEWER_STEPS:
+        g = groups[0]
+        text += (f" Communication's share falls with the batch because an epoch has fewer steps, so fewer all-reduces of "
+                 f"the same gradients ({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch} on {g[0].setup}).")
+    elif a.because == Q3Because.NOT_FALLING:
+        text += " Communication's share does not fall with the batch here, although an epoch has fewer all-reduces."
+    text += (f" Communication-bound (at least {BOUND:.0%}): {listing(a.bound, 4)}." if a.bound
+             else " Every run is computation-bound (communication under half the train time).")
+    return text + caveats(a.cpu, a.missing, one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _cost(v: Optional[Verdict]) -> str:
+    if v is None:
+        return ""
+    word = says(v, Words("below T1/N", "", "TN not distinguishable from T1/N", "TN not clearly above T1/N"))
+    return f"; {word}" if word else ""
+
+
+# --- Q3.2 ------------------------------------------------------------------------------------------
+
+
+class BusbwBecause(StrEnum):
+    BELOW = "below"  # well under the link's busbw: the exposed time holds more than bytes on the link
+    NEAR = "near"
+    ABOVE = "above"  # above: the backward pass hides part of the all-reduce
+    UNMEASURED = "unmeasured"
+
+
+FAR_BELOW = 0.5  # a utilization under this share of the busbw is far below the link
+
+
+@dataclass(frozen=True)
+class Utilization:
+    setup: str
+    batch: int
+    gbps: float  # measured communication time where measured, else the estimate
+    basis: str  # "measured" | "estimated"
+    busbw_gbps: float
+    share: float
+
+
+@dataclass(frozen=True)
+class Q32Answer(Record):
+    device: str
+    cpu: bool
+    gradients: int
+    utilizations: tuple[Utilization, ...]
+    because: BusbwBecause
+
+
+def q32_answer(tables: Tables) -> Optional[Q32Answer]:
+    t3 = tables["table3"].reset_index(drop=True)
+    if not len(t3):
+        return None
+    namer = Namer(t3, "table3")
+    found, used, missing = [], [], []
+    for i, r in rows_of(t3):
+        measured = present(r.util_measured_gbps)
+        gbps = r.util_measured_gbps if measured else r.util_est_gbps
+        if r.status != "ok" or not present(gbps):
+            missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no communication time'})")
+            continue
+        share = r.share_measured if measured else r.share_est
+        found.append(Utilization(namer.name(r, batch=False), int(r.batch_per_gpu), float(gbps),
+                                 "measured" if measured else "estimated", float(r.busbw_gbps), float(share)))
+        used.append((i, r))
+    device, cpu = where(r.gpu_model for _, r in used)
+    gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
+    return Q32Answer(cited(namer, used[:12]), tuple(missing), device, cpu, gradients, tuple(found), _busbw_because(found))
+
+
+def _busbw_because(found: list[Utilization]) -> BusbwBecause:
+    shares = [u.share for u in found if present(u.share)]
+    if not shares:
+        return BusbwBecause.UNMEASURED
+    if max(shares) > 1:
+        return BusbwBecause.ABOVE
+    return BusbwBecause.BELOW if max(shares) < FAR_BELOW else BusbwBecause.NEAR
+
+
+def q32_text(a: Q32Answer) -> str:
+    text = ("A ring all-reduce (Patarasuk and Yuan) of P values of 4 bytes over N GPUs takes t = 2(N-1)/N x P x 4 / B "
+            "seconds at link bandwidth B: N-1 reduce-scatter and N-1 all-gather steps of P/N values. Bandwidth "
+            f"utilization = steps x 2(N-1)/N x P x 4 / communication time (Table 2), P = {a.gradients:,}.")
+    groups: dict[str, list[Utilization]] = {}
+    for u in a.utilizations:
+        groups.setdefault(u.setup, []).append(u)
+    parts = [f"{s} {min(g, key=lambda u: u.batch).gbps:.2f}" + (f"-{max(g, key=lambda u: u.batch).gbps:.2f}" if len(g) > 1
+                                                                 else "") + " GB/s" for s, g in groups.items()]
+    if parts:
+        text += f" Table 3 on {a.device} (batch {_batches(a)}): {'; '.join(parts[:5])}."
+    shares = [u.share for u in a.utilizations if present(u.share)]
+    if a.because == BusbwBecause.UNMEASURED:
+        text += " No run measured the link's busbw, so there is nothing to hold these against (DDP cells measure it)."
+    else:
+        bus = max(u.busbw_gbps for u in a.utilizations if present(u.busbw_gbps))
+        span = f"{min(shares):.0%}-{max(shares):.0%}" if len(shares) > 1 else f"{shares[0]:.0%}"
+        text += f" That is {span} of the busbw the jobs measured (up to {bus:.1f} GB/s)"
+        text += {BusbwBecause.BELOW: ", far below the link: the communication time holds more than bytes on the wire "
+                                     "(each bucket's latency, waiting for the slowest rank).",
+                 BusbwBecause.NEAR: ": the gradients' all-reduce runs near the link's speed.",
+                 BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
+                                     "exposed is shorter than the transfer."}[a.because]
+    return text + caveats(a.cpu, a.missing)
+
+
+def _batches(a: Q32Answer) -> str:
+    batches = sorted({u.batch for u in a.utilizations})
+    return f"{batches[0]} to {batches[-1]}" if len(batches) > 1 else str(batches[0])
