@@ -73,6 +73,8 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
+        **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list)}
+           if answers else {}),
         **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
     }

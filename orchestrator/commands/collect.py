@@ -22,6 +22,11 @@ def register(verbs, common) -> None:
                    help="order the sweep table by METRIC, the best first (default test_accuracy; a wrong name lists them)")
     p.add_argument("--top", metavar="N", type=count, default=None,
                    help="the sweep table's N best configurations on the console (default 20; sweep.csv has every one)")
+    p.add_argument("--tables", action="store_true", help="print every table after the answers (they are in tables.md "
+                   "and the CSV files either way)")
+    p.add_argument("--findings", action="store_true", help="print the findings, grouped under their answer")
+    p.add_argument("--question", metavar="ID", default="", help="print one question's answer, its tables and findings "
+                   "(e.g. A.Q2 or Q2; a wrong id lists them)")
     p.set_defaults(run=run)
 
 
@@ -38,8 +43,7 @@ def count(text: str) -> int:
 
 def run(args, console: Console) -> int:
     from collect.load import SkippedFile
-    from collect.render import print_findings, print_grids
-    from collect.report import collect, write_report  # pandas: only for this verb
+    from collect.report import as_written, collect, write_report  # pandas: only for this verb
     from collect.train.sweep import metric_named
     from collect.view import View
 
@@ -60,15 +64,56 @@ def run(args, console: Console) -> int:
     report, report_error = write_report(collected) if args.report and not collected.unwritten else ((), "")
     errors = [e for e in (collected.unwritten, report_error) if e]  # the tables are shown all the same
     if args.json:
-        tables = {key: json.loads(collected.tables[key].to_json(orient="records")) for key in collected.table_files}
+        tables = {key: json.loads(as_written(collected.tables[key]).to_json(orient="records"))
+                  for key in collected.table_files}
         findings = [f.to_dict() for f in collected.findings]
-        print(json.dumps(dict(tables, findings=findings, written=[str(p) for p in collected.written + report]), indent=1))
+        answers = [a.to_dict() for a in collected.answers]
+        print(json.dumps(dict(tables, answers=answers, findings=findings,
+                              written=[str(p) for p in collected.written + report]), indent=1))
         return print_errors(errors) or 0
-    print_grids(console, collected.grids)
-    print_findings(console, collected.findings)
-    if collected.written:
-        console.print("written: " + ", ".join(str(p) for p in collected.written), highlight=False)
+    answers = chosen(collected.answers, args.question)
+    shown = show(console, collected, answers, args)
+    out = collected.out_dir or collected.results_dir
     if report and not report_error:
-        console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in "
-                      f"{(collected.out_dir or collected.results_dir) / 'plots'}/", highlight=False)
+        console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in {out / 'plots'}/; "
+                      f"answers: {out / 'answers.md'}", highlight=False)
+    footer(console, collected, shown, args)
     return print_errors(errors) or 0
+
+
+def chosen(answers, question: str):
+    """Every answer, or the one whose id is `question` ("A.Q2", or "Q2" where one id ends so)."""
+    if not question:
+        return answers
+    wanted = question.strip().lower()
+    found = [a for a in answers if a.id.lower() == wanted] or [a for a in answers if a.id.lower().endswith("." + wanted)]
+    if len(found) != 1:
+        ids = ", ".join(a.id for a in answers) or "none (this study answers no question)"
+        raise PlanError(f"--question {question!r} names no question of this study; valid: {ids}")
+    return tuple(found)
+
+
+def show(console: Console, collected, answers, args) -> bool:
+    """The answers first; the tables after them where asked (--tables, --question: its own) or where no kind
+    of the study declares a question; the findings where asked. True when the tables were printed."""
+    from collect.render import print_answers, print_findings, print_grids
+
+    print_answers(console, answers)
+    keys = {key for a in answers for key in a.question.tables}
+    grids = (collected.grids if args.tables or not collected.answers else
+             tuple(g for g in collected.grids if g.key in keys) if args.question else ())
+    print_grids(console, grids)
+    if args.findings:
+        print_findings(console, [f for a in answers for f in a.findings] if args.question else collected.findings)
+    return bool(grids)
+
+
+def footer(console: Console, collected, tables_shown: bool, args) -> None:
+    """Where everything is: the tables' files, the findings, the flags that show them."""
+    out = collected.out_dir or collected.results_dir
+    if collected.written:
+        console.print(f"tables: {out / 'tables.md'}, tables.tex and {len(collected.table_files)} CSV files in {out}/"
+                      + ("" if tables_shown else "; print them with --tables"), highlight=False)
+    if collected.findings and not args.findings:
+        console.print(f"findings: {len(collected.findings)}, each under its answer: --findings (one question: "
+                      "--question ID); report: --report", highlight=False)
