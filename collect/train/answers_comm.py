@@ -188,8 +188,7 @@ def q32_text(a: Q32Answer) -> str:
     groups: dict[str, list[Utilization]] = {}
     for u in a.utilizations:
         groups.setdefault(u.setup, []).append(u)
-    parts = [f"{s} {min(g, key=lambda u: u.batch).gbps:.2f}" + (f"-{max(g, key=lambda u: u.batch).gbps:.2f}" if len(g) > 1
-                                                                 else "") + " GB/s" for s, g in groups.items()]
+    parts = [f"{s} {_gbps(g)} GB/s" for s, g in groups.items()]
     if parts:
         text += f" Table 3 on {a.device} (batch {_batches(a)}): {'; '.join(parts[:5])}."
     shares = [u.share for u in a.utilizations if present(u.share)]
@@ -205,6 +204,12 @@ def q32_text(a: Q32Answer) -> str:
                  BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
                                      "exposed is shorter than the transfer."}[a.because]
     return text + caveats(a.cpu, a.missing)
+
+
+def _gbps(group: list[Utilization]) -> str:
+    """"5.85-13.93": the smallest batch's rate to the largest's (one figure where they read the same)."""
+    ends = [number(u.gbps) for u in sorted(group, key=lambda u: u.batch)]
+    return ends[0] if ends[0] == ends[-1] else f"{ends[0]}-{ends[-1]}"
 
 
 def _batches(a: Q32Answer) -> str:

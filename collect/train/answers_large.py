@@ -92,6 +92,8 @@ def q41_text(a: Q41Answer) -> str:
             f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
             "not clearly different from the baseline's")) + ": with the same epochs it takes far fewer, larger steps "
             "at the same learning rate." * (a.gap.ratio < 1))
+    if not parts:
+        parts.append(f"This study has no {Q4_EPOCH}-epoch run to answer Q4.1 from.")
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
         parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
     return " ".join(parts) + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(a.gap))

@@ -108,7 +108,11 @@ def q1_text(a: Q1Answer) -> str:
     if a.first_oom is not None:
         text += f" Batch {a.first_oom} does not fit (OOM)" + (f": {a.largest_fit} is the largest that fits." if a.largest_fit
                                                                else ".")
-    if a.trend is not None:
+    if a.because == Q1Because.UNDECIDED and a.trend is not None:
+        needed = f"; about {a.trend.repeats_needed} repeats each would settle it" if a.trend.repeats_needed else ""
+        text += (f" Whether a larger batch trains faster is inconclusive here: the runs of batch {ok[0].batch} and "
+                 f"{ok[-1].batch} spread wider than their difference{needed}.")
+    elif a.trend is not None:
         first, last = ok[0], ok[-1]
         how = says(a.trend, Words(f"less time ({1 / a.trend.ratio:.2f}x faster from batch {first.batch} to {last.batch})",
                                   f"more time ({a.trend.ratio:.2f}x at batch {last.batch})", "about the same time",
