@@ -135,6 +135,26 @@ def template_env(autoescape: bool) -> jinja2.Environment:
                               trim_blocks=True, lstrip_blocks=True)
 
 
+def _finding(f: Finding) -> dict[str, str]:
+    return dict(question=f.question, text=f.text, evidence=f.evidence_text())
+
+
+def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[str, list]:
+    """The report's parts: each answer with its tables (and their plots) and its findings; the tables no
+    answer shows (`others`), and the findings no answer holds (`loose`)."""
+    grids = {g.key: g for g in collected.grids}
+    answers, shown, held = [], set(), set()
+    for a in collected.answers:
+        keys = [k for k in a.question.tables if k in grids and k not in shown]
+        shown.update(keys)
+        held.update(id(f) for f in a.findings)
+        answers.append(dict(id=a.id, anchor=a.id.lower().replace(".", "-"), title=a.question.title, text=a.text,
+                            evidence=render.evidence_text(a), findings=[_finding(f) for f in a.findings],
+                            sections=[dict(grid=grids[k], plot_keys=plots[k]) for k in keys]))
+    others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids if g.key not in shown]
+    return dict(answers=answers, others=others, loose=[_finding(f) for f in collected.findings if id(f) not in held])
+
+
 def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png beside
     it, in the collected out dir. Returns the files written and why one could not be (or "")."""
@@ -150,13 +170,12 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cells=status_counts(every), environment=environment(every),
-        sections=[dict(grid=g, plot_keys=[k for k in sections.get(g.key, (g.key,)) if k in files])
-                  for g in collected.grids],
         status_words=sorted(set(render.STATUS_TEXT.values())),
-        findings=[dict(question=f.question, text=f.text, evidence=f.evidence_text()) for f in collected.findings],
+        **answer_sections(collected, {key: [k for k in sections.get(key, (key,)) if k in files] for key in
+                                      (g.key for g in collected.grids)}),
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
     html = template_env(True).get_template("report.html.j2").render(context, images=images)
     markdown = template_env(False).get_template("report.md.j2").render(
-        context, plot_files=files, markdown={g.key: render.to_markdown(g, "##") for g in collected.grids})
+        context, plot_files=files, markdown={g.key: render.to_markdown(g, "###") for g in collected.grids})
     return write_files(out, {"report.html": html, "report.md": markdown, **{files[k]: pngs[k] for k in files}})
