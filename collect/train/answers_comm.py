@@ -14,12 +14,15 @@ from collect.train.answers_common import caveats, cited, figure, rows_of, where
 from collect.train.labels import Namer, missing_reason, present
 from collect.verdict import Verdict
 
+SETUPS = 3  # setups an answer names one by one (the table has them all)
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
 
 
 @dataclass(frozen=True)
 class Split:
     setup: str
+    engine: str
+    gpus: int
     batch: int
     steps: int
     compute_s: float  # T1 / N
@@ -65,7 +68,7 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
             continue
         one, tn = ones.get((r.batch_per_gpu,)), figure(r, "train_s")
         v = against(tn, figure(one, "train_s").scaled(1 / r.gpus)) if one and tn else None  # type: ignore[union-attr]
-        splits.append(Split(namer.name(r, batch=False), int(r.batch_per_gpu), steps.get(i, 0), float(r.compute_est_s),
+        splits.append(Split(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), steps.get(i, 0), float(r.compute_est_s),
                             float(r.comm_est_s), float(r.comm_est_s / r.train_s),
                             float(r.comm_measured_s) if present(r.comm_measured_s) else float("nan"), v))
         used.append((i, r))
@@ -75,8 +78,9 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
 
 
 def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
+    """The splits by setup, DDP first, then the most GPUs first; each setup's by batch."""
     out: dict[str, list[Split]] = {}
-    for s in splits:
+    for s in sorted(splits, key=lambda s: (s.engine != "ddp", -s.gpus)):
         out.setdefault(s.setup, []).append(s)
     return {k: sorted(v, key=lambda s: s.batch) for k, v in out.items()}
 
@@ -91,15 +95,15 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
 
 def q31_text(a: Q31Answer) -> str:
     text = ("Compute is T1/N, the 1-GPU train time of Q1 (data loading excluded) split evenly over N GPUs; communication "
-            "is the rest, TN - T1/N")
-    if any(present(s.measured_s) for s in a.splits):
-        text += "; beside it, the all-reduce time the backward pass did not hide, as the job measured it"
+            "is the rest, TN - T1/N (Table 2 has the exposed all-reduce the DDP jobs measured beside it)")
     parts = []
     for setup, group in _by_setup(a.splits).items():
         ends = [group[0]] if len(group) == 1 else [group[0], group[-1]]
         parts.append(f"{setup}, " + ", ".join(f"batch {s.batch}: {number(s.compute_s)} s and {number(s.comm_s)} s "
                                              f"({s.share:.0%}{_cost(s.verdict)})" for s in ends))
-    text += f". Table 2 on {a.device}: {'; '.join(parts[:5])}." if parts else ". No multi-GPU run has both figures yet."
+    rest = f"; {len(parts) - SETUPS} more setups in Table 2" if len(parts) > SETUPS else ""
+    text += f". On {a.device}, compute and communication: {'; '.join(parts[:SETUPS])}{rest}." if parts else \
+        ". No multi-GPU run has both figures yet."
     groups = [g for g in _by_setup(a.splits).values() if len(g) >= 2]
     if a.because == Q3Because.FEWER_STEPS:
         g = groups[0]
@@ -190,7 +194,8 @@ def q32_text(a: Q32Answer) -> str:
         groups.setdefault(u.setup, []).append(u)
     parts = [f"{s} {_gbps(g)} GB/s" for s, g in groups.items()]
     if parts:
-        text += f" Table 3 on {a.device} (batch {_batches(a)}): {'; '.join(parts[:5])}."
+        rest = f"; {len(parts) - SETUPS} more setups in Table 3" if len(parts) > SETUPS else ""
+        text += f" Table 3 on {a.device} (batch {_batches(a)}): {'; '.join(parts[:SETUPS])}{rest}."
     shares = [u.share for u in a.utilizations if present(u.share)]
     if a.because == BusbwBecause.UNMEASURED:
         text += " No run measured the link's busbw, so there is nothing to hold these against (DDP cells measure it)."
@@ -209,7 +214,7 @@ def q32_text(a: Q32Answer) -> str:
 def _gbps(group: list[Utilization]) -> str:
     """"5.85-13.93": the smallest batch's rate to the largest's (one figure where they read the same)."""
     ends = [number(u.gbps) for u in sorted(group, key=lambda u: u.batch)]
-    return ends[0] if ends[0] == ends[-1] else f"{ends[0]}-{ends[-1]}"
+    return ends[0] if ends[0] == ends[-1] else f"{ends[0]} to {ends[-1]}"
 
 
 def _batches(a: Q32Answer) -> str:
