@@ -90,8 +90,9 @@ def q41_text(a: Q41Answer) -> str:
         d = 100 * (a.large.accuracy.value - a.baseline.accuracy.value)
         parts.append("The large batch's accuracy is " + says(a.gap, Words(
             f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
-            "not clearly different from the baseline's")) + ": with the same epochs it takes far fewer, larger steps "
-            "at the same learning rate." * (a.gap.ratio < 1))
+            "not clearly different from the baseline's")) + (
+            ": with the same epochs it takes far fewer, larger steps at the same learning rate." if a.gap.direction < 0
+            or (a.gap.one_run and a.gap.ratio < 1 - a.gap.threshold) else "."))
     if not parts:
         parts.append(f"This study has no {Q4_EPOCH}-epoch run to answer Q4.1 from.")
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
