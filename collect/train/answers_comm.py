@@ -10,7 +10,7 @@ from typing import Any, Optional
 from collect.findings import listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number
-from collect.train.answers_common import caveats, cited, figure, rows_of, where
+from collect.train.answers_common import caveats, cited, part_a, figure, rows_of, where
 from collect.train.labels import Namer, missing_reason, present
 from collect.verdict import Verdict
 
@@ -56,7 +56,7 @@ def _setup_groups(rows: list[tuple[int, Any]], namer: Namer) -> dict[str, list[t
 
 def q31_answer(tables: Tables) -> Optional[Q31Answer]:
     t2, t3 = tables["table2"].reset_index(drop=True), tables["table3"].reset_index(drop=True)
-    if not len(t2):
+    if not part_a(tables) or not len(t2):
         return None
     namer = Namer(t2, "table2")
     steps = {i: int(r.steps) for i, r in rows_of(t3)}
@@ -157,7 +157,7 @@ class Q32Answer(Record):
 
 def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     t3 = tables["table3"].reset_index(drop=True)
-    if not len(t3):
+    if not part_a(tables) or not len(t3):
         return None
     namer = Namer(t3, "table3")
     found, used, missing = [], [], []

@@ -12,7 +12,7 @@ import pandas as pd
 import collect.train.formulas as f
 from collect.findings import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.train.answers_common import caveats, cited, figure, rows_of, secs, where
+from collect.train.answers_common import caveats, cited, part_a, figure, rows_of, secs, where
 from collect.train.grids import setup_name
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS
@@ -178,7 +178,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     t1, q1 = tables["table1"].reset_index(drop=True), tables["q1"].reset_index(drop=True)
     rows = rows_of(t1)
     multi = [(i, r) for i, r in rows if r.engine != "single"]
-    if not multi and not len(q1):
+    if not part_a(tables):
         return None
     namer = Namer(t1, "table1")
     ones = {base_key(r): (i, r) for i, r in rows if r.engine == "single" and figure(r, "epoch_s")}

@@ -201,3 +201,32 @@ def hw5_results(repeats: int = 1, q4: dict = HW5_Q4) -> list[Result]:
 
 def write_hw5(path: Path, repeats: int = 1, **kwargs) -> Path:
     return write_results(path, hw5_results(repeats, **kwargs), study="hw5")
+
+
+# The lab study (orchestrator/studies/lab.toml), every cell, one repeat: ResNet-18, 5 epochs, batch 128
+# per GPU, LR x global batch / 128. Time to train (5 epochs, all but the timed 2nd 1.5x: 7 x the timed one):
+# 1 GPU 60 s timed epoch (data wait 6 s), 2 GPUs 32 s, 4 GPUs 17 s (data wait 2 s, exposed all-reduce
+# 6 s), 2 nodes x 2 GPUs 20 s (exposed all-reduce 8 s). Test accuracy after the 5th epoch: 0.80, 0.79,
+# 0.78, 0.77; the 2-node sweep: linear + warmup 1 epoch 0.81, the others 0.70-0.77.
+LAB_TIMES = {(1, 1): (60.0, 6.0, None), (1, 2): (32.0, 3.0, 3.0), (1, 4): (17.0, 2.0, 6.0), (2, 2): (20.0, 2.0, 8.0)}
+LAB_SWEEP = {("linear", 0): 0.77, ("linear", 1): 0.81, ("linear", 2): 0.79, ("sqrt", 0): 0.74, ("sqrt", 1): 0.75,
+             ("sqrt", 2): 0.76, ("none", 0): 0.70}
+
+
+def _lab(engine: str, nodes: int, per_node: int, accuracy: float, **fields) -> Result:
+    epoch, wait, comm = LAB_TIMES[nodes, per_node]
+    c = cell(engine, 128, nodes * per_node, nodes=nodes, epochs=5, timed_epoch=2, **fields)
+    return train_result(c, epoch_s=epoch, train_s=epoch - wait, comm_exposed_s=comm,
+                        busbw_gbps=40.0 if comm else None, gpu_util_pct=70.0 - 5 * per_node,
+                        test_accuracies=[accuracy * k for k in (0.5, 0.7, 0.8, 0.9, 1.0)])
+
+
+def lab_results() -> list[Result]:
+    linear = dict(lr_scaling="linear", lr_ref_batch=128)
+    out = [_lab("single", 1, 1, 0.80, **linear), _lab("ddp", 1, 2, 0.79, **linear), _lab("ddp", 1, 4, 0.78, **linear)]
+    return out + [_lab("ddp", 2, 2, acc, lr_scaling=rule, lr_ref_batch=128, warmup_epochs=warmup)
+                  for (rule, warmup), acc in LAB_SWEEP.items()]
+
+
+def write_lab(path: Path) -> Path:
+    return write_results(path, lab_results(), study="lab")

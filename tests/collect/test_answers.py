@@ -9,7 +9,7 @@ import pytest
 
 from collect.report import collect
 from orchestrator.cli import main
-from tests.collect.dirs import HW5_Q4, write_hw5
+from tests.collect.dirs import HW5_Q4, write_hw5, write_lab
 
 PART_A = ("A.Q1", "A.Q2", "A.Q3.1", "A.Q3.2", "A.Q4.1", "A.Q4.2", "A.Q5", "A.Q6", "A.Q7")
 
@@ -142,3 +142,25 @@ def test_one_question_and_the_json(tmp_path, capsys):
     assert set(q1) == {"question", "title", "text", "numbers", "missing", "evidence", "tables", "findings"}
     assert q1["numbers"]["largest_fit"] == 2048 and q1["evidence"][0]["table"] == "q1"
     assert (path / "answers.md").read_text().count("## A.Q") == 9
+
+
+LAB = ("lab.utilization", "lab.full_run", "lab.scaling", "lab.workers", "lab.best")
+
+
+def test_the_lab_study_answers_the_labs_questions_once_each(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    path = write_lab(tmp_path)
+    answers = {a.id: a for a in collect(path).answers}
+    assert tuple(answers) == LAB  # and none of Part A's: the lab has no 1-GPU timing sweep
+    scaling = answers["lab.scaling"].record
+    four = next(r for r in scaling.runs if r.setup == "4 GPUs, DDP")
+    assert four.time.value == pytest.approx(7 * 17.0) and four.speedup == pytest.approx(420 / 119)  # 4 x 1.5 + 1 epochs
+    assert four.efficiency == pytest.approx(420 / 119 / 4)
+    assert scaling.bottleneck == "communication"  # 2 nodes: 8 s of 20 s exposed all-reduce, the least efficient
+    assert "scaling efficiency 75%" in answers["lab.scaling"].text and "times faster" not in answers["lab.scaling"].text
+    best = answers["lab.best"].record
+    assert best.accuracy.value == pytest.approx(0.81) and "1-epoch warmup" in best.best
+    assert "0.1 x 512/128 = 0.4" in answers["lab.workers"].text
+    assert main(["collect", "--results", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) <= 100 and [line.split()[0] for line in lines if line.startswith("lab.")] == list(LAB)
