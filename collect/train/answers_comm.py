@@ -11,7 +11,7 @@ from collect.findings import listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number
 from collect.train.answers_common import caveats, cited, part_a, figure, rows_of, where
-from collect.train.labels import Namer, missing_reason, present
+from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict
 
 SETUPS = 3  # setups an answer names one by one (the table has them all)
@@ -61,15 +61,15 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
     namer = Namer(t2, "table2")
     steps = {i: int(r.steps) for i, r in rows_of(t3)}
     splits, used, missing = [], [], []
-    ones = {(r.batch_per_gpu,): r for r in tables["q1"].itertuples(index=False) if figure(r, "train_s")}
+    ones = {base_key(r): r for r in tables["q1"].itertuples(index=False) if figure(r, "train_s")}
     for i, r in rows_of(t2):
         if r.status != "ok" or not present(r.comm_est_s):
             missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no 1-GPU run at its batch'})")
             continue
-        one, tn = ones.get((r.batch_per_gpu,)), figure(r, "train_s")
+        one, tn = ones.get(base_key(r)), figure(r, "train_s")
         v = against(tn, figure(one, "train_s").scaled(1 / r.gpus)) if one and tn else None  # type: ignore[union-attr]
-        splits.append(Split(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), steps.get(i, 0), float(r.compute_est_s),
-                            float(r.comm_est_s), float(r.comm_est_s / r.train_s),
+        splits.append(Split(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), steps.get(i, 0),
+                            float(r.compute_est_s), float(r.comm_est_s), float(r.comm_est_s / r.train_s),
                             float(r.comm_measured_s) if present(r.comm_measured_s) else float("nan"), v))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)

@@ -164,3 +164,28 @@ def test_the_lab_study_answers_the_labs_questions_once_each(tmp_path, capsys, mo
     assert main(["collect", "--results", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) <= 100 and [line.split()[0] for line in lines if line.startswith("lab.")] == list(LAB)
+
+
+def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
+    """A 4-GPU DDP run at batch 512 with the buffers broadcast, one with gradients only: the essay answers
+    carry their numbers; without any, they give the reasoning and the cell to add (the other tests)."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+
+    results = hw5_results()
+    ddp = [r for r in results if r.cell["engine"] == "ddp" and r.cell["batch_per_gpu"] == 512 and r.cell["gpus_per_node"] == 4
+           and r.cell.get("nodes", 1) == 1]
+    assert len(ddp) == 1
+    ddp[0].body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 25, 1.0, 0.004, 0.0)
+    other = next(r for r in results if r.cell["engine"] == "ddp" and r.cell["batch_per_gpu"] == 128
+                 and r.cell["gpus_per_node"] == 4)
+    other.body.ddp_evidence = DDPEvidence(4, 44_695_848, 0, 44_734_256, False, 98, 1.0, 0.01, 0.12)
+    from tests.factories import write_results
+    answers = {a.id: a for a in collect(write_results(tmp_path, results, study="hw5")).answers}
+    assert "100% of a rank's sample positions repeat from epoch 1 to 2 without set_epoch, 0.4% with it" in \
+        answers["A.Q5"].text
+    assert "each step all-reduces 44.7 MB of gradients; besides them, 38.4 kB of buffers" in answers["A.Q6"].text
+    q7 = answers["A.Q7"]
+    assert q7.record.gradients_only.bn_rank_spread == pytest.approx(0.12)
+    assert "differ by up to 12.0% of a layer's mean, against 0.0% with the buffers broadcast" in q7.text
+    assert "Note" not in answers["A.Q6"].text
