@@ -19,7 +19,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.findings import Finding, no_findings
-from collect.load import Loaded
+from collect.loaded import Loaded
 from collect.questions import Question
 from collect.render import Grid
 from collect.view import View

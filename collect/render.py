@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobs.core.result import Status
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 
 MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
 
@@ -151,7 +151,7 @@ LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\i
 
 
 # A cell's status in the order views list them: a result's (answers first, then what went wrong),
-# then a cell without one, in orchestrator.states' words (as `status` shows them)
+# then a cell without one, in jobs.core.states' words (as `status` shows them)
 STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(
     (Status.OK, Status.OOM, Status.TIMEOUT, Status.FAILED, CellState.PENDING, CellState.SKIPPED,
      CellState.NOT_SUBMITTED))}

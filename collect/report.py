@@ -15,7 +15,8 @@ import pandas as pd
 from collect import kinds, render
 from collect.findings import Finding
 from collect.questions import Answered, answer_all
-from collect.load import ENVELOPE_COLUMNS, Loaded, load
+from collect.load import load
+from collect.loaded import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE

@@ -7,7 +7,7 @@ from typing import Optional
 import pandas as pd
 
 from collect.kinds import KindTables
-from collect.load import Loaded
+from collect.loaded import Loaded
 from collect.render import Grid
 from collect.view import DEFAULT_VIEW, View, shown
 from collect.train import findings, grids, overhead, spent, sweep, tables

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from collect.load import ENV_KEYS, KindCell, envelope_row, interned
+from collect.load import envelope_row, interned
+from collect.loaded import ENV_KEYS, KindCell
 from jobs.core.phases import Phases
 from jobs.core.result import Result
 from jobs.train.cell import Cell

@@ -1,13 +1,13 @@
 """collect: every table from the result files; --report adds the HTML and Markdown report."""
 from __future__ import annotations
 
-import argparse
 import json
 import warnings
 from pathlib import Path
 
 from rich.console import Console
 
+from collect.options import add_options, check_options
 from orchestrator.budget import measure_spent
 from orchestrator.commands.common import print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
@@ -18,10 +18,7 @@ def register(verbs, common) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--report", action="store_true", help="also write report.html (self-contained) and report.md with plots/")
     p.add_argument("--out", metavar="DIR", help="write the tables and the report here (default: the results dir)")
-    p.add_argument("--sort", metavar="METRIC", default="",
-                   help="order the sweep table by METRIC, the best first (default test_accuracy; a wrong name lists them)")
-    p.add_argument("--top", metavar="N", type=count, default=None,
-                   help="the sweep table's N best configurations on the console (default 20; sweep.csv has every one)")
+    add_options(p)  # each kind's own (collect.options)
     p.add_argument("--tables", action="store_true", help="print every table after the answers (they are in tables.md "
                    "and the CSV files either way)")
     p.add_argument("--findings", action="store_true", help="print the findings, grouped under their answer")
@@ -30,24 +27,12 @@ def register(verbs, common) -> None:
     p.set_defaults(run=run)
 
 
-def count(text: str) -> int:
-    """A number of rows: an int >= 1 (argparse names the flag when it is not)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return value
-
-
 def run(args, console: Console) -> int:
     from collect.load import SkippedFile
     from collect.report import as_written, collect, write_report  # pandas: only for this verb
-    from collect.train.sweep import metric_named
     from collect.view import View
 
-    metric_named(args.sort)  # a wrong name is said before any work
+    check_options(args)  # a wrong value is said before any work
     view = View(sort=args.sort, **({"top": args.top} if args.top else {}))
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
