@@ -144,7 +144,9 @@ def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[s
     """The report's parts: each answer with its tables (and their plots) and its findings; the tables no
     answer shows (`others`), and the findings no answer holds (`loose`)."""
     grids = {g.key: g for g in collected.grids}
-    answers, shown, held = [], set(), set()
+    answers: list[dict] = []
+    shown: set[str] = set()
+    held: set[int] = set()
     for a in collected.answers:
         keys = [k for k in a.question.tables if k in grids and k not in shown]
         shown.update(keys)

@@ -74,7 +74,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     bound = tuple(f"{s.setup} at batch {s.batch}" for s in splits if s.share >= BOUND)
-    return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound, _q3_because(splits))
+    return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound,
+                     _q3_because(tuple(splits)))
 
 
 def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
@@ -139,6 +140,8 @@ FAR_BELOW = 0.5  # a utilization under this share of the busbw is far below the 
 @dataclass(frozen=True)
 class Utilization:
     setup: str
+    engine: str
+    gpus: int
     batch: int
     gbps: float  # measured communication time where measured, else the estimate
     basis: str  # "measured" | "estimated"
@@ -168,7 +171,7 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
             missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no communication time'})")
             continue
         share = r.share_measured if measured else r.share_est
-        found.append(Utilization(namer.name(r, batch=False), int(r.batch_per_gpu), float(gbps),
+        found.append(Utilization(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), float(gbps),
                                  "measured" if measured else "estimated", float(r.busbw_gbps), float(share)))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
@@ -190,7 +193,7 @@ def q32_text(a: Q32Answer) -> str:
             "seconds at link bandwidth B: N-1 reduce-scatter and N-1 all-gather steps of P/N values. Bandwidth "
             f"utilization = steps x 2(N-1)/N x P x 4 / communication time (Table 2), P = {a.gradients:,}.")
     groups: dict[str, list[Utilization]] = {}
-    for u in a.utilizations:
+    for u in sorted(a.utilizations, key=lambda u: (u.engine != "ddp", -u.gpus)):  # DDP first, the most GPUs first
         groups.setdefault(u.setup, []).append(u)
     parts = [f"{s} {_gbps(g)} GB/s" for s, g in groups.items()]
     if parts:

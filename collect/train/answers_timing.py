@@ -99,21 +99,20 @@ def _q1_because(trend: Optional[Verdict]) -> Q1Because:
 
 
 def q1_text(a: Q1Answer) -> str:
-    ok = [b for b in a.batches if b.train_s is not None]
+    ok = [(b, b.train_s) for b in a.batches if b.train_s is not None]
     if not ok:
         return (f"No batch size has a train time yet on {a.device}." + caveats(a.cpu, a.missing)).strip()
-    times = [f"{secs(b.train_s)} using mini-batch size {b.batch}" if i == 0 else f"{secs(b.train_s)} using batch size "
-             f"{b.batch}" for i, b in enumerate(ok)]  # type: ignore[arg-type]
+    times = [f"{secs(t)} using {'mini-batch' if i == 0 else 'batch'} size {b.batch}" for i, (b, t) in enumerate(ok)]
     text = f"On {a.device}, it takes {listing(times, 8)} to train one epoch (w/o data loading)."
     if a.first_oom is not None:
         text += f" Batch {a.first_oom} does not fit (OOM)" + (f": {a.largest_fit} is the largest that fits." if a.largest_fit
                                                                else ".")
+    first, last = ok[0][0], ok[-1][0]
     if a.because == Q1Because.UNDECIDED and a.trend is not None:
         needed = f"; about {a.trend.repeats_needed} repeats each would settle it" if a.trend.repeats_needed else ""
-        text += (f" Whether a larger batch trains faster is inconclusive here: the runs of batch {ok[0].batch} and "
-                 f"{ok[-1].batch} spread wider than their difference{needed}.")
+        text += (f" Whether a larger batch trains faster is inconclusive here: the runs of batch {first.batch} and "
+                 f"{last.batch} spread wider than their difference{needed}.")
     elif a.trend is not None:
-        first, last = ok[0], ok[-1]
         how = says(a.trend, Words(f"less time ({1 / a.trend.ratio:.2f}x faster from batch {first.batch} to {last.batch})",
                                   f"more time ({a.trend.ratio:.2f}x at batch {last.batch})", "about the same time",
                                   "a time the runs' spread does not separate"))
@@ -207,11 +206,11 @@ def _strong(multi: list[tuple[int, Any]], q1: pd.DataFrame) -> Optional[StrongPo
     for _, r in sorted(multi, key=lambda x: (-x[1].gpus, x[1].batch_per_gpu)):
         small, large = ones.get(base_key(r)), ones.get(base_key(r._replace(batch_per_gpu=r.global_batch)))
         tn = figure(r, "epoch_s")
-        if small is None or large is None or tn is None:
-            continue
         t1b, t1g = figure(small, "epoch_s"), figure(large, "epoch_s")
-        return StrongPoint(setup_name(r), int(r.batch_per_gpu), int(r.global_batch), t1g, t1b,  # type: ignore[arg-type]
-                           t1g.value / tn.value, t1b.value / tn.value, against(t1g, t1b))  # type: ignore[union-attr]
+        if t1b is None or t1g is None or tn is None:
+            continue
+        return StrongPoint(setup_name(r), int(r.batch_per_gpu), int(r.global_batch), t1g, t1b,
+                           t1g.value / tn.value, t1b.value / tn.value, against(t1g, t1b))
     return None
 
 

@@ -5,7 +5,10 @@ by their tag (collect.train.findings)."""
 from __future__ import annotations
 
 from collect.questions import Question
-from collect.train import answers_comm as comm, answers_lab as lab, answers_large as large, answers_timing as timing
+import collect.train.answers_comm as comm
+import collect.train.answers_lab as lab
+import collect.train.answers_large as large
+import collect.train.answers_timing as timing
 from collect.train.answers_common import Lab, PartA
 
 QUESTIONS = (

@@ -65,7 +65,8 @@ class SyntheticSpec:
         Cell's test_images is how many test images it evaluates, not the size of its set: its synthetic
         set keeps the test batch of SYNTHETIC_TEST_IMAGES it always had, so sets written before are
         found again), else its test_images."""
-        test = getattr(cell, "synthetic_test_images", None) or getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES)
+        fixed = getattr(cell, "synthetic_test_images", None)
+        test = int(fixed if fixed is not None else getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES))
         return cls(cell.train_images, cell.seed, test, float(getattr(cell, "colour_jitter", 0.0)))
 
     def folder_name(self) -> str:
