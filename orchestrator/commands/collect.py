@@ -101,4 +101,4 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
                       + ("" if tables_shown else "; print them with --tables"), highlight=False)
     if collected.findings and not args.findings:
         console.print(f"findings: {len(collected.findings)}, each under its answer: --findings (one question: "
-                      "--question ID); report: --report", highlight=False)
+                      "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)
