@@ -36,6 +36,7 @@ class Q3Because(StrEnum):
     FEWER_STEPS = "fewer_steps"  # the share falls with the batch: fewer all-reduces per epoch
     NOT_FALLING = "not_falling"
     ONE_BATCH = "one_batch"
+    UNMEASURABLE = "unmeasurable"  # no run's TN is above T1/N by the verdict: no communication cost to trend
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,14 @@ def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
     return {k: sorted(v, key=lambda s: s.batch) for k, v in out.items()}
 
 
+def _above(v: Optional[Verdict]) -> bool:
+    """TN above T1/N: beyond by the verdict, or with one run each above it by more than the threshold."""
+    return v is not None and (v.direction > 0 or (v.one_run and v.ratio > 1 + v.threshold))
+
+
 def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
+    if splits and all(s.verdict is not None for s in splits) and not any(_above(s.verdict) for s in splits):
+        return Q3Because.UNMEASURABLE
     groups = [g for g in _by_setup(splits).values() if len(g) >= 2]
     if not groups:
         return Q3Because.ONE_BATCH
@@ -110,6 +118,9 @@ def q31_text(a: Q31Answer) -> str:
         g = groups[0]
         text += (f" Communication's share falls with the batch because an epoch has fewer steps, so fewer all-reduces of "
                  f"the same gradients ({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch} on {g[0].setup}).")
+    elif a.because == Q3Because.UNMEASURABLE:
+        text += (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
+                 "spread and no trend with the batch is claimed.")
     elif a.because == Q3Because.NOT_FALLING:
         text += " Communication's share does not fall with the batch here, although an epoch has fewer all-reduces."
     text += (f" Communication-bound (at least {BOUND:.0%}): {listing(a.bound, 4)}." if a.bound

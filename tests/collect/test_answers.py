@@ -189,3 +189,18 @@ def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
     assert q7.record.gradients_only.bn_rank_spread == pytest.approx(0.12)
     assert "differ by up to 12.0% of a layer's mean, against 0.0% with the buffers broadcast" in q7.text
     assert "Note" not in answers["A.Q6"].text
+
+
+def test_q31_claims_no_trend_where_no_communication_is_measurable(tmp_path):
+    """Repeats 2% apart; every multi-GPU run trains in T1/N plus 0.5%: none is above T1/N by the verdict."""
+    import tests.collect.dirs as dirs
+
+    q1 = dirs.HW5_Q1
+    tight = {(n, b): q1[b][1] / n * 1.005 for n in (2, 4) for b in (32, 128, 512)}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dirs, "HW5_TRAIN", tight)
+        mp.setattr(dirs, "HW5_NODES", {b: q1[b][1] / 4 * 1.005 / 0.9 for b in (32, 128, 512)})  # train 0.9 x epoch
+        answers = answers_of(tmp_path)
+    a = answers["A.Q3.1"]
+    assert str(a.record.because) == "unmeasurable"
+    assert "no trend with the batch is claimed" in a.text and "falls with the batch" not in a.text
