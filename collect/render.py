@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobs.core.result import Status
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 
 MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
 
@@ -151,7 +151,7 @@ LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\i
 
 
 # A cell's status in the order views list them: a result's (answers first, then what went wrong),
-# then a cell without one, in orchestrator.states' words (as `status` shows them)
+# then a cell without one, in jobs.core.states' words (as `status` shows them)
 STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(
     (Status.OK, Status.OOM, Status.TIMEOUT, Status.FAILED, CellState.PENDING, CellState.SKIPPED,
      CellState.NOT_SUBMITTED))}
@@ -166,3 +166,32 @@ def status_text(status: str) -> str:
 
 def signed(value, digits: int) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:+.{digits}f}"
+
+
+def print_answers(console: Console, answers) -> None:
+    """Each answer (collect.questions.Answered): its id and title in bold, then its paragraph, as text."""
+    for answer in answers:
+        console.print(Text(f"{answer.id}  {answer.question.title}", style="bold"))
+        console.print(Text(answer.text))
+        console.print()
+
+
+def evidence_text(answer) -> str:
+    """"table q1 rows 0, 1, 2; table q4 row 3": where an answer's numbers come from."""
+    rows: dict[str, list[int]] = {}
+    for e in answer.record.evidence:
+        rows.setdefault(e.table, []).append(e.row)
+    return "; ".join(f"table {t} row{'s' if len(r) > 1 else ''} {', '.join(map(str, sorted(set(r))))}"
+                     for t, r in rows.items())
+
+
+def answers_markdown(title: str, answers, grids) -> str:
+    """answers.md: each answer under its question, with its tables, ready to edit into a hand-in."""
+    by_key = {g.key: g for g in grids}
+    lines = [f"# {title}", "", "Written by `python -m orchestrator collect` from the result files; each number is "
+             "from the table beneath its answer (the rows in brackets).", ""]
+    for a in answers:
+        lines += [f"## {a.id}: {a.question.title}", "", _md(a.text), "", f"_Evidence: {_md(evidence_text(a))}_"
+                  if a.record.evidence else "", ""]
+        lines += [to_markdown(by_key[key], "###") for key in a.question.tables if key in by_key]
+    return "\n".join(lines)

@@ -23,14 +23,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from jobs.core.layout import PLAN_FILE, SPENT_FILE
-from orchestrator import estimate, registry, spent
+from jobs.core import registry
+from orchestrator import estimate, spent
 from orchestrator.errors import BudgetError, PlanError, UserError
 from orchestrator.estimate import Estimate
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan import Plan, read_plan
 from orchestrator.spent import Charge, Seen
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import CellStatus, Monitor
 
 

@@ -7,7 +7,7 @@ from typing import Optional
 from collections.abc import Callable, Iterator
 
 from orchestrator.errors import UserError
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.status import Monitor
 
 FOLLOW_READ_S = 0.5  # how often -f reads the log files (the scheduler is asked far less often)

@@ -16,7 +16,7 @@ from orchestrator import job_time, summary
 from orchestrator.estimate import Estimate, estimates_text, profile_estimates
 from orchestrator.machine import Machine
 from orchestrator.plan import Plan
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import CellStatus
 
 STATE_STYLE = {

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from orchestrator.states import SLURM_STATES, CellState
+from jobs.core.states import SLURM_STATES, CellState
 
 _STEPD = re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*")
 _STEPD_WORDS = {"TIME LIMIT": "TIMEOUT", "PREEMPTION": "PREEMPTED", "NODE FAILURE": "NODE_FAIL", None: "CANCELLED"}

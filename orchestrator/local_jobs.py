@@ -6,7 +6,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Optional
 
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState
 
 # The local queue's module name: a queue started by an older version of this tool matches too.

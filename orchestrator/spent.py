@@ -22,10 +22,10 @@ from collections.abc import Iterable, Mapping
 from orchestrator.errors import PlanError
 from orchestrator.outcomes import Outcome, outcome
 from orchestrator.plan import Plan
-from orchestrator import registry
-from orchestrator.registry import Submission
+from jobs.core import registry
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState
-from orchestrator.states import ENDED_WORDS, LIVE_WORDS
+from jobs.core.states import ENDED_WORDS, LIVE_WORDS
 
 SKEW_S = 120.0  # a result started this long before its submission was recorded is still that attempt's
 SOURCES = ("sacct", "squeue", "process", "result", "unrecorded")

@@ -30,7 +30,7 @@ from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
 from orchestrator.machine_lock import running_cell
 from orchestrator.plan import ArrayPlan, Plan
-from orchestrator.registry import Submission, now_iso
+from jobs.core.registry import Submission, now_iso
 from orchestrator.sbatch import job_name, render_sbatch
 from orchestrator.warm_start import python_for
 

@@ -5,7 +5,7 @@ collect all read (jobs/ is the one package every other may import).
     plan.json           the plan: cells, arrays, cluster (orchestrator.plan)
     study.toml          the study file the plan was made from
     sbatch/<array>.sh   each array's sbatch text
-    registry.jsonl      cell -> job, appended by submit (orchestrator.registry)
+    registry.jsonl      cell -> job, appended by submit (jobs.core.registry)
     spent.json          the GPU-hours each job held, written by `collect` (orchestrator.spent)
     .submit.lock        held by submit and cancel
     .status-cache       what status needs of each result file, kept while the file is unchanged

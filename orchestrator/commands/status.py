@@ -13,7 +13,7 @@ from rich.text import Text
 
 from orchestrator import budget, display, summary
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors, print_warnings
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import Monitor, Report
 
 

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from orchestrator import budget, display, summary
 from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
 from orchestrator.plan import Plan
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import Monitor
 from orchestrator.submit import EXECUTORS, submit
 

@@ -13,13 +13,13 @@ from tests.helpers import cli, cli_json, unwritable
 
 TABLES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead", "sweep", "spent")  # sweep: Q4's remedies
 # spent.json: what the dir's jobs held, as collect measured it (one squeue, at most one sacct)
-TABLE_FILES = ("tables.md", "tables.tex", *(f"{name}.csv" for name in TABLES), "spent.json")
+TABLE_FILES = ("tables.md", "tables.tex", "answers.md", *(f"{name}.csv" for name in TABLES), "spent.json")
 DDP_ROW = "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |"  # Table 1: b=32 ran, b=128 failed
 
 
 def test_collect_json_has_every_table_and_names_the_files_it_wrote(mixed_dir, capsys):
     out = cli_json(capsys, "collect", "--results", mixed_dir)
-    assert set(out) == {*TABLES, "findings", "written"}
+    assert set(out) == {*TABLES, "answers", "answers", "findings", "written"}
     row = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 32)
     assert (row["nodes"], row["status"], row["epoch_s"], row["speedup"]) == (1, "ok", 25.0, 1.6)
     failed = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 128)
@@ -31,7 +31,7 @@ def test_collect_json_has_every_table_and_names_the_files_it_wrote(mixed_dir, ca
 
 def test_collect_prints_the_tables_and_writes_them_and_the_report(mixed_dir, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "300")  # every table's columns whole
-    code, out, err = cli(capsys, "collect", "--results", mixed_dir, "--report")
+    code, out, err = cli(capsys, "collect", "--results", mixed_dir, "--report", "--tables")
     assert code == 0 and err == ""
     for title in ("Q1: one epoch on 1 GPU by batch size", "Table 1: time and speedup of one epoch",
                   "Table 2: compute and communication per epoch", "Table 3: communication bandwidth utilization",
@@ -97,7 +97,7 @@ def test_a_deeply_nested_registry_line_is_skipped_like_any_corrupt_line(mixed_di
 def test_a_read_only_results_dir_still_prints_the_tables_and_says_what_was_not_written(mixed_dir, capsys):
     before = sorted(p.name for p in mixed_dir.iterdir())
     with unwritable(mixed_dir):
-        code, out, err = cli(capsys, "collect", "--results", mixed_dir, "--report")
+        code, out, err = cli(capsys, "collect", "--results", mixed_dir, "--report", "--tables")
     assert "Table 2: compute and communication" in out  # the tables, all the same
     assert code == 2 and err.startswith(f"error: cannot write {mixed_dir}/") and "--out DIR" in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from jobs.core.result import Result, write_result
-from orchestrator import budget, registry
+from jobs.core import registry
+from orchestrator import budget
 from orchestrator.cli import main
 from orchestrator.plan import read_plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.status import Monitor
 from tests.scripted_slurm import ScriptedSlurm, iso, plan_of
 

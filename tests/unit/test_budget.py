@@ -13,10 +13,10 @@ from orchestrator.cluster import ClusterSpec
 from orchestrator.errors import BudgetError, StudyError, UserError
 from orchestrator.estimate import Estimate, Pace
 from orchestrator.plan import build_plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState, allocated_gpus, sacct_rows
 from orchestrator.spent import Seen
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.study import Study, parse_study
 
 ONE = Cell(engine="single", batch_per_gpu=32, train_images=1000, epochs=2)

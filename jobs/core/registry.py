@@ -25,7 +25,7 @@ from typing import Any, Optional, Union
 from collections.abc import Iterator, Sequence
 
 from jobs.core.layout import LOCK_FILE, REGISTRY_FILE
-from orchestrator.errors import RegistryError
+from jobs.core.errors import RegistryError
 
 
 
