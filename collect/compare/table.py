@@ -37,10 +37,11 @@ class Side:
     def median(self) -> float:
         return statistics.median(self.values) if self.values else math.nan
 
-    def text(self, unit: str) -> str:
-        """"5.10 s (3 runs)", "5.10 s", "OOM", "2 failed, 1 OOM"; "-" when the set has no such configuration."""
+    def text(self, unit: str, short: bool = False) -> str:
+        """"5.10 s (3 runs)" ("5.10 s (3)" short), "5.10 s", "OOM", "2 failed, 1 OOM"; "-" when the set
+        has no such configuration."""
         if self.values:
-            runs = f" ({len(self.values)} runs)" if len(self.values) > 1 else ""
+            runs = f" ({len(self.values)}{'' if short else ' runs'})" if len(self.values) > 1 else ""
             return f"{figure(self.median, unit)}{runs}"
         if not self.others:
             return "-"

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from orchestrator.budget import measure_spent
+from orchestrator.commands import collect_compare
 from orchestrator.commands.common import print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
 
@@ -22,6 +23,7 @@ def register(verbs, common) -> None:
                    help="order the sweep table by METRIC, the best first (default test_accuracy; a wrong name lists them)")
     p.add_argument("--top", metavar="N", type=count, default=None,
                    help="the sweep table's N best configurations on the console (default 20; sweep.csv has every one)")
+    collect_compare.add_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -37,6 +39,8 @@ def count(text: str) -> int:
 
 
 def run(args, console: Console) -> int:
+    if args.compare:
+        return collect_compare.run_compare(args, console)
     from collect.load import SkippedFile
     from collect.render import print_findings, print_grids
     from collect.report import collect, write_report  # pandas: only for this verb
