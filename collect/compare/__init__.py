@@ -22,7 +22,7 @@ from collect.load import load
 def compare_dirs(a_dir: Path, b_dir: Path, ignore: Sequence[str] = (), threshold: float = 0.05,
                  confidence: float = 0.95) -> Comparison:
     """Set B (b_dir) against set A (a_dir): every configuration of either, paired by its fields
-    (those in `ignore` left out). ValueError for a field to ignore that neither set has; a corrupt
+    (those in `ignore` left out). UnknownField for a field to ignore that neither set has; a corrupt
     result file raises collect.load's ResultError naming it."""
     loaded_a, loaded_b = load(Path(a_dir)), load(Path(b_dir))
     runs_a, runs_b = measured(loaded_a), measured(loaded_b)

@@ -33,12 +33,16 @@ class Paired:
     notes: tuple[str, ...]  # what ignoring fields did that the user should know
 
 
+class UnknownField(ValueError):
+    """A field to ignore that no configuration has; the message names it and lists those there are."""
+
+
 def check_ignored(ignore: Sequence[str], runs: Iterable[Run]) -> None:
-    """ValueError naming a field to ignore that no configuration of either set has, and the fields there are."""
+    """UnknownField naming a field to ignore that no configuration of either set has, and the fields there are."""
     known = {name for run in runs for name in run.fields}
     unknown = [name for name in ignore if name not in known]
     if unknown:
-        raise ValueError(f"--ignore {unknown[0]}: no configuration has that field; the fields are "
+        raise UnknownField(f"--ignore {unknown[0]}: no configuration has that field; the fields are "
                          + ", ".join(sorted(known)))
 
 

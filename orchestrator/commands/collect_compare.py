@@ -44,14 +44,18 @@ def percent(text: str) -> float:
 def fail_on(text: str) -> tuple[str, float]:
     """"slower:5%" -> ("slower", 0.05)."""
     word, _, amount = text.partition(":")
-    if word not in FAIL_WORDS or not amount:
-        raise argparse.ArgumentTypeError(f"must be WORD:PCT with WORD one of {', '.join(FAIL_WORDS)}, like slower:5%, "
-                                         f"got {text!r}")
-    return word, percent(amount)
+    try:
+        if word in FAIL_WORDS:
+            return word, percent(amount)
+    except argparse.ArgumentTypeError:
+        pass
+    raise argparse.ArgumentTypeError(f"must be WORD:PCT with WORD one of {', '.join(FAIL_WORDS)} and PCT above 0, "
+                                     f"like slower:5%, got {text!r}")
 
 
 def run_compare(args, console: Console) -> int:
     from collect.compare import compare_dirs  # pandas: only for this verb
+    from collect.compare.pairing import UnknownField
     from collect.compare.table import worse_beyond
 
     a_dir, b_dir = Path(args.compare), results_dir_for(args)
@@ -60,9 +64,7 @@ def run_compare(args, console: Console) -> int:
             raise PlanError(f"no results dir {where}; pass --compare and --results the dirs of two studies' results")
     try:
         comparison = compare_dirs(a_dir, b_dir, args.ignore, args.threshold)
-    except ValueError as exc:  # a field to ignore that neither set has
-        if type(exc) is not ValueError:
-            raise
+    except UnknownField as exc:
         return print_errors([str(exc)]) or 2
     written, error = _write(comparison, Path(args.out) if args.out else b_dir, args.report)
     failed = worse_beyond(comparison, *args.fail_on) if args.fail_on else []
