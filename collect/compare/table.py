@@ -17,8 +17,10 @@ from collect.compare.runs import Metric, Run
 from collect.render import seconds, status_text
 from collect.verdict import BEYOND, EQUIVALENT, MOST_REPEATS, Verdict, verdict
 
-ONLY_A, ONLY_B, NOT_COMPARED = "only in A", "only in B", "not compared"
-OUTCOMES = ("slower", "faster", "lower", "higher", EQUIVALENT, "inconclusive", NOT_COMPARED, ONLY_A, ONLY_B)  # counted
+ONLY_A, ONLY_B = "only in A", "only in B"
+STATUS_CHANGED, NO_FIGURES = "status changed", "no figures"  # OOM in A, 5.10 s in B; OOM in both
+OUTCOMES = ("slower", "faster", "lower", "higher", EQUIVALENT, "inconclusive", STATUS_CHANGED, ONLY_A, ONLY_B,
+            NO_FIGURES)  # counted in this order
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,13 @@ class Comparison:
 
 
 def figure(value: float, unit: str) -> str:
-    """"5.10 s", "1234 images/s", "98.7%", "245.3 GB/s"."""
+    """"5.10 s", "1234 images/s", "98.7%", "245.3 GB/s", "0.0123 GB/s"."""
     if unit == "s":
         return f"{seconds(value)} s"
     if unit == "%":
         return f"{value:.1f}%"
+    if value < 10:
+        return f"{value:#.3g} {unit}"
     return f"{value:.1f} {unit}" if value < 1000 else f"{value:.0f} {unit}"
 
 
@@ -130,7 +134,8 @@ def row(p: Pair, metric: Optional[Metric], threshold: float, confidence: float) 
     if a.values and b.values and metric is not None:
         v = verdict(a.values, b.values, threshold, confidence)
         return Row(p.kind, p.label, metric, headline, a, b, v, outcome_of(v, metric), verdict_text(v, metric))
-    return Row(p.kind, p.label, metric, headline, a, b, None, NOT_COMPARED, sides_text(a, b, unit))
+    same = a.text(unit) == b.text(unit)  # the same statuses (no figure on either side)
+    return Row(p.kind, p.label, metric, headline, a, b, None, NO_FIGURES if same else STATUS_CHANGED, sides_text(a, b, unit))
 
 
 def outcome_of(v: Verdict, metric: Metric) -> str:
@@ -188,12 +193,11 @@ def worse_beyond(comparison: Comparison, word: str, threshold: float) -> list[Ro
 
 def largest_first(rows: Sequence[Row]) -> list[Row]:
     """Changes beyond the threshold (largest first), then configurations whose status changed or
-    that are in one set only, then the inconclusive (largest first), then the equivalent."""
+    that are in one set only, then the inconclusive (largest first), the equivalent, and those with
+    no figure on either side."""
+    rank_of = {STATUS_CHANGED: 1, ONLY_A: 1, ONLY_B: 1, "inconclusive": 2, EQUIVALENT: 3, NO_FIGURES: 4}
+
     def rank(r: Row) -> tuple[int, float]:
         size = -abs(math.log(r.verdict.ratio)) if r.verdict else 0.0
-        if r.verdict is not None and r.verdict.outcome == BEYOND:
-            return 0, size
-        if r.verdict is None:
-            return (2 if r.text.endswith("in both") else 1), 0.0
-        return (3 if r.verdict.outcome != EQUIVALENT else 4), size
+        return rank_of.get(r.outcome, 0), size
     return sorted(rows, key=rank)

@@ -54,7 +54,7 @@ def test_configurations_pair_by_their_fields_with_a_verdict_each(two_sets):
     assert single.title == "timed epoch" and single.outcome == "slower"
     assert single.verdict.ratio == pytest.approx(1.1) and single.verdict.n_a == 3
     assert headline(c, "engine=ddp").outcome == "equivalent"
-    assert c.counts() == {"slower": 1, "equivalent": 1, "not compared": 1, "only in A": 1, "only in B": 1}
+    assert c.counts() == {"slower": 1, "equivalent": 1, "status changed": 1, "only in A": 1, "only in B": 1}
 
 
 def test_oom_and_one_sided_configurations_say_what_each_side_holds(two_sets):
@@ -69,7 +69,7 @@ def test_oom_in_both_is_one_row(tmp_path):
     a = write_results(tmp_path / "a", repeats(BIG, 1.0, status="oom", runs=1))
     b = write_results(tmp_path / "b", repeats(BIG, 1.0, status="oom", runs=1))
     (row,) = compare_dirs(a, b).rows
-    assert (row.title, row.text, row.outcome) == ("timed epoch", "OOM in both", "not compared")
+    assert (row.title, row.text, row.outcome) == ("timed epoch", "OOM in both", "no figures")
 
 
 def test_ignored_fields_pair_configurations_that_differ_only_in_them(tmp_path):
