@@ -30,7 +30,7 @@ def values(frame: pd.DataFrame, column: str) -> str:
     """The distinct values of a column over the runs that ran (a result of any status), sorted,
     "; "-joined; "-" for none."""
     ran = frame[frame.status.isin(list(Status))]
-    found = sorted({_plain(v) for v in ran[column].dropna()}) if column in ran else []
+    found = sorted({str(v) for v in ran[column].dropna()}) if column in ran else []
     return "; ".join(found) or "-"
 
 
@@ -46,7 +46,3 @@ def environment(a: pd.DataFrame, b: pd.DataFrame) -> tuple[EnvLine, ...]:
     lines = [EnvLine(name, values(a, column), values(b, column)) for name, column in FIELDS]
     return tuple(lines + [EnvLine("nodes per run", nodes_per_run(a), nodes_per_run(b))])
 
-
-def _plain(value) -> str:
-    """4.0 -> "4" (a column of ints with gaps reads back as floats)."""
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)

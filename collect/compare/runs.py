@@ -122,8 +122,9 @@ def ptq_runs(loaded: Loaded) -> tuple[list[Run], dict[str, Metric]]:
     status = dict(zip(rows.cells.cell_id, rows.cells.status, strict=True))
     metrics: dict[str, Metric] = {}
     runs = []
+    by_cell = dict(tuple(rows.variants.groupby("cell_id", sort=False)))
     for c in cells:
-        variants = rows.variants[rows.variants.cell_id == c.cell_id]
+        variants = by_cell.get(c.cell_id, rows.variants.iloc[:0])
         values = {}
         for v in variants.itertuples(index=False):
             name = f"accuracy {v.name}"
@@ -144,8 +145,9 @@ def allreduce_runs(loaded: Loaded) -> tuple[list[Run], dict[str, Metric]]:
     status = dict(zip(rows.cells.cell_id, rows.cells.status, strict=True))
     metrics: dict[str, Metric] = {}
     runs = []
+    by_cell = dict(tuple(rows.sizes.groupby("cell_id", sort=False)))
     for c in cells:
-        sizes = rows.sizes[rows.sizes.cell_id == c.cell_id].sort_values("bytes")
+        sizes = by_cell.get(c.cell_id, rows.sizes.iloc[:0]).sort_values("bytes")
         values = {}
         for s in sizes.itertuples(index=False):
             name = f"busbw_gbps {bytes_text(int(s.bytes))}"

@@ -41,6 +41,7 @@ def count(text: str) -> int:
 def run(args, console: Console) -> int:
     if args.compare:
         return collect_compare.run_compare(args, console)
+    collect_compare.refuse_without_compare(args)
     from collect.load import SkippedFile
     from collect.render import print_findings, print_grids
     from collect.report import collect, write_report  # pandas: only for this verb

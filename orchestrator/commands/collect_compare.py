@@ -53,6 +53,14 @@ def fail_on(text: str) -> tuple[str, float]:
                                      f"like slower:5%, got {text!r}")
 
 
+def refuse_without_compare(args) -> None:
+    """--ignore, --threshold and --fail-on only mean something with --compare."""
+    given = [flag for flag, value, default in (("--ignore", args.ignore, ()), ("--threshold", args.threshold, 0.05),
+                                               ("--fail-on", args.fail_on, None)) if value != default]
+    if given and not args.compare:
+        raise PlanError(f"{given[0]} compares two result sets: add --compare OTHER (the results dir to compare with)")
+
+
 def run_compare(args, console: Console) -> int:
     from collect.compare import compare_dirs  # pandas: only for this verb
     from collect.compare.pairing import UnknownField

@@ -187,3 +187,10 @@ def test_ptq_pairs_each_variants_accuracy(tmp_path):
     (top,) = comparison.headline_rows
     assert top.metric.name == "accuracy NetWithBias W8A8B32" and top.outcome == "lower"
     assert top.a.text("%") == "55.0% (2 runs)" and top.b.text("%") == "40.0% (2 runs)"
+
+
+def test_compare_flags_without_compare_are_an_error_line(two_sets, capsys):
+    _, b = two_sets
+    code, out, err = cli(capsys, "collect", "--results", b, "--fail-on", "slower:5%")
+    assert code == 2 and out == ""
+    assert err == "error: --fail-on compares two result sets: add --compare OTHER (the results dir to compare with)\n"
