@@ -6,6 +6,8 @@ import math
 from typing import Optional
 
 from collect.compare.table import Comparison
+from matplotlib.ticker import FormatStrFormatter
+
 from collect.figures import COLORS, png, plt
 
 MOST = 40  # configurations on the plot: the largest changes
@@ -18,7 +20,7 @@ def ratio_plot(c: Comparison) -> Optional[bytes]:
     rows = sorted(rows, key=lambda r: abs(math.log(r.verdict.ratio)) if r.verdict else 0.0, reverse=True)[:MOST]
     if not rows:
         return None
-    fig, ax = plt.subplots(figsize=(7.2, 1.2 + 0.3 * len(rows)))
+    fig, ax = plt.subplots(figsize=(7.2, 1.6 + 0.3 * len(rows)))
     ax.axvspan(1 / (1 + c.threshold), 1 + c.threshold, color="0.9", label=f"within ±{100 * c.threshold:g}%")
     ax.axvline(1.0, color="0.5", linewidth=0.8)
     for y, r in enumerate(reversed(rows)):
@@ -30,6 +32,9 @@ def ratio_plot(c: Comparison) -> Optional[bytes]:
         ax.plot([v.ratio], [y], "o", color=color)
     ax.set_yticks(range(len(rows)), [f"{r.config} ({r.title})" for r in reversed(rows)], fontsize=7)
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))  # 2, not 2 x 10^0
+    ax.xaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.tick_params(axis="x", which="minor", labelsize=7)
     ax.set_xlabel(f"B / A (ratio of medians, {100 * c.confidence:g}% interval)")
     ax.legend(loc="best", fontsize=7)
     return png(fig)
