@@ -22,10 +22,9 @@ def header_lines(c: Comparison) -> list[str]:
     """What is said before the rows: the sets, what differs between their environments, the counts,
     the geometric means, the rule, and the notes."""
     lines = [f"A (baseline): {c.a_name}", f"B: {c.b_name}", "every ratio is B / A"]
-    differs = [line for line in c.environment if line.differs]
-    if differs:
+    if c.environment_differs:
         lines.append("environments differ, so a change below may be the environment's, not the code's: "
-                     + "; ".join(line.text() for line in differs))
+                     + "; ".join(line.text() for line in c.environment if line.differs))
     else:
         lines.append("same environment: " + "; ".join(line.text() for line in c.environment))
     counts = c.counts()

@@ -19,6 +19,7 @@ from collect.verdict import BEYOND, EQUIVALENT, MOST_REPEATS, Verdict, verdict
 
 ONLY_A, ONLY_B = "only in A", "only in B"
 STATUS_CHANGED, NO_FIGURES = "status changed", "no figures"  # OOM in A, 5.10 s in B; OOM in both
+NOT_MEASURED = "not measured"  # a run that ended ok without this figure (a result from before it was recorded)
 OUTCOMES = ("slower", "faster", "lower", "higher", EQUIVALENT, "inconclusive", STATUS_CHANGED, ONLY_A, ONLY_B,
             NO_FIGURES)  # counted in this order
 
@@ -47,9 +48,10 @@ class Side:
             return f"{figure(self.median, unit)}{runs}"
         if not self.others:
             return "-"
+        words = {s: NOT_MEASURED if s == "ok" else status_text(s) for s in self.others}  # ok: ran, without this figure
         if len(self.others) == 1:
-            return status_text(next(iter(self.others)))
-        return ", ".join(f"{n} {status_text(s)}" for s, n in self.others.items())
+            return words[next(iter(self.others))]
+        return ", ".join(f"{n} {words[s]}" for s, n in self.others.items())
 
 
 @dataclass(frozen=True)
@@ -143,8 +145,9 @@ def outcome_of(v: Verdict, metric: Metric) -> str:
 
 
 def verdict_text(v: Verdict, metric: Metric) -> str:
-    """"8.2% slower (95% CI 5.1% to 11.4%)"; "equivalent within ±5%"; "inconclusive: ~12 runs per side
-    would settle it"; "inconclusive: one run, no spread measured"."""
+    """"8.2% slower (interval +5.1% to +11.4%)"; "equivalent within ±5% (interval ...)"; "+3.0%,
+    inconclusive (interval ...): ~12 runs per side would settle it"; "+3.0%, inconclusive: one run,
+    no spread measured"."""
     if v.one_run:
         return f"{v.percent:+.1f}%, inconclusive: one run, no spread measured"
     interval = f"(interval {100 * (v.low - 1):+.1f}% to {100 * (v.high - 1):+.1f}%)"

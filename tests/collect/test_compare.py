@@ -194,3 +194,11 @@ def test_compare_flags_without_compare_are_an_error_line(two_sets, capsys):
     code, out, err = cli(capsys, "collect", "--results", b, "--fail-on", "slower:5%")
     assert code == 2 and out == ""
     assert err == "error: --fail-on compares two result sets: add --compare OTHER (the results dir to compare with)\n"
+
+
+def test_a_run_without_a_figure_says_not_measured(tmp_path):
+    """GPU utilization sampled in B only (A's results are from before it was recorded)."""
+    a = write_results(tmp_path / "a", repeats(SINGLE, 10.0))
+    b = write_results(tmp_path / "b", [train_result(cell(repeat=r, **SINGLE), epoch_s=10.0, gpu_util_pct=90.0) for r in range(2)])
+    util = next(r for r in compare_dirs(a, b).rows if r.title == "GPU utilization")
+    assert (util.text, util.outcome) == ("not measured in A, 90.0% (2 runs) in B", "status changed")
