@@ -84,8 +84,10 @@ def run_compare(args, console: Console) -> int:
         _print(console, comparison, written)
     if failed:
         word, threshold = args.fail_on
-        print(f"fail-on {word}:{100 * threshold:g}%: {len(failed)} row{'s' if len(failed) > 1 else ''} {word} beyond "
-              f"{100 * threshold:g}%, the first: {failed[0].config}, {failed[0].title}: {failed[0].text}", file=sys.stderr)
+        configs = len({(r.kind, r.config) for r in failed})
+        print(f"fail-on {word}:{100 * threshold:g}%: {configs} configuration{'s' if configs > 1 else ''} {word} beyond "
+              f"{100 * threshold:g}% ({len(failed)} figure{'s' if len(failed) > 1 else ''}), the first: {failed[0].config}, "
+              f"{failed[0].title}: {failed[0].text}", file=sys.stderr)
     return print_errors([error] if error else []) or (1 if failed else 0)
 
 
