@@ -92,8 +92,8 @@ def verdict(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, con
     elif -band < low and high < band:
         outcome, direction, needed = EQUIVALENT, 0, None
     else:
-        spread = math.sqrt((var_a + var_b) / 2)
-        outcome, direction, needed = INCONCLUSIVE, 0, repeats_needed(centre, spread, band, confidence)
+        needed = repeats_needed(centre, var_a, var_b, band, confidence, min(len(xs), len(ys)) + 1)
+        outcome, direction = INCONCLUSIVE, 0
     return Verdict(ratio, math.exp(low), math.exp(high), outcome, direction, threshold, len(xs), len(ys), needed)
 
 
@@ -131,26 +131,31 @@ def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> int:
     return max(1, math.floor(df + 1e-9))
 
 
-def repeats_needed(centre: float, spread: float, band: float, confidence: float) -> int:
+def repeats_needed(centre: float, var_a: float, var_b: float, band: float, confidence: float, at_least: int = 2) -> int:
     """Roughly how many repeats per side would settle an inconclusive verdict if the log ratio
-    (centre) and the log values' spread (sd) stayed as measured: the least n with
-    q(df = 2n - 2) * sqrt(pi/2) * spread * sqrt(2 / n) below the margin, the margin being |centre|
-    (to exclude 1) when the ratio is beyond the band, else band - |centre| (to fit inside it).
-    Capped at MOST_REPEATS. Example: centre 0.02, spread 0.03, band ln 1.05 = 0.0488, margin
-    0.0288: n = 15 gives 2.048 * 1.2533 * 0.03 * 0.365 = 0.0281 < 0.0288, n = 14 gives 0.0292 -> 15."""
+    (centre) and the log values' variances stayed as measured: the least n >= at_least whose
+    interval, n runs a side, has a half width
+        q(welch_df(var_a, n, var_b, n)) * sqrt(pi/2) * sqrt((var_a + var_b) / n)
+    below the margin: |centre| (to exclude 1) when the ratio is beyond the band, else
+    band - |centre| (to fit inside it). Capped at MOST_REPEATS. Example: centre 0.02, both
+    variances 0.03^2, band ln 1.05 = 0.0488, margin 0.0288: n = 15 (df 28) gives 2.048 * 1.2533 *
+    0.03 * sqrt(2/15) = 0.0281 < 0.0288, n = 14 gives 0.0292 -> 15."""
     margin = abs(centre) if abs(centre) > band else band - abs(centre)
-    if spread == 0:
-        return 2
+    if var_a + var_b == 0:
+        return at_least
     p = (1 + confidence) / 2
-    low, high = 1, MOST_REPEATS  # settled at high, not at low: the width falls as n grows
-    if t_quantile(p, 2 * high - 2) * MEDIAN_SE * spread * math.sqrt(2 / high) >= margin:
+
+    def settles(n: int) -> bool:  # the half width falls as n grows (df grows, 1/n falls)
+        return t_quantile(p, welch_df(var_a, n, var_b, n)) * MEDIAN_SE * math.sqrt((var_a + var_b) / n) < margin
+
+    if settles(at_least):
+        return at_least
+    low, high = at_least, MOST_REPEATS  # not settled at low; settled at high, if at all
+    if not settles(high):
         return MOST_REPEATS
     while high - low > 1:
         n = (low + high) // 2
-        if t_quantile(p, 2 * n - 2) * MEDIAN_SE * spread * math.sqrt(2 / n) < margin:
-            high = n
-        else:
-            low = n
+        low, high = (low, n) if settles(n) else (n, high)
     return high
 
 

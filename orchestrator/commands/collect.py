@@ -9,6 +9,7 @@ from rich.console import Console
 
 from collect.options import add_options, check_options
 from orchestrator.budget import measure_spent
+from orchestrator.commands import collect_compare
 from orchestrator.commands.common import print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
 
@@ -24,10 +25,14 @@ def register(verbs, common) -> None:
     p.add_argument("--findings", action="store_true", help="print the findings, grouped under their answer")
     p.add_argument("--question", metavar="ID", default="", help="print one question's answer, its tables and findings "
                    "(e.g. A.Q2 or Q2; a wrong id lists them)")
+    collect_compare.add_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args, console: Console) -> int:
+    if args.compare:
+        return collect_compare.run_compare(args, console)
+    collect_compare.refuse_without_compare(args)
     from collect.load import SkippedFile
     from collect.report import as_written, collect, write_report  # pandas: only for this verb
     from collect.view import View

@@ -135,3 +135,16 @@ def test_a_ten_percent_shift_at_five_runs_with_three_percent_noise_is_found(logn
         v = verdict(_draws(rng, 5, 10.0, 0.03, lognormal), _draws(rng, 5, 11.0, 0.03, lognormal))
         found += v.outcome == "beyond" and v.direction == 1
     assert found / trials >= 0.8, f"found {found} of {trials}"
+
+
+def test_an_inconclusive_verdict_always_asks_for_more_runs_than_it_has():
+    """Unequal spreads give Welch fewer degrees of freedom than 2n - 2: the estimate uses Welch's too."""
+    rng = random.Random(7)
+    asked = []
+    for _ in range(300):
+        n = rng.randint(2, 6)
+        v = verdict(_draws(rng, n, 10.0, 0.02, True), _draws(rng, n, 10.5, 0.3, True))
+        if v.outcome == "inconclusive":
+            asked.append(v.repeats_needed)
+            assert v.repeats_needed > n
+    assert len(asked) > 100
