@@ -25,7 +25,8 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m orchestrator", description=__doc__.splitlines()[0])
     verbs = top.add_subparsers(dest="verb", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--study", default="quick", help="a shipped study's name or a .toml path (default: quick)")
+    common.add_argument("--study", help="a shipped study's name or a .toml path (default: quick; with --results "
+                                        "alone: the study planned there)")
     common.add_argument("--results", help="results dir (default: runs/<study>)")
     for verb in VERBS:
         verb.register(verbs, common)

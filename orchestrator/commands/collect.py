@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from orchestrator.budget import measure_spent
-from orchestrator.commands.common import print_errors, print_warnings, results_dir_for
+from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
 
 
@@ -48,6 +48,8 @@ def run(args, console: Console) -> int:
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
+    if args.study is not None or not args.results:  # as status: another study's plan is refused
+        check_study(args, planned_study(results_dir), results_dir)
     spent, why = measure_spent(results_dir)  # GPU-hours per configuration, and spent.json
     print_warnings([why] if why else [])
     with warnings.catch_warnings(record=True) as caught:
