@@ -11,6 +11,7 @@ from rich.console import Console
 
 from jobs.core.cell import CellError
 from jobs.core.result import ResultError
+from jobs.core.text import visible
 from orchestrator.commands import cancel, collect, logs, plan, status, submit
 from orchestrator.errors import UserError
 
@@ -40,7 +41,7 @@ def main(argv=None) -> int:
     try:
         return args.run(args, console)
     except (UserError, ResultError, CellError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {visible(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from jobs.core.text import visible
 from orchestrator.budget import measure_spent
 from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
@@ -69,8 +70,8 @@ def run(args, console: Console) -> int:
     print_grids(console, collected.grids)
     print_findings(console, collected.findings)
     if collected.written:
-        console.print("written: " + ", ".join(str(p) for p in collected.written), highlight=False)
+        console.print(visible("written: " + ", ".join(str(p) for p in collected.written)), highlight=False)
     if report and not report_error:
-        console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in "
-                      f"{(collected.out_dir or collected.results_dir) / 'plots'}/", highlight=False)
+        console.print(visible(f"report: {report[0]} (self-contained), {report[1]} with its plots in "
+                              f"{(collected.out_dir or collected.results_dir) / 'plots'}/"), highlight=False)
     return print_errors(errors) or 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from jobs.core.layout import PLAN_FILE
+from jobs.core.text import visible
 from orchestrator.errors import PlanError
 from orchestrator.plan import Plan, read_plan
 from orchestrator.study import DEFAULT_STUDY, study_name as name_of_study
@@ -85,7 +86,7 @@ def print_warnings(warnings: list[str]) -> None:
     """One `warning:` line for all of them (what was skipped, and why)."""
     if warnings:
         more = f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""
-        print(f"warning: {warnings[0]}{more}", file=sys.stderr)
+        print(f"warning: {visible(warnings[0])}{more}", file=sys.stderr)
 
 
 def print_errors(errors: list[str]) -> Optional[int]:
@@ -93,5 +94,5 @@ def print_errors(errors: list[str]) -> Optional[int]:
     if not errors:
         return None
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    print(f"error: {errors[0]}{more}", file=sys.stderr)
+    print(f"error: {visible(errors[0])}{more}", file=sys.stderr)
     return 2
