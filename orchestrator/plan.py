@@ -9,6 +9,7 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import operator
 import os
 import shutil
 import tempfile
@@ -19,7 +20,7 @@ from typing import Any, Optional
 from jobs.core.cell import StudyCell, kind_of
 from jobs.core.kinds import cell_from_dict, kind_named
 from jobs.core.atomic import strict_json, write_bytes_atomic
-from jobs.core.layout import LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE, check_cell_id
+from jobs.core.layout import CELL_ID, LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE, check_cell_id
 from jobs.core.plan_file import cell_dicts, cells_table, stored_ids
 from jobs.core.sealed import is_sealed, sealed_text
 from orchestrator.errors import PlanError, UserError
@@ -166,7 +167,7 @@ class Plan:
             container=ContainerSpec(**data.get("container", {})), profile=data.get("profile", ""),
         )
         _check_membership(plan)
-        _check_shapes(plan)
+        _check_shapes(plan, whole=not sealed)
         return plan
 
 
@@ -184,8 +185,9 @@ def sealed_cells(table: dict[str, Any]) -> Optional[tuple[StudyCell, ...]]:
     and keep those ids. None where that cannot be done: cells of a kind whose fields are not all
     plain values (a PTQ cell's tuples), of several kinds, or with a field their class does not know."""
     ids = stored_ids(table)
-    for cell_id in ids:  # each names a file: <cell_id>.json
-        check_cell_id(cell_id)
+    if not all(map(CELL_ID.fullmatch, ids)):  # each names a file, <cell_id>.json: say which does not
+        for cell_id in ids:
+            check_cell_id(cell_id)
     shared, own = table["shared"], table["own"]
     if not isinstance(shared, dict) or not all(isinstance(o, dict) for o in own):
         return None
@@ -225,24 +227,28 @@ def _check_list(value: Any, item: type, message: str) -> None:
         raise TypeError(message)
 
 
-def _check_shapes(plan: Plan) -> None:
-    """Each array asks SLURM for what its cells need on this cluster (shape_of), no more: a
-    hand-edited shape (64 GPUs on a node of 4, another time limit) is refused, whatever its seal."""
+_NEEDS = operator.attrgetter("nodes", "gpus_per_node", "tasks_per_node", "cpus_per_task")  # what a shape takes of a cell
+
+
+def _check_shapes(plan: Plan, whole: bool) -> None:
+    """No array asks for more GPUs than a node has, whatever the file's seal; `whole` (a plan not
+    sealed by this user): each asks SLURM for exactly what its cells need on this cluster (shape_of),
+    so a hand-edited shape (another time limit, more nodes) is refused."""
     for array in plan.arrays:
         if array.shape.gpus_per_node > plan.cluster.gpus_per_node:
             raise ValueError(f"array {array.name} asks for shape.gpus_per_node = {array.shape.gpus_per_node}, but a "
                              f"node has {plan.cluster.gpus_per_node} (cluster.gpus_per_node)")
-        needs: dict[tuple[int, ...], ResourceShape] = {}
-        for cell_id in array.cell_ids:
-            cell = plan.cell(cell_id)
-            key = (cell.nodes, cell.gpus_per_node, cell.tasks_per_node, cell.cpus_per_task)
-            need = needs.get(key) or needs.setdefault(key, shape_of(cell, plan.cluster))
+        if not whole:
+            continue
+        cells = map(plan._cells_by_id.__getitem__, array.cell_ids)
+        for cell in {_NEEDS(cell): cell for cell in cells}.values():  # one of each need: 100,000 cells, few needs
+            need = shape_of(cell, plan.cluster)
             if need != array.shape:
                 name, have, wanted = next((f.name, getattr(array.shape, f.name), getattr(need, f.name))
                                           for f in dataclasses.fields(need)
                                           if getattr(array.shape, f.name) != getattr(need, f.name))
-                raise ValueError(f"array {array.name}: shape.{name} = {have!r}, but its cell {cell_id} needs {wanted!r} "
-                                 "on this cluster")
+                raise ValueError(f"array {array.name}: shape.{name} = {have!r}, but its cell {cell.cell_id} needs "
+                                 f"{wanted!r} on this cluster")
 
 
 def _check_membership(plan: Plan) -> None:

@@ -192,7 +192,7 @@ def attempt_charges(plan: Plan, sub: Submission, result: Optional[Outcome],
         if out:
             return out
     clock = run_seconds(result) if result is not None and not live else None
-    if clock is not None:
+    if result is not None and clock is not None:
         return [Charge(sub.cell_id, job_id, gpus, min(clock, limit), "result", str(result.status))]
     if sub.executor == "local" and job is not None and job.elapsed_s is not None:
         return [Charge(sub.cell_id, job_id, gpus, min(job.elapsed_s, limit), "process", job.state, live)]

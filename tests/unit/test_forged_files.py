@@ -81,6 +81,13 @@ def test_gpus_per_node_beyond_what_a_node_has_is_refused(tmp_path, capsys):
     refused(tmp_path, capsys, "gpus_per_node")
 
 
+def test_a_hand_edited_shape_must_ask_for_what_its_cells_need(tmp_path, capsys):
+    path = planned(tmp_path)
+    path.write_text(plain_seal(path.read_text().replace('"time_min":20', '"time_min":9999', 1)))  # the first
+    # array's only, under a seal anyone can compute (not this user's): the plan is checked whole
+    refused(tmp_path, capsys, "shape.time_min = 9999", "needs 20")
+
+
 def test_a_resealed_cell_id_that_leaves_the_results_dir_is_refused(tmp_path, capsys):
     path = planned(tmp_path)
     first = read_plan(tmp_path).cell_ids[0]
