@@ -25,7 +25,7 @@ from jobs.core.plan_file import cell_dicts, cells_table, stored_ids
 from jobs.core.sealed import is_sealed, sealed_text
 from orchestrator.errors import PlanError, UserError
 from orchestrator.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, check_slurm_name
-from orchestrator.study import Study, check_name
+from orchestrator.study import NAME, Study
 
 _LEAST = {"nodes": 1, "tasks_per_node": 1, "cpus_per_task": 1, "time_min": 1}  # a shape's ints' least; else 0
 
@@ -156,12 +156,12 @@ class Plan:
         _check_list(data["arrays"], dict, "arrays must be a list of objects")
         for a in data["arrays"]:
             _check_list(a["cell_ids"], str, f"array {a.get('name')!r}: cell_ids must be a list of cell ids")
-            check_name(a["name"])  # it names sbatch/<name>.sh and the jobs
+            _check_name("array name", a["name"])  # it names sbatch/<name>.sh and the jobs
         arrays = tuple(
             ArrayPlan(a["name"], ResourceShape(**a["shape"]), tuple(a["cell_ids"])) for a in data["arrays"]
         )
         plan = cls(
-            study=check_name(data["study"]), description=data["description"], data_dir=data["data_dir"],
+            study=_check_name("study", data["study"]), description=data["description"], data_dir=data["data_dir"],
             results_dir=data["results_dir"], cluster=ClusterSpec(**data["cluster"]),
             cells=_cells(data["cells"], sealed), arrays=arrays, created_at=data["created_at"],
             container=ContainerSpec(**data.get("container", {})), profile=data.get("profile", ""),
@@ -220,6 +220,13 @@ def _plain_fields(cls: type) -> frozenset[str]:
 @functools.cache
 def _defaults(cls: type) -> dict[str, Any]:
     return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
+
+
+def _check_name(what: str, value: Any) -> str:
+    """A study's or an array's name: one path component of plain characters (study.NAME)."""
+    if not isinstance(value, str) or not NAME.fullmatch(value):
+        raise ValueError(f"{what} must be letters, digits and _.- (at most 100), got {value!r}")
+    return value
 
 
 def _check_list(value: Any, item: type, message: str) -> None:

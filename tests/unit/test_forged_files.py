@@ -97,6 +97,14 @@ def test_a_resealed_cell_id_that_leaves_the_results_dir_is_refused(tmp_path, cap
         path.write_text(path.read_text().replace("../../ESCAPE", first))
 
 
+@pytest.mark.parametrize("old, new, words", [('"name":"n1-g1-t1"', '"name":"../x"', "array name"),
+                                             ('"study": "quick"', '"study": "../x"', "study")])
+def test_a_name_that_reaches_a_path_or_a_job_name_is_checked(tmp_path, capsys, old, new, words):
+    path = planned(tmp_path)
+    edit(path, old, new, keyed_seal)
+    refused(tmp_path, capsys, words, "../x")
+
+
 def test_a_result_path_is_only_ever_a_cell_id_in_the_results_dir(tmp_path):
     with pytest.raises(ValueError, match="ESCAPE"):
         result_path(tmp_path, "../../ESCAPE")
