@@ -139,14 +139,34 @@ class SkippedFile(UserWarning):
     """A file named like a result that is no regular file (a FIFO): not read; the message names it."""
 
 
+NAMED_FILES = 5  # an error about many unreadable files names this many, and counts the rest
+
+
 def read_results(paths: list[Path]) -> Iterator[Result]:
     """Each result file in turn (one at a time: the caller keeps what it needs of each); one that
-    is no regular file is skipped with a SkippedFile warning (never opened: a FIFO would block), a
-    corrupt one raises ResultError."""
+    is no regular file is skipped with a SkippedFile warning (never opened: a FIFO would block).
+    Corrupt ones are read past, and after the last file one ResultError names them all (the
+    first with why; at most NAMED_FILES, the rest counted): one run shows every file to move aside."""
+    bad: list[tuple[Path, ResultError]] = []
     for path in paths:
         try:
             result = read_result(path)
         except NotRegularFile as exc:
             warnings.warn(str(exc), SkippedFile, stacklevel=2)
             continue
+        except ResultError as exc:
+            bad.append((path, exc))
+            continue
         yield result
+    if len(bad) == 1:
+        raise bad[0][1]
+    if bad:
+        raise unreadable_files(bad)
+
+
+def unreadable_files(bad: list[tuple[Path, ResultError]]) -> ResultError:
+    """One error for several unreadable result files: how many, the first's reason, the others named."""
+    others = [str(path) for path, _ in bad[1:NAMED_FILES]]
+    more = f" (and {len(bad) - NAMED_FILES} more)" if len(bad) > NAMED_FILES else ""
+    return ResultError(f"{len(bad)} result files are unreadable; move them aside and rerun `submit` to redo those "
+                       f"cells. The first: {bad[0][1]}; the others: {', '.join(others)}{more}")

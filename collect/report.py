@@ -131,9 +131,13 @@ def status_counts(frame: pd.DataFrame) -> str:
 
 
 def template_env(autoescape: bool) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
-                              undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
-                              trim_blocks=True, lstrip_blocks=True)
+    """HTML escapes every value (autoescape); Markdown's template escapes each with `md`, or `code`
+    for a code span (collect.render.md_text, md_code)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
+                             undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)))
+    return env
 
 
 def _finding(f: Finding) -> dict[str, str]:

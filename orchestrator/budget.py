@@ -171,7 +171,8 @@ def spent_text(book: Ledger) -> str:
 
 
 SOURCE_WORDS = {"sacct": "from sacct", "squeue": "from squeue", "result": "from result files",
-                "process": "from local processes", "unrecorded": "unrecorded"}
+                "process": "from local processes", "limit": "charged their time limit (elapsed unrecorded)",
+                "unrecorded": "running, not timed yet"}
 
 
 def estimate_text(book: Ledger, cell_ids: Sequence[str]) -> str:

@@ -38,7 +38,7 @@ def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobSta
             started = dt.datetime.fromisoformat(sub.submitted_at)
             alive = pid_alive(int(sub.job_id), LOCAL_JOB_MARKER)
             end = now if alive else last_write(sub)
-            elapsed = (end - started).total_seconds() if end else None
+            elapsed = max((min(end, now) - started).total_seconds(), 0.0) if end else None  # a future time: now
             jobs[key] = JobState(key, "RUNNING" if alive else "ENDED", elapsed, "localhost")
     return jobs
 

@@ -40,6 +40,7 @@ class Submission:
     log_err: Optional[str] = None
     queue_pid: Optional[int] = None  # the local queue process that runs it
     token: Optional[str] = None  # the intent it confirms (SLURM)
+    time_min: Optional[int] = None  # the job's time limit (None: recorded before limits were; the plan's)
 
 
 @dataclass(frozen=True)

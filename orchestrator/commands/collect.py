@@ -8,9 +8,10 @@ from pathlib import Path
 from rich.console import Console
 
 from collect.options import add_options, check_options
+from jobs.core.text import visible
 from orchestrator.budget import measure_spent
 from orchestrator.commands import collect_compare
-from orchestrator.commands.common import print_errors, print_warnings, results_dir_for
+from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
 
 
@@ -42,6 +43,8 @@ def run(args, console: Console) -> int:
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
+    if args.study is not None or not args.results:  # as status: another study's plan is refused
+        check_study(args, planned_study(results_dir), results_dir)
     spent, why = measure_spent(results_dir)  # GPU-hours per configuration, and spent.json
     print_warnings([why] if why else [])
     with warnings.catch_warnings(record=True) as caught:
@@ -65,8 +68,8 @@ def run(args, console: Console) -> int:
     shown = show(console, collected, answers, args)
     out = collected.out_dir or collected.results_dir
     if report and not report_error:
-        console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in {out / 'plots'}/; "
-                      f"answers: {out / 'answers.md'}", highlight=False)
+        console.print(visible(f"report: {report[0]} (self-contained), {report[1]} with its plots in {out / 'plots'}/; "
+                              f"answers: {out / 'answers.md'}"), highlight=False)
     footer(console, collected, shown, args)
     return print_errors(errors) or 0
 
@@ -102,8 +105,8 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
     """Where everything is: the tables' files, the findings, the flags that show them."""
     out = collected.out_dir or collected.results_dir
     if collected.written:
-        console.print(f"tables: {out / 'tables.md'}, tables.tex and {len(collected.table_files)} CSV files in {out}/"
-                      + ("" if tables_shown else "; print them with --tables"), highlight=False)
+        console.print(visible(f"tables: {out / 'tables.md'}, tables.tex and {len(collected.table_files)} CSV files in {out}/"
+                              + ("" if tables_shown else "; print them with --tables")), highlight=False)
     if collected.findings and not args.findings:
         console.print(f"findings: {len(collected.findings)}, each under its answer: --findings (one question: "
                       "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)

@@ -119,3 +119,24 @@ def test_out_writes_the_tables_and_the_report_elsewhere(mixed_dir, tmp_path, cap
     assert (out / "table1.csv").read_text().splitlines()[5].startswith("ddp,32,1,2,")  # the DDP 2-GPU b=32 row
     assert (out / "plots/table1_speedup.png").read_bytes().startswith(b"\x89PNG")
     assert sorted(p.name for p in mixed_dir.iterdir()) == before
+
+
+def test_another_studys_plan_is_refused_as_status_refuses_it(mixed_dir, capsys):
+    before = sorted(p.name for p in mixed_dir.iterdir())
+    study = json.loads((mixed_dir / "plan.json").read_text())["study"]
+    for verb in ("status", "collect"):
+        code, _, err = cli(capsys, verb, "--study", "hw5", "--results", mixed_dir)
+        assert code == 2 and f"holds a plan of study {study!r}, not 'hw5'" in err, (verb, err)
+        assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in mixed_dir.iterdir()) == before, "no table written from another study's dir"
+    assert cli(capsys, "collect", "--study", study, "--results", mixed_dir)[0] == 0
+
+
+def test_many_junk_result_files_are_named_in_one_error(tmp_path, capsys):
+    names = [f"{i:012x}.json" for i in range(1, 9)]
+    for name in names:
+        (tmp_path / name).write_text("{ junk")
+    code, _, err = cli(capsys, "collect", "--results", tmp_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: 8 result files are unreadable") and "move them aside" in err
+    assert str(tmp_path / names[0]) in err and all(name in err for name in names[:5]) and "and 3 more" in err
