@@ -230,3 +230,9 @@ def lab_results() -> list[Result]:
 
 def write_lab(path: Path) -> Path:
     return write_results(path, lab_results(), study="lab")
+
+
+# A real result set: the hw5 study on a node of 4 NVIDIA H100 80GB HBM3 (run 8: synthetic CIFAR-10 at
+# full size, one repeat, the local executor; 27 results, the 5-epoch DDP cell at 8192 per GPU with linear
+# scaling and warmup ended without a result). Committed; collect writes into a results dir: copy it first.
+REAL_HW5 = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100x4-run8" / "hw5"

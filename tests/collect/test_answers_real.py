@@ -1,0 +1,71 @@
+"""Part A's answers on a real result set (tests/collect/dirs.py, REAL_HW5: hw5 on 4 H100s, one repeat,
+synthetic data): each record's numbers against the result files' own, worked by hand from the JSON
+(the timed epoch's epoch_s, train_s, data_wait_s, comm_exposed_s; the 5th epoch's loss and accuracy)."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from collect.report import collect
+from tests.collect.dirs import REAL_HW5
+
+H100 = "NVIDIA H100 80GB HBM3"
+ONE_RUN = "a figure without a range is one run"
+SYNTHETIC = "the data is synthetic"
+# 1 GPU, the timed (2nd) epoch: train_s (Q1) and epoch_s (Q2) by batch per GPU; 32768: OOM
+T1_TRAIN = {32: 17.47511991238594, 128: 4.927020095221698, 512: 2.5769587063267827, 2048: 2.394649649918079,
+            8192: 2.3527876626104116}
+T1_EPOCH = {32: 17.857158426999945, 128: 6.836324912999999, 512: 7.181107386000008}
+# 4 GPUs, DDP, batch 512 (33d01fd04423): epoch, train, data wait, exposed all-reduce of the timed epoch
+DDP4_512 = (2.102030882000008, 1.6739354562424122, 1.0516305310000007, 0.009068787500723409)
+P = 44_695_848 // 4  # the gradients' values (comm.grad_bytes / 4)
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    path = shutil.copytree(REAL_HW5, tmp_path_factory.mktemp("real") / "hw5")
+    return {a.id: a for a in collect(path).answers}
+
+
+def test_q1_on_the_real_h100s(real):
+    a = real["A.Q1"].record
+    assert a.device == H100 and not a.cpu
+    assert {b.batch: b.train_s.value for b in a.batches if b.train_s} == T1_TRAIN
+    assert [f"{t:.2f}" for t in T1_TRAIN.values()] == ["17.48", "4.93", "2.58", "2.39", "2.35"]
+    assert (a.largest_fit, a.first_oom) == (8192, 32768)
+    assert a.trend.ratio == pytest.approx(T1_TRAIN[8192] / T1_TRAIN[32]) and a.trend.one_run
+    assert a.plateau == 2048  # 2.395 -> 2.353 s is 1.8%, under the 5% threshold
+    assert ONE_RUN in real["A.Q1"].text and H100 in real["A.Q1"].text
+
+
+def test_q2_speedups_are_t1_over_tn_with_data_loading(real):
+    a = real["A.Q2"].record
+    ddp4 = {s.batch: s for s in a.speedups if s.setup == "4 GPUs, DDP"}
+    assert ddp4[512].speedup == pytest.approx(T1_EPOCH[512] / DDP4_512[0])  # 3.42
+    assert ddp4[32].speedup == pytest.approx(T1_EPOCH[32] / 6.799215734999962)
+    dp2 = next(s for s in a.speedups if s.setup == "2 GPUs, DataParallel" and s.batch == 32)
+    assert dp2.speedup == pytest.approx(T1_EPOCH[32] / 42.933964860999936)  # slower than 1 GPU
+    assert a.strong.global_batch == 128 and a.strong.strong == pytest.approx(T1_EPOCH[128] / 24.447670774000017)
+    assert ONE_RUN in real["A.Q2"].text and H100 in real["A.Q2"].text
+
+
+def test_q3_splits_and_bandwidth(real):
+    split = next(s for s in real["A.Q3.1"].record.splits if s.setup == "4 GPUs, DDP" and s.batch == 512)
+    assert split.compute_s == pytest.approx(T1_TRAIN[512] / 4)  # 0.64 s
+    assert split.comm_s == pytest.approx(DDP4_512[1] - T1_TRAIN[512] / 4)  # 1.03 s
+    assert split.measured_s == pytest.approx(DDP4_512[3])
+    u = next(u for u in real["A.Q3.2"].record.utilizations if u.setup == "4 GPUs, DDP" and u.batch == 512)
+    # measured: 25 steps x 2(4-1)/4 x P x 4 bytes over the exposed all-reduce
+    assert u.basis == "measured" and u.gbps == pytest.approx(25 * 1.5 * P * 4 / DDP4_512[3] / 1e9)
+    assert u.busbw_gbps == pytest.approx(287.33430991653165)
+    assert ONE_RUN in real["A.Q3.1"].text
+
+
+def test_q4_at_the_largest_batch_on_4_gpus(real):
+    a = real["A.Q4.1"].record
+    assert (a.large.batch, a.large.global_batch) == (8192, 32768)
+    assert (a.large.loss.value, a.large.accuracy.value) == pytest.approx((2.517923118515015, 0.36422))
+    assert (a.baseline.loss.value, a.baseline.accuracy.value) == pytest.approx((0.0014400456903129815, 0.99992))
+    assert a.synthetic and SYNTHETIC in real["A.Q4.1"].text and ONE_RUN in real["A.Q4.1"].text
+    assert SYNTHETIC in real["A.Q4.2"].text
