@@ -9,13 +9,25 @@ from typing import Any, Optional
 
 from collect.findings import listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.render import number
+from collect.render import number, seconds
 from collect.train.answers_common import caveats, cited, part_a, figure, rows_of, where
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict
 
 SETUPS = 3  # setups an answer names one by one (the table has them all)
+SPLITS = 2  # Q3.1's: each with two batches' splits
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
+EXPLAINS = 0.5  # a measured time explains the estimate TN - T1/N when it is at least this share of it
+
+
+class Cause(StrEnum):
+    """What the N-GPU run measured that explains its estimate TN - T1/N."""
+
+    ALLREDUCE = "allreduce"  # the exposed all-reduce is at least EXPLAINS of it
+    LOADER = "loader"  # the all-reduce is not, the run's wait on its data loader is: a rank waiting for its data
+    # holds the others at the all-reduce
+    OTHER = "other"  # neither (DataParallel's copies of the model and the batch are not measured)
+    NONE = "none"  # TN is not above T1/N: nothing to explain
 
 
 @dataclass(frozen=True)
@@ -29,12 +41,16 @@ class Split:
     comm_s: float  # TN - T1 / N
     share: float  # comm / TN
     measured_s: float  # the exposed all-reduce (NaN: not measured)
+    data_wait_s: float  # the N-GPU run's wait on its data loader in the timed epoch (NaN: not measured)
     verdict: Optional[Verdict]  # TN against T1/N: above -> a communication cost is measured
+    cause: Cause
 
 
 class Q3Because(StrEnum):
     FEWER_STEPS = "fewer_steps"  # the share falls with the batch: fewer all-reduces per epoch
     NOT_FALLING = "not_falling"
+    LOADER_AT_LARGE = "loader_at_large"  # not falling: the data loader fills the largest batches' estimate, while
+    # the exposed all-reduce the jobs measured falls with the batch
     ONE_BATCH = "one_batch"
     UNMEASURABLE = "unmeasurable"  # no run's TN is above T1/N by the verdict: no communication cost to trend
 
@@ -44,7 +60,8 @@ class Q31Answer(Record):
     device: str
     cpu: bool
     splits: tuple[Split, ...]
-    bound: tuple[str, ...]  # setups at a batch where communication is at least BOUND of the train time
+    bound: tuple[str, ...]  # setups at a batch where communication is at least BOUND of the train time (but loader)
+    loader: tuple[str, ...]  # setups at a batch whose estimate the data loader's wait explains (Cause.LOADER)
     because: Q3Because
 
 
@@ -69,14 +86,32 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
             continue
         one, tn = ones.get(base_key(r)), figure(r, "train_s")
         v = against(tn, figure(one, "train_s").scaled(1 / r.gpus)) if one and tn else None  # type: ignore[union-attr]
+        measured, wait = (float(x) if present(x) else float("nan") for x in (r.comm_measured_s, r.data_wait_s))
         splits.append(Split(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), steps.get(i, 0),
-                            float(r.compute_est_s), float(r.comm_est_s), float(r.comm_est_s / r.train_s),
-                            float(r.comm_measured_s) if present(r.comm_measured_s) else float("nan"), v))
+                            float(r.compute_est_s), float(r.comm_est_s), float(r.comm_est_s / r.train_s), measured, wait,
+                            v, cause(float(r.comm_est_s), measured, wait, v)))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
-    bound = tuple(f"{s.setup} at batch {s.batch}" for s in splits if s.share >= BOUND)
-    return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound,
+    bound = tuple(f"{s.setup} at batch {s.batch}" for s in splits if s.share >= BOUND and s.cause != Cause.LOADER)
+    loader = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits) if s.cause == Cause.LOADER)
+    return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound, loader,
                      _q3_because(tuple(splits)))
+
+
+def cause(estimate_s: float, allreduce_s: float, data_wait_s: float, v: Optional[Verdict]) -> Cause:
+    """What explains the estimate TN - T1/N: the exposed all-reduce where it is at least EXPLAINS of
+    it, else the run's data wait where that is; NONE where TN is not above T1/N (the verdict, or a
+    non-positive estimate). NaN (not measured) explains nothing.
+    Example: estimate 1.03 s, all-reduce 0.009 s, data wait 1.05 s -> LOADER; 2.39, 2.59, 0.06 -> ALLREDUCE."""
+    if not estimate_s > 0 or (v is not None and not _above(v)):
+        return Cause.NONE
+    if allreduce_s >= EXPLAINS * estimate_s:
+        return Cause.ALLREDUCE
+    return Cause.LOADER if data_wait_s >= EXPLAINS * estimate_s else Cause.OTHER
+
+
+def _ordered(splits: list[Split]) -> list[Split]:
+    return [s for group in _by_setup(tuple(splits)).values() for s in group]
 
 
 def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
@@ -99,33 +134,64 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
     if not groups:
         return Q3Because.ONE_BATCH
     falls = sum(g[-1].share < g[0].share for g in groups)
-    return Q3Because.FEWER_STEPS if falls * 2 > len(groups) else Q3Because.NOT_FALLING
+    if falls * 2 > len(groups):
+        return Q3Because.FEWER_STEPS
+    if _loader_at_large(groups[0]):
+        return Q3Because.LOADER_AT_LARGE
+    return Q3Because.NOT_FALLING
+
+
+def _loader_at_large(group: list[Split]) -> bool:
+    """The largest batch's estimate is the loader's, and the measured all-reduce falls from the smallest batch."""
+    first, last = group[0], group[-1]
+    return last.cause == Cause.LOADER and last.measured_s < first.measured_s
 
 
 def q31_text(a: Q31Answer) -> str:
-    text = ("Compute is T1/N, the 1-GPU train time of Q1 (data loading excluded) split evenly over N GPUs; communication "
-            "is the rest, TN - T1/N (Table 2 has the exposed all-reduce the DDP jobs measured beside it)")
+    text = ("Compute is T1/N (Q1's 1-GPU train time, without data loading, over N GPUs); communication is TN - T1/N "
+            "(Table 2 also has DDP's measured exposed all-reduce)")
     parts = []
     for setup, group in _by_setup(a.splits).items():
         ends = [group[0]] if len(group) == 1 else [group[0], group[-1]]
         parts.append(f"{setup}, " + ", ".join(f"batch {s.batch}: {number(s.compute_s)} s and {number(s.comm_s)} s "
                                              f"({s.share:.0%}{_cost(s.verdict)})" for s in ends))
-    rest = f"; {len(parts) - SETUPS} more setups in Table 2" if len(parts) > SETUPS else ""
-    text += f". On {a.device}, compute and communication: {'; '.join(parts[:SETUPS])}{rest}." if parts else \
+    rest = f"; {len(parts) - SPLITS} more setups in Table 2" if len(parts) > SPLITS else ""
+    text += f". On {a.device}, compute and communication: {'; '.join(parts[:SPLITS])}{rest}." if parts else \
         ". No multi-GPU run has both figures yet."
     groups = [g for g in _by_setup(a.splits).values() if len(g) >= 2]
     if a.because == Q3Because.FEWER_STEPS:
         g = groups[0]
-        text += (f" Communication's share falls with the batch because an epoch has fewer steps, so fewer all-reduces of "
-                 f"the same gradients ({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch} on {g[0].setup}).")
+        text += (f" Communication's share falls with the batch: fewer steps, so fewer all-reduces "
+                 f"({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch} on {g[0].setup}).")
     elif a.because == Q3Because.UNMEASURABLE:
         text += (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
                  "spread and no trend with the batch is claimed.")
     elif a.because == Q3Because.NOT_FALLING:
         text += " Communication's share does not fall with the batch here, although an epoch has fewer all-reduces."
-    text += (f" Communication-bound (at least {BOUND:.0%}): {listing(a.bound, 4)}." if a.bound
-             else " Every run is computation-bound (communication under half the train time).")
+    elif a.because == Q3Because.LOADER_AT_LARGE:
+        g = groups[0]
+        text += (f" This share does not fall with the batch, but the measured all-reduce does (fewer steps): "
+                 f"{seconds(g[0].measured_s)} s at batch {g[0].batch}, {seconds(g[-1].measured_s)} s at {g[-1].batch} "
+                 f"on {g[0].setup}.")
+    text += _loader_text(a)
+    if a.bound:
+        text += f" Communication-bound (at least {BOUND:.0%}): {listing(a.bound, 2)}."
+    elif not any(s.share >= BOUND for s in a.splits):
+        text += " Every run is computation-bound (communication under half its train time)."
     return text + caveats(a.cpu, a.missing, one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _loader_text(a: Q31Answer) -> str:
+    """Where the data loader's wait explains the estimate: says so, with the first such run's numbers."""
+    if not a.loader:
+        return ""
+    ex = next(s for s in _ordered(list(a.splits)) if s.cause == Cause.LOADER)
+    allreduce = (f"{seconds(ex.measured_s)} s of exposed all-reduce" if present(ex.measured_s)
+                 else "no all-reduce measured (DataParallel)")
+    where = f"in {len(a.loader)} runs, e.g. " if len(a.loader) > 1 else "at "
+    return (f" Most of it is waiting on the data loader, not the network, {where}{ex.setup} at batch {ex.batch}: "
+            f"{allreduce} against {seconds(ex.data_wait_s)} s of data wait (a rank waiting for data holds the others "
+            "at the all-reduce).")
 
 
 def _cost(v: Optional[Verdict]) -> str:
@@ -158,6 +224,7 @@ class Utilization:
     basis: str  # "measured" | "estimated"
     busbw_gbps: float
     share: float
+    cause: Cause  # what explains the communication time it divides by (Q3.1's rule)
 
 
 @dataclass(frozen=True)
@@ -167,6 +234,7 @@ class Q32Answer(Record):
     gradients: int
     utilizations: tuple[Utilization, ...]
     because: BusbwBecause
+    loader: tuple[str, ...]  # estimated rates whose time the data loader's wait explains: lower bounds
 
 
 def q32_answer(tables: Tables) -> Optional[Q32Answer]:
@@ -182,12 +250,16 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
             missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no communication time'})")
             continue
         share = r.share_measured if measured else r.share_est
+        wait = float(r.data_wait_s) if present(r.data_wait_s) else float("nan")
+        why = cause(float(r.comm_est_s), float(r.comm_measured_s) if measured else float("nan"), wait, None)
         found.append(Utilization(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), float(gbps),
-                                 "measured" if measured else "estimated", float(r.busbw_gbps), float(share)))
+                                 "measured" if measured else "estimated", float(r.busbw_gbps), float(share), why))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
-    return Q32Answer(cited(namer, used[:12]), tuple(missing), device, cpu, gradients, tuple(found), _busbw_because(found))
+    loader = tuple(f"{u.setup} at batch {u.batch}" for u in found if u.basis == "estimated" and u.cause == Cause.LOADER)
+    return Q32Answer(cited(namer, used[:12]), tuple(missing), device, cpu, gradients, tuple(found), _busbw_because(found),
+                     loader)
 
 
 def _busbw_because(found: list[Utilization]) -> BusbwBecause:
@@ -222,6 +294,9 @@ def q32_text(a: Q32Answer) -> str:
                  BusbwBecause.NEAR: ": the gradients' all-reduce runs near the link's speed.",
                  BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
                                      "exposed is shorter than the transfer."}[a.because]
+    if a.loader:
+        text += (f" A rate from the estimate TN - T1/N is a lower bound where the data loader's wait fills that time "
+                 f"(Q3.1): {listing(a.loader, 2)}.")
     return text + caveats(a.cpu, a.missing)
 
 

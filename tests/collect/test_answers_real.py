@@ -69,3 +69,28 @@ def test_q4_at_the_largest_batch_on_4_gpus(real):
     assert (a.baseline.loss.value, a.baseline.accuracy.value) == pytest.approx((0.0014400456903129815, 0.99992))
     assert a.synthetic and SYNTHETIC in real["A.Q4.1"].text and ONE_RUN in real["A.Q4.1"].text
     assert SYNTHETIC in real["A.Q4.2"].text
+
+
+def test_q31_says_the_loader_not_the_network_where_the_run_waited_on_data(real):
+    """4 GPUs, DDP, batch 512: TN - T1/N = 1.03 s, the exposed all-reduce 0.009 s, the data wait 1.05 s:
+    the loader explains the estimate; at batch 32 the exposed all-reduce (2.59 s) explains its 2.39 s."""
+    a = real["A.Q3.1"].record
+    splits = {(s.setup, s.batch): s for s in a.splits}
+    big, small = splits["4 GPUs, DDP", 512], splits["4 GPUs, DDP", 32]
+    assert big.data_wait_s == pytest.approx(DDP4_512[2]) and str(big.cause) == "loader"
+    assert str(small.cause) == "allreduce" and small.measured_s == pytest.approx(2.592516428791464)
+    assert str(splits["2 GPUs, DDP", 512].cause) == "loader" and str(splits["2 GPUs, DataParallel", 32].cause) == "other"
+    assert "4 GPUs, DDP at batch 512" in a.loader and "4 GPUs, DDP at batch 512" not in a.bound
+    text = real["A.Q3.1"].text
+    assert "waiting on the data loader, not the network" in text and "0.009 s of exposed all-reduce" in text
+
+
+def test_q32_calls_a_rate_from_a_loader_bound_estimate_a_lower_bound(real):
+    """DataParallel on 4 GPUs at batch 512: TN - T1/N = 1.678 - 2.577 / 4 = 1.03 s, data wait 4.08 s."""
+    a = real["A.Q3.2"].record
+    dp = next(u for u in a.utilizations if u.setup == "4 GPUs, DataParallel" and u.batch == 512)
+    assert dp.basis == "estimated" and str(dp.cause) == "loader"
+    assert dp.gbps == pytest.approx(25 * 1.5 * P * 4 / (1.677927674561739 - T1_TRAIN[512] / 4) / 1e9)
+    assert "4 GPUs, DataParallel at batch 512" in a.loader and "lower bound" in real["A.Q3.2"].text
+    ddp = next(u for u in a.utilizations if u.setup == "4 GPUs, DDP" and u.batch == 512)
+    assert ddp.basis == "measured" and "4 GPUs, DDP at batch 512" not in a.loader
