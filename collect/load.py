@@ -2,8 +2,9 @@
 
 collect reads JSON only: the result files, the plan's cell list (plan.json) and the
 submission record (registry.jsonl, read by jobs.core.registry). A planned cell with no
-result is pending when the registry has a submission for it (submitted, not ended), skipped
-when the local executor did not start it (this machine cannot run it), else not submitted
+result is pending when the registry has a submission for it (submitted, not ended), failed (or
+timed out, cancelled) when spent.json records that submission's job as ended, skipped when the
+local executor did not start it (this machine cannot run it), else not submitted
 (jobs.core.states.CellState's words). Each kind's package in collect turns its cells into
 its tables (collect.kinds); nothing here knows a kind.
 """
@@ -27,7 +28,7 @@ from jobs.core.layout import PLAN_FILE, result_files
 from jobs.core.plan_file import cell_dicts
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
 from jobs.core import registry
-from jobs.core.states import CellState
+from jobs.core.states import ENDED_WORDS, SLURM_STATES, CellState
 
 def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
     """The study's name and its cells (field dicts), from plan.json; none if absent."""
@@ -45,13 +46,30 @@ def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, An
     return data.get("study"), cells
 
 
-def registry_states(results_dir: Path) -> dict[str, CellState]:
+def registry_states(results_dir: Path, spent: Optional[pd.DataFrame] = None) -> dict[str, CellState]:
     """PENDING for each cell with a submission in registry.jsonl, SKIPPED for one the local
-    executor did not start since (this machine cannot run it). Corrupt lines are passed over
-    (`status` is the verb that reports them)."""
+    executor did not start since (this machine cannot run it), and where `spent` (collect.spent:
+    what the jobs held, measured from the scheduler or the local processes) records the cell's
+    latest job as ended, the state its word gives (ended_state): that job ended without a result.
+    Corrupt lines are passed over (`status` is the verb that reports them)."""
     state = registry.load(results_dir)
     states = dict.fromkeys(state.latest, CellState.PENDING)
+    if spent is not None and len(spent):
+        ended = {(c.cell_id, c.job_id): ended_state(c.state) for c in spent.itertuples(index=False) if not c.live}
+        for cell_id, sub in state.latest.items():
+            word = ended.get((cell_id, sub.job_id)) if sub.job_id else None
+            if word is not None:
+                states[cell_id] = word
     return states | dict.fromkeys(state.skipped, CellState.SKIPPED)
+
+
+def ended_state(word: str) -> Optional[CellState]:
+    """The state of a cell whose job ended without a result, by the job's word: the local executor's
+    ENDED (its process is gone) is FAILED, SLURM's ended words theirs (TIMEOUT, CANCELLED, else
+    FAILED); None for a live word or none (the scheduler knew nothing of the job)."""
+    if word == "ENDED":
+        return CellState.FAILED
+    return SLURM_STATES[word] if word in ENDED_WORDS else None
 
 
 def envelope_row(result: Result) -> dict[str, Any]:
@@ -86,7 +104,8 @@ def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
         found.add(_content(fields))
         cells[result.cell_id] = KindCell(kind_of(fields), result.cell_id, fields, result.status,
                                          kind.keep(result) if kind else result)
-    registered = registry_states(results_dir)
+    spent_runs = read_spent(results_dir, spent)
+    registered = registry_states(results_dir, spent_runs)
     for fields in planned:
         if _content(fields) in found:
             continue
@@ -96,7 +115,7 @@ def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
             status = registered.get(cell_id, CellState.NOT_SUBMITTED)
             cells[cell_id] = KindCell(cell.kind, cell_id, cell.to_dict(), status)
             envelopes.add(dict(kind=cell.kind, cell_id=cell_id, status=status), {})
-    return Loaded(study, tuple(cells.values()), read_spent(results_dir, spent), envelopes.frame(), results_dir)
+    return Loaded(study, tuple(cells.values()), spent_runs, envelopes.frame(), results_dir)
 
 
 class Envelopes:

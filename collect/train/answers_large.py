@@ -5,6 +5,7 @@ on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence), or t
 the cell to add where no run measured it."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -30,6 +31,7 @@ class Run5:
     remedy: str
     loss: Measured
     accuracy: Measured
+    lr: float  # the learning rate at the end of the 5th epoch (NaN: not recorded)
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,9 @@ class Q41Answer(Record):
 
 
 def _run5(r: Any, namer: Namer) -> Run5:
+    lr = float(r.epoch_lr) if present(getattr(r, "epoch_lr", None)) else float("nan")
     return Run5(namer.name(r, batch=False), int(r.batch_per_gpu), int(r.global_batch), remedy_name(r),
-                Measured.of(r, "loss"), Measured.of(r, "accuracy"))
+                Measured.of(r, "loss"), Measured.of(r, "accuracy"), lr)
 
 
 def _q4_rows(tables: Tables) -> tuple[pd.DataFrame, Namer, list[tuple[int, Any]], Optional[tuple[int, Any]]]:
@@ -102,6 +105,9 @@ def q41_text(a: Q41Answer) -> str:
 
 # --- Q4.2 -------------------------------------------------------------------------------------------
 
+DIVERGED_LOSS = 10 * math.log(10)  # a 5th-epoch loss above 10x chance (ln 10 for CIFAR-10's classes): diverged
+LINEAR, WARMUP = "linear scaling", "linear scaling with warmup"
+
 
 @dataclass(frozen=True)
 class RemedyRun:
@@ -109,68 +115,119 @@ class RemedyRun:
     run: Run5
     against_none: Optional[Verdict]  # its accuracy against no remedy at the same batch
     against_baseline: Optional[Verdict]  # against Lab 2's baseline: equivalent -> the gap is closed
+    diverged: bool  # its 5th epoch's loss is above DIVERGED_LOSS
 
 
 @dataclass(frozen=True)
 class Q42Answer(Record):
     synthetic: bool
     cpu: bool
-    linear: Optional[RemedyRun]  # linear LR scaling alone
-    warmup: Optional[RemedyRun]  # linear scaling with gradual warmup
+    batch: Optional[int]  # the batch the remedies are compared at: the largest where each remedy ran, else Q4.1's
+    largest: Optional[int]  # Q4.1's batch: the largest run without remedy on 4 GPUs
+    linear: Optional[RemedyRun]  # linear LR scaling alone, at `batch`
+    warmup: Optional[RemedyRun]  # linear scaling with gradual warmup, at `batch`
     baseline: Optional[Run5]
-    plain: Optional[Run5]
+    plain: Optional[Run5]  # no remedy, at `batch`
+    at_largest: tuple[RemedyRun, ...]  # the remedies that ran at Q4.1's batch, where it is not `batch`
+    not_run: tuple[NotRun, ...]  # remedy cells at `batch` or Q4.1's planned without a result
+
+
+@dataclass(frozen=True)
+class NotRun:
+    remedy: str
+    batch: int
+    why: str  # its status: "failed", "pending", "OOM"...
+
+
+def _remedy_of(r: Any) -> Optional[str]:
+    if r.lr_scaling != "linear" or bool(r.sync_bn):
+        return None
+    return WARMUP if r.warmup_epochs else LINEAR
 
 
 def q42_answer(tables: Tables) -> Optional[Q42Answer]:
     q4, namer, ok, base = _q4_rows(tables)
     if not part_a(tables):
         return None
-    plain = max(((i, r) for i, r in ok if not r.baseline and remedy_name(r) == "none"), key=lambda x: x[1].batch_per_gpu,
-                default=None)
-    batch = plain[1].batch_per_gpu if plain else max((r.batch_per_gpu for _, r in ok if not r.baseline), default=None)
-    at = [(i, r) for i, r in ok if not r.baseline and r.batch_per_gpu == batch and not bool(r.sync_bn)]
-    lin = next(((i, r) for i, r in at if r.lr_scaling == "linear" and not r.warmup_epochs), None)
-    warm = next(((i, r) for i, r in at if r.lr_scaling == "linear" and r.warmup_epochs), None)
-    b, p = (_run5(base[1], namer) if base else None), (_run5(plain[1], namer) if plain else None)
+    runs = [(i, r) for i, r in rows_of(q4) if not r.baseline and not bool(r.sync_bn)]
+    plain = {r.batch_per_gpu: (i, r) for i, r in ok if not r.baseline and remedy_name(r) == "none"}
+    done = {(r.batch_per_gpu, _remedy_of(r)): (i, r) for i, r in runs if r.status == "ok" and present(r.accuracy)}
+    largest = max(plain, default=None)
+    full = [b for b in plain if (b, LINEAR) in done and (b, WARMUP) in done]
+    batch = largest if largest in full or not full else max(full)
+    if batch is None:
+        batch = max((b for b, _ in done), default=None)
+    b, p = (_run5(base[1], namer) if base else None), (_run5(plain[batch][1], namer) if batch in plain else None)
+    lin, warm = (_remedy(done.get((batch, name)), namer, p, b) for name in (LINEAR, WARMUP))
+    at_largest: tuple[RemedyRun, ...] = ()
+    if largest is not None and largest != batch:
+        top = _run5(plain[largest][1], namer)
+        at_largest = tuple(x for x in (_remedy(done.get((largest, n)), namer, top, None) for n in (LINEAR, WARMUP)) if x)
+    not_run = tuple(NotRun(str(_remedy_of(r)), int(r.batch_per_gpu), missing_reason(r)) for _, r in runs
+                    if r.status != "ok" and _remedy_of(r) and r.batch_per_gpu in (batch, largest))
+    planned = {_remedy_of(r) for _, r in runs}
     missing = []
-    if lin is None:
+    if LINEAR not in planned:
         missing.append("no run with linear LR scaling alone: add lr_scaling = \"linear\" to Q4's large-batch cells")
-    if warm is None:
+    if WARMUP not in planned:
         missing.append("no run with warmup: add warmup_epochs = 2 with lr_scaling = \"linear\"")
-    used = [x for x in (base, plain, lin, warm) if x]
+    used = [x for x in (base, plain.get(batch), done.get((batch, LINEAR)), done.get((batch, WARMUP))) if x]
     _, cpu = where(r.gpu_model for _, r in used)
-    return Q42Answer(cited(namer, used), tuple(missing), any(r.dataset == "synthetic" for _, r in used), cpu,
-                     _remedy(lin, namer, p, b), _remedy(warm, namer, p, b), b, p)
+    return Q42Answer(cited(namer, used), tuple(missing), any(r.dataset == "synthetic" for _, r in used), cpu, batch,
+                     largest, lin, warm, b, p, at_largest, not_run)
 
 
 def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5], base: Optional[Run5]) -> Optional[RemedyRun]:
     if row is None:
         return None
     run = _run5(row[1], namer)
-    return RemedyRun(run.remedy, run, against(run.accuracy, plain.accuracy) if plain else None,
-                     against(run.accuracy, base.accuracy) if base else None)
+    return RemedyRun(_remedy_of(row[1]) or run.remedy, run, against(run.accuracy, plain.accuracy) if plain else None,
+                     against(run.accuracy, base.accuracy) if base else None, run.loss.value > DIVERGED_LOSS)
 
 
 def q42_text(a: Q42Answer) -> str:
     text = ("Remedy 1, the linear scaling rule (Goyal et al.): when the minibatch is k times larger, multiply the "
             "learning rate by k. Remedy 2, gradual warmup: start at the small-batch learning rate and raise it step by "
             "step to the scaled one over the first epochs, which avoids the early instability of a large learning rate.")
-    runs = [(name, r) for name, r in (("linear scaling", a.linear), ("linear scaling with warmup", a.warmup)) if r]
+    largest = [f"{r.remedy} reaches {pct(r.run.accuracy)}" + _effect(r) + (" and diverged" if r.diverged
+               else "") for r in a.at_largest] if a.largest != a.batch else []
+    largest += [f"the run with {m.remedy} has no result ({m.why})" for m in a.not_run
+                if m.batch == a.largest != a.batch]
+    if largest:
+        text += f" At batch {a.largest} per GPU (Q4.1's): " + "; ".join(largest) + "."
+    runs = [r for r in (a.linear, a.warmup) if r]
     if runs and (a.plain or a.baseline):
-        items = [f"{name} reaches {pct(r.run.accuracy)}" + _effect(r, a.plain, a.baseline) for name, r in runs]
+        items = [f"{r.remedy} reaches {pct(r.run.accuracy)}" + _effect(r) for r in runs]
         b = f" (baseline {pct(a.baseline.accuracy)}" if a.baseline else " ("
         b += f", no remedy {pct(a.plain.accuracy)})" if a.plain else ")"
-        text += f" In this run, at batch {runs[0][1].run.batch} per GPU on 4 GPUs{b}: " + "; ".join(items) + "."
+        where = (f"At batch {a.batch} per GPU, the largest where every remedy ran" if largest
+                 else f"In this run, at batch {a.batch} per GPU on 4 GPUs")
+        text += f" {where}{b}: " + "; ".join(items) + "." + _diverged(runs, a.plain)
+    own = [f"{m.remedy} at batch {m.batch} ({m.why})" for m in a.not_run if m.batch == a.batch]
+    if own:
+        text += " No result: " + "; ".join(own) + "."
     verdicts = [v for r in (a.linear, a.warmup) if r for v in (r.against_none, r.against_baseline)]
     return text + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(*verdicts))
 
 
-def _effect(r: RemedyRun, plain: Optional[Run5], base: Optional[Run5]) -> str:
+def _diverged(runs: list[RemedyRun], plain: Optional[Run5]) -> str:
+    """The runs whose loss blew up: the scaled learning rate, their loss against no remedy's."""
+    bad = [r for r in runs if r.diverged]
+    if not bad:
+        return ""
+    losses = " and ".join(f"{r.run.loss.value:,.0f}" if r.run.loss.value < 1e7 else f"{r.run.loss.value:.1e}"
+                          for r in bad)
+    without = f" against {number(plain.loss.value)} without" if plain else ""
+    who = "Both" if len(bad) == 2 else bad[0].remedy[0].upper() + bad[0].remedy[1:]
+    return f" {who} diverged at the scaled learning rate {bad[0].run.lr:g}: 5th-epoch loss {losses}{without}."
+
+
+def _effect(r: RemedyRun) -> str:
     parts = []
-    if r.against_none and plain:
+    if r.against_none:
         parts.append(says(r.against_none, Words("lower than without it", "higher than without it",
                                                 "no different from without it", "not clearly above no remedy")))
-    if r.against_baseline and base:
+    if r.against_baseline:
         parts.append(says(r.against_baseline, Words("but leaves a gap to the baseline", "beyond the baseline",
                                                     "closing the gap to the baseline", "the gap not clearly closed")))
     return ", " + ", ".join(parts) if parts else ""

@@ -22,10 +22,15 @@ DDP4_512 = (2.102030882000008, 1.6739354562424122, 1.0516305310000007, 0.0090687
 P = 44_695_848 // 4  # the gradients' values (comm.grad_bytes / 4)
 
 
+# What collect measured of the cut cell's job where the jobs ran (its local process gone: ENDED)
+CUT = {"cell_id": "c621213a5c7d", "job_id": "27569", "gpus": 4, "elapsed_s": 360.0, "source": "limit", "state": "ENDED",
+       "live": False, "gpu_hours": 0.4}
+
+
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
     path = shutil.copytree(REAL_HW5, tmp_path_factory.mktemp("real") / "hw5")
-    return {a.id: a for a in collect(path).answers}
+    return {a.id: a for a in collect(path, spent={"charges": [CUT], "measured_at": ""}).answers}
 
 
 def test_q1_on_the_real_h100s(real):
@@ -94,3 +99,21 @@ def test_q32_calls_a_rate_from_a_loader_bound_estimate_a_lower_bound(real):
     assert "4 GPUs, DataParallel at batch 512" in a.loader and "lower bound" in real["A.Q3.2"].text
     ddp = next(u for u in a.utilizations if u.setup == "4 GPUs, DDP" and u.batch == 512)
     assert ddp.basis == "measured" and "4 GPUs, DDP at batch 512" not in a.loader
+
+
+def test_q42_answers_from_the_largest_batch_with_every_remedy_and_says_what_failed(real):
+    """At 8192 per GPU (Q4.1's) linear scaling ran (13.12% against 36.42%) and the run with warmup ended
+    without a result; at 2048 every remedy ran: none 90.24%, linear 25.10%, linear + warmup 12.38%, both
+    at LR 0.1 x 8192 / 128 = 6.4 with a 5th-epoch loss of 813,818 and 6.1e9: diverged."""
+    a = real["A.Q4.2"].record
+    assert (a.batch, a.largest) == (2048, 8192)
+    assert a.plain.accuracy.value == pytest.approx(0.90242)
+    assert a.linear.run.accuracy.value == pytest.approx(0.251) and a.warmup.run.accuracy.value == pytest.approx(0.12382)
+    assert a.linear.diverged and a.warmup.diverged and a.linear.run.lr == pytest.approx(6.4)
+    assert [r.run.accuracy.value for r in a.at_largest] == pytest.approx([0.13118])
+    assert [(m.remedy, m.batch, m.why) for m in a.not_run] == [("linear scaling with warmup", 8192, "failed")]
+    assert not any("add warmup_epochs" in m for m in a.missing)
+    text = real["A.Q4.2"].text
+    assert "At batch 8192 per GPU (Q4.1's): linear scaling reaches 13.12%, lower than without it and diverged; the " \
+        "run with linear scaling with warmup has no result (failed)." in text
+    assert "At batch 2048 per GPU, the largest where every remedy ran" in text and "Both diverged" in text

@@ -66,6 +66,30 @@ def test_a_submitted_cell_without_result_is_pending(mixed_dir, tmp_path):
     assert row(training(results).frame, late).status == "pending"
 
 
+def test_a_submitted_cell_whose_job_ended_without_result_has_failed(mixed_dir):
+    """spent.json (what collect measured of the jobs) says the cell's latest job ended: the local
+    executor's ENDED or SLURM's TIMEOUT; a charge of an earlier job, a live one or a state the
+    scheduler did not give leaves the cell pending."""
+    results = mixed_dir
+    late = cell("ddp", 128, 4)
+    with open(results / "registry.jsonl", "a") as f:
+        for job in ("16", "17"):
+            f.write(json.dumps({"cell_id": late.cell_id, "executor": "local", "job_id": job, "array": "a",
+                                "submitted_at": "2026-01-01T00:00:00+00:00"}) + "\n")
+
+    def charged(*charges):
+        rows = [{"cell_id": late.cell_id, "job_id": job, "gpus": 4, "elapsed_s": 360.0, "source": "limit",
+                 "state": state, "live": live, "gpu_hours": 0.4} for job, state, live in charges]
+        (results / "spent.json").write_text(json.dumps({"charges": rows, "measured_at": ""}))
+        return row(training(results).frame, late).status
+
+    assert charged(("17", "ENDED", False)) == "failed"
+    assert charged(("17", "TIMEOUT", False)) == "timeout"
+    assert charged(("16", "ENDED", False)) == "pending"  # an earlier attempt's
+    assert charged(("17", "RUNNING", True)) == "pending"
+    assert charged(("17", "", False)) == "pending"  # the scheduler knew nothing of it
+
+
 def test_a_cell_the_local_executor_skipped_is_skipped_until_submitted_again(mixed_dir, tmp_path):
     results = mixed_dir
     late = cell("ddp", 128, 4)
