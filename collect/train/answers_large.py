@@ -1,7 +1,7 @@
 """Part A Q4.1-Q7 as records and paragraphs: the 5th epoch at the largest batch against Lab 2's
 batch 128; Goyal et al.'s two remedies and whether this run's cells show each closing the gap;
-and the essay questions (set_epoch, what DDP sends besides gradients, gradients alone at batch 512
-on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence), or the reasoning and
+and the essay questions (set_epoch, what DDP sends besides gradients, gradients alone at the largest
+batch on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence), or the reasoning and
 the cell to add where no run measured it."""
 from __future__ import annotations
 
@@ -317,13 +317,35 @@ def q6_text(a: DDPAnswer) -> str:
             "not reduced (only SyncBatchNorm reduces them)." + caveats(False, a.missing))
 
 
-def q7_answer(tables: Tables) -> Optional[DDPAnswer]:
-    return ddp_answer(tables, prefer_batch=512)
+Q7_GPUS = 4  # the question's
 
 
-def q7_text(a: DDPAnswer) -> str:
-    text = ("Communicating only the gradients keeps the weights identical on the 4 GPUs (each applies the same averaged "
-            "update), but not BatchNorm's running statistics: each rank's drift apart, and evaluation uses rank 0's. ")
+@dataclass(frozen=True)
+class Q7Answer(DDPAnswer):
+    batch: Optional[int]  # per GPU: the gradients-only run's on 4 GPUs, else the largest Q4 ran there without
+    # remedy, else Q1's largest that fit (None: none ran)
+    gpus: int
+    global_batch: Optional[int]
+
+
+def q7_answer(tables: Tables) -> Optional[Q7Answer]:
+    if not part_a(tables):
+        return None
+    runs, _ = _ddp_runs(tables)
+    off = [r.batch_per_gpu for _, r in runs if not bool(r.ddp_broadcast_buffers) and r.gpus == Q7_GPUS]
+    _, _, ok, _ = _q4_rows(tables)
+    plain = [r.batch_per_gpu for _, r in ok if not r.baseline and remedy_name(r) == "none" and r.gpus == Q7_GPUS]
+    batch = off[0] if off else max(plain) if plain else largest_fitting_batch(tables["q1"])
+    a = ddp_answer(tables, prefer_batch=batch)
+    assert a is not None  # part_a holds
+    return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, None if batch is None else int(batch), Q7_GPUS,
+                    None if batch is None else int(batch) * Q7_GPUS)
+
+
+def q7_text(a: Q7Answer) -> str:
+    text = (f"Communicating only the gradients keeps the weights identical on the {a.gpus} GPUs (each applies the same "
+            "averaged update), but not BatchNorm's running statistics: each rank's drift apart, and evaluation uses "
+            "rank 0's. ")
     off = a.gradients_only
     if off and present(off.bn_rank_spread):
         text += (f"Measured with gradients only ({off.setup}, batch {off.batch}): the ranks' running variances differ by "
@@ -332,7 +354,9 @@ def q7_text(a: DDPAnswer) -> str:
             text += f", against {a.run.bn_rank_spread:.1%} with the buffers broadcast"
         text += ". "
     else:
-        text += "No run measured it: add a DDP cell with broadcast_buffers = false at batch 512 on 4 GPUs. "
-    text += ("So no, not sufficient at a global batch of 2048: keep the buffer broadcast or use SyncBatchNorm, and apply "
-             "linear LR scaling with warmup (Goyal et al.), whose effect Q4.2 measures.")
+        at = f"batch {a.batch} per GPU on {a.gpus} GPUs" if a.batch else f"the largest batch that fits on {a.gpus} GPUs"
+        text += f"No run measured it: add a DDP cell with broadcast_buffers = false at {at}, {Q4_EPOCH} epochs as Q4's. "
+    glob = f"at a global batch of {a.global_batch}" if a.global_batch else "at a large global batch"
+    text += (f"So no, not sufficient {glob}: keep the buffer broadcast or use SyncBatchNorm; the large batch's "
+             "accuracy also needs Goyal et al.'s remedies, which Q4.2 measures.")
     return text + caveats(False, a.missing if not off else ())

@@ -204,3 +204,10 @@ def test_q31_claims_no_trend_where_no_communication_is_measurable(tmp_path):
     a = answers["A.Q3.1"]
     assert str(a.record.because) == "unmeasurable"
     assert "no trend with the batch is claimed" in a.text and "falls with the batch" not in a.text
+
+
+def test_q7_speaks_of_the_largest_batch_that_ran_on_4_gpus(hw5):
+    """Q4's 4-GPU runs ran at 2048 per GPU (8192: OOM): the cell to add and the global batch follow."""
+    a = hw5["A.Q7"].record
+    assert (a.batch, a.global_batch) == (2048, 8192)
+    assert "at batch 2048 per GPU on 4 GPUs" in hw5["A.Q7"].text and "global batch of 8192" in hw5["A.Q7"].text

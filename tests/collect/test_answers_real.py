@@ -117,3 +117,13 @@ def test_q42_answers_from_the_largest_batch_with_every_remedy_and_says_what_fail
     assert "At batch 8192 per GPU (Q4.1's): linear scaling reaches 13.12%, lower than without it and diverged; the " \
         "run with linear scaling with warmup has no result (failed)." in text
     assert "At batch 2048 per GPU, the largest where every remedy ran" in text and "Both diverged" in text
+
+
+def test_q7_names_the_batch_the_study_ran_on_4_gpus(real):
+    """No gradients-only run in this set: the cell to add is at Q4.1's batch, 8192 per GPU on 4 GPUs
+    (global 32768), not a number of the assignment's."""
+    a = real["A.Q7"].record
+    assert (a.batch, a.gpus, a.global_batch) == (8192, 4, 32768) and a.gradients_only is None
+    text = real["A.Q7"].text
+    assert "broadcast_buffers = false at batch 8192 per GPU on 4 GPUs" in text and "global batch of 32768" in text
+    assert "512" not in text and "2048" not in text
