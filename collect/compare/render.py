@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.compare.table import Comparison, Row, largest_first
+from collect.compare.table import ONLY_A, ONLY_B, Comparison, Row, largest_first, one_sided
 from collect.render import Grid, to_markdown
 from collect.verdict import MOST_REPEATS
 
@@ -46,15 +46,22 @@ def grid(c: Comparison, shown: int = SHOWN) -> Grid:
     """The rows, largest changes first, at most `shown` of them."""
     ordered = largest_first(c.rows)
     more = len(ordered) - shown
+    notes = [f"the {shown} largest of {len(ordered)} paired rows" if more > 0 else ""]
+    alone = one_sided(c.rows)
+    if any(alone.values()):
+        a, b = alone[ONLY_A], alone[ONLY_B]
+        notes.append(f"{a} configuration{'s' if a != 1 else ''} only in A and {b} only in B (their rows are in "
+                     "compare.csv)")
+    if more > 0 or any(alone.values()):
+        notes.append("every row is in compare.csv")
     return Grid("compare", "B against A, largest changes first",
                 "A, B: the median over the runs (how many, when more than one); B/A: the ratio of medians, "
                 f"its {100 * c.confidence:g}% interval beside it",
                 ["configuration", "metric", "A", "B", "B/A", "interval", "verdict"],
                 [[r.config, r.title, r.a.text(r.unit, short=True), r.b.text(r.unit, short=True), _ratio(r), _interval(r),
                   short(r)] for r in ordered[:shown]],
-                empty="" if ordered else "no configurations in either set",
-                text_columns=(0, 1, 6),
-                more=f"the {shown} largest of {len(ordered)} rows; every row is in compare.csv" if more > 0 else "")
+                empty="" if ordered or any(alone.values()) else "no configurations in either set",
+                text_columns=(0, 1, 6), more="; ".join(n for n in notes if n))
 
 
 def short(r: Row) -> str:

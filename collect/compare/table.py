@@ -195,12 +195,17 @@ def worse_beyond(comparison: Comparison, word: str, threshold: float) -> list[Ro
 
 
 def largest_first(rows: Sequence[Row]) -> list[Row]:
-    """Changes beyond the threshold (largest first), then configurations whose status changed or
-    that are in one set only, then the inconclusive (largest first), the equivalent, and those with
-    no figure on either side."""
-    rank_of = {STATUS_CHANGED: 1, ONLY_A: 1, ONLY_B: 1, "inconclusive": 2, EQUIVALENT: 3, NO_FIGURES: 4}
+    """The paired rows: those with a figure on both sides by the size of their change, |ln(B/A)|,
+    largest first (whatever the verdict), then those whose status changed, then those with no
+    figure on either side. Rows of a configuration in one set only are left out (one_sided counts them)."""
+    rank_of = {STATUS_CHANGED: 1, NO_FIGURES: 2}
 
     def rank(r: Row) -> tuple[int, float]:
-        size = -abs(math.log(r.verdict.ratio)) if r.verdict else 0.0
-        return rank_of.get(r.outcome, 0), size
-    return sorted(rows, key=rank)
+        return (0, -abs(math.log(r.verdict.ratio))) if r.verdict else (rank_of.get(r.outcome, 1), 0.0)
+    return sorted((r for r in rows if r.outcome not in (ONLY_A, ONLY_B)), key=rank)
+
+
+def one_sided(rows: Sequence[Row]) -> dict[str, int]:
+    """How many configurations (their headline rows) are in one set only: {"only in A": 1, "only in B": 24}."""
+    found = Counter(r.outcome for r in rows if r.headline and r.outcome in (ONLY_A, ONLY_B))
+    return {o: found[o] for o in (ONLY_A, ONLY_B)}

@@ -4,6 +4,7 @@ configurations, OOM and failed cells), the environments said first, every row in
 from __future__ import annotations
 
 import csv
+import math
 import json
 
 import pytest
@@ -202,3 +203,22 @@ def test_a_run_without_a_figure_says_not_measured(tmp_path):
     b = write_results(tmp_path / "b", [train_result(cell(repeat=r, **SINGLE), epoch_s=10.0, gpu_util_pct=90.0) for r in range(2)])
     util = next(r for r in compare_dirs(a, b).rows if r.title == "GPU utilization")
     assert (util.text, util.outcome) == ("not measured in A, 90.0% (2 runs) in B", "status changed")
+
+
+def test_the_grid_lists_paired_rows_by_the_size_of_their_change_and_counts_the_one_sided(two_sets):
+    """A 10% slower configuration (3 metrics), an equivalent one, one whose status changed (OOM in A),
+    one only in A and one only in B: the grid shows the paired rows, the largest |ln ratio| first,
+    then the status change; the one-sided configurations are counted, their rows left to compare.csv."""
+    from collect.compare.render import grid
+    from collect.compare.table import largest_first
+
+    a, b = two_sets
+    c = compare_dirs(a, b)
+    g = grid(c)
+    configs = [row[0] for row in g.rows]
+    assert not any("512" in c or "256" in c for c in configs)
+    ratios = [abs(math.log(r.verdict.ratio)) for r in largest_first(c.rows) if r.verdict]
+    assert ratios == sorted(ratios, reverse=True) and len(ratios) == 6  # 3 metrics x 2 paired configurations
+    assert [row[4] for row in g.rows[:6]] == ["1.100", "1.100", "0.909", "1.000", "1.000", "1.000"]
+    assert g.rows[6][6] == "OOM in A, 5.10 s in B" and len(g.rows) == 9  # then the 3 status changes
+    assert "1 configuration only in A and 1 only in B (their rows are in compare.csv)" in g.more
