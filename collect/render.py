@@ -33,6 +33,7 @@ class Grid:
     empty: str = ""
     text_columns: tuple[int, ...] = (0,)  # left-aligned; the rest are numbers, right-aligned
     more: str = ""  # the rows left out of a large table, and where they are (collect.view)
+    fit: bool = False  # on the console, fit the terminal: its text columns wrap, its numbers never do
 
     def notes(self) -> list[str]:
         """What is said above the caption: why there are no rows, else which rows are left out."""
@@ -76,7 +77,8 @@ def to_rich(grid: Grid) -> Table:
     table = Table(title=console_text(grid.title), caption=console_text(caption), caption_justify="left",
                   min_width=min(len(grid.title) + 4, MAX_WIDTH))  # a table of no row keeps its title on one line
     for i, name in enumerate(grid.header):
-        table.add_column(console_text(name), justify="left" if i in grid.text_columns else "right")
+        text = i in grid.text_columns
+        table.add_column(console_text(name), justify="left" if text else "right", no_wrap=grid.fit and not text)
     for row in grid.rows:
         table.add_row(*(console_text(text) for text in row))
     return table
@@ -84,12 +86,15 @@ def to_rich(grid: Grid) -> Table:
 
 def print_grids(console: Console, grids) -> None:
     """Each grid at its natural width even on a narrow terminal: a number is never cut short
-    (the terminal wraps a long line; a log file keeps it whole)."""
+    (the terminal wraps a long line; a log file keeps it whole). A grid that fits (Grid.fit) is
+    printed at the terminal's width, its text columns wrapped, wider only where its numbers and
+    longest words need it."""
     terminal = console.width
     for grid in grids:
         table = to_rich(grid)
-        natural = Measurement.get(console, console.options.update(max_width=MAX_WIDTH), table).maximum
-        console.width = max(terminal, min(natural, MAX_WIDTH))  # print() alone crops to the console's width
+        measured = Measurement.get(console, console.options.update(max_width=MAX_WIDTH), table)
+        needed = measured.minimum if grid.fit else measured.maximum
+        console.width = max(terminal, min(needed, MAX_WIDTH))  # print() alone crops to the console's width
         console.print(table)
     console.width = terminal
 

@@ -4,11 +4,12 @@ one set only is paired with nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from collect.compare.runs import Run
+from collect.train.labels import config_label
 
 
 @dataclass(frozen=True)
@@ -66,19 +67,34 @@ def pair(a: Sequence[Run], b: Sequence[Run], ignore: Sequence[str] = ()) -> Pair
 
 
 def _labels(kinds: Mapping[str, str], fields: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-    """Each configuration named by the fields whose values differ among its kind's configurations
-    (in field order), prefixed by its kind when the sets hold several; its kind alone when it is its
-    kind's only one."""
-    several = len(set(kinds.values())) > 1
-    labels = {}
-    for kind in dict.fromkeys(kinds.values()):
-        keys = [key for key in kinds if kinds[key] == kind]
-        names = list(dict.fromkeys(name for key in keys for name in fields[key]))
-        varying = [n for n in names if len({json.dumps(fields[k].get(n), default=str) for k in keys}) > 1]
-        for key in keys:
-            text = ", ".join(f"{n}={_text(fields[key].get(n))}" for n in varying)
-            labels[key] = f"{kind}: {text}" if several and text else (text or kind)
-    return labels
+    """Each configuration (by key) named by labels()."""
+    keys = list(kinds)
+    return dict(zip(keys, labels([(kinds[k], fields[k]) for k in keys]), strict=True))
+
+
+def labels(configs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """Each (kind, fields) named by the fields whose values differ among its kind's configurations
+    here (in field order), worded by its kind's labeller (LABELLERS; name=value for a kind without
+    one), prefixed by its kind when there are several; its kind alone when it is its kind's only one."""
+    several = len({kind for kind, _ in configs}) > 1
+    out = [""] * len(configs)
+    for kind in dict.fromkeys(k for k, _ in configs):
+        mine = [i for i, (k, _) in enumerate(configs) if k == kind]
+        names = list(dict.fromkeys(name for i in mine for name in configs[i][1]))
+        varying = [n for n in names if len({json.dumps(configs[i][1].get(n), default=str) for i in mine}) > 1]
+        name = LABELLERS.get(kind, _plain)
+        for i in mine:
+            text = name(configs[i][1], varying) if varying else ""
+            out[i] = f"{kind}: {text}" if several and text else (text or kind)
+    return out
+
+
+def _plain(fields: Mapping[str, Any], vary: Collection[str]) -> str:
+    """"nodes=1, gpus_per_node=4": each field of `vary` as name=value."""
+    return ", ".join(f"{n}={_text(fields.get(n))}" for n in vary)
+
+
+LABELLERS: dict[str, Callable[[Mapping[str, Any], Collection[str]], str]] = {"train": config_label}
 
 
 def _text(value: Any) -> str:

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
+from collect.compare.pairing import labels
 from collect.compare.table import ONLY_A, ONLY_B, Comparison, Row, largest_first, one_sided
 from collect.render import Grid, to_markdown
 from collect.verdict import MOST_REPEATS
@@ -43,40 +44,46 @@ def rule(c: Comparison) -> str:
 
 
 def grid(c: Comparison, shown: int = SHOWN) -> Grid:
-    """The rows, largest changes first, at most `shown` of them."""
+    """The paired rows, largest changes first, at most `shown` of them, each configuration named by
+    what varies among those shown; the interval column only where a row shown has one (both sides
+    with a spread). Fits the terminal (Grid.fit): compare.csv has every row and field."""
     ordered = largest_first(c.rows)
+    rows = ordered[:shown]
+    names = labels([(r.kind, r.fields) for r in rows])
+    spread = any(_interval(r) != "-" for r in rows)
     more = len(ordered) - shown
     notes = [f"the {shown} largest of {len(ordered)} paired rows" if more > 0 else ""]
     alone = one_sided(c.rows)
     if any(alone.values()):
         a, b = alone[ONLY_A], alone[ONLY_B]
-        notes.append(f"{a} configuration{'s' if a != 1 else ''} only in A and {b} only in B (their rows are in "
-                     "compare.csv)")
+        notes.append(f"{a} configuration{'s' if a != 1 else ''} only in A and {b} only in B")
     if more > 0 or any(alone.values()):
         notes.append("every row is in compare.csv")
+    header = ["configuration", "metric", "A", "B", "B/A"] + ["interval"] * spread + ["verdict"]
     return Grid("compare", "B against A, largest changes first",
-                "A, B: the median over the runs (how many, when more than one); B/A: the ratio of medians, "
-                f"its {100 * c.confidence:g}% interval beside it",
-                ["configuration", "metric", "A", "B", "B/A", "interval", "verdict"],
-                [[r.config, r.title, r.a.text(r.unit, short=True), r.b.text(r.unit, short=True), _ratio(r), _interval(r),
-                  short(r)] for r in ordered[:shown]],
+                "A, B: the median over the runs (how many, when more than one); B/A: the ratio of medians"
+                + (f", its {100 * c.confidence:g}% interval beside it" if spread else ""),
+                header,
+                [[name, r.title, r.a.text(r.unit, short=True), r.b.text(r.unit, short=True), _ratio(r)]
+                 + [_interval(r)] * spread + [short(r)] for name, r in zip(names, rows, strict=True)],
                 empty="" if ordered or any(alone.values()) else "no configurations in either set",
-                text_columns=(0, 1, 6), more="; ".join(n for n in notes if n))
+                text_columns=(0, 1, len(header) - 1), more="; ".join(n for n in notes if n), fit=True)
 
 
 def short(r: Row) -> str:
-    """The verdict in a few words: "36.6% slower", "equivalent", "inconclusive, ~5 runs per side", "OOM in both"."""
+    """The verdict in a few words: "36.6% slower", "equivalent (±5%)", "inconclusive, ~5 runs/side", "one run"
+    (no spread: the ratio alone), "OOM in both"."""
     v = r.verdict
     if v is None:
         return r.text
     if v.one_run:
-        return "inconclusive, one run"
+        return "one run"
     if v.outcome == "beyond":
         return f"{abs(v.percent):.1f}% {r.outcome}"
     if v.outcome == "equivalent":
         return f"equivalent (±{100 * v.threshold:g}%)"
     needed = f"{MOST_REPEATS}+" if (v.repeats_needed or 0) >= MOST_REPEATS else f"~{v.repeats_needed}"
-    return f"inconclusive, {needed} runs per side"
+    return f"inconclusive, {needed} runs/side"
 
 
 def _interval(r: Row) -> str:

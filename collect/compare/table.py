@@ -8,8 +8,8 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from collect.compare.environment import EnvLine
 from collect.compare.pairing import Pair
@@ -65,6 +65,7 @@ class Row:
     verdict: Optional[Verdict]  # when both sides have a figure
     outcome: str  # one of OUTCOMES
     text: str  # for people: "8.2% slower (95% CI 5.1% to 11.4%)", "OOM in A, 5.10 s in B", "OOM in both"
+    fields: Mapping[str, Any] = field(default_factory=dict)  # the configuration's (Pair.fields): a grid names its rows
 
     @property
     def title(self) -> str:
@@ -132,12 +133,13 @@ def row(p: Pair, metric: Optional[Metric], threshold: float, confidence: float) 
     unit, headline = (metric.unit if metric else ""), (metric is None or metric.name == p.headline)
     if not a.present or not b.present:
         outcome = ONLY_B if not a.present else ONLY_A
-        return Row(p.kind, p.label, metric, headline, a, b, None, outcome, outcome)
+        return Row(p.kind, p.label, metric, headline, a, b, None, outcome, outcome, p.fields)
     if a.values and b.values and metric is not None:
         v = verdict(a.values, b.values, threshold, confidence)
-        return Row(p.kind, p.label, metric, headline, a, b, v, outcome_of(v, metric), verdict_text(v, metric))
+        return Row(p.kind, p.label, metric, headline, a, b, v, outcome_of(v, metric), verdict_text(v, metric), p.fields)
     same = a.text(unit) == b.text(unit)  # the same statuses (no figure on either side)
-    return Row(p.kind, p.label, metric, headline, a, b, None, NO_FIGURES if same else STATUS_CHANGED, sides_text(a, b, unit))
+    return Row(p.kind, p.label, metric, headline, a, b, None, NO_FIGURES if same else STATUS_CHANGED, sides_text(a, b, unit),
+               p.fields)
 
 
 def outcome_of(v: Verdict, metric: Metric) -> str:

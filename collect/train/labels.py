@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
+from types import SimpleNamespace
 from typing import Any, Optional
 
 import pandas as pd
 
 from collect.findings import Evidence, Measured
 from collect.render import status_text
-from collect.train.grids import SHOWN, row_name, varying
+from collect.train.grids import SHOWN, row_name, setup_name, varying
 from collect.train.tables import BASE_KEYS
 
 CPU = "cpu"  # the gpu_model a CPU run records (jobs.runtime.environment)
@@ -80,3 +81,30 @@ def present(value: Any) -> bool:
 def one_gpu_times(q1: pd.DataFrame, column: str = "epoch_s") -> dict[tuple, tuple[int, Any, Measured]]:
     """Each ok 1-GPU timing run of Q1 by its BASE_KEYS: (position in q1, row, its `column` over repeats)."""
     return {base_key(r): (i, r, Measured.of(r, column)) for i, r in ok_rows(q1) if present(getattr(r, column))}
+
+
+SETUP_FIELDS = ("engine", "nodes", "gpus_per_node")
+REMEDY_FIELDS = ("lr_scaling", "warmup_epochs", "sync_bn", "broadcast_buffers")
+
+
+def config_label(fields: Mapping[str, Any], vary: Collection[str]) -> str:
+    """A training configuration named by the fields in `vary` (those that differ among the
+    configurations named together), in the tables' words: the setup ("2 GPUs, DDP") where the engine
+    or the GPUs vary, "batch 512", "5 epochs", "timed 2", its remedies where they vary ("linear LR,
+    warmup 2, SyncBN, gradients only": each only where on), any other field as name=value.
+    Example: {engine: ddp, nodes: 1, gpus_per_node: 2, batch_per_gpu: 512, ...}, vary {engine, batch_per_gpu}
+    -> "2 GPUs, DDP, batch 512"."""
+    parts = []
+    if any(f in vary for f in SETUP_FIELDS):
+        nodes, per_node = int(fields.get("nodes", 1)), int(fields.get("gpus_per_node", 1))
+        parts.append(setup_name(SimpleNamespace(engine=fields.get("engine"), nodes=nodes, gpus_per_node=per_node,
+                                                gpus=nodes * per_node)))
+    words = {"batch_per_gpu": lambda v: f"batch {v}", "epochs": lambda v: f"{v} epochs", "timed_epoch": lambda v: f"timed {v}",
+             "lr_scaling": lambda v: f"{v} LR" if v != "none" else "", "warmup_epochs": lambda v: f"warmup {v}" if v else "",
+             "sync_bn": lambda v: "SyncBN" if v else "", "broadcast_buffers": lambda v: "" if v else "gradients only"}
+    for name in vary:
+        if name in SETUP_FIELDS:
+            continue
+        word = words.get(name, lambda v, n=name: f"{n}={v}")
+        parts.append(word(fields.get(name)))
+    return ", ".join(p for p in parts if p)

@@ -236,3 +236,6 @@ def write_lab(path: Path) -> Path:
 # full size, one repeat, the local executor; 27 results, the 5-epoch DDP cell at 8192 per GPU with linear
 # scaling and warmup ended without a result). Committed; collect writes into a results dir: copy it first.
 REAL_HW5 = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h100x4-run8" / "hw5"
+# Run 7's result sets on 2 NVIDIA H200s (a tarball of runs/<name>/): r7a is the faithful pipeline, batch 128
+# and 512 on 1 and 2 GPUs, three repeats (collect --compare's real baseline for REAL_HW5).
+RUN7_TGZ = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h200x2-run7-results.tgz"

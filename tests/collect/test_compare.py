@@ -51,19 +51,19 @@ def headline(comparison, config_part: str):
 def test_configurations_pair_by_their_fields_with_a_verdict_each(two_sets):
     a, b = two_sets
     c = compare_dirs(a, b)
-    single = headline(c, "engine=single, batch_per_gpu=128")
+    single = headline(c, "1 GPU, batch 128")
     assert single.title == "timed epoch" and single.outcome == "slower"
     assert single.verdict.ratio == pytest.approx(1.1) and single.verdict.n_a == 3
-    assert headline(c, "engine=ddp").outcome == "equivalent"
+    assert headline(c, "DDP").outcome == "equivalent"
     assert c.counts() == {"slower": 1, "equivalent": 1, "status changed": 1, "only in A": 1, "only in B": 1}
 
 
 def test_oom_and_one_sided_configurations_say_what_each_side_holds(two_sets):
     a, b = two_sets
     c = compare_dirs(a, b)
-    assert headline(c, "batch_per_gpu=4096").text == "OOM in A, 5.10 s in B"
-    assert headline(c, "batch_per_gpu=512").text == "only in A"
-    assert headline(c, "batch_per_gpu=256").text == "only in B"
+    assert headline(c, "batch 4096").text == "OOM in A, 5.10 s in B"
+    assert headline(c, "batch 512").text == "only in A"
+    assert headline(c, "batch 256").text == "only in B"
 
 
 def test_oom_in_both_is_one_row(tmp_path):
@@ -132,7 +132,7 @@ def test_every_row_is_in_compare_csv_and_the_json(two_sets, capsys, tmp_path):
     with open(tmp_path / "compare.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == len(data["rows"])
-    slower = next(r for r in data["rows"] if r["configuration"].startswith("engine=single, batch_per_gpu=128,") and r["headline"])
+    slower = next(r for r in data["rows"] if r["configuration"] == "1 GPU, batch 128" and r["headline"])
     assert (slower["metric"], slower["a_median"], slower["b_median"], slower["outcome"]) == ("epoch_s", 10.0, 11.0, "slower")
     assert {r["metric"] for r in rows} == {"epoch_s", "train_s", "images_per_s"}
     assert data["environment"][0] == {"name": "GPU model", "a": "NVIDIA H200", "b": "NVIDIA H200", "differs": False}
@@ -154,7 +154,7 @@ def test_fail_on_exits_1_when_a_configuration_is_slower_beyond_it(two_sets, caps
     assert got == code
     if code:
         assert err.startswith(f"fail-on {fail_on.split(':')[0]}:5%: ")
-        assert "engine=single, batch_per_gpu=128" in err
+        assert "1 GPU, batch 128" in err
 
 
 @pytest.mark.parametrize("bad", ["faster:5%", "slower", "slower:-3%", "slower:lots"])
@@ -221,4 +221,35 @@ def test_the_grid_lists_paired_rows_by_the_size_of_their_change_and_counts_the_o
     assert ratios == sorted(ratios, reverse=True) and len(ratios) == 6  # 3 metrics x 2 paired configurations
     assert [row[4] for row in g.rows[:6]] == ["1.100", "1.100", "0.909", "1.000", "1.000", "1.000"]
     assert g.rows[6][6] == "OOM in A, 5.10 s in B" and len(g.rows) == 9  # then the 3 status changes
-    assert "1 configuration only in A and 1 only in B (their rows are in compare.csv)" in g.more
+    assert g.more == "1 configuration only in A and 1 only in B; every row is in compare.csv"
+
+
+def test_a_configuration_is_named_by_the_fields_that_vary_in_the_tables_words(two_sets):
+    """Engine, GPUs and batch vary between the configurations: each named as the tables name a setup."""
+    a, b = two_sets
+    c = compare_dirs(a, b)
+    assert {r.config for r in c.headline_rows} == {"1 GPU, batch 128", "2 GPUs, DDP, batch 128", "1 GPU, batch 4096",
+                                                   "1 GPU, batch 512", "1 GPU, batch 256"}
+
+
+def test_the_real_comparison_fits_100_columns(tmp_path, capsys, monkeypatch):
+    """Run 8's hw5 (4 H100s, one repeat) against run 7's r7a (2 H200s, three repeats): 4 configurations
+    paired (1 and 2 GPUs at batch 128 and 512), 24 only in B. The grid names the paired rows by what varies
+    among them, and every line fits 100 columns."""
+    import shutil
+    import tarfile
+
+    from tests.collect.dirs import REAL_HW5, RUN7_TGZ
+
+    monkeypatch.setenv("COLUMNS", "100")
+    with tarfile.open(RUN7_TGZ) as tar:
+        tar.extractall(tmp_path / "r7", members=[m for m in tar.getmembers() if m.name.startswith("runs/r7a/")],
+                       filter="data")
+    b = shutil.copytree(REAL_HW5, tmp_path / "hw5")
+    code, out, err = cli(capsys, "collect", "--results", b, "--compare", tmp_path / "r7" / "runs" / "r7a")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    assert "0 configurations only in A and 24 only in B; every row is in compare.csv" in " ".join(out.split())
+    labels = {line.split("│")[1].strip() for line in lines if line.startswith("│") and line.split("│")[1].strip()}
+    assert labels == {"1 GPU, batch 128", "1 GPU, batch 512", "2 GPUs, DDP, batch 128", "2 GPUs, DDP, batch 512"}
