@@ -4,9 +4,10 @@ torchvision's CIFAR10 with RandomCrop(32, 4), RandomHorizontalFlip, ToTensor, No
 a DataLoader with 2 workers (persistent, pinned: the plain loop's best form); cudnn.benchmark;
 SGD lr 0.1, momentum 0.9, weight decay 5e-4; loss and accuracy summed on the GPU (no .item()
 per step). Only the model class and the data files come from the project; nothing of its
-loop, timing or bookkeeping. Under torchrun it is DDP with a DistributedSampler and set_epoch.
+loop, timing or bookkeeping. Under torchrun it is DDP with a DistributedSampler and set_epoch;
+with --dp N, one process drives N GPUs through nn.DataParallel (global batch N x --batch).
 
-    python benchmarks/reference_loop.py --batch 128 --data DIR --out OUT.json [--epochs 2]
+    python benchmarks/reference_loop.py --batch 128 --data DIR --out OUT.json [--epochs 2] [--dp 4]
     torchrun --standalone --nproc_per_node=2 benchmarks/reference_loop.py --batch 128 ...
 
 Each epoch: epoch_s (synchronize, then wall time of the whole epoch), data_wait_s (time in
@@ -82,6 +83,7 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=50_000, help="synthetic CIFAR-10 of this many images")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--dp", type=int, default=1, help="DataParallel over this many GPUs")
     args = parser.parse_args()
     world, rank, local = (int(os.environ.get(k, d)) for k, d in (("WORLD_SIZE", 1), ("RANK", 0), ("LOCAL_RANK", 0)))
     cuda = torch.cuda.is_available()  # the CPU only for the tests
@@ -96,11 +98,13 @@ def main() -> None:
         ensure_synthetic(root, args.images, 0)
     if world > 1:
         dist.barrier()
-    data = loader(root, args.images, args.batch, rank, world)
+    data = loader(root, args.images, args.batch * args.dp, rank, world)
     torch.manual_seed(0)
     model = ResNet18().to(device)
     if world > 1:
         model = nn.parallel.DistributedDataParallel(model, device_ids=[local] if cuda else None)
+    elif args.dp > 1:
+        model = nn.DataParallel(model, device_ids=list(range(args.dp)))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     epochs = []
     for epoch in range(args.epochs):
@@ -108,11 +112,13 @@ def main() -> None:
             data.sampler.set_epoch(epoch)
         epochs.append(train_epoch(model, data, optimizer, device))
         if rank == 0:
-            print(f"reference gpus={world} batch={args.batch} epoch {epoch + 1}: {epochs[-1]['epoch_s']:.3f} s, "
+            print(f"reference gpus={max(world, args.dp)} batch={args.batch} epoch {epoch + 1}: {epochs[-1]['epoch_s']:.3f} s, "
                   f"train {epochs[-1]['train_s']:.3f} s, data wait {epochs[-1]['data_wait_s']:.3f} s", flush=True)
     if rank == 0:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"gpus": world, "batch_per_gpu": args.batch, "images": args.images,
+        engine = "dp" if args.dp > 1 else "ddp" if world > 1 else "single"
+        args.out.write_text(json.dumps({"gpus": max(world, args.dp), "engine": engine, "batch_per_gpu": args.batch,
+                                        "images": args.images,
                                         "gpu": torch.cuda.get_device_name(device) if cuda else "cpu",
                                         "epochs": epochs}, indent=1))
     if world > 1:

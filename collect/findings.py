@@ -68,6 +68,7 @@ class Measured:
     high: float
     repeats: int = 1
     runs: int = 0  # the configuration's runs of any status, where more than its ok repeats
+    values: tuple[float, ...] = ()  # each ok repeat's value, where the table kept them (<name>_values)
 
     @classmethod
     def of(cls, row: Any, name: str) -> Measured:
@@ -78,7 +79,10 @@ class Measured:
         ranged = hasattr(row, f"{name}_min") and hasattr(row, f"{name}_max")
         repeats = int(getattr(row, "repeats", 1) or 1) if ranged else 1
         runs = int(getattr(row, "runs", repeats) or repeats)
-        return cls(value, value if math.isnan(low) else low, value if math.isnan(high) else high, repeats, runs)
+        kept = getattr(row, f"{name}_values", ())
+        values = tuple(float(v) for v in kept) if isinstance(kept, (tuple, list)) else ()
+        return cls(value, value if math.isnan(low) else low, value if math.isnan(high) else high, repeats, runs,
+                   values)
 
     @property
     def spread(self) -> float:
@@ -87,11 +91,13 @@ class Measured:
 
     def scaled(self, factor: float) -> Measured:
         """factor x the figure (factor > 0): its spread scales with it."""
-        return Measured(self.value * factor, self.low * factor, self.high * factor, self.repeats, self.runs)
+        return Measured(self.value * factor, self.low * factor, self.high * factor, self.repeats, self.runs,
+                        tuple(v * factor for v in self.values))
 
     def inverse(self, numerator: float) -> Measured:
         """numerator / the figure (a rate from a time): the min and max swap."""
-        return Measured(numerator / self.value, numerator / self.high, numerator / self.low, self.repeats, self.runs)
+        return Measured(numerator / self.value, numerator / self.high, numerator / self.low, self.repeats, self.runs,
+                        tuple(numerator / v for v in self.values))
 
 
 def compare(a: Measured, b: Measured) -> int:

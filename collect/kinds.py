@@ -19,7 +19,8 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.findings import Finding, no_findings
-from collect.load import Loaded
+from collect.loaded import Loaded
+from collect.questions import Question
 from collect.render import Grid
 from collect.view import View
 from jobs.core.cell import kind_of
@@ -44,6 +45,7 @@ class KindTables:
     environment: Callable[[Result], Mapping[str, Any]] = lambda result: {}  # a result's entries for the report's
     # environment beside its env (collect.report.ENV_ROWS: "backend")
     findings: Callable[[Tables], tuple[Finding, ...]] = no_findings  # the questions' answers, from the tables
+    questions: tuple[Question, ...] = ()  # the questions its tables answer, in the hand-in's order (collect.questions)
     keep: Callable[[Result], Any] = lambda result: result  # what its tables read of a result, made as each file is
     # read (collect.load: KindCell.result): the whole Result, or less (a study may hold 100,000 results)
 

@@ -1,73 +1,34 @@
 """Every result file of a results dir, and every planned cell, as one KindCell each, of any kind.
 
 collect reads JSON only: the result files, the plan's cell list (plan.json) and the
-submission record (registry.jsonl, read by orchestrator.registry). A planned cell with no
+submission record (registry.jsonl, read by jobs.core.registry). A planned cell with no
 result is pending when the registry has a submission for it (submitted, not ended), skipped
 when the local executor did not start it (this machine cannot run it), else not submitted
-(orchestrator.states.CellState's words). Each kind's package in collect turns its cells into
+(jobs.core.states.CellState's words). Each kind's package in collect turns its cells into
 its tables (collect.kinds); nothing here knows a kind.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import pandas as pd
 
-from collect.spent import SPENT_COLUMNS, read_spent
+from collect.kinds import registry as kinds_registry
+from collect.loaded import ENV_KEYS, ENVELOPE_COLUMNS, KindCell, Loaded
+from collect.spent import read_spent
 from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, result_files
 from jobs.core.plan_file import cell_dicts
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
-from orchestrator import registry
-from orchestrator.states import CellState
-
-ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device")
-ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at", "ended_at", "gpu_model"]
-                    + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"])
-
-
-@dataclass(frozen=True, slots=True)
-class KindCell:
-    """A cell of any kind, whole: its fields, its status (its result's, else pending, skipped or
-    not submitted) and, when it has a result, what its kind's tables keep of it (collect.kinds.
-    KindTables.keep: the Result, or less of it: a study may hold 100,000), made as the file was read."""
-
-    kind: str
-    cell_id: str
-    cell: dict[str, Any]
-    status: str
-    result: Any = None
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """study: the plan's name (None without a plan); cells: every cell of every kind, each result
-    file's (in file order), then each planned cell without one (in plan order); envelopes: one row
-    per cell, in that order (ENVELOPE_COLUMNS and the entries each kind adds: KindTables.environment);
-    results_dir: where they were read (a kind may read a few files again: collect.ptq.rows)."""
-
-    study: Optional[str]
-    cells: tuple[KindCell, ...] = ()
-    spent: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=SPENT_COLUMNS))  # collect.spent
-    envelopes: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=ENVELOPE_COLUMNS))
-    results_dir: Optional[Path] = None
-
-    def kinds(self) -> list[str]:
-        """The kinds of the cells, in the order first seen."""
-        return list(dict.fromkeys(c.kind for c in self.cells))
-
-    def of_kind(self, kind: str) -> tuple[KindCell, ...]:
-        return tuple(c for c in self.cells if c.kind == kind)
-
+from jobs.core import registry
+from jobs.core.states import CellState
 
 def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
     """The study's name and its cells (field dicts), from plan.json; none if absent."""
@@ -115,9 +76,7 @@ def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
     keeps it (collect.kinds). A corrupt result file raises ResultError naming it (never a silent
     skip). `spent`: spent.json's content measured just now (collect.spent); None: the results
     dir's spent.json."""
-    from collect.kinds import registry  # each kind's keep and environment (collect.kinds imports this module)
-
-    kinds = registry()
+    kinds = kinds_registry()  # each kind's keep and environment
     results_dir = Path(results_dir)
     study, planned = read_plan_cells(results_dir)
     cells: dict[str, KindCell] = {}
@@ -183,14 +142,34 @@ class SkippedFile(UserWarning):
     """A file named like a result that is no regular file (a FIFO): not read; the message names it."""
 
 
+NAMED_FILES = 5  # an error about many unreadable files names this many, and counts the rest
+
+
 def read_results(paths: list[Path]) -> Iterator[Result]:
     """Each result file in turn (one at a time: the caller keeps what it needs of each); one that
-    is no regular file is skipped with a SkippedFile warning (never opened: a FIFO would block), a
-    corrupt one raises ResultError."""
+    is no regular file is skipped with a SkippedFile warning (never opened: a FIFO would block).
+    Corrupt ones are read past, and after the last file one ResultError names them all (the
+    first with why; at most NAMED_FILES, the rest counted): one run shows every file to move aside."""
+    bad: list[tuple[Path, ResultError]] = []
     for path in paths:
         try:
             result = read_result(path)
         except NotRegularFile as exc:
             warnings.warn(str(exc), SkippedFile, stacklevel=2)
             continue
+        except ResultError as exc:
+            bad.append((path, exc))
+            continue
         yield result
+    if len(bad) == 1:
+        raise bad[0][1]
+    if bad:
+        raise unreadable_files(bad)
+
+
+def unreadable_files(bad: list[tuple[Path, ResultError]]) -> ResultError:
+    """One error for several unreadable result files: how many, the first's reason, the others named."""
+    others = [str(path) for path, _ in bad[1:NAMED_FILES]]
+    more = f" (and {len(bad) - NAMED_FILES} more)" if len(bad) > NAMED_FILES else ""
+    return ResultError(f"{len(bad)} result files are unreadable; move them aside and rerun `submit` to redo those "
+                       f"cells. The first: {bad[0][1]}; the others: {', '.join(others)}{more}")

@@ -13,7 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from jobs.core.result import Status
-from orchestrator.states import CellState
+from jobs.core.states import CellState
+from jobs.core.text import visible
 
 MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
 
@@ -64,15 +65,20 @@ def percent(value, digits: int = 1) -> str:
     return "-" if _missing(value) else f"{100 * value:.{digits}f}%"
 
 
+def console_text(text: str) -> Text:
+    """A text for the console, as text: never markup ("[pipeline=fast]"), a control character shown
+    as its escape (an error's ESC sequences, jobs.core.text.visible)."""
+    return Text(visible(text))
+
+
 def to_rich(grid: Grid) -> Table:
     caption = "\n".join(grid.notes() + [grid.caption] + grid.formulas)
-    # Text, never a str: "[pipeline=fast]" is text, not markup, on any console
-    table = Table(title=Text(grid.title), caption=Text(caption), caption_justify="left",
+    table = Table(title=console_text(grid.title), caption=console_text(caption), caption_justify="left",
                   min_width=min(len(grid.title) + 4, MAX_WIDTH))  # a table of no row keeps its title on one line
     for i, name in enumerate(grid.header):
-        table.add_column(Text(name), justify="left" if i in grid.text_columns else "right")
+        table.add_column(console_text(name), justify="left" if i in grid.text_columns else "right")
     for row in grid.rows:
-        table.add_row(*(Text(text) for text in row))
+        table.add_row(*(console_text(text) for text in row))
     return table
 
 
@@ -98,25 +104,38 @@ def print_findings(console: Console, findings) -> None:
     table.add_column(no_wrap=True, style="bold")
     table.add_column()
     for finding in findings:
-        table.add_row(Text(finding.question), Text(finding.text))
+        table.add_row(console_text(finding.question), console_text(finding.text))
     console.print(table)
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|")
+_MD_SPECIAL = {"\\": "\\\\", "`": "\\`", "[": "\\[", "]": "\\]", "|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;",
+               "\n": " "}
+
+
+def md_text(text: str) -> str:
+    """A text in Markdown (tables.md, report.md) as the same text, on one line: no HTML (< > &
+    as entities), no link, image or code span ([ ] ` escaped), no column break (|), control
+    characters shown as their escapes. The one escape of every text written into Markdown."""
+    return "".join(_MD_SPECIAL.get(ch, ch) for ch in visible(text))
+
+
+def md_code(text: str) -> str:
+    """A text as a Markdown code span (a formula): shown literally, so only its backticks (which
+    would end the span) and control characters change."""
+    return "`" + visible(text).replace("`", "'").replace("\n", " ") + "`"
 
 
 def to_markdown(grid: Grid, level: str = "###") -> str:
-    lines = [f"{level} {grid.title}", "", f"_{_md(grid.caption)}_", ""]
+    lines = [f"{level} {md_text(grid.title)}", "", f"_{md_text(grid.caption)}_", ""]
     if grid.empty:
-        lines += [f"**{grid.empty}**", ""]
+        lines += [f"**{md_text(grid.empty)}**", ""]
     else:
-        lines += [f"**{_md(grid.more)}**", ""] if grid.more else []
-        lines.append("| " + " | ".join(_md(h) for h in grid.header) + " |")
+        lines += [f"**{md_text(grid.more)}**", ""] if grid.more else []
+        lines.append("| " + " | ".join(md_text(h) for h in grid.header) + " |")
         lines.append("|" + "|".join("---" if i in grid.text_columns else "---:" for i, _ in enumerate(grid.header)) + "|")
-        lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in grid.rows]
+        lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in grid.rows]
         lines.append("")
-    lines += [f"- `{_md(formula)}`" for formula in grid.formulas]
+    lines += [f"- {md_code(formula)}" for formula in grid.formulas]
     return "\n".join(lines) + "\n"
 
 
@@ -151,7 +170,7 @@ LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\i
 
 
 # A cell's status in the order views list them: a result's (answers first, then what went wrong),
-# then a cell without one, in orchestrator.states' words (as `status` shows them)
+# then a cell without one, in jobs.core.states' words (as `status` shows them)
 STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(
     (Status.OK, Status.OOM, Status.TIMEOUT, Status.FAILED, CellState.PENDING, CellState.SKIPPED,
      CellState.NOT_SUBMITTED))}
@@ -166,3 +185,32 @@ def status_text(status: str) -> str:
 
 def signed(value, digits: int) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:+.{digits}f}"
+
+
+def print_answers(console: Console, answers) -> None:
+    """Each answer (collect.questions.Answered): its id and title in bold, then its paragraph, as text."""
+    for answer in answers:
+        console.print(Text(f"{answer.id}  {answer.question.title}", style="bold"))
+        console.print(Text(answer.text))
+        console.print()
+
+
+def evidence_text(answer) -> str:
+    """"table q1 rows 0, 1, 2; table q4 row 3": where an answer's numbers come from."""
+    rows: dict[str, list[int]] = {}
+    for e in answer.record.evidence:
+        rows.setdefault(e.table, []).append(e.row)
+    return "; ".join(f"table {t} row{'s' if len(r) > 1 else ''} {', '.join(map(str, sorted(set(r))))}"
+                     for t, r in rows.items())
+
+
+def answers_markdown(title: str, answers, grids) -> str:
+    """answers.md: each answer under its question, with its tables, ready to edit into a hand-in."""
+    by_key = {g.key: g for g in grids}
+    lines = [f"# {md_text(title)}", "", "Written by `python -m orchestrator collect` from the result files; each number is "
+             "from the table beneath its answer (the rows in brackets).", ""]
+    for a in answers:
+        lines += [f"## {a.id}: {md_text(a.question.title)}", "", md_text(a.text), "", f"_Evidence: {md_text(evidence_text(a))}_"
+                  if a.record.evidence else "", ""]
+        lines += [to_markdown(by_key[key], "###") for key in a.question.tables if key in by_key]
+    return "\n".join(lines)

@@ -14,12 +14,22 @@ import pandas as pd
 
 from collect import kinds, render
 from collect.findings import Finding
-from collect.load import ENVELOPE_COLUMNS, Loaded, load
+from collect.questions import Answered, answer_all
+from collect.load import load
+from collect.loaded import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
 from jobs.core.result import Status
 import templates
+
+KEPT_OUT = "_values"  # a table's per-repeat values (tuples, for the verdicts): not in its CSV file nor --json
+
+
+def as_written(table: pd.DataFrame) -> pd.DataFrame:
+    """A table as its CSV file and `collect --json` give it: without its per-repeat value columns."""
+    return table.drop(columns=[c for c in table.columns if str(c).endswith(KEPT_OUT)])
+
 
 ENV_ROWS = (("GPU model", "gpu_model"), ("GPUs visible to a job", "env_gpus_visible"), ("driver", "env_driver"),
             ("torch", "env_torch"), ("CUDA", "env_cuda"), ("cuDNN", "env_cudnn"), ("NCCL", "env_nccl"),
@@ -37,7 +47,8 @@ class Collected:
     kind_names: tuple[str, ...]  # the kinds whose tables these are (collect.kinds)
     out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
     unwritten: str = ""  # why a file could not be written (the tables are still here)
-    findings: tuple[Finding, ...] = ()  # each kind's answers, from its tables (collect.findings)
+    findings: tuple[Finding, ...] = ()  # each kind's findings, from its tables (collect.findings)
+    answers: tuple[Answered, ...] = ()  # each kind's questions answered, in their declared order (collect.questions)
 
     @property
     def table_files(self) -> tuple[str, ...]:
@@ -58,16 +69,19 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     built = {key: table for kind in present for key, table in kind.tables(loaded, view).items()}
     grid_list = tuple(grid for kind in present for grid in kind.grids(built, view))
     findings = tuple(finding for kind in present for finding in kind.findings(built))
+    answers = tuple(a for kind in present for a in answer_all(kind.questions, built, findings))
     csv = [key for kind in present for key in kind.files]
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
-        **{f"{key}.csv": built[key].to_csv(index=False) for key in csv},
+        **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list)}
+           if answers else {}),
+        **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
     }
     written, unwritten = write_files(out, files)
     return Collected(results_dir, loaded.study, envelopes(loaded), built, grid_list, written,
-                     tuple(kind.name for kind in present), out, unwritten, findings)
+                     tuple(kind.name for kind in present), out, unwritten, findings, answers)
 
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:
@@ -117,9 +131,35 @@ def status_counts(frame: pd.DataFrame) -> str:
 
 
 def template_env(autoescape: bool) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
-                              undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
-                              trim_blocks=True, lstrip_blocks=True)
+    """HTML escapes every value (autoescape); Markdown's template escapes each with `md`, or `code`
+    for a code span (collect.render.md_text, md_code)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
+                             undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)))
+    return env
+
+
+def _finding(f: Finding) -> dict[str, str]:
+    return dict(question=f.question, text=f.text, evidence=f.evidence_text())
+
+
+def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[str, list]:
+    """The report's parts: each answer with its tables (and their plots) and its findings; the tables no
+    answer shows (`others`), and the findings no answer holds (`loose`)."""
+    grids = {g.key: g for g in collected.grids}
+    answers: list[dict] = []
+    shown: set[str] = set()
+    held: set[int] = set()
+    for a in collected.answers:
+        keys = [k for k in a.question.tables if k in grids and k not in shown]
+        shown.update(keys)
+        held.update(id(f) for f in a.findings)
+        answers.append(dict(id=a.id, anchor=a.id.lower().replace(".", "-"), title=a.question.title, text=a.text,
+                            evidence=render.evidence_text(a), findings=[_finding(f) for f in a.findings],
+                            sections=[dict(grid=grids[k], plot_keys=plots[k]) for k in keys]))
+    others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids if g.key not in shown]
+    return dict(answers=answers, others=others, loose=[_finding(f) for f in collected.findings if id(f) not in held])
 
 
 def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
@@ -137,13 +177,12 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cells=status_counts(every), environment=environment(every),
-        sections=[dict(grid=g, plot_keys=[k for k in sections.get(g.key, (g.key,)) if k in files])
-                  for g in collected.grids],
         status_words=sorted(set(render.STATUS_TEXT.values())),
-        findings=[dict(question=f.question, text=f.text, evidence=f.evidence_text()) for f in collected.findings],
+        **answer_sections(collected, {key: [k for k in sections.get(key, (key,)) if k in files] for key in
+                                      (g.key for g in collected.grids)}),
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
     html = template_env(True).get_template("report.html.j2").render(context, images=images)
     markdown = template_env(False).get_template("report.md.j2").render(
-        context, plot_files=files, markdown={g.key: render.to_markdown(g, "##") for g in collected.grids})
+        context, plot_files=files, markdown={g.key: render.to_markdown(g, "###") for g in collected.grids})
     return write_files(out, {"report.html": html, "report.md": markdown, **{files[k]: pngs[k] for k in files}})

@@ -23,15 +23,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from jobs.core.layout import PLAN_FILE, SPENT_FILE
+from jobs.core import registry
 from jobs.core.regular_file import PLAN_MAX, read_regular
-from orchestrator import estimate, registry, spent
+from orchestrator import estimate, spent
 from orchestrator.errors import BudgetError, PlanError, UserError
 from orchestrator.estimate import Estimate
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan import Plan, read_plan
 from orchestrator.spent import Charge, Seen
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import CellStatus, Monitor
 
 
@@ -171,7 +172,8 @@ def spent_text(book: Ledger) -> str:
 
 
 SOURCE_WORDS = {"sacct": "from sacct", "squeue": "from squeue", "result": "from result files",
-                "process": "from local processes", "unrecorded": "unrecorded"}
+                "process": "from local processes", "limit": "charged their time limit (elapsed unrecorded)",
+                "unrecorded": "running, not timed yet"}
 
 
 def estimate_text(book: Ledger, cell_ids: Sequence[str]) -> str:

@@ -6,12 +6,12 @@ import signal
 from pathlib import Path
 from typing import Optional
 
-from orchestrator import registry
+from jobs.core import registry
 from orchestrator.local_jobs import LOCAL_JOB_MARKER, QUEUE_MARKER, pid_alive
 from orchestrator.plan import Plan
-from orchestrator.registry import Cancelled, Submission
+from jobs.core.registry import Cancelled, Submission
 from orchestrator.slurm_client import SlurmClient
-from orchestrator.states import LIVE_WORDS
+from jobs.core.states import LIVE_WORDS
 from orchestrator.status import Monitor
 
 

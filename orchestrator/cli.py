@@ -11,6 +11,7 @@ from rich.console import Console
 
 from jobs.core.cell import CellError
 from jobs.core.result import ResultError
+from jobs.core.text import visible
 from orchestrator.commands import cancel, collect, logs, plan, status, submit
 from orchestrator.errors import UserError
 
@@ -25,7 +26,8 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m orchestrator", description=__doc__.splitlines()[0])
     verbs = top.add_subparsers(dest="verb", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--study", default="quick", help="a shipped study's name or a .toml path (default: quick)")
+    common.add_argument("--study", help="a shipped study's name or a .toml path (default: quick; with --results "
+                                        "alone: the study planned there)")
     common.add_argument("--results", help="results dir (default: runs/<study>)")
     for verb in VERBS:
         verb.register(verbs, common)
@@ -39,7 +41,7 @@ def main(argv=None) -> int:
     try:
         return args.run(args, console)
     except (UserError, ResultError, CellError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {visible(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -65,12 +65,8 @@ class ClusterSpec:
     def __post_init__(self) -> None:
         check_types("[cluster]", self)
         for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if field.type == "str" and not _SAFE_CHARS.get(field.name, _SAFE_NAME).fullmatch(value):
-                raise StudyError(
-                    f"[cluster] {field.name} = {value!r} holds characters SLURM names never use; "
-                    "use letters, digits and _.,:@+=/- only"
-                )
+            if field.type == "str":
+                check_slurm_name("[cluster]", field.name, getattr(self, field.name))
         if self.gpu_request not in GPU_REQUESTS:
             raise StudyError(f"[cluster] gpu_request must be one of {list(GPU_REQUESTS)}, got {self.gpu_request!r}")
         for field in dataclasses.fields(self):  # TOML has nan and inf
@@ -86,6 +82,14 @@ class ClusterSpec:
         if self.signal_delay_s >= self.time_min * 60:
             raise StudyError(f"[cluster] signal_delay_s = {self.signal_delay_s} must be shorter than the time limit "
                              f"(time_min = {self.time_min}, {self.time_min * 60} s); lower it or raise time_min")
+
+
+def check_slurm_name(where: str, name: str, value: object) -> None:
+    """A value of an #SBATCH option (partition, account, qos, constraint, comment): a string of
+    SLURM's characters only, so nothing can smuggle shell syntax or a new line in (StudyError)."""
+    if not isinstance(value, str) or not _SAFE_CHARS.get(name, _SAFE_NAME).fullmatch(value):
+        raise StudyError(f"{where} {name} = {value!r} holds characters SLURM names never use; "
+                         "use letters, digits and _.,:@+=/- only")
 
 
 @dataclass(frozen=True)

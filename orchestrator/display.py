@@ -12,11 +12,12 @@ from rich.text import Text
 
 from jobs.core.cell import StudyCell
 from jobs.core.kinds import kind_named
+from jobs.core.text import visible
 from orchestrator import job_time, summary
 from orchestrator.estimate import Estimate, estimates_text, profile_estimates
 from orchestrator.machine import Machine
 from orchestrator.plan import Plan
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import CellStatus
 
 STATE_STYLE = {
@@ -104,8 +105,8 @@ RICH_ROWS = 1000  # a longer list of cells is plain text (status_lines): rich la
 def _layout(rows: list[CellStatus], width: int) -> tuple[list[tuple[str, ...]], list[int], list[int], list[str], int]:
     """Each row's texts, the columns' widths, the columns shown (job, elapsed and node where some
     cell has one and they fit: node gives way first), those hidden, and the detail's width."""
-    cells: list[tuple[str, ...]] = [(r.cell_id, r.label, r.state.value, r.job_id, _elapsed(r.elapsed_s), r.node)
-                                    for r in rows]
+    cells: list[tuple[str, ...]] = [tuple(map(visible, (r.cell_id, r.label, r.state.value, r.job_id,
+                                                        _elapsed(r.elapsed_s), r.node))) for r in rows]
     widths = [max([len(name)] + [len(c[i]) for c in cells]) for i, name in enumerate(STATUS_COLUMNS)]
     shown = [i for i in range(len(STATUS_COLUMNS)) if i < ALWAYS_SHOWN or any(c[i] for c in cells)]
     hidden: list[str] = []
@@ -135,7 +136,7 @@ def status_table(study: str, rows: list[CellStatus], width: int = 80, title: Opt
     table.add_column("detail", no_wrap=True, overflow="ellipsis", max_width=detail)
     for r, texts in zip(rows, cells, strict=True):
         styled = [Text(texts[i], style=STATE_STYLE.get(r.state, "") if i == 2 else "") for i in shown]
-        table.add_row(*styled, Text(r.detail))
+        table.add_row(*styled, Text(visible(r.detail)))
     return table
 
 
@@ -146,7 +147,8 @@ def status_lines(title: str, rows: list[CellStatus], width: int = 80) -> str:
     pad = " " * GAP
     lines = [title, pad.join(STATUS_COLUMNS[i].ljust(widths[i]) for i in shown) + pad + "detail"]
     for r, texts in zip(rows, cells, strict=True):
-        text = r.detail if len(r.detail) <= detail else r.detail[:detail - 1] + "…"
+        text = visible(r.detail)
+        text = text if len(text) <= detail else text[:detail - 1] + "…"
         lines.append(pad.join(texts[i].ljust(widths[i]) for i in shown) + pad + text)
     if hidden:
         lines.append(f"(not shown at this width: {', '.join(hidden)})")
@@ -173,7 +175,7 @@ def failure_notes(rows: list[CellStatus]) -> Optional[Text]:
         more = f" and {len(alike) - MAX_NAMED} more" if len(alike) > MAX_NAMED else ""
         states = "/".join(dict.fromkeys(r.state.value for r in alike))
         notes.append(f"\n{named}{more} ({states}): ", style=STATE_STYLE[alike[0].state])
-        notes.append(reason)
+        notes.append(visible(reason))
     if len(by_reason) > MAX_REASONS:
         notes.append(f"\n({len(by_reason) - MAX_REASONS} more reasons: `status --json` has every cell's, "
                      "`logs CELL` its output)")

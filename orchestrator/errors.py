@@ -1,8 +1,9 @@
-"""The user's mistakes: each message names the field or file and the fix; the CLI exits 2."""
+"""The user's mistakes: each message names the field or file and the fix; the CLI exits 2. UserError and
+RegistryError live in jobs.core.errors (collect and the registry raise them too)."""
 
+from jobs.core.errors import RegistryError, UserError
 
-class UserError(Exception):
-    """Something the user can fix; never shown with a traceback."""
+__all__ = ["UserError", "RegistryError", "StudyError", "PlanError", "SchedulerError", "BudgetError"]
 
 
 class StudyError(UserError):
@@ -11,10 +12,6 @@ class StudyError(UserError):
 
 class PlanError(UserError):
     """No plan, or a plan that does not match the request."""
-
-
-class RegistryError(UserError):
-    """The submission registry cannot be read or written."""
 
 
 class SchedulerError(UserError):

@@ -6,7 +6,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Optional
 
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState
 
 # The local queue's module name: a queue started by an older version of this tool matches too.
@@ -38,7 +38,7 @@ def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobSta
             started = dt.datetime.fromisoformat(sub.submitted_at)
             alive = pid_alive(int(sub.job_id), LOCAL_JOB_MARKER)
             end = now if alive else last_write(sub)
-            elapsed = (end - started).total_seconds() if end else None
+            elapsed = max((min(end, now) - started).total_seconds(), 0.0) if end else None  # a future time: now
             jobs[key] = JobState(key, "RUNNING" if alive else "ENDED", elapsed, "localhost")
     return jobs
 

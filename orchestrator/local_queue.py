@@ -17,9 +17,10 @@ from pathlib import Path
 from jobs.core.kinds import kind_named
 from jobs.core.regular_file import open_regular
 from jobs.core.result import read_good_result
-from orchestrator import machine_lock, registry
+from jobs.core import registry
+from orchestrator import machine_lock
 from orchestrator.plan import read_plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.warm_start import warm_server
 
 QUEUE_LOG = "local-queue.log"  # in the plan's log dir

@@ -9,6 +9,7 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import operator
 import os
 import shutil
 import tempfile
@@ -19,13 +20,15 @@ from typing import Any, Optional
 from jobs.core.cell import StudyCell, kind_of
 from jobs.core.kinds import cell_from_dict, kind_named
 from jobs.core.atomic import strict_json, write_bytes_atomic
-from jobs.core.layout import LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE
+from jobs.core.layout import CELL_ID, LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE, check_cell_id
 from jobs.core.plan_file import cell_dicts, cells_table, stored_ids
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.sealed import is_sealed, sealed_text
 from orchestrator.errors import PlanError, UserError
-from orchestrator.cluster import ClusterSpec, ContainerSpec
-from orchestrator.study import Study
+from orchestrator.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, check_slurm_name
+from orchestrator.study import NAME, Study
+
+_LEAST = {"nodes": 1, "tasks_per_node": 1, "cpus_per_task": 1, "time_min": 1}  # a shape's ints' least; else 0
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,21 @@ class ResourceShape:
     mem_gb: int = 0
     gpu_request: str = "gpus-per-node"
     comment: str = ""
+
+    def __post_init__(self) -> None:
+        """Every field reaches an #SBATCH line: each checked where it is made, plan.json's read
+        included (a hand-edited or forged file says which field is wrong, exit 2)."""
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.type == "int":
+                least = _LEAST.get(field.name, 0)
+                if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                    raise PlanError(f"shape.{field.name} must be a whole number >= {least}, got {value!r}")
+            elif field.name == "gpu_request":
+                if value not in GPU_REQUESTS:
+                    raise PlanError(f"shape.gpu_request must be one of {list(GPU_REQUESTS)}, got {value!r}")
+            else:
+                check_slurm_name("shape", field.name, value)
 
     @property
     def name(self) -> str:
@@ -139,16 +157,18 @@ class Plan:
         _check_list(data["arrays"], dict, "arrays must be a list of objects")
         for a in data["arrays"]:
             _check_list(a["cell_ids"], str, f"array {a.get('name')!r}: cell_ids must be a list of cell ids")
+            _check_name("array name", a["name"])  # it names sbatch/<name>.sh and the jobs
         arrays = tuple(
             ArrayPlan(a["name"], ResourceShape(**a["shape"]), tuple(a["cell_ids"])) for a in data["arrays"]
         )
         plan = cls(
-            study=data["study"], description=data["description"], data_dir=data["data_dir"],
+            study=_check_name("study", data["study"]), description=data["description"], data_dir=data["data_dir"],
             results_dir=data["results_dir"], cluster=ClusterSpec(**data["cluster"]),
             cells=_cells(data["cells"], sealed), arrays=arrays, created_at=data["created_at"],
             container=ContainerSpec(**data.get("container", {})), profile=data.get("profile", ""),
         )
         _check_membership(plan)
+        _check_shapes(plan, whole=not sealed)
         return plan
 
 
@@ -166,6 +186,9 @@ def sealed_cells(table: dict[str, Any]) -> Optional[tuple[StudyCell, ...]]:
     and keep those ids. None where that cannot be done: cells of a kind whose fields are not all
     plain values (a PTQ cell's tuples), of several kinds, or with a field their class does not know."""
     ids = stored_ids(table)
+    if not all(map(CELL_ID.fullmatch, ids)):  # each names a file, <cell_id>.json: say which does not
+        for cell_id in ids:
+            check_cell_id(cell_id)
     shared, own = table["shared"], table["own"]
     if not isinstance(shared, dict) or not all(isinstance(o, dict) for o in own):
         return None
@@ -200,9 +223,40 @@ def _defaults(cls: type) -> dict[str, Any]:
     return {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
 
 
+def _check_name(what: str, value: Any) -> str:
+    """A study's or an array's name: one path component of plain characters (study.NAME)."""
+    if not isinstance(value, str) or not NAME.fullmatch(value):
+        raise ValueError(f"{what} must be letters, digits and _.- (at most 100), got {value!r}")
+    return value
+
+
 def _check_list(value: Any, item: type, message: str) -> None:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, item) for v in value):
         raise TypeError(message)
+
+
+_NEEDS = operator.attrgetter("nodes", "gpus_per_node", "tasks_per_node", "cpus_per_task")  # what a shape takes of a cell
+
+
+def _check_shapes(plan: Plan, whole: bool) -> None:
+    """No array asks for more GPUs than a node has, whatever the file's seal; `whole` (a plan not
+    sealed by this user): each asks SLURM for exactly what its cells need on this cluster (shape_of),
+    so a hand-edited shape (another time limit, more nodes) is refused."""
+    for array in plan.arrays:
+        if array.shape.gpus_per_node > plan.cluster.gpus_per_node:
+            raise ValueError(f"array {array.name} asks for shape.gpus_per_node = {array.shape.gpus_per_node}, but a "
+                             f"node has {plan.cluster.gpus_per_node} (cluster.gpus_per_node)")
+        if not whole:
+            continue
+        cells = map(plan._cells_by_id.__getitem__, array.cell_ids)
+        for cell in {_NEEDS(cell): cell for cell in cells}.values():  # one of each need: 100,000 cells, few needs
+            need = shape_of(cell, plan.cluster)
+            if need != array.shape:
+                name, have, wanted = next((f.name, getattr(array.shape, f.name), getattr(need, f.name))
+                                          for f in dataclasses.fields(need)
+                                          if getattr(array.shape, f.name) != getattr(need, f.name))
+                raise ValueError(f"array {array.name}: shape.{name} = {have!r}, but its cell {cell.cell_id} needs "
+                                 f"{wanted!r} on this cluster")
 
 
 def _check_membership(plan: Plan) -> None:

@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.registry import Abandoned, Intent, Submission
+from jobs.core.registry import Abandoned, Intent, Submission
 from orchestrator.slurm_client import JobState
 
 INTENT_GRACE_S = 15.0

@@ -14,6 +14,7 @@ from typing import Optional
 import jinja2
 
 from orchestrator.cluster import ContainerSpec
+from orchestrator.errors import PlanError
 from orchestrator.plan import ArrayPlan, Plan, ResourceShape
 
 
@@ -25,8 +26,17 @@ def template_env() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)), undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    env.filters["q"] = lambda value: shlex.quote(str(value))
+    env.filters["q"] = quoted
     return env
+
+
+def quoted(value: object) -> str:
+    """A value as one shell word on its own line of the script: quoted, and refused where it holds
+    a control character (a newline would start a line of its own; plan.json's checks keep them out)."""
+    text = str(value)
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise PlanError(f"{text!r} cannot go into an sbatch script: it holds a control character")
+    return shlex.quote(text)
 
 
 def job_name(plan: Plan, array: ArrayPlan, token: str = "") -> str:

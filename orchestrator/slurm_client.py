@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 
 from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
-from orchestrator.states import LIVE_WORDS
+from jobs.core.states import LIVE_WORDS
 
 QUERY_TIMEOUT_S = 60
 DEFAULT_MAX_ARRAY_SIZE = 1001  # SLURM's own default

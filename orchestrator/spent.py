@@ -5,10 +5,15 @@ allocated GPUs x elapsed seconds, from the first of these that knows:
   1. sacct: a row per run of the job (a requeued job ran more than once), with AllocTRES's
      gres/gpu, else the GPUs the job asked for (SLURM allocates GPUs exactly as asked);
   2. the scheduler's snapshot: squeue's elapsed of a job still listed (running: spent so far);
-  3. a local job: its process's life (orchestrator.local_jobs), start to its logs' last write;
-  4. the result file, when it is this attempt's: its env's started_at to ended_at (SLURM
-     without accounting, once squeue has forgotten the job).
-An attempt none of them knows is "unrecorded": counted, and charged nothing.
+  3. the result file, when it is this attempt's and the job has ended: its own clock (its phases,
+     else env's started_at to ended_at): SLURM without accounting once squeue has forgotten the
+     job, and every ended local job (its logs' times change when the dir is copied);
+  4. a local job without one: its process's life (orchestrator.local_jobs), start to its logs'
+     last write (never after now).
+A time taken from a file (3, 4) is at most the attempt's time limit, which the job cannot outlive.
+An ended attempt none of them knows ("limit": SLURM forgot it and there is no accounting, or its
+result's clock is not this attempt's, as from a node whose clock is behind) is charged its whole
+time limit, the most it could have held: never nothing. A live one nobody timed yet is "unrecorded".
 """
 from __future__ import annotations
 
@@ -22,13 +27,13 @@ from collections.abc import Iterable, Mapping
 from orchestrator.errors import PlanError
 from orchestrator.outcomes import Outcome, outcome
 from orchestrator.plan import Plan
-from orchestrator import registry
-from orchestrator.registry import Submission
+from jobs.core import registry
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState
-from orchestrator.states import ENDED_WORDS, LIVE_WORDS
+from jobs.core.states import ENDED_WORDS, LIVE_WORDS
 
 SKEW_S = 120.0  # a result started this long before its submission was recorded is still that attempt's
-SOURCES = ("sacct", "squeue", "process", "result", "unrecorded")
+SOURCES = ("sacct", "squeue", "process", "result", "limit", "unrecorded")
 _SKEW = dt.timedelta(seconds=SKEW_S)
 
 
@@ -39,14 +44,14 @@ class Charge:
     cell_id: str
     job_id: str
     gpus: int
-    elapsed_s: Optional[float]  # None: nothing recorded how long it ran
+    elapsed_s: Optional[float]  # None: a live job nothing has timed yet
     source: str  # one of SOURCES: where elapsed_s (and gpus) come from
     state: str = ""  # the job's word for how the run ended (COMPLETED, TIMEOUT, REQUEUED, ...) or RUNNING
     live: bool = False  # still waiting or running: elapsed_s is so far
 
     @property
     def gpu_hours(self) -> float:
-        """gpus x elapsed_s / 3600; 0 when unrecorded."""
+        """gpus x elapsed_s / 3600; 0 while live and not timed yet."""
         return self.gpus * (self.elapsed_s or 0.0) / 3600
 
     def to_dict(self) -> dict:
@@ -118,6 +123,17 @@ def asked_gpus(plan: Plan, sub: Submission) -> int:
         return int(match.group(1)) * int(match.group(2)) if match else 0
 
 
+def limit_s(plan: Plan, sub: Submission) -> float:
+    """The most one run of the attempt could last: the time limit its submit recorded, else its
+    array's in the plan (`submit --time-min` was not recorded before), else the cluster's."""
+    if sub.time_min:
+        return sub.time_min * 60.0
+    try:
+        return plan.array_of(sub.cell_id).shape.time_min * 60.0
+    except KeyError:  # a cell no longer planned
+        return plan.cluster.time_min * 60.0
+
+
 def run_seconds(result: Outcome) -> Optional[float]:
     """The run's own clock: its phases' sum, or before phases env's ended_at - started_at (at least 0);
     None where it has neither.
@@ -165,7 +181,7 @@ def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str,
 def attempt_charges(plan: Plan, sub: Submission, result: Optional[Outcome],
                     runs: Mapping[str, tuple[JobState, ...]], jobs: Mapping[str, JobState]) -> list[Charge]:
     """One attempt's charges (see the module's docstring for the order of the sources)."""
-    job_id, gpus = sub.job_id or "", asked_gpus(plan, sub)
+    job_id, gpus, limit = sub.job_id or "", asked_gpus(plan, sub), limit_s(plan, sub)
     job = jobs.get(job_id)
     live = job is not None and job.state in LIVE_WORDS
     if sub.executor == "slurm":
@@ -175,11 +191,14 @@ def attempt_charges(plan: Plan, sub: Submission, result: Optional[Outcome],
             out.append(Charge(sub.cell_id, job_id, gpus, job.elapsed_s, "squeue", job.state, live))
         if out:
             return out
+    clock = run_seconds(result) if result is not None and not live else None
+    if result is not None and clock is not None:
+        return [Charge(sub.cell_id, job_id, gpus, min(clock, limit), "result", str(result.status))]
     if sub.executor == "local" and job is not None and job.elapsed_s is not None:
-        return [Charge(sub.cell_id, job_id, gpus, job.elapsed_s, "process", job.state, live)]
-    if result is not None and not live and run_seconds(result) is not None:
-        return [Charge(sub.cell_id, job_id, gpus, run_seconds(result), "result", str(result.status))]
-    return [Charge(sub.cell_id, job_id, gpus, None, "unrecorded", job.state if job else "", live)]
+        return [Charge(sub.cell_id, job_id, gpus, min(job.elapsed_s, limit), "process", job.state, live)]
+    state = job.state if job else ""
+    return [Charge(sub.cell_id, job_id, gpus, None, "unrecorded", state, live) if live
+            else Charge(sub.cell_id, job_id, gpus, limit, "limit", state)]
 
 
 def ran_out(run: JobState) -> bool:

@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Optional
 
 from jobs.core.result import ResultError, Status
-from orchestrator import failures, recovery, registry
+from jobs.core import registry
+from orchestrator import failures, recovery
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan import Plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState, SlurmClient, Snapshot
 from orchestrator.spent import Accounts, Seen
-from orchestrator.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
+from jobs.core.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
 
 SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
 WAITING = (CellState.QUEUED, CellState.PENDING)

@@ -24,6 +24,7 @@ from orchestrator.errors import StudyError
 from orchestrator.strict_toml import read_toml, reject_unknown, table
 
 STUDIES_DIR = Path(__file__).parent / "studies"
+DEFAULT_STUDY = "quick"  # the verbs' study when neither --study nor --results says
 _TOP_KEYS = {"name", "description", "kind", "data_dir", "profile", "repeats", "cluster", "container", "defaults",
              "grid", "max_cells"}
 MAX_CELLS = 10_000  # a study's default limit: plan.json and status grow with it

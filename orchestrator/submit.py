@@ -19,18 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from jobs.core import registry
 from jobs.core.regular_file import NotRegular, open_regular
-from orchestrator import budget, machine_lock, registry, slurm_client
+from orchestrator import budget, machine_lock, slurm_client
 from orchestrator.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
 from orchestrator.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.local_queue import QUEUE_LOG
 from orchestrator.recovery import INTENT_GRACE_S
 from orchestrator.machine import not_here, this_machine
-from orchestrator.registry import Abandoned, Intent, Skipped
+from jobs.core.registry import Abandoned, Intent, Skipped
 from orchestrator.sbatch import job_name, render_sbatch
 from orchestrator.slurm_client import SlurmClient
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import Monitor, Report
 
 EXECUTORS = ("auto", "slurm", "local")

@@ -30,7 +30,7 @@ from orchestrator.errors import SchedulerError
 from orchestrator.failures import last_line
 from orchestrator.machine_lock import running_cell
 from orchestrator.plan import ArrayPlan, Plan
-from orchestrator.registry import Submission, now_iso
+from jobs.core.registry import Submission, now_iso
 from orchestrator.sbatch import job_name, render_sbatch
 from orchestrator.slurm_client import scheduler_answer
 from orchestrator.warm_start import python_for
@@ -139,7 +139,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
     at = now_iso()
     return [
         Submission(cell_id, "slurm", job.job_id, array.name, at, plan.recorded(job.paths.stdout),
-                   plan.recorded(job.paths.stderr), token=token)
+                   plan.recorded(job.paths.stderr), token=token, time_min=shape.time_min)
         for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs, strict=True)
     ]
 
@@ -171,6 +171,6 @@ def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int, lock: Path, war
         job = executor.submit(CellRun(str(lock)), cell, plan.results_dir, plan.data_dir)
     sub = Submission(
         cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now_iso(),
-        plan.recorded(job.paths.stdout), plan.recorded(job.paths.stderr), queue_pid,
+        plan.recorded(job.paths.stdout), plan.recorded(job.paths.stderr), queue_pid, time_min=plan.cluster.time_min,
     )
     return job, sub

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Optional
 
 from orchestrator.plan import Plan
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import CellStatus
 
 SMALL_STUDY = 30  # up to this many cells, status lists every cell

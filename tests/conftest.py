@@ -33,6 +33,12 @@ def machine_lock_dir(tmp_path_factory, monkeypatch) -> None:
     monkeypatch.setenv("ORCHESTRATOR_LOCK_DIR", str(path))
 
 
+@pytest.fixture(autouse=True)
+def seal_key_file(tmp_path_factory, monkeypatch) -> None:
+    """The seals' key (jobs.core.sealed) in the run's own temp dir, not the user's config dir."""
+    monkeypatch.setenv("ORCHESTRATOR_SEAL_KEY", str(tmp_path_factory.getbasetemp() / "seal.key"))
+
+
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch) -> Path:
     """Run in an empty directory, as a newcomer would (runs/ and data/ land here)."""

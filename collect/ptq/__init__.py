@@ -6,6 +6,7 @@ from typing import Optional
 
 from collect.kinds import KindTables, Tables
 from collect.ptq import findings, grids, rows, tables
+from collect.ptq.questions import QUESTIONS
 
 
 def _plots(built: Tables) -> Mapping[str, Optional[bytes]]:
@@ -22,5 +23,5 @@ KIND = KindTables(
     _plots,
     {"ptq_weights": "ptq_weight_histograms", "ptq_activations": "ptq_activation_histograms",
      "ptq_sweep_activations": "ptq_accuracy_vs_bits"},
-    findings=findings.build, keep=rows.keep,
+    findings=findings.build, questions=QUESTIONS, keep=rows.keep,
 )

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from collect.load import ENV_KEYS, KindCell, envelope_row, interned
+from collect.load import envelope_row, interned
+from collect.loaded import ENV_KEYS, KindCell
 from jobs.core.phases import Phases
 from jobs.core.result import Result
 from jobs.train.cell import Cell
@@ -25,18 +26,21 @@ EPOCH_KEYS = ("epoch_s", "train_s", "data_wait_s", "h2d_s", "compute_s", "comm_e
               "test_loss", "test_accuracy", "test_images", "eval_s")  # test_*, eval_s: NaN in results before them
 COMM_KEYS = ("grad_bytes", "allreduce_s", "algbw_gbps", "busbw_gbps", "backend")
 PHASE_COLUMNS = [f"phase_{f.name}" for f in dataclasses.fields(Phases)]  # NaN: a result written before phases
+DDP_KEYS = ("grad_bytes", "buffer_bytes", "init_bytes", "broadcast_buffers", "steps_per_epoch",
+            "order_overlap_without_set_epoch", "order_overlap_with_set_epoch", "bn_rank_spread")  # of the result's
+# ddp_evidence (jobs.train.result.DDPEvidence, Q5-Q7): NaN where the run recorded none
 GPU_KEYS = ("util_median_pct", "mem_used_max_gib")  # of jobs.runtime.gpu_monitor's summary: NaN where none was sampled
 RESULT_COLUMNS = (
     ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "run_seed", "hosts", "started_at", "ended_at"]
     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["gpu_model"]
     + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS] + [f"gpu_{k}" for k in GPU_KEYS]
-    + PHASE_COLUMNS
+    + PHASE_COLUMNS + [f"ddp_{k}" for k in DDP_KEYS]
 )
 COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
 EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
 NUMERIC_COLUMNS = (["peak_mem_gib", "run_seed"] + [f"timed_{k}" for k in EPOCH_KEYS]
                    + [f"comm_{k}" for k in COMM_KEYS if k != "backend"] + [f"gpu_{k}" for k in GPU_KEYS]
-                   + PHASE_COLUMNS)
+                   + PHASE_COLUMNS + [f"ddp_{k}" for k in DDP_KEYS])
 TEXT_COLUMNS = [c for c in COLUMNS if c not in NUMERIC_COLUMNS]  # the cell's fields among them
 
 
@@ -61,6 +65,9 @@ def result_row(result: Result) -> dict[str, Any]:
     row.update({f"gpu_{k}": (body.gpu_util or {}).get(k) for k in GPU_KEYS})
     if result.phases is not None:
         row.update({f"phase_{k}": v for k, v in result.phases.to_dict().items()})
+    evidence = getattr(body, "ddp_evidence", None)
+    if evidence is not None:
+        row.update({f"ddp_{k}": _number(getattr(evidence, k)) for k in DDP_KEYS})
     return row
 
 
@@ -95,7 +102,7 @@ def _numbers(values: list[Any]) -> array.array:
 
 
 def _number(value: Any) -> float:
-    if isinstance(value, (int, float)):
+    if isinstance(value, (bool, int, float)):
         return float(value)
     try:
         return float(value) if isinstance(value, str) else math.nan

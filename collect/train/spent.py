@@ -24,7 +24,8 @@ def spent_table(frame: pd.DataFrame, epochs: pd.DataFrame, charges: pd.DataFrame
     runs = its cells that ran; jobs = the jobs they ran; spent_gpu_h = sum of the runs' gpu_hours;
     epochs_s = sum of epoch_s over every epoch of its ok cells; epochs_gpu_h = sum over those cells
     of GPUs x their epochs' seconds / 3600; in_epochs = epochs_gpu_h / spent_gpu_h (NaN at 0);
-    sources = where the elapsed times come from (sacct, squeue, process, result, unrecorded)."""
+    sources = where the elapsed times come from (sacct, squeue, process, result; limit: a job whose
+    time nothing recorded, charged its time limit; unrecorded: running, not timed yet)."""
     if charges.empty or frame.empty:
         return pd.DataFrame(columns=COLUMNS)
     per_cell = charges.groupby("cell_id").agg(spent_gpu_h=("gpu_hours", "sum"), jobs=("job_id", "nunique"),

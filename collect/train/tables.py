@@ -65,8 +65,9 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     the best of its repeats (collect.render.STATUS_RANK: ok > oom > timeout > failed > pending >
     skipped > not submitted); repeats = ok runs, runs = all cells; seeding = how the ok repeats
     were seeded (repeat_seeding). Each value in `ranged` also gets its spread over the ok
-    repeats: `<value>_min` and `<value>_max`."""
-    spread = [f"{v}_{end}" for v in ranged for end in ("min", "max")]
+    repeats: `<value>_min` and `<value>_max`, and the values themselves, `<value>_values` (a tuple,
+    for collect.verdict; not written to the CSV files: collect.report.KEPT_OUT)."""
+    spread = [f"{v}_{end}" for v in ranged for end in ("min", "max", "values")]
     columns = CONFIG + TABLE_EXTRA + values + spread
     if cells.empty:
         return pd.DataFrame(columns=columns)
@@ -75,6 +76,7 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     best = best[CONFIG + ["status", "gpu_model", "error", "gpus", "global_batch"]]
     ok = cells[cells.status == "ok"].groupby(CONFIG, dropna=False)
     stats = [ok[values].median(), ok[list(ranged)].min().add_suffix("_min"), ok[list(ranged)].max().add_suffix("_max"),
+             *([ok[list(ranged)].agg(lambda column: tuple(column.dropna())).add_suffix("_values")] if ranged else []),
              ok.size().rename("repeats"), repeat_seeding(cells[cells.status == "ok"])]
     table = best.merge(pd.concat(stats, axis=1).reset_index(), on=CONFIG, how="left")
     table = table.merge(cells.groupby(CONFIG, dropna=False).size().rename("runs").reset_index(), on=CONFIG)
@@ -85,7 +87,7 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
 
 def rename_values(table: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     """Rename values together with their spread columns (<value>_min, <value>_max)."""
-    ends = ("", "_min", "_max")
+    ends = ("", "_min", "_max", "_values")
     return table.rename(columns={old + end: new + end for old, new in names.items() for end in ends})
 
 
@@ -161,8 +163,8 @@ def table1(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
         table = table[table.batch_per_gpu.isin(multi)].reset_index(drop=True)
     table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_s, table.epoch_s, strict=True)]
     table["efficiency"] = [f.efficiency(s, n) for s, n in zip(table.speedup, table.gpus, strict=True)]
-    keep = CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "train_s", "t1_s", "t1_s_status",
-                                   "speedup", "efficiency"]
+    keep = CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "epoch_s_values", "train_s", "t1_s",
+                                   "t1_s_status", "speedup", "efficiency"]
     return table[keep]
 
 
@@ -176,7 +178,8 @@ def strong_scaling(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) 
     table = _scaling(frame, scaling)
     base = table[table.engine == "single"][BASE_KEYS + ["epoch_s", "status"]]
     base = base.rename(columns={"batch_per_gpu": "global_batch", "epoch_s": "t1_strong_s", "status": "t1_strong_status"})
-    multi = table[table.gpus > 1][CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "train_s"]]
+    multi = table[table.gpus > 1][CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "epoch_s_values",
+                                                         "train_s"]]
     keys = [k for k in BASE_KEYS if k != "batch_per_gpu"] + ["global_batch"]
     out = multi.merge(base, on=keys, how="inner")
     out["speedup"] = [f.speedup(a, b) for a, b in zip(out.t1_strong_s, out.epoch_s, strict=True)]
@@ -199,7 +202,7 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     table["comm_measured_s"] = table.timed_comm_exposed_s
     table["compute_measured_s"] = table.timed_h2d_s + table.timed_compute_s - table.timed_comm_exposed_s
     keep = CONFIG + TABLE_EXTRA + ["t1_train_s", "t1_train_s_status", "train_s", "train_s_min", "train_s_max",
-                                   "compute_est_s", "comm_est_s",
+                                   "train_s_values", "compute_est_s", "comm_est_s",
                                    "compute_measured_s", "comm_measured_s", "comm_grad_bytes", "comm_busbw_gbps"]
     return table[keep]
 

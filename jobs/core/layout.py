@@ -5,7 +5,7 @@ collect all read (jobs/ is the one package every other may import).
     plan.json           the plan: cells, arrays, cluster (orchestrator.plan)
     study.toml          the study file the plan was made from
     sbatch/<array>.sh   each array's sbatch text
-    registry.jsonl      cell -> job, appended by submit (orchestrator.registry)
+    registry.jsonl      cell -> job, appended by submit (jobs.core.registry)
     spent.json          the GPU-hours each job held, written by `collect` (orchestrator.spent)
     .submit.lock        held by submit and cancel
     .status-cache       what status needs of each result file, kept while the file is unchanged
@@ -29,11 +29,19 @@ STATUS_CACHE = ".status-cache"  # JSON, but no .json: not mistaken for a result 
 CHECKPOINT_DIR = "checkpoints"
 NETS_DIR = "nets"
 LOG_DIR = "logs"
-RESULT_NAME = re.compile(r"[0-9a-f]{12}\.json")  # a cell id is 12 hex digits
+CELL_ID = re.compile(r"[0-9a-f]{12}")  # a cell id is 12 hex digits (jobs.core.cell.content_id)
+RESULT_NAME = re.compile(r"[0-9a-f]{12}\.json")
+
+
+def check_cell_id(cell_id: object) -> str:
+    """`cell_id` when it is a cell id, so a path made of it stays in its dir; else ValueError naming it."""
+    if not isinstance(cell_id, str) or not CELL_ID.fullmatch(cell_id):
+        raise ValueError(f"{cell_id!r} is not a cell id (12 hex digits)")
+    return cell_id
 
 
 def result_path(results_dir: Path, cell_id: str) -> Path:
-    return Path(results_dir) / f"{cell_id}.json"
+    return Path(results_dir) / f"{check_cell_id(cell_id)}.json"
 
 
 def result_files(results_dir: Path) -> list[Path]:
@@ -43,7 +51,7 @@ def result_files(results_dir: Path) -> list[Path]:
 
 
 def checkpoint_path(results_dir: Path, cell_id: str) -> Path:
-    return Path(results_dir) / CHECKPOINT_DIR / f"{cell_id}.pt"
+    return Path(results_dir) / CHECKPOINT_DIR / f"{check_cell_id(cell_id)}.pt"
 
 
 def net_path(results_dir: Path, training_id: str) -> Path:

@@ -25,6 +25,7 @@ LAUNCHED_AT_ENV = "JOB_LAUNCHED_AT"
 # SLURM >= 23.02 sets it in a job (whole unix seconds: launch_s may be up to 1 s too long there).
 SLURM_START_ENV = "SLURM_JOB_START_TIME"
 
+MAX_PHASE_S = 366 * 24 * 3600  # no job runs a year: a phase beyond is a hand-edited or damaged file
 BODY_PARTS = ("epochs", "eval", "measure")  # a kind's parts of its body (training's); the rest is body_s's own
 PHASES = ("setup", "body", "write") + BODY_PARTS
 
@@ -55,7 +56,8 @@ class Phases:
 
     @classmethod
     def from_dict(cls, data: Any) -> Phases:
-        """From the result JSON; every field a number (or null where it may be), none negative."""
+        """From the result JSON; every field a number of seconds (or null where it may be), 0 to
+        MAX_PHASE_S: a huge one (1e308, an int of 400 digits) would overflow every sum made of it."""
         if not isinstance(data, dict):
             raise TypeError(f"phases must be an object, got {data!r}")
         names = {f.name for f in dataclasses.fields(cls)}
@@ -67,10 +69,17 @@ class Phases:
             value = data.get(name)
             if value is None and name in optional:
                 continue
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
-                raise TypeError(f"phases.{name} must be a number >= 0{' or null' if name in optional else ''}, "
-                                f"got {value!r}")
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= MAX_PHASE_S:
+                raise TypeError(f"phases.{name} must be a number of seconds, 0 to {MAX_PHASE_S} (a year)"
+                                f"{', or null' if name in optional else ''}, got {_short(value)}")
         return cls(**data)
+
+
+def _short(value: Any) -> str:
+    """A value as the message shows it: a huge int (10**400) by its size, not its digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**20:
+        return f"an int of {value.bit_length()} bits"
+    return repr(value)
 
 
 class PhaseClock:

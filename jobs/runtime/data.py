@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 from torchvision.datasets import CIFAR10
 
-from jobs.train.cell import SYNTHETIC_TEST_IMAGES, Cell
+from jobs.core.synthetic import SYNTHETIC_TEST_IMAGES
 
 BATCHES_DIR = "cifar-10-batches-py"
 CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
@@ -61,10 +61,12 @@ class SyntheticSpec:
 
     @classmethod
     def of(cls, cell: DataCell) -> SyntheticSpec:
-        """A training Cell's test_images is how many test images it evaluates, not the size of its
-        set: its synthetic set keeps the test batch of SYNTHETIC_TEST_IMAGES it always had (sets
-        written before are found again), and its evaluation takes at most what that holds."""
-        test = SYNTHETIC_TEST_IMAGES if isinstance(cell, Cell) else getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES)
+        """The set's test size: the cell's `synthetic_test_images` where its kind fixes one (a training
+        Cell's test_images is how many test images it evaluates, not the size of its set: its synthetic
+        set keeps the test batch of SYNTHETIC_TEST_IMAGES it always had, so sets written before are
+        found again), else its test_images."""
+        fixed = getattr(cell, "synthetic_test_images", None)
+        test = int(fixed if fixed is not None else getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES))
         return cls(cell.train_images, cell.seed, test, float(getattr(cell, "colour_jitter", 0.0)))
 
     def folder_name(self) -> str:

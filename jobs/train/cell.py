@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 from jobs.core.bandwidth import CPU_ITERS, ITERS, WINDOW_STEPS
+from jobs.core.synthetic import SYNTHETIC_TEST_IMAGES
 from jobs.core.cell import (DATASETS, TRAIN, CIFAR10_TRAIN_IMAGES, CIFAR10_TEST_IMAGES,
                             SEED_LIMIT, CellError, check_choice, check_data_size, content_id, run_seed,
                             cell_fields)
@@ -22,7 +23,6 @@ MODELS = ("resnet18", "tiny")
 PIPELINES = ("faithful", "fast")
 PRECISIONS = ("fp32", "bf16")
 LR_SCALINGS = ("none", "linear", "sqrt")
-SYNTHETIC_TEST_IMAGES = 100  # the test batch of a training cell's synthetic set (jobs.runtime.data writes it)
 # What a training job leaves out when its "GPUs" are CPU processes, and why (`plan` shows it there).
 CPU_NOTES = (
     "the step that checks, before training, that the batch fits in GPU memory: a CPU has none to run out of",
@@ -39,6 +39,8 @@ CPU_NOTES = (
 @dataclass(frozen=True)
 class Cell:
     kind: ClassVar[str] = TRAIN  # not a field: not in the id, nor in the JSON (results before kinds read the same)
+    # its synthetic set's test batch, whatever test_images it evaluates (jobs.runtime.data.SyntheticSpec.of)
+    synthetic_test_images: ClassVar[int] = SYNTHETIC_TEST_IMAGES
     engine: str  # single: 1 process 1 GPU; dp: 1 process all GPUs; ddp: 1 process per GPU
     batch_per_gpu: int  # images per GPU per step; the global batch is this x GPUs
     nodes: int = 1

@@ -3,6 +3,8 @@ and the GPUs sampled. Kept at the top of the result JSON, as every result before
 from __future__ import annotations
 
 import dataclasses
+import math
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -53,6 +55,70 @@ class CommStats:
 
 
 @dataclass
+class DDPEvidence:
+    """Q5-Q7, measured once per multi-GPU DDP run, outside the timed epoch.
+
+    bn_rank_spread = max over the BatchNorm layers L of
+        max_c (max_r v[r, L, c] - min_r v[r, L, c]) / mean_{r, c} |v[r, L, c]|
+    where v[r, L, c] is rank r's running_var of channel c in layer L: the widest disagreement
+    between ranks on one channel, relative to the layer's typical variance (0: every rank holds
+    the same statistics)."""
+
+    world_size: int
+    grad_bytes: int  # gradient bytes all-reduced per step (fp32, parameters that require grad)
+    # bytes of module buffers (BatchNorm running_mean/var/num_batches_tracked) DDP broadcasts from rank 0
+    # before every forward; 0 when broadcast_buffers is off
+    buffer_bytes: int
+    init_bytes: int  # parameters + buffers broadcast once when DDP wraps the model
+    broadcast_buffers: bool  # the run's DDP setting
+    steps_per_epoch: int
+    # share of a rank's sample positions that are identical in epochs 1 and 2 when set_epoch is never
+    # called (1.0: the order repeats exactly)
+    order_overlap_without_set_epoch: float
+    order_overlap_with_set_epoch: float  # the same when set_epoch(epoch) is called each epoch (near 1/len(shard) by chance)
+    bn_rank_spread: Optional[float]  # the formula above, after training; None when not measured
+
+    @classmethod
+    def from_dict(cls, data: Any) -> DDPEvidence:
+        """Every field present, of its type and in its range; TypeError or ValueError naming it."""
+        if not isinstance(data, dict):
+            raise TypeError(f"ddp_evidence must be an object or null, got {reprlib.repr(data)}")
+        names = [f.name for f in dataclasses.fields(cls)]
+        missing, unknown = [n for n in names if n not in data], sorted(set(data) - set(names))
+        if missing or unknown:
+            wrong = f"missing {missing}" if missing else f"unknown {unknown}"
+            raise ValueError(f"ddp_evidence: {wrong}; valid fields: {names}")
+        for name in names:
+            _check_evidence(name, data[name])
+        values: dict[str, Any] = {n: float(data[n]) if _EVIDENCE_KINDS[n] in ("fraction", "spread") and data[n] is not None
+                                  else data[n] for n in names}
+        return cls(**values)
+
+
+# Each field of DDPEvidence: what it holds (every count >= 0, world_size >= 2).
+_EVIDENCE_KINDS = {"world_size": "count", "grad_bytes": "count", "buffer_bytes": "count", "init_bytes": "count",
+                   "broadcast_buffers": "bool", "steps_per_epoch": "count", "order_overlap_without_set_epoch":
+                   "fraction", "order_overlap_with_set_epoch": "fraction", "bn_rank_spread": "spread"}
+
+
+def _check_evidence(name: str, value: Any) -> None:
+    kind, where = _EVIDENCE_KINDS[name], f"ddp_evidence.{name}"
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise TypeError(f"{where} must be true or false, got {reprlib.repr(value)}")
+    elif kind == "count":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{where} must be a whole number, got {reprlib.repr(value)}")
+        if value < (2 if name == "world_size" else 0):
+            raise ValueError(f"{where} must be >= {2 if name == 'world_size' else 0}, got {value}")
+    elif not (kind == "spread" and value is None):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{where} must be a number{' or null' if kind == 'spread' else ''}, got {reprlib.repr(value)}")
+        if not math.isfinite(value) or value < 0 or (kind == "fraction" and value > 1):
+            raise ValueError(f"{where} must be in {'0 .. 1' if kind == 'fraction' else '>= 0, finite'}, got {value!r}")
+
+
+@dataclass
 class TrainBody:
     """What a training run found (the result's Body for the training kind)."""
 
@@ -60,6 +126,7 @@ class TrainBody:
     timed: Optional[Timed] = None
     comm: Optional[CommStats] = None
     gpu_util: Optional[dict[str, Any]] = None  # jobs.runtime.gpu_monitor's summary of the timed epoch
+    ddp_evidence: Optional[DDPEvidence] = None  # Q5-Q7's figures; None: not DDP on 2+ ranks, or written before
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
@@ -74,7 +141,7 @@ class TrainBody:
         run recorded nothing (a failed or OOM run)."""
         if "epochs" in data and not isinstance(data["epochs"], list):
             raise TypeError(f"epochs must be a list, got {data['epochs']!r}")
-        for name in ("timed", "comm", "gpu_util"):
+        for name in ("timed", "comm", "gpu_util", "ddp_evidence"):
             if data.get(name) is not None and not isinstance(data[name], dict):
                 raise TypeError(f"{name} must be an object or null, got {data[name]!r}")
         if not all(isinstance(e, dict) for e in data.get("epochs") or []):
@@ -84,7 +151,8 @@ class TrainBody:
             comm.sizes = [floats_back(size) if isinstance(size, dict) else size for size in comm.sizes]
         body = cls(epochs=[EpochStats(**floats_back(e)) for e in data.get("epochs") or []],
                    timed=Timed(**floats_back(data["timed"])) if data.get("timed") else None, comm=comm,
-                   gpu_util=floats_back(data["gpu_util"]) if data.get("gpu_util") else None)
+                   gpu_util=floats_back(data["gpu_util"]) if data.get("gpu_util") else None,
+                   ddp_evidence=None if data.get("ddp_evidence") is None else DDPEvidence.from_dict(data["ddp_evidence"]))
         return body if body != cls() else None
 
 

@@ -1,15 +1,17 @@
 """collect: every table from the result files; --report adds the HTML and Markdown report."""
 from __future__ import annotations
 
-import argparse
 import json
 import warnings
 from pathlib import Path
 
 from rich.console import Console
 
+from collect.options import add_options, check_options
+from jobs.core.text import visible
 from orchestrator.budget import measure_spent
-from orchestrator.commands.common import print_errors, print_warnings, results_dir_for
+from orchestrator.commands import collect_compare
+from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
 
 
@@ -18,36 +20,31 @@ def register(verbs, common) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--report", action="store_true", help="also write report.html (self-contained) and report.md with plots/")
     p.add_argument("--out", metavar="DIR", help="write the tables and the report here (default: the results dir)")
-    p.add_argument("--sort", metavar="METRIC", default="",
-                   help="order the sweep table by METRIC, the best first (default test_accuracy; a wrong name lists them)")
-    p.add_argument("--top", metavar="N", type=count, default=None,
-                   help="the sweep table's N best configurations on the console (default 20; sweep.csv has every one)")
+    add_options(p)  # each kind's own (collect.options)
+    p.add_argument("--tables", action="store_true", help="print every table after the answers (they are in tables.md "
+                   "and the CSV files either way)")
+    p.add_argument("--findings", action="store_true", help="print the findings, grouped under their answer")
+    p.add_argument("--question", metavar="ID", default="", help="print one question's answer, its tables and findings "
+                   "(e.g. A.Q2 or Q2; a wrong id lists them)")
+    collect_compare.add_arguments(p)
     p.set_defaults(run=run)
 
 
-def count(text: str) -> int:
-    """A number of rows: an int >= 1 (argparse names the flag when it is not)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return value
-
-
 def run(args, console: Console) -> int:
+    if args.compare:
+        return collect_compare.run_compare(args, console)
+    collect_compare.refuse_without_compare(args)
     from collect.load import SkippedFile
-    from collect.render import print_findings, print_grids
-    from collect.report import collect, write_report  # pandas: only for this verb
-    from collect.train.sweep import metric_named
+    from collect.report import as_written, collect, write_report  # pandas: only for this verb
     from collect.view import View
 
-    metric_named(args.sort)  # a wrong name is said before any work
+    check_options(args)  # a wrong value is said before any work
     view = View(sort=args.sort, **({"top": args.top} if args.top else {}))
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
+    if args.study is not None or not args.results:  # as status: another study's plan is refused
+        check_study(args, planned_study(results_dir), results_dir)
     spent, why = measure_spent(results_dir)  # GPU-hours per configuration, and spent.json
     print_warnings([why] if why else [])
     with warnings.catch_warnings(record=True) as caught:
@@ -60,15 +57,56 @@ def run(args, console: Console) -> int:
     report, report_error = write_report(collected) if args.report and not collected.unwritten else ((), "")
     errors = [e for e in (collected.unwritten, report_error) if e]  # the tables are shown all the same
     if args.json:
-        tables = {key: json.loads(collected.tables[key].to_json(orient="records")) for key in collected.table_files}
+        tables = {key: json.loads(as_written(collected.tables[key]).to_json(orient="records"))
+                  for key in collected.table_files}
         findings = [f.to_dict() for f in collected.findings]
-        print(json.dumps(dict(tables, findings=findings, written=[str(p) for p in collected.written + report]), indent=1))
+        answers = [a.to_dict() for a in collected.answers]
+        print(json.dumps(dict(tables, answers=answers, findings=findings,
+                              written=[str(p) for p in collected.written + report]), indent=1))
         return print_errors(errors) or 0
-    print_grids(console, collected.grids)
-    print_findings(console, collected.findings)
-    if collected.written:
-        console.print("written: " + ", ".join(str(p) for p in collected.written), highlight=False)
+    answers = chosen(collected.answers, args.question)
+    shown = show(console, collected, answers, args)
+    out = collected.out_dir or collected.results_dir
     if report and not report_error:
-        console.print(f"report: {report[0]} (self-contained), {report[1]} with its plots in "
-                      f"{(collected.out_dir or collected.results_dir) / 'plots'}/", highlight=False)
+        console.print(visible(f"report: {report[0]} (self-contained), {report[1]} with its plots in {out / 'plots'}/; "
+                              f"answers: {out / 'answers.md'}"), highlight=False)
+    footer(console, collected, shown, args)
     return print_errors(errors) or 0
+
+
+def chosen(answers, question: str):
+    """Every answer, or the one whose id is `question` ("A.Q2", or "Q2" where one id ends so)."""
+    if not question:
+        return answers
+    wanted = question.strip().lower()
+    found = [a for a in answers if a.id.lower() == wanted] or [a for a in answers if a.id.lower().endswith("." + wanted)]
+    if len(found) != 1:
+        ids = ", ".join(a.id for a in answers) or "none (this study answers no question)"
+        raise PlanError(f"--question {question!r} names no question of this study; valid: {ids}")
+    return tuple(found)
+
+
+def show(console: Console, collected, answers, args) -> bool:
+    """The answers first; the tables after them where asked (--tables, --question: its own) or where no kind
+    of the study declares a question; the findings where asked. True when the tables were printed."""
+    from collect.render import print_answers, print_findings, print_grids
+
+    print_answers(console, answers)
+    keys = {key for a in answers for key in a.question.tables}
+    grids = (collected.grids if args.tables or not collected.answers else
+             tuple(g for g in collected.grids if g.key in keys) if args.question else ())
+    print_grids(console, grids)
+    if args.findings:
+        print_findings(console, [f for a in answers for f in a.findings] if args.question else collected.findings)
+    return bool(grids)
+
+
+def footer(console: Console, collected, tables_shown: bool, args) -> None:
+    """Where everything is: the tables' files, the findings, the flags that show them."""
+    out = collected.out_dir or collected.results_dir
+    if collected.written:
+        console.print(visible(f"tables: {out / 'tables.md'}, tables.tex and {len(collected.table_files)} CSV files in {out}/"
+                              + ("" if tables_shown else "; print them with --tables")), highlight=False)
+    if collected.findings and not args.findings:
+        console.print(f"findings: {len(collected.findings)}, each under its answer: --findings (one question: "
+                      "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)

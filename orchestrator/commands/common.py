@@ -2,19 +2,23 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
 from typing import Optional
 
+from jobs.core.layout import PLAN_FILE
+from jobs.core.regular_file import PLAN_MAX, read_regular
+from jobs.core.text import visible
 from orchestrator.errors import PlanError
 from orchestrator.plan import Plan, read_plan
-from orchestrator.study import study_name as name_of_study
+from orchestrator.study import DEFAULT_STUDY, study_name as name_of_study
 
 
 def study_name(args) -> str:
     """The study's name, without expanding its grids."""
-    return name_of_study(args.study)
+    return name_of_study(args.study or DEFAULT_STUDY)
 
 
 def results_dir_for(args) -> Path:
@@ -26,11 +30,30 @@ def results_dir_for(args) -> Path:
 def planned(args) -> Plan:
     """The plan `plan` wrote for this study, checked to be that study's."""
     plan = read_plan(results_dir_for(args))
-    expected = study_name(args)
-    if plan.study != expected:
-        raise PlanError(f"{plan.results_dir} holds a plan of study {plan.study!r}, not {expected!r}; "
-                        "pass the matching --study or --results")
+    check_study(args, plan.study, plan.results_dir)
     return plan
+
+
+def check_study(args, study: Optional[str], results_dir: Path | str) -> None:
+    """The plan found is the study asked for: --study's, or the default's where --results is not
+    given (runs/quick holding another study's plan); --results alone takes the study planned there."""
+    if study is None or (args.study is None and args.results):
+        return
+    expected = study_name(args)
+    if study != expected:
+        raise PlanError(f"{results_dir} holds a plan of study {study!r}, not {expected!r}; "
+                        "pass the matching --study or --results")
+
+
+def planned_study(results_dir: Path) -> Optional[str]:
+    """The study named in the results dir's plan.json, without checking the plan (collect reads
+    JSON only); None where there is none, or none readable (its reader then says why)."""
+    try:
+        data = json.loads(read_regular(Path(results_dir) / PLAN_FILE, "plan file", PLAN_MAX))
+    except (OSError, ValueError, RecursionError):  # NotRegular, TooLarge too
+        return None
+    study = data.get("study") if isinstance(data, dict) else None
+    return study if isinstance(study, str) else None
 
 
 def interval_for(args, plan: Plan) -> float:
@@ -64,7 +87,7 @@ def print_warnings(warnings: list[str]) -> None:
     """One `warning:` line for all of them (what was skipped, and why)."""
     if warnings:
         more = f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""
-        print(f"warning: {warnings[0]}{more}", file=sys.stderr)
+        print(f"warning: {visible(warnings[0])}{more}", file=sys.stderr)
 
 
 def print_errors(errors: list[str]) -> Optional[int]:
@@ -72,5 +95,5 @@ def print_errors(errors: list[str]) -> Optional[int]:
     if not errors:
         return None
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    print(f"error: {errors[0]}{more}", file=sys.stderr)
+    print(f"error: {visible(errors[0])}{more}", file=sys.stderr)
     return 2

@@ -6,6 +6,7 @@ import sys
 from rich.console import Console
 
 from jobs.core.regular_file import NotRegular
+from jobs.core.text import visible
 from orchestrator.commands.common import add_interval, interval_for, planned
 from orchestrator.cell_logs import cell_ended, follow, log_files, tail_lines
 from orchestrator.selection import select_cells
@@ -40,7 +41,7 @@ def run(args, console: Console) -> int:
         print(f"==> {path} <==\n{text or '(nothing yet)'}", end="" if text.endswith("\n") else "\n")
     row = next(r for r in report.rows if r.cell_id == cell_id)
     if not args.follow or row.state.is_terminal:  # nothing more will be written
-        print(f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
+        print(f"--- cell {cell_id}: {row.state}{': ' + visible(row.detail) if row.detail else ''}")
         return 0
     try:
         for path, text in follow([out, err], cell_ended(monitor, cell_id), interval_for(args, plan)):
@@ -49,5 +50,5 @@ def run(args, console: Console) -> int:
     except KeyboardInterrupt:
         return 0
     row = next(r for r in monitor.refresh().rows if r.cell_id == cell_id)
-    print(f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
+    print(f"--- cell {cell_id}: {row.state}{': ' + visible(row.detail) if row.detail else ''}")
     return 0

@@ -10,7 +10,7 @@ from jobs.core.layout import SBATCH_DIR
 from orchestrator.machine import not_here, this_machine
 from orchestrator.plan import Plan, build_plan, check_results_path, install_plan
 from orchestrator.sbatch import render_sbatch
-from orchestrator.study import load_study
+from orchestrator.study import DEFAULT_STUDY, load_study
 from orchestrator.submit import EXECUTORS
 
 
@@ -27,7 +27,7 @@ def register(verbs, common) -> None:
 
 
 def run(args, console: Console) -> int:
-    study = load_study(args.study, profile=args.profile)
+    study = load_study(args.study or DEFAULT_STUDY, profile=args.profile)
     results_dir = Path(args.results) if args.results else Path("runs") / study.name
     check_results_path(results_dir.absolute())
     plan = build_plan(study, results_dir, Path.cwd())
@@ -52,7 +52,7 @@ def run(args, console: Console) -> int:
             console.rule(str(sbatch_dir / f"{name}.sh"))
             console.print(text, markup=False, highlight=False, soft_wrap=True, end="")
     console.print(f"plan: {path}\nsbatch scripts: {sbatch_dir}/\nnext: python -m orchestrator submit"
-                  + (f" --study {args.study}" if args.study != "quick" else ""))
+                  + (f" --study {args.study}" if args.study not in (None, DEFAULT_STUDY) else ""))
     return 0
 
 

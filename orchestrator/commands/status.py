@@ -11,9 +11,10 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
+from jobs.core.text import visible
 from orchestrator import budget, display, summary
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors, print_warnings
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import Monitor, Report
 
 
@@ -49,7 +50,7 @@ def run(args, console: Console) -> int:
         print(json_text(plan, monitor, report, args))
         return print_errors(report.errors) or 0
     if report.warning:
-        console.print(Text.assemble(("warning:", "yellow"), f" {report.warning}"), soft_wrap=True)
+        console.print(Text.assemble(("warning:", "yellow"), f" {visible(report.warning)}"), soft_wrap=True)
     print_warnings(report.skipped_files)
     if args.watch:
         with Live(live_view(plan, monitor, report, args, console.width), console=console, auto_refresh=False) as live:

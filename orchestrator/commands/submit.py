@@ -7,10 +7,11 @@ from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from jobs.core.text import visible
 from orchestrator import budget, display, summary
 from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
 from orchestrator.plan import Plan
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import Monitor
 from orchestrator.submit import EXECUTORS, submit
 
@@ -84,7 +85,8 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
         while True:
             report = monitor.refresh()
             if report.warning and not warned:
-                progress.console.print(Text.assemble(("warning:", "yellow"), f" {report.warning}"), soft_wrap=True)
+                progress.console.print(Text.assemble(("warning:", "yellow"), f" {visible(report.warning)}"),
+                                       soft_wrap=True)
                 warned = True
             rows = report.rows
             running = sum(r.state == "running" for r in rows)
@@ -95,7 +97,7 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
             time.sleep(interval)
     bad = [r for r in rows if not r.state.is_final and r.state not in (CellState.SKIPPED, CellState.NOT_SUBMITTED)]
     for r in bad[:summary.SMALL_STUDY]:  # error texts are shown as text: "[/pytorch/...]" is no markup
-        console.print(Text.assemble((r.state, "red"), f" {r.cell_id} {r.label}: {r.detail}"), soft_wrap=True)
+        console.print(Text.assemble((r.state, "red"), visible(f" {r.cell_id} {r.label}: {r.detail}")), soft_wrap=True)
     if len(bad) > summary.SMALL_STUDY:  # the rest by reason, a line each: 100,000 failing alike take one
         console.print(f"... and {len(bad) - summary.SMALL_STUDY:,} more that did not end well:", soft_wrap=True)
         notes = display.failure_notes(bad[summary.SMALL_STUDY:])

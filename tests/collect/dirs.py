@@ -144,3 +144,89 @@ def by(table, **match):
         rows = rows[rows[key] == value]
     assert len(rows) == 1, f"{match}: {len(rows)} rows"
     return rows.iloc[0]
+
+
+# A full hw5 result set (orchestrator/studies/hw5.toml, every cell) from a student's Part A hand-in
+# (reference/000_3cea5690a804fb3d.txt): per-GPU epoch times (Table 1), train times without data
+# loading (Q1; Table 2's first column for the multi-GPU runs, so TN - T1/N is its second column),
+# Q4.1's 5th epoch. DataParallel is the hand-in's numbers; DDP takes 0.9x its epoch, its exposed
+# all-reduce is Table 2's communication, busbw 40 GB/s. Batch 2048 on 1 GPU (205 s, 204 s training)
+# and 2 nodes x 2 GPUs (90, 70, 65 s; train 0.9x) are made up; 8192 and up: OOM.
+HW5_Q1 = {32: (271.984, 269.804), 128: (229.739, 228.871), 512: (211.854, 211.488), 2048: (205.0, 204.0)}
+HW5_EPOCH = {(2, 32): 153.240, (2, 128): 125.222, (2, 512): 116.669, (4, 32): 79.637, (4, 128): 63.705, (4, 512): 58.438}
+HW5_TRAIN = {(2, 32): 152.249, (2, 128): 124.729, (2, 512): 116.121, (4, 32): 78.910, (4, 128): 63.170, (4, 512): 57.686}
+HW5_NODES = {32: 90.0, 128: 70.0, 512: 65.0}
+HW5_Q4 = {"baseline": (0.685, 0.7955), "none": (0.6444, 0.2750), "linear": (0.60, 0.55), "warmup": (0.55, 0.78)}
+HW5_SPREAD = (1.0, 0.98, 1.02)  # repeat r's times are these x the figure (three repeats: the middle is the median)
+
+
+def _curve(last: float) -> list[float]:
+    return [last * k for k in (0.5, 0.7, 0.8, 0.9, 1.0)]
+
+
+def _falling(last: float) -> list[float]:
+    return [last * k for k in (2.0, 1.6, 1.3, 1.1, 1.0)]
+
+
+def hw5_results(repeats: int = 1, q4: dict = HW5_Q4) -> list[Result]:
+    """Every cell of hw5.toml with a result (module comment: the numbers); `repeats` of each."""
+    out: list[Result] = []
+    for r in range(repeats):
+        k = HW5_SPREAD[r]
+        for b in (32, 128, 512, 2048):
+            epoch, train = HW5_Q1[b]
+            out.append(train_result(cell("single", b, repeat=r), epoch_s=epoch * k, train_s=train * k,
+                                    gpu_util_pct=60.0 + b / 64, peak_mem_gib=b / 200))
+        out += [train_result(cell("single", b, repeat=r), status="oom") for b in (8192, 32768)]
+        for (n, b), epoch in HW5_EPOCH.items():
+            t = HW5_TRAIN[n, b]
+            out.append(train_result(cell("dp", b, n, repeat=r), epoch_s=epoch * k, train_s=t * k))
+            out.append(train_result(cell("ddp", b, n, repeat=r), epoch_s=0.9 * epoch * k, train_s=t * k, h2d_s=1.0,
+                                    compute_s=HW5_Q1[b][1] / n * k, comm_exposed_s=(t - HW5_Q1[b][1] / n) * k,
+                                    busbw_gbps=40.0))
+        for b, epoch in HW5_NODES.items():
+            out.append(train_result(cell("ddp", b, 4, nodes=2, repeat=r), epoch_s=epoch * k, train_s=0.9 * epoch * k,
+                                    comm_exposed_s=5.0 * k, busbw_gbps=20.0))
+        five = dict(epochs=5, timed_epoch=5, repeat=r)
+        loss, acc = q4["baseline"]
+        out.append(train_result(cell("single", 128, **five), losses=_falling(loss), accuracies=_curve(acc * k)))
+        for remedy, fields in (("none", {}), ("linear", {"lr_scaling": "linear"}),
+                               ("warmup", {"lr_scaling": "linear", "warmup_epochs": 2})):
+            loss, acc = q4[remedy]
+            out.append(train_result(cell("ddp", 2048, 4, **five, **fields), losses=_falling(loss),
+                                    accuracies=_curve(acc * k)))
+            out.append(train_result(cell("ddp", 8192, 4, **five, **fields), status="oom"))
+    return out
+
+
+def write_hw5(path: Path, repeats: int = 1, **kwargs) -> Path:
+    return write_results(path, hw5_results(repeats, **kwargs), study="hw5")
+
+
+# The lab study (orchestrator/studies/lab.toml), every cell, one repeat: ResNet-18, 5 epochs, batch 128
+# per GPU, LR x global batch / 128. Time to train (5 epochs, all but the timed 2nd 1.5x: 7 x the timed one):
+# 1 GPU 60 s timed epoch (data wait 6 s), 2 GPUs 32 s, 4 GPUs 17 s (data wait 2 s, exposed all-reduce
+# 6 s), 2 nodes x 2 GPUs 20 s (exposed all-reduce 8 s). Test accuracy after the 5th epoch: 0.80, 0.79,
+# 0.78, 0.77; the 2-node sweep: linear + warmup 1 epoch 0.81, the others 0.70-0.77.
+LAB_TIMES = {(1, 1): (60.0, 6.0, None), (1, 2): (32.0, 3.0, 3.0), (1, 4): (17.0, 2.0, 6.0), (2, 2): (20.0, 2.0, 8.0)}
+LAB_SWEEP = {("linear", 0): 0.77, ("linear", 1): 0.81, ("linear", 2): 0.79, ("sqrt", 0): 0.74, ("sqrt", 1): 0.75,
+             ("sqrt", 2): 0.76, ("none", 0): 0.70}
+
+
+def _lab(engine: str, nodes: int, per_node: int, accuracy: float, **fields) -> Result:
+    epoch, wait, comm = LAB_TIMES[nodes, per_node]
+    c = cell(engine, 128, nodes * per_node, nodes=nodes, epochs=5, timed_epoch=2, **fields)
+    return train_result(c, epoch_s=epoch, train_s=epoch - wait, comm_exposed_s=comm,
+                        busbw_gbps=40.0 if comm else None, gpu_util_pct=70.0 - 5 * per_node,
+                        test_accuracies=[accuracy * k for k in (0.5, 0.7, 0.8, 0.9, 1.0)])
+
+
+def lab_results() -> list[Result]:
+    linear = dict(lr_scaling="linear", lr_ref_batch=128)
+    out = [_lab("single", 1, 1, 0.80, **linear), _lab("ddp", 1, 2, 0.79, **linear), _lab("ddp", 1, 4, 0.78, **linear)]
+    return out + [_lab("ddp", 2, 2, acc, lr_scaling=rule, lr_ref_batch=128, warmup_epochs=warmup)
+                  for (rule, warmup), acc in LAB_SWEEP.items()]
+
+
+def write_lab(path: Path) -> Path:
+    return write_results(path, lab_results(), study="lab")

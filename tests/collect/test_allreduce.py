@@ -175,7 +175,7 @@ def test_findings_that_do_not_match_their_cell_are_an_unreadable_cell_and_in_no_
 
 def test_collect_cli_json_and_report(study_dir, capsys):
     out = cli_json(capsys, "collect", "--results", study_dir, "--report")
-    assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "findings", "written"}
+    assert set(out) == {"allreduce_sizes", "allreduce_marked", "allreduce_cells", "answers", "findings", "written"}
     row = next(r for r in out["allreduce_marked"] if r["setup"] == "4 GPUs, nccl" and r["what"] == "DDP bucket")
     assert row["busbw_gbps"] == pytest.approx(15.0) and row["bandwidth_bound"] is True
     for name in ("report.html", "report.md", "tables.md", "allreduce_sizes.csv", "plots/allreduce_busbw_vs_size.png"):

@@ -13,13 +13,13 @@ from tests.helpers import cli, cli_json, unwritable
 
 TABLES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead", "sweep", "spent")  # sweep: Q4's remedies
 # spent.json: what the dir's jobs held, as collect measured it (one squeue, at most one sacct)
-TABLE_FILES = ("tables.md", "tables.tex", *(f"{name}.csv" for name in TABLES), "spent.json")
+TABLE_FILES = ("tables.md", "tables.tex", "answers.md", *(f"{name}.csv" for name in TABLES), "spent.json")
 DDP_ROW = "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |"  # Table 1: b=32 ran, b=128 failed
 
 
 def test_collect_json_has_every_table_and_names_the_files_it_wrote(mixed_dir, capsys):
     out = cli_json(capsys, "collect", "--results", mixed_dir)
-    assert set(out) == {*TABLES, "findings", "written"}
+    assert set(out) == {*TABLES, "answers", "answers", "findings", "written"}
     row = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 32)
     assert (row["nodes"], row["status"], row["epoch_s"], row["speedup"]) == (1, "ok", 25.0, 1.6)
     failed = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 128)
@@ -31,7 +31,7 @@ def test_collect_json_has_every_table_and_names_the_files_it_wrote(mixed_dir, ca
 
 def test_collect_prints_the_tables_and_writes_them_and_the_report(mixed_dir, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "300")  # every table's columns whole
-    code, out, err = cli(capsys, "collect", "--results", mixed_dir, "--report")
+    code, out, err = cli(capsys, "collect", "--results", mixed_dir, "--report", "--tables")
     assert code == 0 and err == ""
     for title in ("Q1: one epoch on 1 GPU by batch size", "Table 1: time and speedup of one epoch",
                   "Table 2: compute and communication per epoch", "Table 3: communication bandwidth utilization",
@@ -97,7 +97,7 @@ def test_a_deeply_nested_registry_line_is_skipped_like_any_corrupt_line(mixed_di
 def test_a_read_only_results_dir_still_prints_the_tables_and_says_what_was_not_written(mixed_dir, capsys):
     before = sorted(p.name for p in mixed_dir.iterdir())
     with unwritable(mixed_dir):
-        code, out, err = cli(capsys, "collect", "--results", mixed_dir, "--report")
+        code, out, err = cli(capsys, "collect", "--results", mixed_dir, "--report", "--tables")
     assert "Table 2: compute and communication" in out  # the tables, all the same
     assert code == 2 and err.startswith(f"error: cannot write {mixed_dir}/") and "--out DIR" in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
@@ -119,3 +119,24 @@ def test_out_writes_the_tables_and_the_report_elsewhere(mixed_dir, tmp_path, cap
     assert (out / "table1.csv").read_text().splitlines()[5].startswith("ddp,32,1,2,")  # the DDP 2-GPU b=32 row
     assert (out / "plots/table1_speedup.png").read_bytes().startswith(b"\x89PNG")
     assert sorted(p.name for p in mixed_dir.iterdir()) == before
+
+
+def test_another_studys_plan_is_refused_as_status_refuses_it(mixed_dir, capsys):
+    before = sorted(p.name for p in mixed_dir.iterdir())
+    study = json.loads((mixed_dir / "plan.json").read_text())["study"]
+    for verb in ("status", "collect"):
+        code, _, err = cli(capsys, verb, "--study", "hw5", "--results", mixed_dir)
+        assert code == 2 and f"holds a plan of study {study!r}, not 'hw5'" in err, (verb, err)
+        assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in mixed_dir.iterdir()) == before, "no table written from another study's dir"
+    assert cli(capsys, "collect", "--study", study, "--results", mixed_dir)[0] == 0
+
+
+def test_many_junk_result_files_are_named_in_one_error(tmp_path, capsys):
+    names = [f"{i:012x}.json" for i in range(1, 9)]
+    for name in names:
+        (tmp_path / name).write_text("{ junk")
+    code, _, err = cli(capsys, "collect", "--results", tmp_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: 8 result files are unreadable") and "move them aside" in err
+    assert str(tmp_path / names[0]) in err and all(name in err for name in names[:5]) and "and 3 more" in err

@@ -56,33 +56,39 @@ def test_the_seeds_timings_through_collect_report(tmp_path, capsys):
     assert "0.64x at batch 128 (efficiency 0.32; 9.41 s against 5.98 s: slower than 1 GPU)" in report
 
 
-def test_the_console_shows_the_findings_after_the_tables(mixed_dir, capsys):
+def test_the_console_shows_the_findings_on_demand(mixed_dir, capsys):
     assert main(["collect", "--results", str(mixed_dir)]) == 0
     out = capsys.readouterr().out
-    assert out.index("Findings, computed from the tables above") > out.index("Test accuracy and time to train")
-    assert out.index("Findings, computed") < out.index("written: ")
+    assert "Findings, computed" not in out and "--findings" in out
+    assert main(["collect", "--results", str(mixed_dir), "--findings"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("A.Q4.2  How to improve") < out.index("Findings, computed from the tables above")
     assert "A.Q1    On 1 GPU (NVIDIA H200), batch 128 per GPU is the largest" in out
 
 
-def test_the_report_opens_with_the_findings(mixed_dir):
+def test_the_report_holds_each_finding_under_its_answer(mixed_dir):
     collected = collect(mixed_dir)
     write_report(collected)
     markdown = (mixed_dir / "report.md").read_text()
-    assert markdown.index("## Findings") < markdown.index("## Environment") < markdown.index("## Q1:")
+    assert markdown.index("## Contents") < markdown.index("## A.Q1:") < markdown.index("### Q1:") < \
+        markdown.index("## A.Q2:") < markdown.index("## Environment")
     for finding in collected.findings:
-        assert f"- **{finding.question}** {finding.text} [{finding.evidence_text()}]" in markdown
+        assert f"- {finding.text} [{finding.evidence_text()}]" in markdown or \
+            f"- **{finding.question}** {finding.text} [{finding.evidence_text()}]" in markdown
+    q2 = markdown[markdown.index("## A.Q2:"):markdown.index("## A.Q3.1:")]
+    assert "<details><summary>Findings behind this answer" in q2 and "Weak scaling, most efficient: 2 GPUs, DDP" in q2
     html = (mixed_dir / "report.html").read_text()
-    assert html.index('<h2 id="findings">Findings</h2>') < html.index("<h2>Environment</h2>") < html.index('<h2 id="q1">')
-    assert "<strong>A.Q2</strong> Weak scaling, most efficient: 2 GPUs, DDP, batch 32 per GPU" in html
+    assert html.index('<h2 id="contents">') < html.index('<h2 id="a-q1">') < html.index('<h3 id="q1">') < \
+        html.index('<h2 id="environment">')
+    section = html[html.index('<h2 id="a-q2">'):html.index('<h2 id="a-q3-1">')]
+    assert "<details>" in section and "Weak scaling, most efficient: 2 GPUs, DDP, batch 32 per GPU" in section
 
 
-def test_a_cpu_run_opens_the_report_with_the_caveat(tmp_path):
+def test_a_cpu_run_says_so_inside_the_answers(tmp_path):
     runs = [train_result(cell(engine, b, gpus, repeat=i), epoch_s=60.0 + i, gpu_model="cpu", test_accuracies=[0.1, 0.1])
             for engine, gpus in (("single", 1), ("dp", 2), ("ddp", 2)) for b in (32, 128) for i in range(3)]
     collected = collect(write_results(tmp_path, runs, study="quick"))
-    write_report(collected)
-    markdown = (tmp_path / "report.md").read_text()
-    findings = markdown[markdown.index("## Findings"):markdown.index("## Environment")]
-    first = findings.split("\n- ")[1]
-    assert first.startswith("**caveat** 6 of the 6 configurations with a result ran on a CPU, not a GPU")
-    assert "(a CPU, not a GPU)" in findings and "GPU utilization and memory were not sampled" in findings
+    answers = {a.id: a for a in collected.answers}
+    for key in ("A.Q1", "A.Q2", "A.Q3.1"):
+        assert answers[key].text.count("these ran on a CPU, not a GPU") == 1, answers[key].text
+    assert answers["A.Q1"].findings[0].text.startswith("6 of the 6 configurations with a result ran on a CPU")

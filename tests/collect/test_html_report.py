@@ -100,3 +100,30 @@ def test_report_renders_in_chromium_with_its_plots(report, tmp_path):
     assert white < 0.97 * image.size[0] * image.size[1], "the screenshot is almost all one color"
     plot_blue = sum(count for count, (r, g, b) in colors if b > 150 and r < 80 and 90 < g < 140)
     assert plot_blue > 500, "no plot colors in the screenshot"  # matplotlib's first color, #1f77b4
+
+
+FOLD = """<script>
+window.addEventListener("load", () => {
+  const out = document.createElement("pre");
+  out.id = "fold-check";
+  const top = sel => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().bottom : -1; };
+  out.textContent = JSON.stringify({contents: top("ol.contents"), answer: top("p.answer"), height: window.innerHeight});
+  document.body.appendChild(out);
+});
+</script>
+</body>"""
+
+
+def test_the_contents_and_the_first_answer_are_above_the_fold(report, tmp_path):
+    """In a 1280 x 800 window, the contents list and the whole first answer show before any scrolling."""
+    binary = chromium_binary()
+    probe = tmp_path / "fold.html"
+    probe.write_text((report / "report.html").read_text().replace("</body>", FOLD))
+    dom = run_chromium(binary, tmp_path / "profile", "--window-size=1280,800", "--virtual-time-budget=5000",
+                       "--dump-dom", probe.as_uri()).stdout
+    found = re.search(r'<pre id="fold-check">(.*?)</pre>', dom, re.S)
+    assert found, "the probe script did not run"
+    where = json.loads(html.unescape(found.group(1)))
+    assert 0 < where["contents"] < where["answer"] <= where["height"], where
+    text = (report / "report.html").read_text()
+    assert text.index('<ol class="contents">') < text.index('<p class="answer">On NVIDIA H200, it takes 32.00 s')

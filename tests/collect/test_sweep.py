@@ -118,7 +118,7 @@ def test_a_study_that_sweeps_nothing_has_no_sweep_table(tmp_path):
 
 def test_top_shows_the_best_n_and_sort_names_a_wrong_metric(tmp_path, capsys):
     results = lab_dir(tmp_path, CLEAR)
-    code, out, _ = cli(capsys, "collect", "--results", results, "--top", "2")
+    code, out, _ = cli(capsys, "collect", "--results", results, "--top", "2", "--tables")
     assert code == 0
     assert "2 of 5 configurations shown; 3 more with a result. Every row is in sweep.csv." in " ".join(out.split())
     code, _, err = cli(capsys, "collect", "--results", results, "--sort", "accuracy")

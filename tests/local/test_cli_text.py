@@ -9,7 +9,7 @@ from jobs.core.result import write_result
 from orchestrator.cli import main
 from orchestrator.commands.submit import wait_for
 from orchestrator.plan import read_plan
-from orchestrator.registry import Submission, append
+from jobs.core.registry import Submission, append
 from tests.factories import train_result
 from tests.helpers import TINY_LOCAL as STUDY, cell_states, write_study
 GLOO = ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "

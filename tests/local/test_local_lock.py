@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from orchestrator import registry
+from jobs.core import registry
 from orchestrator.cli import main
 from orchestrator.local_jobs import QUEUE_MARKER, pid_alive
 from tests.helpers import cell_states, write_study

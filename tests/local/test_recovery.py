@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from jobs.core.result import write_result
-from orchestrator import failures, registry
+from jobs.core import registry
+from orchestrator import failures
 from orchestrator.cli import main
 from orchestrator.recovery import INTENT_GRACE_S, recover
-from orchestrator.registry import Intent, Submission
+from jobs.core.registry import Intent, Submission
 from orchestrator.slurm_client import JobState
 from orchestrator.status import Monitor, cell_state
 from tests.factories import cell, train_result

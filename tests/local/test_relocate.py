@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from jobs.core.result import write_result
-from orchestrator import registry
+from jobs.core import registry
 from orchestrator.plan import read_plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from tests.factories import train_result
 from tests.helpers import cli, cli_json, write_study
 

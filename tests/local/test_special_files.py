@@ -12,9 +12,9 @@ import pytest
 
 from jobs.core.layout import result_path
 from jobs.core.result import NotRegularFile, read_good_result, read_result
-from orchestrator import registry
+from jobs.core import registry
 from orchestrator.cli import main
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from tests.helpers import TINY_STUDY, cli, cli_json, one_gpu_machine
 
 

@@ -11,7 +11,7 @@ from jobs.core.result import Result, write_result
 from orchestrator.cli import main
 from orchestrator.commands.submit import wait_for
 from orchestrator.plan import read_plan
-from orchestrator.registry import Submission, append
+from jobs.core.registry import Submission, append
 
 GRID = """name = "grid"
 [cluster]

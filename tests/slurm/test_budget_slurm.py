@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from orchestrator import registry
+from jobs.core import registry
 from orchestrator.cli import main
 from orchestrator.plan import read_plan
 from orchestrator.slurm_client import allocated_gpus
-from orchestrator.states import ENDED_WORDS
+from jobs.core.states import ENDED_WORDS
 
 pytestmark = pytest.mark.slurm
 

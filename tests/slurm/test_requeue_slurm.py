@@ -12,10 +12,10 @@ import pytest
 
 from jobs.core.layout import result_path
 from jobs.core.result import read_result
-from orchestrator import registry
+from jobs.core import registry
 from orchestrator.cli import main
 from orchestrator.plan import read_plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from tests.helpers import TESTS, cell_states, cli_json, write_study
 
 pytestmark = pytest.mark.slurm

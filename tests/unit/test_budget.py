@@ -13,10 +13,10 @@ from orchestrator.cluster import ClusterSpec
 from orchestrator.errors import BudgetError, StudyError, UserError
 from orchestrator.estimate import Estimate, Pace
 from orchestrator.plan import build_plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState, allocated_gpus, sacct_rows
 from orchestrator.spent import Seen
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.study import Study, parse_study
 
 ONE = Cell(engine="single", batch_per_gpu=32, train_images=1000, epochs=2)
@@ -98,9 +98,68 @@ def test_without_accounting_the_result_clock_charges_its_own_attempt_only(tmp_pa
     first, retry = sub(ONE, "5_0"), sub(ONE, "9_0", at="2026-01-01T11:00:00+00:00")
     result = ok(ONE, started="2026-01-01T11:02:00+00:00", ended="2026-01-01T11:04:30+00:00")
     charges = spent.charges(plan, [first, retry], {ONE.cell_id: result}, {}, {})
-    assert [(c.job_id, c.source, c.elapsed_s) for c in charges] == [("5_0", "unrecorded", None),
+    assert [(c.job_id, c.source, c.elapsed_s) for c in charges] == [("5_0", "limit", 30 * 60.0),
                                                                     ("9_0", "result", 150.0)]
-    assert budget.Ledger(0, tuple(charges), {}).spent == pytest.approx(150 / 3600)
+    assert budget.Ledger(0, tuple(charges), {}).spent == pytest.approx((1800 + 150) / 3600)
+
+
+# --- time that cannot be read: charged by the time limit, never 0 ----------------------------------
+
+def test_an_attempt_whose_time_nothing_recorded_is_charged_its_time_limit(tmp_path):
+    """SLURM forgot the job (MinJobAge), no accounting, no result: its whole time limit, the most
+    it could have held (the submit's own --time-min where the registry recorded it)."""
+    plan = plan_of(tmp_path, TWO)  # ClusterSpec's time_min: 30
+    longer = Submission(TWO.cell_id, "slurm", "9_0", "n1-g2-t2", T0, time_min=120)
+    charges = spent.charges(plan, [sub(TWO, "5_0"), longer], {}, {}, {})
+    assert [(c.source, c.elapsed_s, c.gpus) for c in charges] == [("limit", 1800.0, 2), ("limit", 7200.0, 2)]
+    assert budget.Ledger(0, tuple(charges), {}).spent == pytest.approx(2 * (1800 + 7200) / 3600)
+    assert "2 charged their time limit (elapsed unrecorded)" in budget.spent_text(budget.Ledger(0, tuple(charges), {}))
+
+
+def test_a_result_from_a_node_whose_clock_is_behind_is_no_reason_to_charge_nothing(tmp_path):
+    plan = plan_of(tmp_path, ONE)
+    behind = ok(ONE, started="2026-01-01T09:50:00+00:00", ended="2026-01-01T09:51:40+00:00")  # 10 min before T0
+    [charge] = spent.charges(plan, [sub(ONE, "5_0")], {ONE.cell_id: behind}, {}, {})
+    assert (charge.source, charge.elapsed_s) == ("limit", 1800.0)
+
+
+def test_retry_failed_is_refused_once_forgotten_attempts_are_charged(tmp_path):
+    """Three attempts SLURM forgot, on 2 GPUs with 30 min each: 3 GPU-h spent of a 2.5 GPU-h budget."""
+    plan = plan_of(tmp_path, TWO)
+    subs = [sub(TWO, f"{job}_0") for job in (5, 6, 7)]
+    seen = Seen(submissions=tuple(subs))
+    book = budget.build_ledger(plan, seen, {TWO.cell_id: CellState.FAILED}, 2.5)
+    assert book.spent == pytest.approx(3.0)
+    with pytest.raises(BudgetError, match="failed cell.s. to retry"):
+        budget.within(book, [TWO.cell_id], within_budget=False, retry=True)
+
+
+# --- a local job's end: the result's own clock, else its logs' times within bounds -------------------
+
+def test_an_ended_local_job_with_a_result_is_charged_the_results_clock_not_its_logs_times(tmp_path):
+    """cp -r gave the logs new times: the process's life from them says 4000 s, the run took 100 s."""
+    plan = plan_of(tmp_path, ONE)
+    jobs = {"4242": JobState("4242", "ENDED", 4000.0, "localhost")}
+    [charge] = spent.charges(plan, [sub(ONE, "4242", executor="local")], {ONE.cell_id: ok(ONE)}, {}, jobs)
+    assert (charge.source, charge.elapsed_s) == ("result", 100.0)
+
+
+def test_a_local_jobs_time_from_its_logs_is_bounded_by_now_and_its_time_limit(tmp_path):
+    import datetime as dt
+    import os
+
+    from orchestrator.local_jobs import local_snapshot
+
+    log = tmp_path / "job.out"
+    log.write_text("")
+    os.utime(log, (4e9, 4e9))  # a log written in 2096
+    now = dt.datetime(2026, 1, 1, 10, 5, tzinfo=dt.UTC)
+    started = Submission(ONE.cell_id, "local", "999999999", "n1-g1-t1", T0, log_out=str(log))
+    job = local_snapshot([started], now)["999999999"]
+    assert job.elapsed_s == 300.0  # T0 to now: not to 2096
+    plan = plan_of(tmp_path, ONE)
+    [charge] = spent.charges(plan, [started], {}, {}, {"999999999": JobState("999999999", "ENDED", 10**7)})
+    assert (charge.source, charge.elapsed_s) == ("process", 1800.0)  # at most its 30 min limit
 
 
 def test_local_attempts_are_charged_their_process_life_and_counted_once(tmp_path):
@@ -197,7 +256,7 @@ def test_a_retry_is_charged_against_the_same_budget():
 
 def test_the_ledger_commits_what_live_cells_still_need(tmp_path):
     plan = plan_of(tmp_path, ONE, TWO)
-    seen = Seen((sub(ONE, "5_0"), sub(TWO, "5_1")), {}, {"5_0": JobState("5_0", "RUNNING", 30.0)})
+    seen = Seen((sub(ONE, "5_0"),), {}, {"5_0": JobState("5_0", "RUNNING", 30.0)})
     states = {ONE.cell_id: CellState.RUNNING, TWO.cell_id: CellState.NOT_SUBMITTED}
     ledger = budget.build_ledger(plan, seen, states, 1.0)
     one = ledger.estimates[ONE.cell_id].gpu_hours

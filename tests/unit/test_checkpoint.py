@@ -21,7 +21,7 @@ def test_a_trainers_state_round_trips_as_weights_only(tmp_path):
     epochs = [{"epoch": 1, "epoch_s": 1.5, "loss": float("nan"), "comm_exposed_s": None}]
     state = {"trainer": {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                          "momentum": [torch.zeros(3)]}, "epochs": epochs}
-    path = checkpoint_path(tmp_path, "abc")
+    path = checkpoint_path(tmp_path, "abc123abc123")
     checkpoint.save(path, state)
     again = checkpoint.load(path, torch.device("cpu"))
     assert torch.equal(again["trainer"]["model"]["weight"], model.weight.detach())
@@ -30,7 +30,7 @@ def test_a_trainers_state_round_trips_as_weights_only(tmp_path):
 
 
 def test_a_checkpoint_holding_more_than_weights_is_refused(tmp_path, capsys):
-    path = checkpoint_path(tmp_path, "abc")
+    path = checkpoint_path(tmp_path, "abc123abc123")
     path.parent.mkdir(parents=True)
     torch.save({"trainer": NotWeights()}, path)
     with pytest.raises(checkpoint.CheckpointError, match=rf"{path}.*delete it"):

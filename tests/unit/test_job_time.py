@@ -8,7 +8,7 @@ from jobs.core.result import Result, write_result
 from jobs.train.result import Timed, TrainBody
 from orchestrator import display, job_time
 from orchestrator.plan import build_plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState, Snapshot
 from orchestrator.status import Monitor, statuses
 from orchestrator.study import load_study

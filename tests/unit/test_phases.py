@@ -93,12 +93,15 @@ def test_phases_round_trip_and_a_result_written_before_phases_still_reads(tmp_pa
 
 
 @pytest.mark.parametrize("phases, words", [
-    ({"start_s": 1, "setup_s": -1.0, "body_s": 1, "write_s": 0}, "phases.setup_s must be a number >= 0, got -1.0"),
-    ({"start_s": 1, "setup_s": 1, "body_s": "NaN", "write_s": 0}, "phases.body_s must be a number >= 0, got nan"),
-    ({"start_s": 1, "setup_s": 1, "body_s": 1}, "phases.write_s must be a number >= 0, got None"),
-    ({"start_s": True, "setup_s": 1, "body_s": 1, "write_s": 0}, "phases.start_s must be a number >= 0 or null"),
+    ({"start_s": 1, "setup_s": -1.0, "body_s": 1, "write_s": 0}, "phases.setup_s must be a number of seconds, 0 to 31622400 (a year), got -1.0"),
+    ({"start_s": 1, "setup_s": 1, "body_s": "NaN", "write_s": 0}, "phases.body_s must be a number of seconds, 0 to 31622400 (a year), got nan"),
+    ({"start_s": 1, "setup_s": 1, "body_s": 1}, "phases.write_s must be a number of seconds, 0 to 31622400 (a year), got None"),
+    ({"start_s": True, "setup_s": 1, "body_s": 1, "write_s": 0}, "phases.start_s must be a number of seconds, 0 to 31622400 (a year), or null"),
     ({"start_s": 1, "setup_s": 1, "body_s": 1, "write_s": 0, "nap_s": 3}, "phases.nap_s is not a phase"),
     ([1, 2], "phases must be an object"),
+    ({"start_s": 1, "setup_s": 1, "body_s": 1e308, "write_s": 0}, "phases.body_s must be a number of seconds"),
+    ({"start_s": 10**400, "setup_s": 1, "body_s": 1, "write_s": 0}, "phases.start_s must be a number of seconds"),
+    ({"start_s": 1, "setup_s": 1, "body_s": "Infinity", "write_s": 0}, "phases.body_s must be a number of seconds"),
 ])
 def test_a_hand_edited_phase_is_named(tmp_path, phases, words):
     path = write_result(tmp_path, Result(CELL.cell_id, CELL.to_dict(), "failed", error="boom"))
@@ -109,3 +112,21 @@ def test_a_hand_edited_phase_is_named(tmp_path, phases, words):
         read_result(path)
     assert words in str(caught.value)
     assert os.path.exists(path), "the file is left for the user to move aside"
+
+
+@pytest.mark.parametrize("huge", [1e308, 10**400])
+def test_a_huge_phase_is_one_unreadable_file_for_status_collect_and_submit(tmp_path, capsys, huge):
+    from tests.factories import train_result, write_results
+    from tests.helpers import cli
+
+    result = train_result(CELL)
+    result.phases = Phases(start_s=1.0, setup_s=1.0, body_s=1.0, write_s=0.0)
+    write_results(tmp_path, [result])
+    path = tmp_path / f"{CELL.cell_id}.json"
+    path.write_text(path.read_text().replace('"body_s": 1.0', f'"body_s": {huge!r}'))
+    assert str(huge) in path.read_text()
+    for verb in ("status", "collect", "submit"):  # submit leaves an unreadable result's cell alone
+        code, out, err = cli(capsys, verb, "--study", "by-hand", "--results", tmp_path, "--executor", "local")[:3] \
+            if verb == "submit" else cli(capsys, verb, "--study", "by-hand", "--results", tmp_path)
+        assert "Traceback" not in err and "Overflow" not in out + err, (verb, err)
+        assert str(path) in out + err and "phases.body_s" in out + err, (verb, out, err)

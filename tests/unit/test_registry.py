@@ -1,4 +1,4 @@
-"""orchestrator.registry: the append-only JSON-lines record of which job runs which cell."""
+"""jobs.core.registry: the append-only JSON-lines record of which job runs which cell."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ import pytest
 
 from orchestrator.errors import RegistryError
 from jobs.core.layout import REGISTRY_FILE
-from orchestrator.registry import Abandoned, Cancelled, Intent, Skipped, Submission, append, load
+from jobs.core.registry import Abandoned, Cancelled, Intent, Skipped, Submission, append, load
 
 
 def submissions(path) -> list[Submission]:

@@ -1,12 +1,14 @@
 """jobs.core.result: the result JSON, written atomically, never trading a good answer for a failure."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import pytest
 
 from jobs.train.cell import Cell
+from jobs.train.result import DDPEvidence
 from jobs.core.result import Result, ResultError, read_good_result, read_result, result_path, write_result
 from tests.factories import cell, train_result
 
@@ -234,3 +236,40 @@ def test_a_job_queued_before_the_move_loads_its_pickled_cell():
         blob = pickle.dumps(c, protocol=0).replace(new + b"\n", old + b"\n")
         assert old + b"\n" in blob
         assert pickle.loads(blob) == c
+
+
+EVIDENCE = DDPEvidence(world_size=2, grad_bytes=44_695_848, buffer_bytes=38_568, init_bytes=44_734_416,
+                       broadcast_buffers=True, steps_per_epoch=196, order_overlap_without_set_epoch=1.0,
+                       order_overlap_with_set_epoch=0.004, bn_rank_spread=None)
+
+
+@pytest.mark.parametrize("evidence", [None, EVIDENCE, dataclasses.replace(EVIDENCE, bn_rank_spread=0.25)])
+def test_ddp_evidence_round_trips_and_a_result_without_it_still_reads(tmp_path, evidence):
+    original = result("ok")
+    original.body.ddp_evidence = evidence
+    data = original.to_dict()
+    if evidence is None:
+        del data["ddp_evidence"]  # a result written before the block existed
+    result_path(tmp_path, CELL.cell_id).write_text(json.dumps(data))
+    again = read_result(result_path(tmp_path, CELL.cell_id))
+    assert again == original and again.body.ddp_evidence == evidence
+    assert read_result(write_result(tmp_path / "again", original)) == original
+
+
+@pytest.mark.parametrize("damage, named", [
+    ({"grad_bytes": "44695848"}, "grad_bytes"), ({"grad_bytes": 1.5}, "grad_bytes"),
+    ({"broadcast_buffers": 1}, "broadcast_buffers"), ({"world_size": 1}, "world_size"),
+    ({"order_overlap_with_set_epoch": 1.5}, "order_overlap_with_set_epoch"),
+    ({"bn_rank_spread": "NaN"}, "bn_rank_spread"), ({"bn_rank_spread": -0.1}, "bn_rank_spread"),
+    ({"steps_per_epoch": None}, "steps_per_epoch"), ({"extra": 1}, "extra"),
+])
+def test_ddp_evidence_of_the_wrong_type_or_range_is_refused_naming_the_field(tmp_path, damage, named):
+    data = result("ok").to_dict()
+    data["ddp_evidence"] = dataclasses.asdict(EVIDENCE) | damage
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultError, match=f"{CELL.cell_id}.json.*ddp_evidence.*{named}"):
+        read_result(path)
+    path.write_text(json.dumps(data | {"ddp_evidence": []}))
+    with pytest.raises(ResultError, match="ddp_evidence must be an object or null"):
+        read_result(path)

@@ -9,9 +9,9 @@ import pytest
 from jobs.core.result import ResultError, write_result
 from orchestrator.local_jobs import local_snapshot
 from orchestrator.plan import build_plan
-from orchestrator.registry import Submission
+from jobs.core.registry import Submission
 from orchestrator.slurm_client import JobState, Snapshot
-from orchestrator.states import SLURM_STATES, CellState
+from jobs.core.states import SLURM_STATES, CellState
 from orchestrator.status import Monitor, cell_state, statuses
 from orchestrator.study import load_study
 from tests.factories import cell, train_result

@@ -10,7 +10,7 @@ from orchestrator import display, summary
 from orchestrator.cluster import ClusterSpec
 from orchestrator.estimate import profile_estimates
 from orchestrator.plan import build_plan
-from orchestrator.states import CellState
+from jobs.core.states import CellState
 from orchestrator.status import CellStatus
 from orchestrator.study import Study
 

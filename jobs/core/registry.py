@@ -25,8 +25,8 @@ from typing import Any, Optional, Union
 from collections.abc import Iterator, Sequence
 
 from jobs.core.layout import LOCK_FILE, REGISTRY_FILE
+from jobs.core.errors import RegistryError
 from jobs.core.regular_file import REGISTRY_MAX, NotRegular, TooLarge, open_regular, read_regular
-from orchestrator.errors import RegistryError
 
 
 
@@ -41,6 +41,7 @@ class Submission:
     log_err: Optional[str] = None
     queue_pid: Optional[int] = None  # the local queue process that runs it
     token: Optional[str] = None  # the intent it confirms (SLURM)
+    time_min: Optional[int] = None  # the job's time limit (None: recorded before limits were; the plan's)
 
 
 @dataclass(frozen=True)

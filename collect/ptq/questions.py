@@ -1,0 +1,184 @@
+"""Part B's questions (the notebook's Q1-Q5) as records and paragraphs, from the PTQ tables: the
+weights' and activations' ranges against their 3-sigma ranges and which to quantize with, and each
+quantized network's accuracy against its float network over the training seeds (collect.verdict)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Optional
+
+import pandas as pd
+
+from collect.findings import Evidence, Measured, listing, shown
+from collect.questions import Question, Record, Tables, Words, against, one_run_note, says
+from collect.render import percent
+from collect.verdict import Verdict
+
+
+class PartB(StrEnum):
+    Q1 = "B.Q1"
+    Q2 = "B.Q2"
+    Q3 = "B.Q3"
+    Q4 = "B.Q4"
+    Q5 = "B.Q5"
+
+
+SYNTHETIC = "the data is synthetic (random images), so the accuracies say nothing of CIFAR-10"
+
+
+def _pct(m: Measured) -> str:
+    return shown(m, lambda v: percent(v, 2))
+
+
+def _notes(tables: Tables, *verdicts: Optional[Verdict]) -> str:
+    cells = tables["ptq_cells"]
+    parts = [SYNTHETIC] if (cells.dataset == "synthetic").any() else []
+    missing = cells[cells.status != "ok"]
+    if len(missing):
+        parts.append(f"{len(missing)} of {len(cells)} seeds have no result ("
+                     + ", ".join(f"{n} {s}" for s, n in missing.status.value_counts().items()) + ")")
+    parts += one_run_note(*verdicts)
+    return (" Note: " + "; ".join(parts) + ".") if parts else ""
+
+
+@dataclass(frozen=True)
+class Ranges(Record):
+    what: str  # "weights" | "activations"
+    setup: str
+    seed: int
+    layers: tuple[str, ...]
+    wider: tuple[str, ...]  # layers whose 3-sigma range is wider than the actual range
+    narrower: tuple[str, ...]
+    extremes: tuple[tuple[str, float, float, float, float], ...]  # layer, min, max, 3-sigma low, high
+
+
+def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
+    stats = tables[key].reset_index(drop=True)
+    if not len(stats):
+        return None
+    first = stats[(stats.setup == stats.setup.iloc[0]) & (stats.training_seed == stats.training_seed.iloc[0])]
+    rows = list(first.itertuples())
+    return Ranges(tuple(Evidence(key, int(r.Index), f"{r.layer}, seed {r.training_seed}") for r in rows), (), what,
+                  str(rows[0].setup), int(rows[0].training_seed), tuple(r.layer for r in rows),
+                  tuple(r.layer for r in rows if r.wider), tuple(r.layer for r in rows if not r.wider),
+                  tuple((r.layer, float(r.min), float(r.max), float(r.sigma3_low), float(r.sigma3_high)) for r in rows))
+
+
+def ranges_text(a: Ranges) -> str:
+    spans = "; ".join(f"{layer} [{lo:.3g}, {hi:.3g}] (3 sigma [{s_lo:.3g}, {s_hi:.3g}])"
+                      for layer, lo, hi, s_lo, s_hi in a.extremes)
+    text = f"The {a.what}' range and 3-sigma range (mean +- 3 std), per layer (training seed {a.seed}): {spans}."
+    if a.wider:
+        text += f" The 3-sigma range is wider than the actual range in {listing(a.wider, 6)}: it would waste codes there."
+    if a.narrower:
+        text += (f" It is narrower in {listing(a.narrower, 6)}: it would clip the largest values, which the long tail "
+                 "holds.")
+    use = "the actual range (max |x|)" if not a.narrower or a.what == "weights" else \
+        "the actual range (max |x|), as the notebook does, unless accuracy shows clipping the tail helps"
+    return text + f" We quantize with {use}: symmetric, per tensor, to -128..127."
+
+
+@dataclass(frozen=True)
+class Accuracy(Record):
+    setup: str
+    variant: str
+    base: str
+    accuracy: Measured
+    base_accuracy: Measured
+    verdict: Verdict  # the variant's accuracy against its float network's, over the seeds
+
+
+def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
+    nb = tables["ptq_notebook"].reset_index(drop=True)
+    if not len(nb):
+        return None
+    setup = nb.setup.iloc[0]
+    rows = {r.name: r for r in nb[nb.setup == setup].itertuples()}
+    v, b = rows.get(variant), rows.get(base)
+    if v is None or b is None or pd.isna(v.accuracy) or pd.isna(b.accuracy):
+        return None
+    a, f = Measured.of(v, "accuracy"), Measured.of(b, "accuracy")
+    return Accuracy((Evidence("ptq_notebook", int(v.Index), variant), Evidence("ptq_notebook", int(b.Index), base)), (),
+                    str(setup), variant, base, a, f, against(a, f))
+
+
+def _change(a: Accuracy) -> str:
+    d = 100 * (a.accuracy.value - a.base_accuracy.value)
+    return says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from it",
+                                 f"not clearly different ({d:+.2f} points)"))
+
+
+@dataclass(frozen=True)
+class Quantized(Record):
+    main: Optional[Accuracy]
+    notes: str
+
+
+def _quantized(tables: Tables, variant: str, base: str) -> Optional[Quantized]:
+    a = _accuracy(tables, variant, base)
+    if a is None and not len(tables["ptq_notebook"]):
+        return None
+    return Quantized(a.evidence if a else (), () if a else (f"no {variant} result",), a,
+                     _notes(tables, a.verdict if a else None))
+
+
+def q2_text(q: Quantized) -> str:
+    if q.main is None:
+        return "No seed quantized the weights yet." + q.notes
+    a = q.main
+    lower = a.verdict.direction < 0 or (a.verdict.one_run and a.verdict.ratio < 1 - a.verdict.threshold)
+    why = (", because a few large weights set each layer's scale and leave the rest few levels" if lower else
+           ", because 255 levels over each layer's range leave a rounding error far below the weights' spread")
+    return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|), the network reaches "
+            f"{_pct(a.accuracy)} test accuracy against {_pct(a.base_accuracy)} in float: {_change(a)}{why}." + q.notes)
+
+
+def q4_text(q: Quantized) -> str:
+    if q.main is None:
+        return "No seed quantized the activations yet." + q.notes
+    a = q.main
+    return (f"With the weights and every layer's input and output quantized to 8 bits (the output scale carrying the "
+            f"product of the earlier scales, calibrated on max |activation|), the network reaches {_pct(a.accuracy)} "
+            f"against {_pct(a.base_accuracy)} in float: {_change(a)}." + q.notes)
+
+
+@dataclass(frozen=True)
+class Bias(Record):
+    float_bias: Optional[Accuracy]  # W8 with the bias left in float
+    int_bias: Optional[Accuracy]  # W8A8 with the bias quantized to int32
+    notes: str
+
+
+def bias_answer(tables: Tables) -> Optional[Bias]:
+    if not len(tables["ptq_notebook"]):
+        return None
+    fl = _accuracy(tables, "NetWithBias W8 float-bias", "NetWithBias float")
+    it = _accuracy(tables, "NetWithBias W8A8B32", "NetWithBias float")
+    evidence = (fl.evidence if fl else ()) + (it.evidence[:1] if it else ())
+    return Bias(evidence, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)))
+
+
+def bias_text(a: Bias) -> str:
+    text = ("A biased layer computes W * In + beta; scaled, n_W n_In (W * In) + n_W n_In beta, so the bias is quantized "
+            "to int32 at scale n_W x the input's scale (the product of every earlier scale), before the output scale.")
+    if a.float_bias:
+        text += (f" Left in float, the bias no longer matches the scaled sum: {_pct(a.float_bias.accuracy)} against "
+                 f"{_pct(a.float_bias.base_accuracy)} in float, {_change(a.float_bias)}.")
+    if a.int_bias:
+        text += f" Quantized to int32: {_pct(a.int_bias.accuracy)}, {_change(a.int_bias)}."
+    return text + a.notes
+
+
+QUESTIONS = (
+    Question(PartB.Q1, "Visualize weights", ("ptq_weights",), ("ptq_weights",),
+             lambda t: _ranges(t, "ptq_weights", "weights"), ranges_text, ("B.Q1",)),
+    Question(PartB.Q2, "Quantize weights", ("ptq_notebook",), (), lambda t: _quantized(t, "Net W8", "Net float"),
+             q2_text, ("B.Q2", "B")),
+    Question(PartB.Q3, "Visualize activations", ("ptq_activations",), ("ptq_activations",),
+             lambda t: _ranges(t, "ptq_activations", "activations"), ranges_text, ("B.Q3",)),
+    Question(PartB.Q4, "Quantize activations", ("ptq_notebook", "ptq_integer"), (),
+             lambda t: _quantized(t, "Net W8A8", "Net float"), q4_text, ("B.Q4", "B.integer")),
+    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text, ("B.Q5", "B.sweep")),
+)
+
+

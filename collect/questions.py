@@ -1,0 +1,152 @@
+"""The question, collect's unit: each kind declares its questions (collect.<kind>.questions), each an
+id, a title, the tables and plots it shows, a pure function from the tables to a typed answer record
+(numbers, verdicts, evidence rows) and a renderer that words the record as the assignment's
+expected answer. Order, presence and the `--json` schema come from those lists. Kind-agnostic.
+
+Every comparative word of an answer is chosen by collect.verdict.verdict over each side's
+per-repeat values (`between`, `says`); a figure with repeats is shown with its range.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Optional
+
+import pandas as pd
+
+from collect.findings import Evidence, Finding, Measured
+from collect.verdict import Verdict, verdict
+
+Tables = Mapping[str, pd.DataFrame]
+WORDS = 120  # an answer's words at most (the console's screen holds every answer of a study)
+
+
+@dataclass(frozen=True)
+class Record:
+    """An answer as data: the kind's record types add their numbers and verdicts as fields. `missing`:
+    what the study lacks for this question (said once inside the answer); `evidence`: the table rows
+    its numbers come from."""
+
+    evidence: tuple[Evidence, ...]
+    missing: tuple[str, ...]
+
+    def numbers(self) -> dict[str, Any]:
+        """Every number and verdict of the record, by field name (nested records and verdicts by
+        "<field>.<name>"), for `collect --json`: NaN as None."""
+        return _flat(self, "")
+
+
+def _flat(value: Any, prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            if f.name not in ("evidence", "missing"):
+                out.update(_flat(getattr(value, f.name), f"{prefix}{f.name}."))
+        return out
+    key = prefix.rstrip(".")
+    if isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            out.update(_flat(item, f"{key}.{i}."))
+    elif isinstance(value, bool) or isinstance(value, (int, str)) or value is None:
+        out[key] = value
+    elif isinstance(value, float):
+        out[key] = None if math.isnan(value) else value
+    return out
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of a kind: `answer` returns its record (None: the study's cells cannot speak to
+    it, so it is not asked), `render` words it; `findings`: the finding tags grouped under it."""
+
+    id: StrEnum
+    title: str
+    tables: tuple[str, ...]
+    plots: tuple[str, ...]
+    answer: Callable[[Tables], Optional[Record]]
+    render: Callable[[Any], str]
+    findings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A question with its record, the paragraph, and the findings grouped under it."""
+
+    question: Question
+    record: Record
+    text: str
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return str(self.question.id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"question": self.id, "title": self.question.title, "text": self.text,
+                "numbers": self.record.numbers(), "missing": list(self.record.missing),
+                "evidence": [e.to_dict() for e in self.record.evidence],
+                "tables": list(self.question.tables), "findings": [f.to_dict() for f in self.findings]}
+
+
+def answer_all(questions: Sequence[Question], tables: Tables, findings: Sequence[Finding]) -> tuple[Answered, ...]:
+    """Each question the tables speak to, in the declared order, with the findings tagged for it."""
+    out = []
+    for q in questions:
+        record = q.answer(tables)
+        if record is not None:
+            tags = {str(t) for t in q.findings} | {str(q.id)}
+            out.append(Answered(q, record, q.render(record), tuple(f for f in findings if f.question in tags)))
+    return tuple(out)
+
+
+def values(m: Measured) -> tuple[float, ...]:
+    """A figure's per-repeat values (its median alone where the table kept none)."""
+    return m.values or (m.value,)
+
+
+def against(new: Measured, base: Measured) -> Verdict:
+    """The verdict on `new` against `base` (collect.verdict over their per-repeat values: the ratio
+    new / base, its interval, and direction +1 when new is above base beyond the threshold)."""
+    return verdict(values(base), values(new))
+
+
+@dataclass(frozen=True)
+class Words:
+    """The words for each outcome of a verdict on new against base: below, above, equivalent,
+    inconclusive (with repeats: the spread does not decide)."""
+
+    below: str
+    above: str
+    same: str = "not distinguishable from"
+    unsure: str = "not clearly different from"
+
+
+def says(v: Verdict, words: Words) -> str:
+    """The word the verdict chose: beyond (below or above, by direction), equivalent, inconclusive.
+    With one run on a side the verdict is inconclusive by rule: the word then says which way the one
+    run went (or `same` within the threshold), and the answer says once that no spread was measured
+    (`one_run_note`)."""
+    if v.outcome == "beyond":
+        return words.below if v.direction < 0 else words.above
+    if v.outcome == "equivalent":
+        return words.same
+    if v.one_run:
+        if abs(v.ratio - 1) <= v.threshold:
+            return words.same
+        return words.below if v.ratio < 1 else words.above
+    return words.unsure
+
+
+def one_run_note(*verdicts: Optional[Verdict]) -> list[str]:
+    """What the answer says once where a comparison rests on single runs: its words are the runs' as
+    measured, not a verdict over a spread."""
+    if any(v is not None and v.one_run for v in verdicts):
+        return ["a figure without a range is one run: compared as measured, no spread"]
+    return []
+
+
+def words_in(text: str) -> int:
+    return len(text.split())

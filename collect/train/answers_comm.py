@@ -1,0 +1,236 @@
+"""Part A Q3.1 and Q3.2 as records and paragraphs: compute against communication per epoch (the
+estimate T1/N and TN - T1/N, the exposed all-reduce where measured), and the bandwidth the
+gradients' all-reduce used, against the busbw the job measured."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Optional
+
+from collect.findings import listing
+from collect.questions import Record, Tables, Words, against, one_run_note, says
+from collect.render import number
+from collect.train.answers_common import caveats, cited, part_a, figure, rows_of, where
+from collect.train.labels import Namer, base_key, missing_reason, present
+from collect.verdict import Verdict
+
+SETUPS = 3  # setups an answer names one by one (the table has them all)
+BOUND = 0.5  # communication-bound: communication is at least this share of the train time
+
+
+@dataclass(frozen=True)
+class Split:
+    setup: str
+    engine: str
+    gpus: int
+    batch: int
+    steps: int
+    compute_s: float  # T1 / N
+    comm_s: float  # TN - T1 / N
+    share: float  # comm / TN
+    measured_s: float  # the exposed all-reduce (NaN: not measured)
+    verdict: Optional[Verdict]  # TN against T1/N: above -> a communication cost is measured
+
+
+class Q3Because(StrEnum):
+    FEWER_STEPS = "fewer_steps"  # the share falls with the batch: fewer all-reduces per epoch
+    NOT_FALLING = "not_falling"
+    ONE_BATCH = "one_batch"
+    UNMEASURABLE = "unmeasurable"  # no run's TN is above T1/N by the verdict: no communication cost to trend
+
+
+@dataclass(frozen=True)
+class Q31Answer(Record):
+    device: str
+    cpu: bool
+    splits: tuple[Split, ...]
+    bound: tuple[str, ...]  # setups at a batch where communication is at least BOUND of the train time
+    because: Q3Because
+
+
+def _setup_groups(rows: list[tuple[int, Any]], namer: Namer) -> dict[str, list[tuple[int, Any]]]:
+    groups: dict[str, list[tuple[int, Any]]] = {}
+    for i, r in rows:
+        groups.setdefault(namer.name(r, batch=False), []).append((i, r))
+    return groups
+
+
+def q31_answer(tables: Tables) -> Optional[Q31Answer]:
+    t2, t3 = tables["table2"].reset_index(drop=True), tables["table3"].reset_index(drop=True)
+    if not part_a(tables) or not len(t2):
+        return None
+    namer = Namer(t2, "table2")
+    steps = {i: int(r.steps) for i, r in rows_of(t3)}
+    splits, used, missing = [], [], []
+    ones = {base_key(r): r for r in tables["q1"].itertuples(index=False) if figure(r, "train_s")}
+    for i, r in rows_of(t2):
+        if r.status != "ok" or not present(r.comm_est_s):
+            missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no 1-GPU run at its batch'})")
+            continue
+        one, tn = ones.get(base_key(r)), figure(r, "train_s")
+        v = against(tn, figure(one, "train_s").scaled(1 / r.gpus)) if one and tn else None  # type: ignore[union-attr]
+        splits.append(Split(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), steps.get(i, 0),
+                            float(r.compute_est_s), float(r.comm_est_s), float(r.comm_est_s / r.train_s),
+                            float(r.comm_measured_s) if present(r.comm_measured_s) else float("nan"), v))
+        used.append((i, r))
+    device, cpu = where(r.gpu_model for _, r in used)
+    bound = tuple(f"{s.setup} at batch {s.batch}" for s in splits if s.share >= BOUND)
+    return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound,
+                     _q3_because(tuple(splits)))
+
+
+def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
+    """The splits by setup, DDP first, then the most GPUs first; each setup's by batch."""
+    out: dict[str, list[Split]] = {}
+    for s in sorted(splits, key=lambda s: (s.engine != "ddp", -s.gpus)):
+        out.setdefault(s.setup, []).append(s)
+    return {k: sorted(v, key=lambda s: s.batch) for k, v in out.items()}
+
+
+def _above(v: Optional[Verdict]) -> bool:
+    """TN above T1/N: beyond by the verdict, or with one run each above it by more than the threshold."""
+    return v is not None and (v.direction > 0 or (v.one_run and v.ratio > 1 + v.threshold))
+
+
+def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
+    if splits and all(s.verdict is not None for s in splits) and not any(_above(s.verdict) for s in splits):
+        return Q3Because.UNMEASURABLE
+    groups = [g for g in _by_setup(splits).values() if len(g) >= 2]
+    if not groups:
+        return Q3Because.ONE_BATCH
+    falls = sum(g[-1].share < g[0].share for g in groups)
+    return Q3Because.FEWER_STEPS if falls * 2 > len(groups) else Q3Because.NOT_FALLING
+
+
+def q31_text(a: Q31Answer) -> str:
+    text = ("Compute is T1/N, the 1-GPU train time of Q1 (data loading excluded) split evenly over N GPUs; communication "
+            "is the rest, TN - T1/N (Table 2 has the exposed all-reduce the DDP jobs measured beside it)")
+    parts = []
+    for setup, group in _by_setup(a.splits).items():
+        ends = [group[0]] if len(group) == 1 else [group[0], group[-1]]
+        parts.append(f"{setup}, " + ", ".join(f"batch {s.batch}: {number(s.compute_s)} s and {number(s.comm_s)} s "
+                                             f"({s.share:.0%}{_cost(s.verdict)})" for s in ends))
+    rest = f"; {len(parts) - SETUPS} more setups in Table 2" if len(parts) > SETUPS else ""
+    text += f". On {a.device}, compute and communication: {'; '.join(parts[:SETUPS])}{rest}." if parts else \
+        ". No multi-GPU run has both figures yet."
+    groups = [g for g in _by_setup(a.splits).values() if len(g) >= 2]
+    if a.because == Q3Because.FEWER_STEPS:
+        g = groups[0]
+        text += (f" Communication's share falls with the batch because an epoch has fewer steps, so fewer all-reduces of "
+                 f"the same gradients ({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch} on {g[0].setup}).")
+    elif a.because == Q3Because.UNMEASURABLE:
+        text += (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
+                 "spread and no trend with the batch is claimed.")
+    elif a.because == Q3Because.NOT_FALLING:
+        text += " Communication's share does not fall with the batch here, although an epoch has fewer all-reduces."
+    text += (f" Communication-bound (at least {BOUND:.0%}): {listing(a.bound, 4)}." if a.bound
+             else " Every run is computation-bound (communication under half the train time).")
+    return text + caveats(a.cpu, a.missing, one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _cost(v: Optional[Verdict]) -> str:
+    if v is None:
+        return ""
+    word = says(v, Words("below T1/N", "", "TN not distinguishable from T1/N", "TN not clearly above T1/N"))
+    return f"; {word}" if word else ""
+
+
+# --- Q3.2 ------------------------------------------------------------------------------------------
+
+
+class BusbwBecause(StrEnum):
+    BELOW = "below"  # well under the link's busbw: the exposed time holds more than bytes on the link
+    NEAR = "near"
+    ABOVE = "above"  # above: the backward pass hides part of the all-reduce
+    UNMEASURED = "unmeasured"
+
+
+FAR_BELOW = 0.5  # a utilization under this share of the busbw is far below the link
+
+
+@dataclass(frozen=True)
+class Utilization:
+    setup: str
+    engine: str
+    gpus: int
+    batch: int
+    gbps: float  # measured communication time where measured, else the estimate
+    basis: str  # "measured" | "estimated"
+    busbw_gbps: float
+    share: float
+
+
+@dataclass(frozen=True)
+class Q32Answer(Record):
+    device: str
+    cpu: bool
+    gradients: int
+    utilizations: tuple[Utilization, ...]
+    because: BusbwBecause
+
+
+def q32_answer(tables: Tables) -> Optional[Q32Answer]:
+    t3 = tables["table3"].reset_index(drop=True)
+    if not part_a(tables) or not len(t3):
+        return None
+    namer = Namer(t3, "table3")
+    found, used, missing = [], [], []
+    for i, r in rows_of(t3):
+        measured = present(r.util_measured_gbps)
+        gbps = r.util_measured_gbps if measured else r.util_est_gbps
+        if r.status != "ok" or not present(gbps):
+            missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no communication time'})")
+            continue
+        share = r.share_measured if measured else r.share_est
+        found.append(Utilization(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), float(gbps),
+                                 "measured" if measured else "estimated", float(r.busbw_gbps), float(share)))
+        used.append((i, r))
+    device, cpu = where(r.gpu_model for _, r in used)
+    gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
+    return Q32Answer(cited(namer, used[:12]), tuple(missing), device, cpu, gradients, tuple(found), _busbw_because(found))
+
+
+def _busbw_because(found: list[Utilization]) -> BusbwBecause:
+    shares = [u.share for u in found if present(u.share)]
+    if not shares:
+        return BusbwBecause.UNMEASURED
+    if max(shares) > 1:
+        return BusbwBecause.ABOVE
+    return BusbwBecause.BELOW if max(shares) < FAR_BELOW else BusbwBecause.NEAR
+
+
+def q32_text(a: Q32Answer) -> str:
+    text = ("A ring all-reduce (Patarasuk and Yuan) of P values of 4 bytes over N GPUs takes t = 2(N-1)/N x P x 4 / B "
+            "seconds at link bandwidth B: N-1 reduce-scatter and N-1 all-gather steps of P/N values. Bandwidth "
+            f"utilization = steps x 2(N-1)/N x P x 4 / communication time (Table 2), P = {a.gradients:,}.")
+    groups: dict[str, list[Utilization]] = {}
+    for u in sorted(a.utilizations, key=lambda u: (u.engine != "ddp", -u.gpus)):  # DDP first, the most GPUs first
+        groups.setdefault(u.setup, []).append(u)
+    parts = [f"{s} {_gbps(g)} GB/s" for s, g in groups.items()]
+    if parts:
+        rest = f"; {len(parts) - SETUPS} more setups in Table 3" if len(parts) > SETUPS else ""
+        text += f" Table 3 on {a.device} (batch {_batches(a)}): {'; '.join(parts[:SETUPS])}{rest}."
+    shares = [u.share for u in a.utilizations if present(u.share)]
+    if a.because == BusbwBecause.UNMEASURED:
+        text += " No run measured the link's busbw, so there is nothing to hold these against (DDP cells measure it)."
+    else:
+        bus = max(u.busbw_gbps for u in a.utilizations if present(u.busbw_gbps))
+        span = f"{min(shares):.0%}-{max(shares):.0%}" if len(shares) > 1 else f"{shares[0]:.0%}"
+        text += f" That is {span} of the busbw the jobs measured (up to {bus:.1f} GB/s)"
+        text += {BusbwBecause.BELOW: ", far below the link: the communication time holds more than bytes on the wire "
+                                     "(each bucket's latency, waiting for the slowest rank).",
+                 BusbwBecause.NEAR: ": the gradients' all-reduce runs near the link's speed.",
+                 BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
+                                     "exposed is shorter than the transfer."}[a.because]
+    return text + caveats(a.cpu, a.missing)
+
+
+def _gbps(group: list[Utilization]) -> str:
+    """"5.85-13.93": the smallest batch's rate to the largest's (one figure where they read the same)."""
+    ends = [number(u.gbps) for u in sorted(group, key=lambda u: u.batch)]
+    return ends[0] if ends[0] == ends[-1] else f"{ends[0]} to {ends[-1]}"
+
+
+def _batches(a: Q32Answer) -> str:
+    batches = sorted({u.batch for u in a.utilizations})
+    return f"{batches[0]} to {batches[-1]}" if len(batches) > 1 else str(batches[0])

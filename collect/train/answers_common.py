@@ -1,0 +1,88 @@
+"""What the training kind's answers share: the question ids, the device they ran on (and the CPU
+caveat, said once inside an answer), a figure as text, and a row of a table as evidence."""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any, Optional
+
+import pandas as pd
+
+from collect.findings import Evidence, Measured, shown
+from collect.render import percent, seconds
+from collect.train.labels import Namer, device, on_cpu, present
+
+
+class PartA(StrEnum):
+    """Part A's questions (the assignment's numbering)."""
+
+    Q1 = "A.Q1"
+    Q2 = "A.Q2"
+    Q3_1 = "A.Q3.1"
+    Q3_2 = "A.Q3.2"
+    Q4_1 = "A.Q4.1"
+    Q4_2 = "A.Q4.2"
+    Q5 = "A.Q5"
+    Q6 = "A.Q6"
+    Q7 = "A.Q7"
+
+
+class Lab(StrEnum):
+    """The multi-GPU lab's questions."""
+
+    UTILIZATION = "lab.utilization"
+    FULL_RUN = "lab.full_run"
+    SCALING = "lab.scaling"
+    WORKERS = "lab.workers"
+    BEST = "lab.best"
+
+
+CPU_CAVEAT = "these ran on a CPU, not a GPU: the times describe that CPU"
+SYNTHETIC = "the data is synthetic (random images), so the accuracies say nothing of CIFAR-10"
+
+
+def where(models: Iterable[Any]) -> tuple[str, bool]:
+    """("NVIDIA H200", False); ("a CPU, not a GPU", True) where any row ran on a CPU."""
+    models = [m for m in models if isinstance(m, str) and m]
+    return device(models), any(on_cpu(m) for m in models)
+
+
+def secs(m: Measured) -> str:
+    return shown(m, seconds, " s")
+
+
+def pct(m: Measured) -> str:
+    return shown(m, lambda v: percent(v, 2))
+
+
+def figure(row: Any, name: str) -> Optional[Measured]:
+    """The row's figure over its repeats, None where it has none."""
+    return Measured.of(row, name) if row is not None and row.status == "ok" and present(getattr(row, name)) else None
+
+
+def rows_of(table: pd.DataFrame) -> list[tuple[int, Any]]:
+    return list(enumerate(table.reset_index(drop=True).itertuples(index=False)))
+
+
+def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]:
+    return tuple(namer.evidence(i, r) for i, r in rows)
+
+
+def caveats(cpu: bool, missing: Iterable[str], notes: Iterable[str] = ()) -> str:
+    """The sentence that says, once, what an answer's numbers cannot show: a CPU run, `notes`, and
+    what has no figure (each named where two or fewer, else counted by why); "" when nothing."""
+    missing = [m for m in missing if m]
+    parts = ([CPU_CAVEAT] if cpu else []) + [n for n in notes if n]
+    if len(missing) <= 2:
+        parts += missing
+    else:
+        why = Counter(m.rsplit("(", 1)[-1].split(":")[0].rstrip(")") if "(" in m else "other" for m in missing)
+        parts.append(f"{len(missing)} configurations have no figure (" + ", ".join(f"{n} {w}" for w, n in why.items())
+                     + "; named in the table)")
+    return (" Note: " + "; ".join(parts) + ".") if parts else ""
+
+
+def part_a(tables: Mapping[str, pd.DataFrame]) -> bool:
+    """The study asks Part A: it has 1-GPU timing runs (Q1: no remedy, the timing protocol's epochs)."""
+    return bool(len(tables["q1"]))

@@ -1,0 +1,281 @@
+"""Part A Q4.1-Q7 as records and paragraphs: the 5th epoch at the largest batch against Lab 2's
+batch 128; Goyal et al.'s two remedies and whether this run's cells show each closing the gap;
+and the essay questions (set_epoch, what DDP sends besides gradients, gradients alone at batch 512
+on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence), or the reasoning and
+the cell to add where no run measured it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pandas as pd
+
+from collect.findings import Measured
+from collect.questions import Record, Tables, Words, against, one_run_note, says
+from collect.render import number
+from collect.train.answers_common import SYNTHETIC, caveats, part_a, cited, pct, rows_of, where
+from collect.train.grids import remedy_name
+from collect.train.labels import Namer, missing_reason, present
+from collect.train.tables import Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
+from collect.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class Run5:
+    """One run's 5th epoch."""
+
+    setup: str
+    batch: int
+    global_batch: int
+    remedy: str
+    loss: Measured
+    accuracy: Measured
+
+
+@dataclass(frozen=True)
+class Q41Answer(Record):
+    device: str
+    cpu: bool
+    synthetic: bool
+    baseline: Optional[Run5]
+    large: Optional[Run5]  # the largest batch on 4 GPUs without remedy that ran
+    gap: Optional[Verdict]  # its accuracy against the baseline's
+    q1_largest: Optional[int]
+
+
+def _run5(r: Any, namer: Namer) -> Run5:
+    return Run5(namer.name(r, batch=False), int(r.batch_per_gpu), int(r.global_batch), remedy_name(r),
+                Measured.of(r, "loss"), Measured.of(r, "accuracy"))
+
+
+def _q4_rows(tables: Tables) -> tuple[pd.DataFrame, Namer, list[tuple[int, Any]], Optional[tuple[int, Any]]]:
+    q4 = tables["q4"].reset_index(drop=True)
+    namer = Namer(q4, "q4", {"lr_scaling", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"})
+    ok = [(i, r) for i, r in rows_of(q4) if r.status == "ok" and present(r.accuracy)]
+    base = next(((i, r) for i, r in ok if r.baseline), None)
+    return q4, namer, ok, base
+
+
+def q41_answer(tables: Tables) -> Optional[Q41Answer]:
+    q4, namer, ok, base = _q4_rows(tables)
+    if not part_a(tables):
+        return None
+    plain = [(i, r) for i, r in ok if not r.baseline and remedy_name(r) == "none"]
+    large = max(plain, key=lambda x: x[1].batch_per_gpu, default=None)
+    missing = [f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows_of(q4) if r.status != "ok" and not r.baseline
+               and remedy_name(r) == "none"]
+    if base is None:
+        missing.append(f"the baseline (batch {Q4_BASELINE_BATCH} on 1 GPU, {Q4_EPOCH} epochs) has no result: add it")
+    if large is None:
+        missing.append(f"no 4-GPU run of {Q4_EPOCH} epochs without remedy has a result: add one at Q1's largest batch")
+    b, l_ = (_run5(base[1], namer) if base else None), (_run5(large[1], namer) if large else None)
+    gap = against(l_.accuracy, b.accuracy) if b and l_ else None
+    used = [x for x in (base, large) if x]
+    device, cpu = where(r.gpu_model for _, r in used)
+    synthetic = any(r.dataset == "synthetic" for _, r in used)
+    return Q41Answer(cited(namer, used), tuple(missing), device, cpu, synthetic, b, l_, gap,
+                     largest_fitting_batch(tables["q1"]))
+
+
+def q41_text(a: Q41Answer) -> str:
+    parts = []
+    if a.large:
+        parts.append(f"The average training loss and training accuracy for the {Q4_EPOCH}th epoch for batch size per GPU "
+                     f"{a.large.batch} on 4 GPUs (global batch {a.large.global_batch}) are {number(a.large.loss.value, 4)} "
+                     f"and {pct(a.large.accuracy)}.")
+    if a.baseline:
+        parts.append(f"Lab 2's batch {Q4_BASELINE_BATCH} on 1 GPU reaches {number(a.baseline.loss.value, 4)} and "
+                     f"{pct(a.baseline.accuracy)}.")
+    if a.gap and a.large and a.baseline:
+        d = 100 * (a.large.accuracy.value - a.baseline.accuracy.value)
+        parts.append("The large batch's accuracy is " + says(a.gap, Words(
+            f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
+            "not clearly different from the baseline's")) + (
+            ": with the same epochs it takes far fewer, larger steps at the same learning rate." if a.gap.direction < 0
+            or (a.gap.one_run and a.gap.ratio < 1 - a.gap.threshold) else "."))
+    if not parts:
+        parts.append(f"This study has no {Q4_EPOCH}-epoch run to answer Q4.1 from.")
+    if a.large and a.q1_largest and a.large.batch != a.q1_largest:
+        parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
+    return " ".join(parts) + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(a.gap))
+
+
+# --- Q4.2 -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RemedyRun:
+    remedy: str
+    run: Run5
+    against_none: Optional[Verdict]  # its accuracy against no remedy at the same batch
+    against_baseline: Optional[Verdict]  # against Lab 2's baseline: equivalent -> the gap is closed
+
+
+@dataclass(frozen=True)
+class Q42Answer(Record):
+    synthetic: bool
+    cpu: bool
+    linear: Optional[RemedyRun]  # linear LR scaling alone
+    warmup: Optional[RemedyRun]  # linear scaling with gradual warmup
+    baseline: Optional[Run5]
+    plain: Optional[Run5]
+
+
+def q42_answer(tables: Tables) -> Optional[Q42Answer]:
+    q4, namer, ok, base = _q4_rows(tables)
+    if not part_a(tables):
+        return None
+    plain = max(((i, r) for i, r in ok if not r.baseline and remedy_name(r) == "none"), key=lambda x: x[1].batch_per_gpu,
+                default=None)
+    batch = plain[1].batch_per_gpu if plain else max((r.batch_per_gpu for _, r in ok if not r.baseline), default=None)
+    at = [(i, r) for i, r in ok if not r.baseline and r.batch_per_gpu == batch and not bool(r.sync_bn)]
+    lin = next(((i, r) for i, r in at if r.lr_scaling == "linear" and not r.warmup_epochs), None)
+    warm = next(((i, r) for i, r in at if r.lr_scaling == "linear" and r.warmup_epochs), None)
+    b, p = (_run5(base[1], namer) if base else None), (_run5(plain[1], namer) if plain else None)
+    missing = []
+    if lin is None:
+        missing.append("no run with linear LR scaling alone: add lr_scaling = \"linear\" to Q4's large-batch cells")
+    if warm is None:
+        missing.append("no run with warmup: add warmup_epochs = 2 with lr_scaling = \"linear\"")
+    used = [x for x in (base, plain, lin, warm) if x]
+    _, cpu = where(r.gpu_model for _, r in used)
+    return Q42Answer(cited(namer, used), tuple(missing), any(r.dataset == "synthetic" for _, r in used), cpu,
+                     _remedy(lin, namer, p, b), _remedy(warm, namer, p, b), b, p)
+
+
+def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5], base: Optional[Run5]) -> Optional[RemedyRun]:
+    if row is None:
+        return None
+    run = _run5(row[1], namer)
+    return RemedyRun(run.remedy, run, against(run.accuracy, plain.accuracy) if plain else None,
+                     against(run.accuracy, base.accuracy) if base else None)
+
+
+def q42_text(a: Q42Answer) -> str:
+    text = ("Remedy 1, the linear scaling rule (Goyal et al.): when the minibatch is k times larger, multiply the "
+            "learning rate by k. Remedy 2, gradual warmup: start at the small-batch learning rate and raise it step by "
+            "step to the scaled one over the first epochs, which avoids the early instability of a large learning rate.")
+    runs = [(name, r) for name, r in (("linear scaling", a.linear), ("linear scaling with warmup", a.warmup)) if r]
+    if runs and (a.plain or a.baseline):
+        items = [f"{name} reaches {pct(r.run.accuracy)}" + _effect(r, a.plain, a.baseline) for name, r in runs]
+        b = f" (baseline {pct(a.baseline.accuracy)}" if a.baseline else " ("
+        b += f", no remedy {pct(a.plain.accuracy)})" if a.plain else ")"
+        text += f" In this run, at batch {runs[0][1].run.batch} per GPU on 4 GPUs{b}: " + "; ".join(items) + "."
+    verdicts = [v for r in (a.linear, a.warmup) if r for v in (r.against_none, r.against_baseline)]
+    return text + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(*verdicts))
+
+
+def _effect(r: RemedyRun, plain: Optional[Run5], base: Optional[Run5]) -> str:
+    parts = []
+    if r.against_none and plain:
+        parts.append(says(r.against_none, Words("lower than without it", "higher than without it",
+                                                "no different from without it", "not clearly above no remedy")))
+    if r.against_baseline and base:
+        parts.append(says(r.against_baseline, Words("but leaves a gap to the baseline", "beyond the baseline",
+                                                    "closing the gap to the baseline", "the gap not clearly closed")))
+    return ", " + ", ".join(parts) if parts else ""
+
+
+# --- Q5-Q7: DDP's own evidence -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DDPRun:
+    setup: str
+    batch: int
+    gpus: int
+    grad_bytes: float
+    buffer_bytes: float
+    init_bytes: float
+    broadcast_buffers: bool
+    steps_per_epoch: float
+    overlap_without: float
+    overlap_with: float
+    bn_rank_spread: float  # NaN: not measured
+
+
+def _ddp_runs(tables: Tables) -> tuple[list[tuple[int, Any]], Optional[pd.DataFrame]]:
+    frame = tables.get("train_cells")
+    if frame is None or "ddp_grad_bytes" not in frame:
+        return [], None
+    cells = frame.reset_index(drop=True)
+    return [(i, r) for i, r in rows_of(cells) if r.status == "ok" and present(r.ddp_grad_bytes)], cells
+
+
+def _ddp(r: Any) -> DDPRun:
+    return DDPRun(f"{r.gpus} GPUs" if r.nodes == 1 else f"{r.nodes} nodes x {r.gpus_per_node} GPUs", int(r.batch_per_gpu),
+                  int(r.gpus), float(r.ddp_grad_bytes), float(r.ddp_buffer_bytes), float(r.ddp_init_bytes),
+                  bool(r.ddp_broadcast_buffers), float(r.ddp_steps_per_epoch), float(r.ddp_order_overlap_without_set_epoch),
+                  float(r.ddp_order_overlap_with_set_epoch), float(r.ddp_bn_rank_spread))
+
+
+@dataclass(frozen=True)
+class DDPAnswer(Record):
+    run: Optional[DDPRun]  # the run whose numbers the answer reads
+    gradients_only: Optional[DDPRun]  # Q7: a run with broadcast_buffers off
+
+
+def _cells_evidence(cells: Optional[pd.DataFrame], rows: list[tuple[int, Any]]) -> tuple:
+    from collect.findings import Evidence
+    return tuple(Evidence("train_cells", i, f"{r.gpus} GPUs, {r.engine}, batch {r.batch_per_gpu} (cell {r.cell_id})")
+                 for i, r in rows)
+
+
+def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[DDPAnswer]:
+    if not part_a(tables):
+        return None
+    runs, cells = _ddp_runs(tables)
+    if prefer_batch is not None:
+        runs = sorted(runs, key=lambda x: (x[1].batch_per_gpu != prefer_batch, -x[1].gpus))
+    main = next(((i, r) for i, r in runs if bool(r.ddp_broadcast_buffers)), runs[0] if runs else None)
+    off = next(((i, r) for i, r in runs if not bool(r.ddp_broadcast_buffers)), None)
+    missing = () if runs else ("no result records DDP's own evidence (written before jobs measured it): rerun a DDP "
+                               "cell to measure it",)
+    used = [x for x in (main, off) if x]
+    return DDPAnswer(_cells_evidence(cells, used), missing, _ddp(main[1]) if main else None, _ddp(off[1]) if off else None)
+
+
+def q5_text(a: DDPAnswer) -> str:
+    text = ("One needs to set the epoch because DistributedSampler shuffles each rank's shard with a generator seeded by "
+            "seed + epoch: without set_epoch(epoch) every epoch draws the same order, so each rank sees the same "
+            "samples in the same sequence every epoch. It does not synchronize the processes (DDP's all-reduce does).")
+    if a.run:
+        text += (f" Measured on {a.run.setup} at batch {a.run.batch}: {a.run.overlap_without:.0%} of a rank's sample "
+                 f"positions repeat from epoch 1 to 2 without set_epoch, {a.run.overlap_with:.1%} with it.")
+    return text + caveats(False, a.missing)
+
+
+def q6_text(a: DDPAnswer) -> str:
+    if a.run is None:
+        return ("No, gradients are not the only message: DDP also broadcasts the parameters and buffers from rank 0 "
+                "once when it wraps the model, and, with broadcast_buffers on (the default), rank 0's buffers (BatchNorm's "
+                "running mean and variance) before every forward; BatchNorm statistics are not all-reduced unless "
+                "SyncBatchNorm is used." + caveats(False, a.missing))
+    r = a.run
+    per_step = f"{r.buffer_bytes / 1e3:,.1f} kB of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
+               "before every forward" if r.buffer_bytes else "no buffer broadcast (broadcast_buffers off)"
+    return (f"No, gradients are not the only message. Measured on {r.setup} at batch {r.batch}: each step all-reduces "
+            f"{r.grad_bytes / 1e6:.1f} MB of gradients; besides them, {per_step}, and {r.init_bytes / 1e6:.1f} MB of "
+            "parameters and buffers broadcast once when DDP wraps the model. The statistics are copied from rank 0, "
+            "not reduced (only SyncBatchNorm reduces them)." + caveats(False, a.missing))
+
+
+def q7_answer(tables: Tables) -> Optional[DDPAnswer]:
+    return ddp_answer(tables, prefer_batch=512)
+
+
+def q7_text(a: DDPAnswer) -> str:
+    text = ("Communicating only the gradients keeps the weights identical on the 4 GPUs (each applies the same averaged "
+            "update), but not BatchNorm's running statistics: each rank's drift apart, and evaluation uses rank 0's. ")
+    off = a.gradients_only
+    if off and present(off.bn_rank_spread):
+        text += (f"Measured with gradients only ({off.setup}, batch {off.batch}): the ranks' running variances differ by "
+                 f"up to {off.bn_rank_spread:.1%} of a layer's mean")
+        if a.run and present(a.run.bn_rank_spread):
+            text += f", against {a.run.bn_rank_spread:.1%} with the buffers broadcast"
+        text += ". "
+    else:
+        text += "No run measured it: add a DDP cell with broadcast_buffers = false at batch 512 on 4 GPUs. "
+    text += ("So no, not sufficient at a global batch of 2048: keep the buffer broadcast or use SyncBatchNorm, and apply "
+             "linear LR scaling with warmup (Goyal et al.), whose effect Q4.2 measures.")
+    return text + caveats(False, a.missing if not off else ())

@@ -1,0 +1,120 @@
+"""collect --compare OTHER: the results dir against another (the baseline), configuration by
+configuration (collect.compare); compare.csv beside the tables, --report adds compare.md and its plot."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from orchestrator.commands.common import print_errors, results_dir_for
+from orchestrator.errors import PlanError
+
+FAIL_WORDS = ("slower", "worse")  # slower: a time or rate; worse: any metric with a better way (accuracy too)
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--compare", metavar="OTHER", help="compare the results with those in OTHER (the baseline, A): "
+                   "every ratio is these / OTHER's")
+    p.add_argument("--ignore", metavar="FIELDS", type=names, default=(),
+                   help="with --compare: pair configurations whatever these fields are (comma-separated: pipeline,precision)")
+    p.add_argument("--threshold", metavar="PCT", type=percent, default=0.05,
+                   help="with --compare: the change that matters, in %% (default 5%%)")
+    p.add_argument("--fail-on", metavar="WORD:PCT", type=fail_on, default=None,
+                   help="with --compare: exit 1 when a configuration is slower (or worse) beyond PCT: slower:5%%")
+
+
+def names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+def percent(text: str) -> float:
+    """"5%" or "5" -> 0.05: a percentage above 0 (argparse names the flag when it is not)."""
+    try:
+        value = float(text.strip().removesuffix("%")) / 100
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 10:
+        raise argparse.ArgumentTypeError(f"must be a percentage above 0, like 5%, got {text!r}")
+    return value
+
+
+def fail_on(text: str) -> tuple[str, float]:
+    """"slower:5%" -> ("slower", 0.05)."""
+    word, _, amount = text.partition(":")
+    try:
+        if word in FAIL_WORDS:
+            return word, percent(amount)
+    except argparse.ArgumentTypeError:
+        pass
+    raise argparse.ArgumentTypeError(f"must be WORD:PCT with WORD one of {', '.join(FAIL_WORDS)} and PCT above 0, "
+                                     f"like slower:5%, got {text!r}")
+
+
+def refuse_without_compare(args) -> None:
+    """--ignore, --threshold and --fail-on only mean something with --compare."""
+    given = [flag for flag, value, default in (("--ignore", args.ignore, ()), ("--threshold", args.threshold, 0.05),
+                                               ("--fail-on", args.fail_on, None)) if value != default]
+    if given and not args.compare:
+        raise PlanError(f"{given[0]} compares two result sets: add --compare OTHER (the results dir to compare with)")
+
+
+def run_compare(args, console: Console) -> int:
+    from collect.compare import compare_dirs  # pandas: only for this verb
+    from collect.compare.pairing import UnknownField
+    from collect.compare.table import worse_beyond
+
+    a_dir, b_dir = Path(args.compare), results_dir_for(args)
+    for where in (a_dir, b_dir):
+        if not where.is_dir():
+            raise PlanError(f"no results dir {where}; pass --compare and --results the dirs of two studies' results")
+    try:
+        comparison = compare_dirs(a_dir, b_dir, args.ignore, args.threshold)
+    except UnknownField as exc:
+        return print_errors([str(exc)]) or 2
+    written, error = _write(comparison, Path(args.out) if args.out else b_dir, args.report)
+    failed = worse_beyond(comparison, *args.fail_on) if args.fail_on else []
+    if args.json:
+        from collect.compare.render import to_json
+
+        print(to_json(comparison, [str(p) for p in written]))
+    else:
+        _print(console, comparison, written)
+    if failed:
+        word, threshold = args.fail_on
+        configs = len({(r.kind, r.config) for r in failed})
+        print(f"fail-on {word}:{100 * threshold:g}%: {configs} configuration{'s' if configs > 1 else ''} {word} beyond "
+              f"{100 * threshold:g}% ({len(failed)} figure{'s' if len(failed) > 1 else ''}), the first: {failed[0].config}, "
+              f"{failed[0].title}: {failed[0].text}", file=sys.stderr)
+    return print_errors([error] if error else []) or (1 if failed else 0)
+
+
+def _print(console: Console, comparison, written) -> None:
+    from collect.compare.render import grid, header_lines
+    from collect.render import print_grids
+
+    for line in header_lines(comparison):
+        console.print(Text(line))
+    print_grids(console, [grid(comparison)])
+    if written:
+        console.print(Text("written: " + ", ".join(str(p) for p in written)))
+
+
+def _write(comparison, out: Path, report: bool) -> tuple[list[Path], str]:
+    """compare.csv in `out`; with --report, compare.md and plots/compare_ratios.png too."""
+    from collect.compare.render import frame, markdown
+    from collect.report import write_files
+
+    files: dict[str, str | bytes] = {"compare.csv": frame(comparison).to_csv(index=False)}
+    if report:
+        from collect.compare.plot import ratio_plot
+
+        png = ratio_plot(comparison)
+        plot_file = "plots/compare_ratios.png" if png else None
+        files["compare.md"] = markdown(comparison, plot_file)
+        if png and plot_file:
+            files[plot_file] = png
+    written, error = write_files(out, files)
+    return list(written), error

@@ -1,0 +1,206 @@
+"""Part A's answers (collect.train.answers_*) from a full hw5 result set built from a student's hand-in
+numbers (tests/collect/dirs.py, hw5_results): the records' numbers against hand-worked ones, each
+comparative word flipped by fabricated results, the console on one screen, and golden wording."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from collect.report import collect
+from orchestrator.cli import main
+from tests.collect.dirs import HW5_Q4, write_hw5, write_lab
+
+PART_A = ("A.Q1", "A.Q2", "A.Q3.1", "A.Q3.2", "A.Q4.1", "A.Q4.2", "A.Q5", "A.Q6", "A.Q7")
+
+
+@pytest.fixture(scope="module")
+def hw5(tmp_path_factory):
+    collected = collect(write_hw5(tmp_path_factory.mktemp("hw5")))
+    return {a.id: a for a in collected.answers}
+
+
+def test_every_part_a_question_has_one_answer_in_order(hw5):
+    assert tuple(hw5) == PART_A
+
+
+def test_q1_numbers_by_hand(hw5):
+    a = hw5["A.Q1"].record
+    assert [b.batch for b in a.batches] == [32, 128, 512, 2048, 8192]
+    assert [b.train_s.value for b in a.batches if b.train_s] == [269.804, 228.871, 211.488, 204.0]
+    assert (a.largest_fit, a.first_oom, a.plateau) == (2048, 8192, 512)  # 211.488 -> 204.0 is 3.5% < 5%
+    assert a.trend.ratio == pytest.approx(204.0 / 269.804)
+    assert [b.steps for b in a.batches][:2] == [1563, 391]  # ceil(50,000 / 32), ceil(50,000 / 128)
+    assert str(a.because) == "fewer_steps"
+
+
+def test_q2_numbers_by_hand(hw5):
+    a = hw5["A.Q2"].record
+    dp2 = next(s for s in a.speedups if s.setup == "2 GPUs, DataParallel" and s.batch == 32)
+    assert dp2.speedup == pytest.approx(271.984 / 153.240)  # the hand-in's 1.775
+    assert a.strong.global_batch == 128 and a.strong.batch == 32  # 4 GPUs x 32 against 1 GPU at 128
+    assert a.strong.strong == pytest.approx(229.739 / 79.637) and a.strong.weak == pytest.approx(271.984 / 79.637)
+
+
+def test_q3_numbers_by_hand(hw5):
+    split = next(s for s in hw5["A.Q3.1"].record.splits if s.setup == "2 GPUs, DataParallel" and s.batch == 32)
+    assert split.compute_s == pytest.approx(269.804 / 2)
+    assert split.comm_s == pytest.approx(17.347)  # the hand-in's Table 2: 152.249 - 269.804 / 2
+    assert split.share == pytest.approx(17.347 / 152.249)
+    u = next(u for u in hw5["A.Q3.2"].record.utilizations if u.setup == "2 GPUs, DataParallel" and u.batch == 32)
+    assert u.gbps == pytest.approx(782 * 2 * 1 / 2 * 11_173_962 * 4 / 17.347 / 1e9)  # 2.015 GB/s
+
+
+def test_q4_numbers_by_hand(hw5):
+    a = hw5["A.Q4.1"].record
+    assert (a.large.batch, a.large.global_batch) == (2048, 8192)
+    assert (a.large.loss.value, a.large.accuracy.value) == pytest.approx((0.6444, 0.2750))
+    assert a.baseline.accuracy.value == pytest.approx(0.7955)
+    assert a.gap.ratio == pytest.approx(0.2750 / 0.7955)
+    b = hw5["A.Q4.2"].record
+    assert b.linear.run.accuracy.value == pytest.approx(0.55) and b.warmup.run.accuracy.value == pytest.approx(0.78)
+
+
+def test_golden_q1_paragraph(hw5):
+    assert hw5["A.Q1"].text.startswith(
+        "On NVIDIA H200, it takes 269.80 s using mini-batch size 32, 228.87 s using batch size 128, 211.49 s using batch "
+        "size 512 and 204.00 s using batch size 2048 to train one epoch (w/o data loading). Batch 8192 does not fit "
+        "(OOM): 2048 is the largest that fits. When the batch is larger it takes less time (1.32x faster from batch 32 "
+        "to 2048), because an epoch takes fewer steps (1,563 against 25)")
+
+
+def test_golden_q42_paragraph(hw5):
+    text = hw5["A.Q4.2"].text
+    assert text.startswith("Remedy 1, the linear scaling rule (Goyal et al.)") and "Remedy 2, gradual warmup" in text
+    assert ("linear scaling reaches 55.00%, higher than without it, but leaves a gap to the baseline; linear scaling "
+            "with warmup reaches 78.00%, higher than without it, closing the gap to the baseline") in text
+
+
+def test_answers_stay_short(hw5):
+    assert all(len(a.text.split()) <= 170 for a in hw5.values()), {k: len(a.text.split()) for k, a in hw5.items()}
+
+
+def answers_of(tmp_path, repeats=3, **kwargs):
+    return {a.id: a for a in collect(write_hw5(tmp_path, repeats, **kwargs)).answers}
+
+
+def test_comparative_words_with_repeats(tmp_path, monkeypatch):
+    """Three repeats each: the verdict decides; the remedy at the baseline's accuracy, the repeats
+    0.5% apart, closes the gap; 2% apart and 1.55 points below it, the verdict cannot tell."""
+    import tests.collect.dirs as dirs
+
+    monkeypatch.setattr(dirs, "HW5_SPREAD", (1.0, 0.995, 1.005))
+    a = answers_of(tmp_path / "a", q4=dict(HW5_Q4, warmup=(0.55, 0.7955)))
+    assert "it takes less time" in a["A.Q1"].text and "Strong scaling (the global batch fixed) would be worse" in a["A.Q2"].text
+    assert "points lower" in a["A.Q4.1"].text and "with warmup reaches 79.55% (79.15%-79.95% over 3 runs), higher than " \
+        "without it, closing the gap to the baseline" in a["A.Q4.2"].text
+    monkeypatch.setattr(dirs, "HW5_SPREAD", (1.0, 0.98, 1.02))
+    near = answers_of(tmp_path / "c")  # 78.00% against 79.55%, each spread 2%: the verdict cannot tell
+    assert "reaches 78.00% (76.44%-79.56% over 3 runs), higher than without it, the gap not clearly closed" in \
+        near["A.Q4.2"].text
+    flipped = dict(HW5_Q4, none=(0.6, 0.80), warmup=(0.55, 0.40))
+    b = answers_of(tmp_path / "b", q4=flipped)
+    assert "The large batch's accuracy is not clearly different from the baseline's." in b["A.Q4.1"].text
+    assert "with warmup reaches 40.00% (39.20%-40.80% over 3 runs), lower than without it, but leaves a gap" in b["A.Q4.2"].text
+
+
+def test_q1_flips_when_larger_batches_are_slower(tmp_path, monkeypatch):
+    import tests.collect.dirs as dirs
+
+    monkeypatch.setattr(dirs, "HW5_Q1", {32: (200.0, 190.0), 128: (230.0, 228.0), 512: (260.0, 250.0),
+                                        2048: (300.0, 290.0)})
+    a = answers_of(tmp_path)
+    assert "it takes more time (1.53x at batch 2048)" in a["A.Q1"].text
+    # 1 GPU at batch 128 is now slower than at 32: strong scaling would be better than weak
+    assert "Strong scaling (the global batch fixed) would be better" in a["A.Q2"].text
+
+
+def test_console_fits_one_screen_at_100_columns(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    for repeats in (1, 3):
+        path = write_hw5(tmp_path / str(repeats), repeats)
+        assert main(["collect", "--results", str(path)]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) <= 100, len(lines)
+        heads = [line.split()[0] for line in lines if line.startswith("A.Q")]
+        assert tuple(heads) == PART_A
+        assert any(line.startswith("tables: ") for line in lines[-4:]) and lines[-1].startswith("findings: ")
+
+
+def test_one_question_and_the_json(tmp_path, capsys):
+    path = write_hw5(tmp_path)
+    assert main(["collect", "--results", str(path), "--question", "q3.2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("A.Q3.2  Communication bandwidth utilization") and "Table 3: communication bandwidth" in out
+    assert "A.Q1 " not in out
+    assert main(["collect", "--results", str(path), "--question", "Q9"]) == 2
+    assert "valid: A.Q1, A.Q2" in capsys.readouterr().err
+    assert main(["collect", "--results", str(path), "--json"]) == 0
+    answers = json.loads(capsys.readouterr().out)["answers"]
+    assert [a["question"] for a in answers] == list(PART_A)
+    q1 = answers[0]
+    assert set(q1) == {"question", "title", "text", "numbers", "missing", "evidence", "tables", "findings"}
+    assert q1["numbers"]["largest_fit"] == 2048 and q1["evidence"][0]["table"] == "q1"
+    assert (path / "answers.md").read_text().count("## A.Q") == 9
+
+
+LAB = ("lab.utilization", "lab.full_run", "lab.scaling", "lab.workers", "lab.best")
+
+
+def test_the_lab_study_answers_the_labs_questions_once_each(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    path = write_lab(tmp_path)
+    answers = {a.id: a for a in collect(path).answers}
+    assert tuple(answers) == LAB  # and none of Part A's: the lab has no 1-GPU timing sweep
+    scaling = answers["lab.scaling"].record
+    four = next(r for r in scaling.runs if r.setup == "4 GPUs, DDP")
+    assert four.time.value == pytest.approx(7 * 17.0) and four.speedup == pytest.approx(420 / 119)  # 4 x 1.5 + 1 epochs
+    assert four.efficiency == pytest.approx(420 / 119 / 4)
+    assert scaling.bottleneck == "communication"  # 2 nodes: 8 s of 20 s exposed all-reduce, the least efficient
+    assert "scaling efficiency 75%" in answers["lab.scaling"].text and "times faster" not in answers["lab.scaling"].text
+    best = answers["lab.best"].record
+    assert best.accuracy.value == pytest.approx(0.81) and "1-epoch warmup" in best.best
+    assert "0.1 x 512/128 = 0.4" in answers["lab.workers"].text
+    assert main(["collect", "--results", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) <= 100 and [line.split()[0] for line in lines if line.startswith("lab.")] == list(LAB)
+
+
+def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
+    """A 4-GPU DDP run at batch 512 with the buffers broadcast, one with gradients only: the essay answers
+    carry their numbers; without any, they give the reasoning and the cell to add (the other tests)."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+
+    results = hw5_results()
+    ddp = [r for r in results if r.cell["engine"] == "ddp" and r.cell["batch_per_gpu"] == 512 and r.cell["gpus_per_node"] == 4
+           and r.cell.get("nodes", 1) == 1]
+    assert len(ddp) == 1
+    ddp[0].body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 25, 1.0, 0.004, 0.0)
+    other = next(r for r in results if r.cell["engine"] == "ddp" and r.cell["batch_per_gpu"] == 128
+                 and r.cell["gpus_per_node"] == 4)
+    other.body.ddp_evidence = DDPEvidence(4, 44_695_848, 0, 44_734_256, False, 98, 1.0, 0.01, 0.12)
+    from tests.factories import write_results
+    answers = {a.id: a for a in collect(write_results(tmp_path, results, study="hw5")).answers}
+    assert "100% of a rank's sample positions repeat from epoch 1 to 2 without set_epoch, 0.4% with it" in \
+        answers["A.Q5"].text
+    assert "each step all-reduces 44.7 MB of gradients; besides them, 38.4 kB of buffers" in answers["A.Q6"].text
+    q7 = answers["A.Q7"]
+    assert q7.record.gradients_only.bn_rank_spread == pytest.approx(0.12)
+    assert "differ by up to 12.0% of a layer's mean, against 0.0% with the buffers broadcast" in q7.text
+    assert "Note" not in answers["A.Q6"].text
+
+
+def test_q31_claims_no_trend_where_no_communication_is_measurable(tmp_path):
+    """Repeats 2% apart; every multi-GPU run trains in T1/N plus 0.5%: none is above T1/N by the verdict."""
+    import tests.collect.dirs as dirs
+
+    q1 = dirs.HW5_Q1
+    tight = {(n, b): q1[b][1] / n * 1.005 for n in (2, 4) for b in (32, 128, 512)}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dirs, "HW5_TRAIN", tight)
+        mp.setattr(dirs, "HW5_NODES", {b: q1[b][1] / 4 * 1.005 / 0.9 for b in (32, 128, 512)})  # train 0.9 x epoch
+        answers = answers_of(tmp_path)
+    a = answers["A.Q3.1"]
+    assert str(a.record.because) == "unmeasurable"
+    assert "no trend with the batch is claimed" in a.text and "falls with the batch" not in a.text

@@ -1,0 +1,41 @@
+"""Part B's answers (collect.ptq.questions) from the PTQ dir of three seeds (tests/collect/dirs.py:
+NOTEBOOK_ACCURACY, a failed seed and one not submitted), numbers by hand, each once, the words flipped."""
+from __future__ import annotations
+
+import pytest
+
+from collect.report import collect
+from orchestrator.cli import main
+from tests.collect.dirs import NOTEBOOK_ACCURACY, ptq_results, write_ptq
+from tests.factories import ptq_cell, ptq_result
+
+PART_B = ("B.Q1", "B.Q2", "B.Q3", "B.Q4", "B.Q5")
+
+
+def test_each_part_b_question_once_by_hand(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    path = write_ptq(tmp_path)
+    answers = {a.id: a for a in collect(path).answers}
+    assert tuple(answers) == PART_B
+    q2 = answers["B.Q2"].record.main
+    assert sorted(q2.accuracy.values) == [0.51, 0.52, 0.53] and q2.base_accuracy.value == pytest.approx(0.52)  # seeds' Net W8
+    assert q2.verdict.ratio == pytest.approx(0.52 / 0.52)
+    q1, q3 = answers["B.Q1"].record, answers["B.Q3"].record
+    assert q1.wider == ("conv1", "conv2", "fc1", "fc2", "fc3") and q1.narrower == ()  # 3 sigma [-0.29, 0.31] vs 0.25
+    assert q3.wider == ("input",) and q3.narrower == ("conv1", "conv2", "fc1", "fc2", "fc3")  # [-1, 3] vs [0, 9]
+    assert "2 of 5 seeds have no result (1 failed, 1 not submitted)" in answers["B.Q4"].text
+    assert answers["B.Q5"].text.count("synthetic") == 1
+    assert main(["collect", "--results", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) <= 100 and [line.split()[0] for line in lines if line.startswith("B.Q")] == list(PART_B)
+
+
+def test_the_bias_word_flips(tmp_path):
+    """Seeds whose float-bias accuracy is 10 points below the float network, 0.5% apart: lower, beyond the spread."""
+    accuracies = [(0.50, 0.51, 0.49, 0.60 + d, 0.50 + d, 0.60 + d) for d in (0.0, 0.003, -0.003)]
+    results = [ptq_result(ptq_cell(i), a) for i, a in enumerate(accuracies)]
+    answers = {a.id: a for a in collect(write_ptq(tmp_path, results, planned=())).answers}
+    assert "50.00% (49.70%-50.30% over 3 runs) against 60.00% (59.70%-60.30% over 3 runs) in float, 10.00 points " \
+           "lower" in answers["B.Q5"].text
+    assert "Quantized to int32: 60.00% (59.70%-60.30% over 3 runs), not distinguishable from it" in answers["B.Q5"].text
+    assert NOTEBOOK_ACCURACY and ptq_results  # the default dir's numbers are in tests/collect/dirs.py
