@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import signal
 from pathlib import Path
 
@@ -20,12 +21,18 @@ from tests.helpers import TINY_STUDY, cli, cli_json, one_gpu_machine
 
 @pytest.fixture
 def deadline():
-    """A hang fails the test in 10 s instead of hanging the suite."""
+    """A hang fails the test in 10 s, and a read without end (/dev/zero) at 2 GB more memory,
+    instead of hanging the suite or taking the machine's memory."""
     def expired(*_):
         raise TimeoutError("hung on a result file that is not a regular file")
     old = signal.signal(signal.SIGALRM, expired)
     signal.alarm(10)
+    limits = resource.getrlimit(resource.RLIMIT_DATA)
+    used = int(next(line for line in Path("/proc/self/status").read_text().splitlines()
+                    if line.startswith("VmData:")).split()[1]) * 1024
+    resource.setrlimit(resource.RLIMIT_DATA, (used + (2 << 30), limits[1]))
     yield
+    resource.setrlimit(resource.RLIMIT_DATA, limits)
     signal.alarm(0)
     signal.signal(signal.SIGALRM, old)
 
