@@ -190,8 +190,8 @@ def signed(value, digits: int) -> str:
 def print_answers(console: Console, answers) -> None:
     """Each answer (collect.questions.Answered): its id and title in bold, then its paragraph, as text."""
     for answer in answers:
-        console.print(Text(f"{answer.id}  {answer.question.title}", style="bold"))
-        console.print(Text(answer.text))
+        console.print(Text(visible(f"{answer.id}  {answer.question.title}"), style="bold"))
+        console.print(console_text(answer.text))
         console.print()
 
 

@@ -47,7 +47,7 @@ def test_status_shows_an_errors_escapes_visibly(hostile_dir, capsys):
 
 
 def test_collect_prints_escapes_visibly_and_writes_no_html_or_link_into_markdown(hostile_dir, capsys):
-    code, out, err = cli(capsys, "collect", "--results", hostile_dir, "--report")
+    code, out, err = cli(capsys, "collect", "--results", hostile_dir, "--report", "--tables")
     assert code == 0, err
     assert "\x1b" not in out + err and "\x9b" not in out + err and "\\x9b6n" in "".join(out.split())
     for name in ("tables.md", "report.md"):
