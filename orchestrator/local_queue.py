@@ -63,7 +63,7 @@ def _say(text: str, cell_id: str = "") -> None:
 
 def _detach_stdout(log: Path) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open_regular(log, "local queue log", os.O_WRONLY | os.O_CREAT | os.O_APPEND) as f:
+    with open_regular(log, "local queue log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW) as f:
         os.dup2(f.fileno(), 1)
         os.dup2(f.fileno(), 2)
 

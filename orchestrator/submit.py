@@ -216,7 +216,7 @@ def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
     machine_lock.check_lock_dir()
     log_path = plan.log_dir / QUEUE_LOG
     try:
-        log = open_regular(log_path, "local queue log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        log = open_regular(log_path, "local queue log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW)
     except NotRegular as exc:
         raise UserError(f"{exc}; move it aside") from exc
     with log:

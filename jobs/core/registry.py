@@ -208,7 +208,7 @@ def append(results_dir: Path, records: Sequence[Record]) -> None:
     lines = "".join(to_line(r) for r in records).encode()
     path = registry_path(results_dir)
     try:
-        with open_regular(path, "registry", os.O_RDWR | os.O_CREAT | os.O_APPEND) as f:
+        with open_regular(path, "registry", os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW) as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             f.seek(0, os.SEEK_END)
             if f.tell() > 0:

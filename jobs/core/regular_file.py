@@ -6,6 +6,7 @@ the file and says what it is; each reader adds what to do (skip it with a warnin
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -37,13 +38,19 @@ def open_regular(path: Path, what: str, flags: int = os.O_RDONLY, limit: Optiona
     """`path` opened with `flags` (os.O_*; O_CREAT makes it with mode 0666 less the umask) if it is
     a regular file of at most `limit` bytes; else NotRegular or TooLarge, naming it as `what` PATH.
     Checked before opening (a device is never opened) and again on what was opened (it may have
-    been swapped between): opened non-blocking, so that even a FIFO swapped in opens at once."""
+    been swapped between): opened non-blocking, so that even a FIFO swapped in opens at once.
+    With O_NOFOLLOW (the files written to), a link is NotRegular too."""
     try:
         _check(path, what, os.stat(path), limit)
     except FileNotFoundError:
         if not flags & os.O_CREAT:
             raise
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and flags & os.O_NOFOLLOW:  # what is written is never written through a link
+            raise NotRegular(f"{what} {path} is not a regular file (a link)") from exc
+        raise
     try:
         _check(path, what, os.fstat(fd), limit)
         os.set_blocking(fd, True)

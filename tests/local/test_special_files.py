@@ -15,6 +15,7 @@ from jobs.core.layout import result_path
 from jobs.core.result import NotRegularFile, read_good_result, read_result
 from jobs.core import registry
 from orchestrator.cli import main
+from jobs.core.errors import RegistryError
 from jobs.core.registry import Submission
 from tests.helpers import TINY_STUDY, cli, cli_json, one_gpu_machine
 
@@ -153,3 +154,16 @@ def test_logs_names_a_log_that_is_no_regular_file(planned, capsys, deadline, spe
     assert code == 0, err
     assert "epoch 1" in out
     assert f"log file {logs / '1_0_log.err'} is not a regular file" in err
+
+
+def test_the_registry_is_never_appended_through_a_link(tmp_path):
+    """registry.jsonl -> a file of yours elsewhere (~/.ssh/authorized_keys): nothing is written there."""
+    victim = tmp_path / "authorized_keys"
+    victim.write_text("ssh-ed25519 AAAA me\n")
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "registry.jsonl").symlink_to(victim)
+    sub = Submission("0123456789ab", "local", "1", "n1-g1-t1", registry.now_iso(), queue_pid=1)
+    with pytest.raises(RegistryError, match=r"registry \S+ is not a regular file \(a link\)"):
+        registry.append(results, [sub])
+    assert victim.read_text() == "ssh-ed25519 AAAA me\n"
