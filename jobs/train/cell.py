@@ -62,6 +62,9 @@ class Cell:
     repeat: int = 0  # distinguishes repeats of the same configuration
     # Fields below were added after results were written: list each in ADDED_LATER (ids).
     test_images: int = CIFAR10_TEST_IMAGES  # a prefix of the test set, evaluated after each epoch; 0 = none
+    # DDP's broadcast_buffers: rank 0's buffers (BatchNorm's running statistics) sent to every rank before each
+    # forward. False: only gradients are exchanged (Q7). The fast pipeline never sends them (it has no DDP module).
+    broadcast_buffers: bool = True
 
     def __post_init__(self) -> None:
         for name, type_name in _FIELD_TYPES:
@@ -95,6 +98,9 @@ class Cell:
                             f"use engine = \"ddp\" for nodes = {self.nodes}")
         if self.engine == "single" and self.gpus_per_node != 1:
             raise CellError(f"engine 'single' uses 1 GPU, got gpus_per_node = {self.gpus_per_node}; use \"dp\" or \"ddp\"")
+        if not self.broadcast_buffers and self.engine != "ddp":
+            raise CellError(f"broadcast_buffers = false is a DDP setting; engine '{self.engine}' has no buffers to "
+                            "broadcast: use engine = \"ddp\" or leave broadcast_buffers out")
         if self.pipeline == "fast" and self.engine == "dp":  # its step is one captured CUDA graph on one GPU
             raise CellError("pipeline 'fast' runs engines single and ddp, not dp; use engine = \"ddp\" "
                             "or pipeline = \"faithful\"")
@@ -143,6 +149,7 @@ class Cell:
         remedies = ", ".join(filter(None, [
             f"{self.lr_scaling} LR" if self.lr_scaling != "none" else "",
             f"warmup {self.warmup_epochs} ep" if self.warmup_epochs else "", "SyncBN" if self.sync_bn else "",
+            "" if self.broadcast_buffers else "gradients only",
         ])) or "-"
         return {"batch/GPU": str(self.batch_per_gpu), "global batch": str(self.global_batch),
                 "epochs": f"{self.epochs} (time {self.timed_epoch})", "data": self._data_text(),
@@ -173,7 +180,8 @@ class Cell:
         """A human name; not unique (the id is)."""
         shape = f"{self.nodes}x{self.gpus_per_node}" if self.nodes > 1 else f"{self.gpus}g"
         remedies = {"linear": "-lin", "sqrt": "-sqrt"}.get(self.lr_scaling, "") + (
-            f"-wu{self.warmup_epochs}" if self.warmup_epochs else "") + ("-sbn" if self.sync_bn else "")
+            f"-wu{self.warmup_epochs}" if self.warmup_epochs else "") + ("-sbn" if self.sync_bn else "") + (
+            "" if self.broadcast_buffers else "-gradonly")
         return f"{self.engine}-{shape}-b{self.batch_per_gpu}-e{self.epochs}{remedies}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,7 +202,7 @@ class Cell:
 
 # Fields added after results were first written, in the order they came. A new field goes here
 # (never removed): at its default it is left out of the id hash, so no earlier id changes.
-ADDED_LATER = ("test_images",)
+ADDED_LATER = ("test_images", "broadcast_buffers")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
 _FIELD_TYPES = tuple((f.name, str(f.type)) for f in dataclasses.fields(Cell))  # in the order of the fields
 assert set(ADDED_LATER) <= set(_DEFAULTS), "every field added later has a default"
