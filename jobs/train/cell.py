@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from collections.abc import Mapping
 from jobs.core.bandwidth import CPU_ITERS, ITERS, WINDOW_STEPS
 from jobs.core.cell import (DATASETS, TRAIN, CIFAR10_TRAIN_IMAGES, CIFAR10_TEST_IMAGES,
-                            SEED_LIMIT, CellError, check_choice, check_data_size, content_id, run_seed,
+                            SEED_LIMIT, CellError, check_choice, check_colour_jitter, check_data_size, content_id, run_seed,
                             cell_fields)
 
 ENGINES = ("single", "dp", "ddp")
@@ -65,6 +65,9 @@ class Cell:
     # DDP's broadcast_buffers: rank 0's buffers (BatchNorm's running statistics) sent to every rank before each
     # forward. False: only gradients are exchanged (Q7). The fast pipeline never sends them (it has no DDP module).
     broadcast_buffers: bool = True
+    # The synthetic set's per-image colour shift (std, pixel levels; jobs.runtime.data), as the PTQ kind's: classes
+    # overlap, so accuracy climbs over the epochs instead of reaching 100 %. Synthetic only; 0 = none.
+    colour_jitter: float = 0.0
 
     def __post_init__(self) -> None:
         for name, type_name in _FIELD_TYPES:
@@ -82,7 +85,7 @@ class Cell:
         for name in ("batch_per_gpu", "nodes", "gpus_per_node", "train_images", "epochs", "lr_ref_batch"):
             if getattr(self, name) <= 0:
                 raise CellError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("lr", "momentum", "weight_decay"):  # TOML has nan and inf; torch's SGD refuses < 0
+        for name in ("lr", "momentum", "weight_decay", "colour_jitter"):  # TOML has nan and inf; SGD refuses < 0
             if not math.isfinite(getattr(self, name)):
                 raise CellError(f"{name} must be a finite number, got {getattr(self, name)}")
         for name in ("loader_workers", "warmup_epochs", "seed", "repeat", "lr", "momentum", "weight_decay",
@@ -111,6 +114,7 @@ class Cell:
         SYNTHETIC_TEST_IMAGES, so a count between that and the whole set would be reported as
         evaluated while fewer were."""
         check_data_size(self.dataset, self.train_images, self.test_images)
+        check_colour_jitter(self.dataset, self.colour_jitter)
         if self.dataset == "synthetic" and SYNTHETIC_TEST_IMAGES < self.test_images < CIFAR10_TEST_IMAGES:
             raise CellError(f"test_images = {self.test_images}: the synthetic set has {SYNTHETIC_TEST_IMAGES} test "
                             f"images; use 1..{SYNTHETIC_TEST_IMAGES}, or {CIFAR10_TEST_IMAGES} (the whole test set)")
@@ -156,9 +160,11 @@ class Cell:
                 "remedies": remedies}
 
     def _data_text(self) -> str:
-        """"synthetic 512 / test 100": training images, and the test images evaluated."""
+        """"synthetic 512 (jitter 30) / test 100": training images (the synthetic set's colour jitter),
+        and the test images evaluated."""
         test = f"test {self.evaluated_test_images}" if self.test_images else "no test"
-        return f"{self.dataset} {self.train_images} / {test}"
+        jitter = f" (jitter {self.colour_jitter:g})" if self.colour_jitter else ""
+        return f"{self.dataset} {self.train_images}{jitter} / {test}"
 
     def estimate_s(self, images_per_s_per_gpu: float) -> float:
         """Training seconds: epochs x images / (images/s per GPU x GPUs)."""
@@ -202,7 +208,7 @@ class Cell:
 
 # Fields added after results were first written, in the order they came. A new field goes here
 # (never removed): at its default it is left out of the id hash, so no earlier id changes.
-ADDED_LATER = ("test_images", "broadcast_buffers")
+ADDED_LATER = ("test_images", "broadcast_buffers", "colour_jitter")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
 _FIELD_TYPES = tuple((f.name, str(f.type)) for f in dataclasses.fields(Cell))  # in the order of the fields
 assert set(ADDED_LATER) <= set(_DEFAULTS), "every field added later has a default"

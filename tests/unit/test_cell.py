@@ -265,3 +265,26 @@ def test_a_plan_refuses_broadcast_buffers_off_for_an_engine_without_ddp(in_tmp, 
     study = (f'name = "bad"\n[[grid]]\nengine = "{engine}"\ngpus_per_node = {gpus}\nbatch_per_gpu = 32\n'
              "broadcast_buffers = false\n")
     assert_plan_refuses(in_tmp, capsys, study, f"broadcast_buffers = false is a DDP setting; engine '{engine}'")
+
+
+@pytest.mark.parametrize("cell_id, fields", EARLIER_IDS)
+def test_colour_jitter_at_0_leaves_ids_alone_and_set_gives_a_new_one(cell_id, fields):
+    assert Cell(**fields, colour_jitter=0).cell_id == cell_id
+    if fields.get("dataset") == "synthetic":
+        assert len({Cell(**fields, colour_jitter=j).cell_id for j in (0, 30, 30.5)}) == 3
+
+
+def test_plan_shows_the_synthetic_sets_colour_jitter():
+    cell = Cell(**SYNTHETIC, train_images=128, colour_jitter=30)
+    assert cell.plan_columns()["data"] == "synthetic 128 (jitter 30) / test 100"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('dataset = "cifar10"\ncolour_jitter = 30', 'colour_jitter = 30 applies to dataset = "synthetic" only'),
+    ('dataset = "synthetic"\ncolour_jitter = -5', "colour_jitter must be >= 0, got -5"),
+    ('dataset = "synthetic"\ncolour_jitter = nan', "colour_jitter must be a finite number"),
+    ('dataset = "synthetic"\ncolour_jitter = "high"', "colour_jitter must be of type float"),
+])
+def test_a_plan_refuses_a_colour_jitter_no_set_can_take(in_tmp, capsys, line, expected):
+    study = f'name = "bad"\n[[grid]]\nengine = "single"\nbatch_per_gpu = 32\n{line}\n'
+    assert_plan_refuses(in_tmp, capsys, study, expected)
