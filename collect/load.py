@@ -26,6 +26,7 @@ from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, result_files
 from jobs.core.plan_file import cell_dicts
+from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
 from jobs.core import registry
 from jobs.core.states import ENDED_WORDS, SLURM_STATES, CellState
@@ -33,13 +34,15 @@ from jobs.core.states import ENDED_WORDS, SLURM_STATES, CellState
 def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
     """The study's name and its cells (field dicts), from plan.json; none if absent."""
     path = Path(results_dir) / PLAN_FILE
-    if not path.is_file():
+    if not path.exists():
         return None, []
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_regular(path, "plan file", PLAN_MAX))
         if not isinstance(data, dict):
             raise ValueError("not a plan: no list of cells")
         cells = cell_dicts(data.get("cells", []))
+    except (NotRegular, TooLarge) as exc:
+        raise ResultError(f"{exc}; run `python -m orchestrator plan` again") from exc
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise ResultError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc

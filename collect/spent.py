@@ -11,6 +11,7 @@ from typing import Optional
 import pandas as pd
 
 from jobs.core.layout import SPENT_FILE
+from jobs.core.regular_file import CACHE_MAX, read_regular
 from jobs.core.result import ResultError
 
 SPENT_COLUMNS = ["cell_id", "job_id", "gpus", "elapsed_s", "source", "state", "live", "gpu_hours"]
@@ -23,10 +24,10 @@ def read_spent(results_dir: Path, measured: Optional[dict] = None) -> pd.DataFra
     SPENT_COLUMNS, with `measured_at` in the frame's attrs; none when there is no such file. An
     unreadable one raises ResultError naming it (its numbers would reach a table)."""
     path = Path(results_dir) / SPENT_FILE
-    if measured is None and not path.is_file():
+    if measured is None and not path.exists():
         return pd.DataFrame(columns=SPENT_COLUMNS)
     try:
-        data = json.loads(path.read_text()) if measured is None else measured
+        data = json.loads(read_regular(path, "spent file", CACHE_MAX)) if measured is None else measured
         charges = data["charges"] if isinstance(data, dict) else None
         if not isinstance(charges, list):
             raise ValueError("no list of charges")

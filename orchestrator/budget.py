@@ -24,6 +24,7 @@ from pathlib import Path
 
 from jobs.core.layout import PLAN_FILE, SPENT_FILE
 from jobs.core import registry
+from jobs.core.regular_file import PLAN_MAX, read_regular
 from orchestrator import estimate, spent
 from orchestrator.errors import BudgetError, PlanError, UserError
 from orchestrator.estimate import Estimate
@@ -273,7 +274,7 @@ def never_submitted(results_dir: Path) -> bool:
 def _study_name(results_dir: Path) -> str:
     """The plan's study name, without reading (and checking) its cells; PlanError if unreadable."""
     try:
-        data = json.loads((results_dir / PLAN_FILE).read_text())
+        data = json.loads(read_regular(results_dir / PLAN_FILE, "plan file", PLAN_MAX))
         return str(data["study"])
     except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise PlanError(f"the plan in {results_dir} is unreadable ({exc})") from exc

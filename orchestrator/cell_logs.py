@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Optional
 from collections.abc import Callable, Iterator
 
+from jobs.core.regular_file import LOG_READ_MAX, MB, NotRegular, open_regular, read_end
 from orchestrator.errors import UserError
 from jobs.core.registry import Submission
 from orchestrator.status import Monitor
@@ -22,11 +23,17 @@ def log_files(sub: Optional[Submission], cell_id: str) -> tuple[Path, Path]:
 
 
 def tail_lines(path: Path, lines: int) -> str:
-    """The last `lines` lines of a file (0: all of it), or "" when it does not exist yet."""
+    """The last `lines` lines of a log (0: all of it, up to its last LOG_READ_MAX bytes), or ""
+    when it does not exist yet; NotRegular when it is no regular file (a FIFO)."""
     try:
-        text = path.read_text(errors="replace")
+        data, skipped = read_end(path, "log file", LOG_READ_MAX)
+    except NotRegular:
+        raise
     except OSError:
         return ""
+    text = data.decode(errors="replace")
+    if skipped:
+        text = f"({skipped / MB:,.0f} MB before this not shown)\n" + text.split("\n", 1)[-1]
     if lines <= 0:
         return text
     return "".join(text.splitlines(keepends=True)[-lines:])
@@ -43,9 +50,9 @@ def follow(paths: list[Path], ended: Callable[[], bool], check_every_s: float) -
             over, next_check = ended(), time.monotonic() + check_every_s
         for path in paths:
             try:
-                with open(path, "rb") as f:
+                with open_regular(path, "log file") as f:  # a FIFO is skipped (`logs` said so), never waited on
                     f.seek(offsets[path])
-                    chunk = f.read()
+                    chunk = f.read(LOG_READ_MAX)
             except OSError:
                 continue
             if chunk:

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from jobs.core.regular_file import read_end
 from jobs.core.states import SLURM_STATES, CellState
 
 _STEPD = re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*")
@@ -46,11 +47,8 @@ def read_tail(path: Optional[str], size: int = LOG_TAIL_BYTES) -> str:
     if not path:
         return ""
     try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            f.seek(max(0, f.tell() - size))
-            return f.read().decode(errors="replace")
-    except OSError:
+        return read_end(Path(path), "log file", size)[0].decode(errors="replace")
+    except OSError:  # gone, or no regular file (a FIFO would never end the read): no evidence
         return ""
 
 

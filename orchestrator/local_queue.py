@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from jobs.core.kinds import kind_named
+from jobs.core.regular_file import open_regular
 from jobs.core.result import read_good_result
 from jobs.core import registry
 from orchestrator import machine_lock
@@ -22,6 +23,7 @@ from orchestrator.plan import read_plan
 from jobs.core.registry import Submission
 from orchestrator.warm_start import warm_server
 
+QUEUE_LOG = "local-queue.log"  # in the plan's log dir
 POLL_S = 0.1  # a look at the job's controller process: cheap
 
 
@@ -34,7 +36,7 @@ def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
         Submission(cid, "local", None, plan.array_of(cid).name, registry.now_iso(), queue_pid=pid) for cid in cell_ids
     ])
     print(f"queued {len(cell_ids)}", flush=True)  # `submit` waits for this line
-    _detach_stdout(Path(plan.log_dir) / "local-queue.log")
+    _detach_stdout(Path(plan.log_dir) / QUEUE_LOG)
     with machine_lock.queue_turn(_say) as turn, warm_server(job_modules(plan, cell_ids), _say) as warm:
         for cid in cell_ids:
             if read_good_result(results_dir, cid) is not None:
@@ -61,10 +63,9 @@ def _say(text: str, cell_id: str = "") -> None:
 
 def _detach_stdout(log: Path) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+    with open_regular(log, "local queue log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW) as f:
+        os.dup2(f.fileno(), 1)
+        os.dup2(f.fileno(), 2)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, Optional
 
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import STATUS_CACHE
+from jobs.core.regular_file import CACHE_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, Status, read_result
 from jobs.core.sealed import is_sealed, sealed_text
 
@@ -84,6 +85,7 @@ class Outcomes:
         self.results_dir = Path(results_dir)
         self.kept: Optional[dict[str, tuple[Key, Outcome]]] = None  # loaded from the cache on first use
         self.skipped_files: list[str] = []  # why each result file that is no regular file was not read
+        self.cache_refused = ""  # why the status cache was not read (no regular file): said once, then replaced
 
     def read(self, cell_ids: tuple[str, ...]) -> dict[str, Outcome | ResultError]:
         """Each of these cells' result: its Outcome, or the error reading it (absent cells and
@@ -95,7 +97,8 @@ class Outcomes:
         present = [(name[:-5], entry) for name, entry in self._listed().items() if name[:-5] in planned]
         out: dict[str, Outcome | ResultError] = {}
         changed = not kept.keys() <= {cell_id for cell_id, _ in present}  # a file gone (or of an old plan)
-        self.skipped_files = []
+        changed = changed or bool(self.cache_refused)
+        self.skipped_files = [self.cache_refused] if self.cache_refused else []
         for cell_id, entry in present:
             try:
                 stat = entry.stat()
@@ -134,7 +137,7 @@ class Outcomes:
     def _load(self) -> dict[str, tuple[Key, Outcome]]:
         """The cache's entries; none when it is absent, not sealed or of another version."""
         try:
-            text = (self.results_dir / STATUS_CACHE).read_bytes()
+            text = read_regular(self.results_dir / STATUS_CACHE, "status cache", CACHE_MAX)
             data = json.loads(text) if is_sealed(text) else {}
             if data.get("version") != CACHE_VERSION:
                 return {}
@@ -144,6 +147,9 @@ class Outcomes:
                                       in_epochs_s))
                     for cell_id, (ino, size, mtime, ctime, status, error, started, run_s, nodes, images, epoch_s,
                                   in_epochs_s) in data["files"].items()}
+        except (NotRegular, TooLarge) as exc:
+            self.cache_refused = f"{exc}; not used (status writes a new one in its place)"
+            return {}
         except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
             return {}
 
@@ -158,5 +164,6 @@ class Outcomes:
         try:
             write_bytes_atomic(self.results_dir / STATUS_CACHE,
                                sealed_text({"version": CACHE_VERSION, "files": files}).encode())
+            self.cache_refused = ""
         except OSError:
             pass  # a read-only results dir: the next status reads the files again

@@ -22,6 +22,7 @@ from jobs.core.kinds import cell_from_dict, kind_named
 from jobs.core.atomic import strict_json, write_bytes_atomic
 from jobs.core.layout import CELL_ID, LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE, check_cell_id
 from jobs.core.plan_file import cell_dicts, cells_table, stored_ids
+from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.sealed import is_sealed, sealed_text
 from orchestrator.errors import PlanError, UserError
 from orchestrator.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, check_slurm_name
@@ -405,12 +406,14 @@ def _swap_in(stage: Path, results_dir: Path) -> None:
 
 def read_plan(results_dir: Path) -> Plan:
     path = Path(results_dir) / PLAN_FILE
-    if not path.is_file():
+    if not path.exists():
         raise PlanError(f"no plan in {results_dir}; run `python -m orchestrator plan` first (same --study/--results)")
     try:
-        text = path.read_bytes()
+        text = read_regular(path, "plan file", PLAN_MAX)
         plan = Plan.from_dict(json.loads(text), sealed=is_sealed(text))
-    except (ValueError, KeyError, TypeError, UserError, RecursionError) as exc:
+    except (NotRegular, TooLarge) as exc:
+        raise PlanError(f"{exc}; run `python -m orchestrator plan` again") from exc
+    except (OSError, ValueError, KeyError, TypeError, UserError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise PlanError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
     here = str(Path(results_dir).absolute())  # a results dir is relocatable: where it is now wins

@@ -134,6 +134,13 @@ def sacct_time(iso: str) -> str:
     return when.astimezone().strftime("%Y-%m-%dT%H:%M:%S")
 
 
+def scheduler_answer(command: list[str], timeout: Optional[float]) -> subprocess.CompletedProcess:
+    """Run a SLURM command; its answer as text, where bytes that are not UTF-8 (another job's
+    Latin-1 name, a site's message) read as U+FFFD instead of failing every verb."""
+    return subprocess.run(command, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                          timeout=timeout)
+
+
 class SlurmClient:
     """The SLURM commands this tool runs, counted (`calls`), each with a timeout."""
 
@@ -145,7 +152,7 @@ class SlurmClient:
     def _run(self, command: list[str]) -> subprocess.CompletedProcess:
         self.calls[command[0]] += 1
         try:
-            return subprocess.run(command, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S)
+            return scheduler_answer(command, QUERY_TIMEOUT_S)
         except FileNotFoundError as exc:
             raise SchedulerError(f"{command[0]} is not on PATH; run on a SLURM login node or use --executor local") from exc
         except subprocess.TimeoutExpired as exc:

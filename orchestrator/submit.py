@@ -9,6 +9,7 @@ The whole decision and submission holds the results dir's submit lock.
 """
 from __future__ import annotations
 
+import os
 import secrets
 import subprocess
 import sys
@@ -19,10 +20,12 @@ from pathlib import Path
 from typing import Optional
 
 from jobs.core import registry
+from jobs.core.regular_file import NotRegular, open_regular
 from orchestrator import budget, machine_lock, slurm_client
 from orchestrator.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
 from orchestrator.plan import ArrayPlan, Plan, check_results_path
+from orchestrator.local_queue import QUEUE_LOG
 from orchestrator.recovery import INTENT_GRACE_S
 from orchestrator.machine import not_here, this_machine
 from jobs.core.registry import Abandoned, Intent, Skipped
@@ -211,7 +214,11 @@ def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
     """Start the queue detached (its own session: it outlives this shell) and wait until it
     has recorded its cells, so that a `status` or `submit` right after sees them."""
     machine_lock.check_lock_dir()
-    log = open(plan.log_dir / "local-queue.log", "a")
+    log_path = plan.log_dir / QUEUE_LOG
+    try:
+        log = open_regular(log_path, "local queue log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW)
+    except NotRegular as exc:
+        raise UserError(f"{exc}; move it aside") from exc
     with log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "orchestrator.local_queue", plan.results_dir, *cell_ids],
@@ -220,4 +227,4 @@ def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
     line = proc.stdout.readline() if proc.stdout else ""
     if not line.startswith("queued"):
         proc.wait()
-        raise SchedulerError(f"the local queue did not start (exit {proc.returncode}); see {log.name}")
+        raise SchedulerError(f"the local queue did not start (exit {proc.returncode}); see {log_path}")

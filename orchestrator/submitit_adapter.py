@@ -32,6 +32,7 @@ from orchestrator.machine_lock import running_cell
 from orchestrator.plan import ArrayPlan, Plan
 from jobs.core.registry import Submission, now_iso
 from orchestrator.sbatch import job_name, render_sbatch
+from orchestrator.slurm_client import scheduler_answer
 from orchestrator.warm_start import python_for
 
 MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at most this often
@@ -85,9 +86,20 @@ class PlannedSlurmExecutor(submitit.SlurmExecutor):
             submission.dump(path)
             self.pickles.append(path)
         self._count = len(delayed)
-        first = self._submit_command(self._submitit_command_str)
-        tasks = list(range(first.num_tasks))
-        return [SlurmJob(folder=self.folder, job_id=f"{first.job_id}_{i}", tasks=tasks) for i in range(len(delayed))]
+        first = self._sbatch(folder)
+        tasks = list(range(self._num_tasks()))
+        return [SlurmJob(folder=self.folder, job_id=f"{first}_{i}", tasks=tasks) for i in range(len(delayed))]
+
+    def _sbatch(self, folder: Path) -> str:
+        """sbatch our text (kept as <job name>_submission.sh); the array's job id. Not submitit's
+        _submit_command: it fails on an answer that is not UTF-8 (a site's warning in Latin-1)
+        after SLURM has queued the array. No timeout: sbatch's own says it timed out."""
+        script = folder / f"{self._job_name}_submission.sh"
+        script.write_text(self._render(self._count))
+        answer = scheduler_answer(["sbatch", str(script)], None)
+        if answer.returncode != 0:
+            raise submitit_utils.FailedJobError(answer.stderr.strip() or f"sbatch exited {answer.returncode}")
+        return self._get_job_id_from_submission_command(answer.stdout)
 
 
 def call_pickle_name(job_name: str, index: int) -> str:

@@ -12,7 +12,12 @@ submitit's controller starts the tasks through the client half of this module
 (`python -m orchestrator.warm_start ADDRESS -u -m MODULE ARGS`), which asks the server for the
 child, passes on every signal the controller sends it (cancel, time limit) and exits as the child
 did. The server kills a child whose client is gone (killed). Where there is no server, the
-client becomes the cold command itself (exec), exactly as before. It serves its own user only.
+client becomes the cold command itself (exec), exactly as before.
+
+Each side talks to its own user only (the socket's peer credentials): the server refuses another
+user's client, and a client that finds another user's server on the name (its name shows in `ps`;
+anyone may bind it once the server is gone) sends it nothing, neither environment nor streams,
+and starts cold.
 
     python -m orchestrator.warm_start serve ADDRESS MODULE...     (the local queue starts it)
 """
@@ -44,6 +49,12 @@ def _address(name: str) -> str:
     return "\0" + name
 
 
+def _peer_uid(conn: socket.socket) -> int:
+    """The uid of the process at the other end (the server's: as it was when it listened)."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
 # ---------------------------------------------------------------- client: what submitit's controller runs
 
 def client(name: str, command: list[str]) -> NoReturn:
@@ -53,6 +64,10 @@ def client(name: str, command: list[str]) -> NoReturn:
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         conn.connect(_address(name))
+        if _peer_uid(conn) != os.getuid():
+            print(f"warm_start: {name} is served by another user (uid {_peer_uid(conn)}); sent it nothing, "
+                  "starting cold", file=sys.stderr, flush=True)
+            raise OSError("another user's server")
         request = {"module": module, "args": args, "env": dict(os.environ), "cwd": os.getcwd()}
         socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
         first = _receive(conn)
@@ -172,11 +187,6 @@ class Server:
             if conn is not None:
                 _send(conn, {"exit": os.waitstatus_to_exitcode(status)})
                 conn.close()
-
-
-def _peer_uid(conn: socket.socket) -> int:
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,13 @@ def in_tmp(tmp_path, monkeypatch) -> Path:
     """Run in an empty directory, as a newcomer would (runs/ and data/ land here)."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A dir like /tmp on a login node, for tests with two users (tests/two_users.py): anyone
+    may make files in it, only their owner may remove them (the sticky bit)."""
+    path = Path(tempfile.mkdtemp(prefix="two-users-"))
+    path.chmod(0o1777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

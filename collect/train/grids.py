@@ -42,8 +42,8 @@ def remedy_name(row) -> str:
         parts.append(f"{row.warmup_epochs}-epoch warmup")
     if bool(row.sync_bn):
         parts.append("SyncBatchNorm")
-    if not bool(getattr(row, "broadcast_buffers", True)):  # a cell field since Q7's cells (results before: True)
-        parts.append("gradients only")
+    if not bool(getattr(row, "broadcast_buffers", True)):
+        parts.append("gradients only (no buffer broadcast)")
     return " + ".join(parts) or "none"
 
 

@@ -28,8 +28,10 @@ GPU_VALUES = ["peak_mem_gib", "gpu_util_median_pct", "gpu_mem_used_max_gib"]  # 
 
 
 def plain(frame: pd.DataFrame) -> pd.Series:
-    """Cells without a large-batch remedy."""
-    return (frame.lr_scaling == "none") & (frame.warmup_epochs == 0) & (~frame.sync_bn.astype(bool))
+    """Cells without a large-batch remedy, DDP's buffers broadcast as by default (a "gradients only"
+    cell is Q7's, not a run of the recipe)."""
+    return ((frame.lr_scaling == "none") & (frame.warmup_epochs == 0) & (~frame.sync_bn.astype(bool))
+            & frame.broadcast_buffers.astype(bool))
 
 
 def timing_protocol(frame: pd.DataFrame) -> Optional[tuple[int, int]]:

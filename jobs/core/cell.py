@@ -61,6 +61,16 @@ def check_data_size(dataset: str, train_images: int, test_images: int) -> None:
             raise CellError(f"{name} must be <= {limit} for {dataset}{stands_in}, got {value}")
 
 
+def check_colour_jitter(dataset: str, colour_jitter: float) -> None:
+    """The synthetic set's colour jitter (jobs.runtime.data.SyntheticSpec), every kind's: >= 0, and
+    on the synthetic set only (CIFAR-10's images are what they are)."""
+    if colour_jitter < 0:
+        raise CellError(f"colour_jitter must be >= 0, got {colour_jitter:g}")
+    if colour_jitter and dataset != "synthetic":
+        raise CellError(f"colour_jitter = {colour_jitter:g} applies to dataset = \"synthetic\" only; "
+                        f"remove it for dataset = {dataset!r}")
+
+
 def cell_fields(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a cell of class `cls` from its JSON: its kind must be the class's (a cell
     without one is a training cell), and no field unknown to the class."""

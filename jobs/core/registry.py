@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 
 from jobs.core.layout import LOCK_FILE, REGISTRY_FILE
 from jobs.core.errors import RegistryError
+from jobs.core.regular_file import REGISTRY_MAX, NotRegular, TooLarge, open_regular, read_regular
 
 
 
@@ -207,7 +208,7 @@ def append(results_dir: Path, records: Sequence[Record]) -> None:
     lines = "".join(to_line(r) for r in records).encode()
     path = registry_path(results_dir)
     try:
-        with open(path, "ab+") as f:
+        with open_regular(path, "registry", os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW) as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             f.seek(0, os.SEEK_END)
             if f.tell() > 0:
@@ -217,6 +218,8 @@ def append(results_dir: Path, records: Sequence[Record]) -> None:
             f.write(lines)
             f.flush()
             os.fsync(f.fileno())
+    except NotRegular as exc:
+        raise RegistryError(f"{exc}; move it aside (it should be the file `submit` appends to)") from exc
     except OSError as exc:
         raise RegistryError(f"cannot write the registry {path}: {exc.strerror}; check the results dir's permissions") from exc
 
@@ -225,7 +228,9 @@ def load(results_dir: Path) -> RegistryState:
     path = registry_path(results_dir)
     state = RegistryState()
     try:
-        text = path.read_text() if path.exists() else ""
+        text = read_regular(path, "registry", REGISTRY_MAX).decode(errors="replace") if path.exists() else ""
+    except (NotRegular, TooLarge) as exc:
+        raise RegistryError(f"{exc}; move it aside (it should be the file `submit` appends to)") from exc
     except OSError as exc:
         raise RegistryError(f"cannot read the registry {path}: {exc.strerror}; check the results dir") from exc
     numbered = [(number, line) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
@@ -275,7 +280,9 @@ def _parsed(lines: list[str]) -> list[Any]:
 def _lock_handle(results_dir: Path):
     path = Path(results_dir) / LOCK_FILE
     try:
-        return open(path, "a")
+        return open_regular(path, "submit lock", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW)
+    except NotRegular as exc:
+        raise RegistryError(f"{exc}; remove it (`submit` makes it again)") from exc
     except OSError as exc:
         raise RegistryError(f"cannot write in {results_dir}: {exc.strerror}; check its permissions or pass --results") from exc
 

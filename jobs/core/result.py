@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import reprlib
-import stat
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -20,6 +19,7 @@ from jobs.core.cell import CellError, check_choice, kind_of
 from jobs.core.kinds import kind_named
 from jobs.core.layout import result_path
 from jobs.core.phases import Phases
+from jobs.core.regular_file import RESULT_MAX, NotRegular, TooLarge, read_regular
 
 SCHEMA_VERSION = 1
 
@@ -45,12 +45,6 @@ class ResultError(ValueError):
 class NotRegularFile(ResultError):
     """A FIFO, socket, device or directory named like a result file: never opened (reading a
     FIFO with no writer waits forever); its readers skip it with a warning."""
-
-
-
-
-
-
 
 
 class Body(Protocol):
@@ -174,14 +168,17 @@ def floats_back(data: dict[str, Any], keys: Optional[tuple[str, ...]] = None) ->
 
 def read_result(path: Path) -> Result:
     path = Path(path)
-    _check_regular(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_regular(path, "result file", RESULT_MAX))
         version = data.get("schema_version") if isinstance(data, dict) else None
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise ResultError(f"result file {path} has schema_version {version}; this orchestrator reads "
                               f"{SCHEMA_VERSION} and older: upgrade it to read that file")
         result = Result.from_dict(data)
+    except NotRegular as exc:
+        raise NotRegularFile(f"{exc}; skipped it: move it aside") from exc
+    except TooLarge as exc:
+        raise ResultError(f"{exc}; move it aside and rerun `submit` to redo cell {path.stem}") from exc
     except (OSError, ValueError, TypeError, KeyError, CellError, RecursionError) as exc:
         if isinstance(exc, ResultError):
             raise
@@ -192,20 +189,6 @@ def read_result(path: Path) -> Result:
         raise ResultError(f"result file {path} holds the result of cell {result.cell_id} (copied or renamed?); "
                           f"move it aside and rerun `submit` to redo cell {path.stem}")
     return result
-
-
-_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"),
-            (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
-
-
-def _check_regular(path: Path) -> None:
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return  # the read says why
-    if not stat.S_ISREG(mode):
-        what = next((name for test, name in _SPECIAL if test(mode)), "special")
-        raise NotRegularFile(f"result file {path} is not a regular file ({what}); skipped it: move it aside")
 
 
 def _short(exc: BaseException) -> str:

@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 from collections.abc import Mapping
 
 from jobs.core.cell import (CIFAR10_TEST_IMAGES, CIFAR10_TRAIN_IMAGES, DATASETS, SEED_LIMIT,
-                            CellError, cell_fields, check_choice, check_data_size, content_id, run_seed)
+                            CellError, cell_fields, check_choice, check_colour_jitter, check_data_size,
+                            content_id, run_seed)
 from jobs.ptq.config import INTEGER_RUNS, PTQConfig, QuantSpec
 from jobs.ptq.choices import GRANULARITIES, PERCENTILE, RANGE_METHODS, check_bits, check_percentile
 
@@ -189,11 +190,7 @@ def _check_swept(cell: PTQCell) -> None:
 def _check_data(cell: PTQCell) -> None:
     """No larger than CIFAR-10 (check_data_size); colour jitter on the synthetic set only."""
     check_data_size(cell.dataset, cell.train_images, cell.test_images)
-    if cell.colour_jitter < 0:
-        raise CellError(f"colour_jitter must be >= 0, got {cell.colour_jitter:g}")
-    if cell.colour_jitter and cell.dataset != "synthetic":
-        raise CellError(f"colour_jitter = {cell.colour_jitter:g} applies to dataset = \"synthetic\" only; "
-                        f"remove it for dataset = {cell.dataset!r}")
+    check_colour_jitter(cell.dataset, cell.colour_jitter)
 
 
 def _check_calibration(cell: PTQCell) -> None:

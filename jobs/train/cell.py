@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from jobs.core.bandwidth import CPU_ITERS, ITERS, WINDOW_STEPS
 from jobs.core.synthetic import SYNTHETIC_TEST_IMAGES
 from jobs.core.cell import (DATASETS, TRAIN, CIFAR10_TRAIN_IMAGES, CIFAR10_TEST_IMAGES,
-                            SEED_LIMIT, CellError, check_choice, check_data_size, content_id, run_seed,
+                            SEED_LIMIT, CellError, check_choice, check_colour_jitter, check_data_size, content_id, run_seed,
                             cell_fields)
 
 ENGINES = ("single", "dp", "ddp")
@@ -64,6 +64,12 @@ class Cell:
     repeat: int = 0  # distinguishes repeats of the same configuration
     # Fields below were added after results were written: list each in ADDED_LATER (ids).
     test_images: int = CIFAR10_TEST_IMAGES  # a prefix of the test set, evaluated after each epoch; 0 = none
+    # DDP's broadcast_buffers: rank 0's buffers (BatchNorm's running statistics) sent to every rank before each
+    # forward. False: only gradients are exchanged (Q7). The fast pipeline never sends them (it has no DDP module).
+    broadcast_buffers: bool = True
+    # The synthetic set's per-image colour shift (std, pixel levels; jobs.runtime.data), as the PTQ kind's: classes
+    # overlap, so accuracy climbs over the epochs instead of reaching 100 %. Synthetic only; 0 = none.
+    colour_jitter: float = 0.0
 
     def __post_init__(self) -> None:
         for name, type_name in _FIELD_TYPES:
@@ -81,7 +87,7 @@ class Cell:
         for name in ("batch_per_gpu", "nodes", "gpus_per_node", "train_images", "epochs", "lr_ref_batch"):
             if getattr(self, name) <= 0:
                 raise CellError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("lr", "momentum", "weight_decay"):  # TOML has nan and inf; torch's SGD refuses < 0
+        for name in ("lr", "momentum", "weight_decay", "colour_jitter"):  # TOML has nan and inf; SGD refuses < 0
             if not math.isfinite(getattr(self, name)):
                 raise CellError(f"{name} must be a finite number, got {getattr(self, name)}")
         for name in ("loader_workers", "warmup_epochs", "seed", "repeat", "lr", "momentum", "weight_decay",
@@ -97,6 +103,9 @@ class Cell:
                             f"use engine = \"ddp\" for nodes = {self.nodes}")
         if self.engine == "single" and self.gpus_per_node != 1:
             raise CellError(f"engine 'single' uses 1 GPU, got gpus_per_node = {self.gpus_per_node}; use \"dp\" or \"ddp\"")
+        if not self.broadcast_buffers and self.engine != "ddp":
+            raise CellError(f"broadcast_buffers = false is a DDP setting; engine '{self.engine}' has no buffers to "
+                            "broadcast: use engine = \"ddp\" or leave broadcast_buffers out")
         if self.pipeline == "fast" and self.engine == "dp":  # its step is one captured CUDA graph on one GPU
             raise CellError("pipeline 'fast' runs engines single and ddp, not dp; use engine = \"ddp\" "
                             "or pipeline = \"faithful\"")
@@ -107,6 +116,7 @@ class Cell:
         SYNTHETIC_TEST_IMAGES, so a count between that and the whole set would be reported as
         evaluated while fewer were."""
         check_data_size(self.dataset, self.train_images, self.test_images)
+        check_colour_jitter(self.dataset, self.colour_jitter)
         if self.dataset == "synthetic" and SYNTHETIC_TEST_IMAGES < self.test_images < CIFAR10_TEST_IMAGES:
             raise CellError(f"test_images = {self.test_images}: the synthetic set has {SYNTHETIC_TEST_IMAGES} test "
                             f"images; use 1..{SYNTHETIC_TEST_IMAGES}, or {CIFAR10_TEST_IMAGES} (the whole test set)")
@@ -145,15 +155,18 @@ class Cell:
         remedies = ", ".join(filter(None, [
             f"{self.lr_scaling} LR" if self.lr_scaling != "none" else "",
             f"warmup {self.warmup_epochs} ep" if self.warmup_epochs else "", "SyncBN" if self.sync_bn else "",
+            "" if self.broadcast_buffers else "gradients only",
         ])) or "-"
         return {"batch/GPU": str(self.batch_per_gpu), "global batch": str(self.global_batch),
                 "epochs": f"{self.epochs} (time {self.timed_epoch})", "data": self._data_text(),
                 "remedies": remedies}
 
     def _data_text(self) -> str:
-        """"synthetic 512 / test 100": training images, and the test images evaluated."""
+        """"synthetic 512 (jitter 30) / test 100": training images (the synthetic set's colour jitter),
+        and the test images evaluated."""
         test = f"test {self.evaluated_test_images}" if self.test_images else "no test"
-        return f"{self.dataset} {self.train_images} / {test}"
+        jitter = f" (jitter {self.colour_jitter:g})" if self.colour_jitter else ""
+        return f"{self.dataset} {self.train_images}{jitter} / {test}"
 
     def estimate_s(self, images_per_s_per_gpu: float) -> float:
         """Training seconds: epochs x images / (images/s per GPU x GPUs)."""
@@ -175,7 +188,8 @@ class Cell:
         """A human name; not unique (the id is)."""
         shape = f"{self.nodes}x{self.gpus_per_node}" if self.nodes > 1 else f"{self.gpus}g"
         remedies = {"linear": "-lin", "sqrt": "-sqrt"}.get(self.lr_scaling, "") + (
-            f"-wu{self.warmup_epochs}" if self.warmup_epochs else "") + ("-sbn" if self.sync_bn else "")
+            f"-wu{self.warmup_epochs}" if self.warmup_epochs else "") + ("-sbn" if self.sync_bn else "") + (
+            "" if self.broadcast_buffers else "-gradonly")
         return f"{self.engine}-{shape}-b{self.batch_per_gpu}-e{self.epochs}{remedies}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -196,7 +210,7 @@ class Cell:
 
 # Fields added after results were first written, in the order they came. A new field goes here
 # (never removed): at its default it is left out of the id hash, so no earlier id changes.
-ADDED_LATER = ("test_images",)
+ADDED_LATER = ("test_images", "broadcast_buffers", "colour_jitter")
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Cell) if f.default is not dataclasses.MISSING}
 _FIELD_TYPES = tuple((f.name, str(f.type)) for f in dataclasses.fields(Cell))  # in the order of the fields
 assert set(ADDED_LATER) <= set(_DEFAULTS), "every field added later has a default"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,16 @@ def wrap_engine(model: nn.Module, cell: Cell, place: Placement, device: torch.de
     if cell.engine == "dp" and device.type == "cuda":
         return nn.DataParallel(model, device_ids=list(range(cell.gpus_per_node)))
     if cell.engine == "ddp" and place.world_size > 1:
-        return nn.parallel.DistributedDataParallel(
-            model, device_ids=[device.index] if device.type == "cuda" else None,
-            gradient_as_bucket_view=True,  # gradients live in the buckets: one copy fewer per step
-        )
+        # Named only when off: newer torch calls broadcast_buffers deprecated (its successor,
+        # forward_sync_buffers, still syncs buffers at the start, and older torch lacks it).
+        buffers: dict[str, Any] = {} if cell.broadcast_buffers else {"broadcast_buffers": False}
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="`broadcast_buffers` is deprecated", category=FutureWarning)
+            return nn.parallel.DistributedDataParallel(
+                model, device_ids=[device.index] if device.type == "cuda" else None,
+                gradient_as_bucket_view=True,  # gradients live in the buckets: one copy fewer per step
+                **buffers,
+            )
     return model
 
 

@@ -5,6 +5,7 @@ import contextlib
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
@@ -13,13 +14,14 @@ import torch.distributed as dist
 
 from jobs.runtime import checkpoint, comm, launch
 from jobs.train.cell import Cell
+from jobs.train.evidence import ddp_evidence, gathered_spread
 from jobs.train.faithful import FaithfulTrainer
 from jobs.train.fast import FastTrainer
 from jobs.runtime.gpu_monitor import GpuMonitor
 from jobs.core.layout import checkpoint_path
 from jobs.core.phases import PhaseClock
 from jobs.runtime.oom import check_fits
-from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
+from jobs.train.result import CommStats, DDPEvidence, EpochStats, Timed, TrainBody
 from jobs.runtime.envelope import Job, Log, run_job
 from jobs.train.trainer import Trainer
 
@@ -112,10 +114,13 @@ def resume(trainer: Trainer, ckpt: Path, log: Log) -> list[EpochStats]:
     return [EpochStats(**e) for e in state["epochs"]]
 
 
-def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor, clock: PhaseClock) -> list[EpochStats]:
+def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor, clock: PhaseClock,
+        after_training: Callable[[], None] = lambda: None) -> list[EpochStats]:
     """Train the remaining epochs; after each, rank 0 checkpoints (weights, optimizer,
     the epochs so far). A restarted job picks up after the last finished epoch. The test set is
-    evaluated after each epoch, before the checkpoint. Each step's time goes to its phase."""
+    evaluated after each epoch, before the checkpoint. Each step's time goes to its phase.
+    after_training runs once, after the last epoch and before its evaluation (which gives every
+    rank rank 0's BatchNorm statistics)."""
     cell, place = trainer.cell, trainer.place
     with clock.phase("setup"):
         check_fits(trainer)
@@ -123,6 +128,9 @@ def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor, clock: Phas
     for epoch in range(len(epochs) + 1, cell.epochs + 1):
         with clock.phase("epochs"), (monitor if epoch == cell.timed_epoch else contextlib.nullcontext()):
             stats = trainer.train_epoch(epoch)  # NVML samples while the timed epoch runs
+        if epoch == cell.epochs:
+            with clock.phase("measure"):
+                after_training()
         with clock.phase("eval"):
             evaluate_after(trainer, stats)
         epochs.append(stats)
@@ -133,10 +141,15 @@ def fit(trainer: Trainer, ckpt: Path, log: Log, monitor: GpuMonitor, clock: Phas
     return epochs
 
 
+def is_ddp(trainer: Trainer) -> bool:
+    """DDP on 2+ ranks: the runs that exchange gradients."""
+    return trainer.cell.engine == "ddp" and trainer.place.world_size > 1
+
+
 def measure_comm(trainer: Trainer, epochs: list[EpochStats]) -> Optional[CommStats]:
     """All-reduce bandwidth and exposed communication, for DDP on 2+ ranks (after training)."""
     place, device = trainer.place, trainer.device
-    if trainer.cell.engine != "ddp" or place.world_size < 2:
+    if not is_ddp(trainer):
         return None
     exposed = trainer.exposed_comm_per_step()
     grad_bytes = sum(p.numel() for p in trainer.model.parameters()) * 4
@@ -153,21 +166,30 @@ def measure_comm(trainer: Trainer, epochs: list[EpochStats]) -> Optional[CommSta
 
 
 def train(cell: Cell, job: Job) -> TrainBody:
-    """The training kind's body: the epochs, the timed figure, the GPUs sampled, communication."""
+    """The training kind's body: the epochs, the timed figure, the GPUs sampled, communication,
+    and under DDP the evidence for Q5-Q7 (the BatchNorm spread taken before the last evaluation)."""
     with job.clock.phase("setup"):
         trainer = make_trainer(cell, job.place, job.device, job.data_dir)
         on_gpu = job.device.type == "cuda" and job.place.rank == 0
         monitor = GpuMonitor(physical_gpus(job.device, cell) if on_gpu else [])
-    epochs = fit(trainer, checkpoint_path(job.out_dir, cell.cell_id), job.log, monitor, job.clock)
+    spread: list[float] = []  # the BatchNorm spread across ranks, once trained
+
+    def measure_spread() -> None:
+        if is_ddp(trainer):
+            spread.append(gathered_spread(trainer.model, job.place.world_size))
+
+    epochs = fit(trainer, checkpoint_path(job.out_dir, cell.cell_id), job.log, monitor, job.clock, measure_spread)
     timed = epochs[cell.timed_epoch - 1]
     gpu_util = monitor.summary()
     with job.clock.phase("measure"):
         comm_stats = measure_comm(trainer, epochs)
+        evidence: Optional[DDPEvidence] = ddp_evidence(trainer, spread[-1] if spread else None) if is_ddp(trainer) else None
     if trainer.graph_error:
         job.env["cuda_graph_error"] = trainer.graph_error
     job.env["cuda_graph"] = trainer.cuda_graph
     job.env["compiled"] = trainer.compiled
-    return TrainBody(epochs, Timed(epoch=timed.epoch, epoch_s=timed.epoch_s, train_s=timed.train_s), comm_stats, gpu_util)
+    return TrainBody(epochs, Timed(epoch=timed.epoch, epoch_s=timed.epoch_s, train_s=timed.train_s), comm_stats, gpu_util,
+                     evidence)
 
 
 def device_for(cell: Cell, place: launch.Placement) -> torch.device:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from jobs.core.layout import PLAN_FILE
+from jobs.core.regular_file import PLAN_MAX, read_regular
 from jobs.core.text import visible
 from orchestrator.errors import PlanError
 from orchestrator.plan import Plan, read_plan
@@ -48,8 +49,8 @@ def planned_study(results_dir: Path) -> Optional[str]:
     """The study named in the results dir's plan.json, without checking the plan (collect reads
     JSON only); None where there is none, or none readable (its reader then says why)."""
     try:
-        data = json.loads((Path(results_dir) / PLAN_FILE).read_bytes())
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(read_regular(Path(results_dir) / PLAN_FILE, "plan file", PLAN_MAX))
+    except (OSError, ValueError, RecursionError):  # NotRegular, TooLarge too
         return None
     study = data.get("study") if isinstance(data, dict) else None
     return study if isinstance(study, str) else None

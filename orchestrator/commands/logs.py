@@ -5,6 +5,7 @@ import sys
 
 from rich.console import Console
 
+from jobs.core.regular_file import NotRegular
 from jobs.core.text import visible
 from orchestrator.commands.common import add_interval, interval_for, planned
 from orchestrator.cell_logs import cell_ended, follow, log_files, tail_lines
@@ -32,7 +33,11 @@ def run(args, console: Console) -> int:
     report = monitor.refresh()  # records the jobs of an interrupted submit, so their logs are found
     out, err = log_files(monitor.submission(cell_id), cell_id)
     for path in (out, err):
-        text = tail_lines(path, args.lines)
+        try:
+            text = tail_lines(path, args.lines)
+        except NotRegular as exc:
+            print(f"warning: {exc}; not read", file=sys.stderr)
+            continue
         print(f"==> {path} <==\n{text or '(nothing yet)'}", end="" if text.endswith("\n") else "\n")
     row = next(r for r in report.rows if r.cell_id == cell_id)
     if not args.follow or row.state.is_terminal:  # nothing more will be written

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from collect.train import tables
+from collect.train import grids, tables
 from tests.collect.training import training
 from tests.collect.dirs import by
 from tests.factories import cell, train_result, write_results
@@ -175,6 +175,16 @@ def test_q4_against_the_batch_128_baseline(loaded):
     assert list(q4.batch_per_gpu) == [128, 8192, 2048, 2048, 2048]  # baseline, then the largest batch first
     curves = tables.q4_curves(loaded.frame, loaded.epochs)
     assert len(curves) == 4 * 5 and list(curves[curves.engine == "single"].sort_values("epoch").loss) == [2.0, 1.5, 1.2, 1.0, 0.8]
+
+
+def test_a_gradients_only_cell_is_not_a_run_of_the_recipe(tmp_path):
+    """Q7's cell (broadcast_buffers off) is no timing run and no 'no remedy' row of Q4."""
+    recipe, gradonly = cell("ddp", 2048, 4, epochs=5, timed_epoch=5), cell("ddp", 2048, 4, epochs=5, timed_epoch=5,
+                                                                        broadcast_buffers=False)
+    frame = training(write_results(tmp_path, planned=[recipe, gradonly, cell("single", 32)])).frame
+    assert list(tables.plain(frame)) == [True, False, True]
+    q4 = tables.q4_table(frame, training(tmp_path).epochs)
+    assert sorted(grids.remedy_name(r) for r in q4.itertuples()) == ["gradients only (no buffer broadcast)", "none"]
 
 
 def test_tables_of_an_empty_results_dir(tmp_path):

@@ -3,9 +3,12 @@ every image counted once per epoch, DDP ranks in step."""
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from jobs.train.cell import Cell
+from jobs.train.evidence import tensor_bytes
 from jobs.train.fast import augment
+from jobs.train.model import build_model
 from jobs.runtime.optim import sgd_step
 from jobs.core.result import read_result
 from tests.helpers import TINY_JOB as TINY, run_job
@@ -52,3 +55,7 @@ def test_fast_single_and_ddp_count_every_image_once_and_learn(tmp_path):
         assert result.body.epochs[1].loss < result.body.epochs[0].loss
         assert result.body.epochs[1].h2d_s == 0.0, "data already on the device"
         assert result.env["compiled"] is False and result.env["cuda_graph"] is False, "a CPU runs the step eagerly"
+    evidence = result.body.ddp_evidence  # the DDP run's: one broadcast of the whole state, then gradients only
+    params, buffers = (tensor_bytes(f(build_model("tiny"))) for f in (nn.Module.parameters, nn.Module.buffers))
+    assert (evidence.broadcast_buffers, evidence.buffer_bytes, evidence.init_bytes) == (False, 0, params + buffers)
+    assert evidence.steps_per_epoch == 3 and evidence.bn_rank_spread > 0  # 48 images, 10 per rank and step

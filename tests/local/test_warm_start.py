@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import warm_start
+from tests.two_users import start_as_nobody
 
 TASK = '''
 import os, signal, sys, time
@@ -26,6 +28,9 @@ if sys.argv[1] == "sleep":
     time.sleep(60)
 sys.exit(int(sys.argv[1]))
 '''
+
+
+CODE = str(Path(warm_start.__file__).parents[1])  # the code under test, whichever copy is installed
 
 
 @pytest.fixture
@@ -49,7 +54,7 @@ def start(name, task_dir: Path, *args: str) -> subprocess.Popen:
     out, err = open(task_dir / "out.txt", "w"), open(task_dir / "err.txt", "w")
     with out, err:
         return subprocess.Popen(command, cwd=task_dir, stdout=out, stderr=err,
-                                env=dict(os.environ, TASK_WORD="hello", PYTHONPATH=os.environ.get("PYTHONPATH", "")))
+                                env=dict(os.environ, TASK_WORD="hello", PYTHONPATH=CODE))
 
 
 def test_a_forked_task_gets_the_command_its_streams_and_its_exit_status(server, task_dir):
@@ -101,3 +106,36 @@ def test_a_task_whose_client_is_killed_ends(server, task_dir):
     while alive(task) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(task)
+
+
+def test_a_server_of_another_user_is_sent_nothing_and_the_task_starts_cold(task_dir):
+    """After our server died, a labmate binds its name (visible in `ps`): the task must not hand
+    its environment (tokens) and log descriptors to them."""
+    name = f"orchestrator-warm-taken-{os.getpid()}"
+    ready_r, ready_w = os.pipe()
+    report_r, report_w = os.pipe()
+
+    def labmate() -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind("\0" + name)
+        listener.listen(1)
+        listener.settimeout(60)
+        os.write(ready_w, b"ready")
+        conn, _ = listener.accept()
+        conn.settimeout(10)
+        data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+        os.write(report_w, f"{len(data)} bytes {len(fds)} fds".encode())
+
+    server = start_as_nobody(labmate)
+    os.close(ready_w)
+    os.close(report_w)
+    try:
+        assert os.read(ready_r, 5) == b"ready"
+        assert start(name, task_dir, "4").wait(60) == 4  # cold, as without a server
+        assert f"env hello cwd {task_dir}" in (task_dir / "out.txt").read_text()
+        assert os.read(report_r, 100) == b"0 bytes 0 fds"
+        assert "another user" in (task_dir / "err.txt").read_text()
+    finally:
+        os.waitpid(server, 0)
+        os.close(ready_r)
+        os.close(report_r)

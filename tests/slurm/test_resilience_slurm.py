@@ -62,7 +62,8 @@ def queued_tasks(results: Path) -> Counter:
     """How many array tasks SLURM holds (queued, running or ended) under each job name this
     results dir's submits used."""
     names = {i.job_name for i in registry.load(results).intents.values()}
-    listed = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-o", "%j"], capture_output=True, text=True).stdout
+    listed = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-o", "%j"], capture_output=True, text=True,
+                            errors="replace").stdout  # another job of the user may have a Latin-1 name
     return Counter(name for name in listed.split() if name in names)
 
 

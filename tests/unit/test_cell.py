@@ -12,6 +12,7 @@ import pytest
 
 from jobs.train.cell import Cell
 from jobs.core.cell import SEED_LIMIT, CellError
+from tests.helpers import assert_plan_refuses
 
 # Fixed by hand once: a change in how the id is hashed would make every earlier result
 # look missing (and rerun), so it must be a deliberate change of this line.
@@ -37,7 +38,7 @@ def test_cell_id_is_the_same_in_another_process_with_another_hash_seed():
 def test_cell_id_does_not_depend_on_field_order():
     fields = ddp2().to_dict()
     reversed_fields = dict(reversed(list(fields.items())))
-    assert list(reversed_fields)[0] == "test_images"
+    assert list(reversed_fields) != list(fields)
     assert Cell.from_dict(reversed_fields).cell_id == DDP_2G_B128_ID
     assert Cell(gpus_per_node=2, batch_per_gpu=128, engine="ddp").cell_id == DDP_2G_B128_ID
 
@@ -81,7 +82,7 @@ def test_a_field_added_later_leaves_earlier_ids_alone(cell_id, fields):
 def test_every_hw5_cell_keeps_its_id():
     from orchestrator.study import load_study
 
-    ids = sorted(c.cell_id for c in load_study("hw5").cells)
+    ids = sorted(c.cell_id for c in load_study("hw5").cells if c.broadcast_buffers)  # all but Q7's, added later
     digest = hashlib.sha256(",".join(ids).encode()).hexdigest()[:12]
     assert (len(ids), digest) == (84, HW5_IDS_DIGEST)
 
@@ -244,3 +245,46 @@ def test_the_largest_seed_trains_its_last_epoch_and_the_same_way_twice(tmp_path)
     runs = [FastTrainer(cell, place, torch.device("cpu"), tmp_path).train_epoch(cell.epochs) for _ in range(2)]
     assert [(r.epoch, r.images) for r in runs] == [(5, 48)] * 2
     assert math.isfinite(runs[0].loss) and runs[0].loss == runs[1].loss and runs[0].accuracy == runs[1].accuracy
+
+
+@pytest.mark.parametrize("cell_id, fields", EARLIER_IDS)
+def test_broadcast_buffers_at_its_default_leaves_ids_alone_and_off_gives_a_new_one(cell_id, fields):
+    assert Cell(**fields, broadcast_buffers=True).cell_id == cell_id
+    if fields["engine"] == "ddp":
+        assert Cell(**fields, broadcast_buffers=False).cell_id != cell_id
+
+
+def test_gradients_only_shows_in_the_label_and_the_plan():
+    cell = Cell(engine="ddp", batch_per_gpu=2048, gpus_per_node=4, epochs=5, timed_epoch=5, broadcast_buffers=False)
+    assert cell.label == "ddp-4g-b2048-e5-gradonly"
+    assert cell.plan_columns()["remedies"] == "gradients only"
+
+
+@pytest.mark.parametrize("engine, gpus", [("single", 1), ("dp", 2)])
+def test_a_plan_refuses_broadcast_buffers_off_for_an_engine_without_ddp(in_tmp, capsys, engine, gpus):
+    study = (f'name = "bad"\n[[grid]]\nengine = "{engine}"\ngpus_per_node = {gpus}\nbatch_per_gpu = 32\n'
+             "broadcast_buffers = false\n")
+    assert_plan_refuses(in_tmp, capsys, study, f"broadcast_buffers = false is a DDP setting; engine '{engine}'")
+
+
+@pytest.mark.parametrize("cell_id, fields", EARLIER_IDS)
+def test_colour_jitter_at_0_leaves_ids_alone_and_set_gives_a_new_one(cell_id, fields):
+    assert Cell(**fields, colour_jitter=0).cell_id == cell_id
+    if fields.get("dataset") == "synthetic":
+        assert len({Cell(**fields, colour_jitter=j).cell_id for j in (0, 30, 30.5)}) == 3
+
+
+def test_plan_shows_the_synthetic_sets_colour_jitter():
+    cell = Cell(**SYNTHETIC, train_images=128, colour_jitter=30)
+    assert cell.plan_columns()["data"] == "synthetic 128 (jitter 30) / test 100"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('dataset = "cifar10"\ncolour_jitter = 30', 'colour_jitter = 30 applies to dataset = "synthetic" only'),
+    ('dataset = "synthetic"\ncolour_jitter = -5', "colour_jitter must be >= 0, got -5"),
+    ('dataset = "synthetic"\ncolour_jitter = nan', "colour_jitter must be a finite number"),
+    ('dataset = "synthetic"\ncolour_jitter = "high"', "colour_jitter must be of type float"),
+])
+def test_a_plan_refuses_a_colour_jitter_no_set_can_take(in_tmp, capsys, line, expected):
+    study = f'name = "bad"\n[[grid]]\nengine = "single"\nbatch_per_gpu = 32\n{line}\n'
+    assert_plan_refuses(in_tmp, capsys, study, expected)

@@ -29,8 +29,8 @@ def test_hw5_study_groups_by_shape_and_every_cell_is_in_exactly_one_array():
     s = load_study("hw5")
     arrays = group_arrays(s.cells, s.cluster)
     sizes = {a.name: len(a.cell_ids) for a in arrays}
-    # three repeats of: Q1 6 + Q4 baseline 1; dp 2/4; ddp 2; ddp 4: 3 + 6 large-batch; 2 nodes x 2
-    assert sizes == {"n1-g1-t1": 21, "n1-g2-t1": 9, "n1-g4-t1": 9, "n1-g2-t2": 9, "n1-g4-t4": 27, "n2-g2-t2": 9}
+    # three repeats of: Q1 6 + Q4 baseline 1; dp 2/4; ddp 2; ddp 4: 3 + 6 large-batch + Q7's 1; 2 nodes x 2
+    assert sizes == {"n1-g1-t1": 21, "n1-g2-t1": 9, "n1-g4-t1": 9, "n1-g2-t2": 9, "n1-g4-t4": 30, "n2-g2-t2": 9}
     ids = [i for a in arrays for i in a.cell_ids]
     assert sorted(ids) == sorted(c.cell_id for c in s.cells)
 
@@ -79,7 +79,7 @@ def test_plan_round_trips_through_dict_and_file(tmp_path):
     path = install_plan(plan, "", {})
     assert path == tmp_path / PLAN_FILE
     assert read_plan(tmp_path) == plan
-    assert len(json.loads(path.read_text())["cells"]["own"]) == 3 * 28
+    assert len(json.loads(path.read_text())["cells"]["own"]) == 3 * 29
 
 
 def test_plan_lookups(tmp_path):

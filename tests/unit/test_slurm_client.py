@@ -1,9 +1,14 @@
 """orchestrator.slurm_client: reading squeue's and sacct's answers."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from orchestrator.slurm_client import JobState, parse_elapsed, parse_squeue, sacct_rows
+from orchestrator.errors import SchedulerError
+from orchestrator.slurm_client import JobState, SlurmClient, parse_elapsed, parse_squeue, sacct_rows
+from orchestrator.submitit_adapter import submit_slurm_array
+from tests.scripted_slurm import plan_of
 
 
 @pytest.mark.parametrize("text, seconds", [
@@ -60,3 +65,44 @@ def test_sacct_rows():
 
 def test_sacct_rows_empty_state_reads_unknown():
     assert [j.state for j in sacct_rows("17_0||5|n1|0:0\n")] == ["UNKNOWN"]
+
+
+def test_scheduler_output_that_is_not_utf8_is_read(tmp_path, monkeypatch):
+    """Another job of the user is named $'caf\\xe9' (Latin-1), and sacct has a byte 0xff: every
+    verb asks squeue and sacct, and must still read their answers."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for command, text in {
+        "squeue": r"17_0|RUNNING|1:00|n1|None|study-a-tok1\n9|RUNNING|2:00|n2|None|caf\351\n",
+        "sacct": r"17_1|COMPLETED|60|n1|0:0|gres/gpu=1|study-a-tok1\n8|FAILED|5|n\377|1:0||caf\351\n",
+        "scancel": r"scancel: error: Kill job error on job id caf\351\n",
+    }.items():
+        (bin_dir / command).write_text(f"#!/bin/sh\nprintf '{text}'\nprintf '{text}' >&2\n")
+        (bin_dir / command).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    client = SlurmClient(user="me")
+    snap = client.snapshot({"17_0": "tok1", "17_1": "tok1"}, charged=["8"])
+    assert snap.jobs["17_0"].state == "RUNNING" and snap.jobs["17_1"].state == "COMPLETED"
+    assert [run.node for run in snap.runs] == ["n\ufffd"]
+    client.cancel(["17_0"])  # scancel's words are read too (it exits 0 here)
+
+
+@pytest.mark.parametrize("exit_code", [0, 1])
+def test_an_sbatch_answer_that_is_not_utf8_is_read(tmp_path, monkeypatch, exit_code):
+    """A site's sbatch warning in Latin-1: a queued array is recorded (not taken for a refusal,
+    its calls deleted), and a refusal is said in sbatch's words."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\nprintf 'sbatch: error: caf\\351 is over its quota\\n' >&2\n"
+                                    f"[ {exit_code} = 0 ] && echo 'Submitted batch job 42'\nexit {exit_code}\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    plan = plan_of(tmp_path)
+    array = plan.arrays[0]
+    cells = [plan.cell(cid) for cid in array.cell_ids]
+    if exit_code == 0:
+        subs = submit_slurm_array(plan, array, cells)
+        assert [s.job_id for s in subs] == ["42_0", "42_1", "42_2"]
+    else:
+        with pytest.raises(SchedulerError, match="caf\ufffd is over its quota"):
+            submit_slurm_array(plan, array, cells)
