@@ -8,6 +8,7 @@ from collect.questions import Question
 import collect.train.answers_comm as comm
 import collect.train.answers_lab as lab
 import collect.train.answers_large as large
+import collect.train.answers_q7 as q7
 import collect.train.answers_timing as timing
 from collect.train.answers_common import Lab, PartA
 
@@ -26,7 +27,7 @@ QUESTIONS = (
              large.q42_text),
     Question(PartA.Q5, "Distributed Data Parallel: why set the epoch", (), (), large.ddp_answer, large.q5_text),
     Question(PartA.Q6, "What is passed on the network", (), (), large.ddp_answer, large.q6_text),
-    Question(PartA.Q7, "What if we only communicate gradients", ("q4",), (), large.q7_answer, large.q7_text),
+    Question(PartA.Q7, "What if we only communicate gradients", ("q4",), (), q7.q7_answer, q7.q7_text),
     Question(Lab.UTILIZATION, "GPU utilization and how to raise it", ("test",), (), lab.util_answer, lab.util_text,
              ("caveat",)),
     Question(Lab.FULL_RUN, "The time of a full training run", ("test",), (), lab.full_run_answer, lab.full_run_text),

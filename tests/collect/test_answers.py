@@ -10,6 +10,7 @@ import pytest
 from collect.report import collect
 from orchestrator.cli import main
 from tests.collect.dirs import HW5_Q4, write_hw5, write_lab
+from tests.factories import cell, train_result
 
 PART_A = ("A.Q1", "A.Q2", "A.Q3.1", "A.Q3.2", "A.Q4.1", "A.Q4.2", "A.Q5", "A.Q6", "A.Q7")
 
@@ -211,3 +212,29 @@ def test_q7_speaks_of_the_largest_batch_that_ran_on_4_gpus(hw5):
     a = hw5["A.Q7"].record
     assert (a.batch, a.global_batch) == (2048, 8192)
     assert "at batch 2048 per GPU on 4 GPUs" in hw5["A.Q7"].text and "global batch of 8192" in hw5["A.Q7"].text
+
+
+def _with_gradients_only(tmp_path, only: float, broadcast: float = 0.42):
+    """hw5 with Q7's cell: gradients only (broadcast_buffers off), 4 GPUs, batch 2048, 5 epochs, its test
+    accuracy after the 5th epoch `only`; Q4's run at 2048 with the buffers broadcast reaches `broadcast`."""
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = [r for r in hw5_results() if not (r.cell["batch_per_gpu"] == 2048 and r.cell["gpus_per_node"] == 4
+                                                and r.cell["lr_scaling"] == "none")]
+    five = dict(epochs=5, timed_epoch=5)
+    for fields, acc in (({}, broadcast), ({"broadcast_buffers": False}, only)):
+        results.append(train_result(cell("ddp", 2048, 4, **five, **fields), losses=[2.0, 1.9, 1.8, 1.7, 1.6],
+                                    accuracies=[0.1, 0.2, 0.3, 0.38, 0.42], test_accuracies=[acc / 2] * 4 + [acc]))
+    return {a.id: a for a in collect(write_results(tmp_path, results, study="hw5")).answers}["A.Q7"]
+
+
+def test_q7_reads_the_gradients_only_cell_and_its_verdict_chooses_the_answer(tmp_path):
+    lower = _with_gradients_only(tmp_path / "lower", only=0.30)
+    r = lower.record
+    assert (r.batch, r.global_batch, r.status) == (2048, 8192, "ok")
+    assert (r.only.value, r.broadcast.value) == pytest.approx((0.30, 0.42))
+    assert "test accuracy 30.00% with gradients only against 42.00% with the buffers broadcast" in lower.text
+    assert "So no, not sufficient at a global batch of 8192" in lower.text and "add a DDP cell" not in lower.text
+    same = _with_gradients_only(tmp_path / "same", only=0.42)
+    assert "So yes for the weights at a global batch of 8192" in same.text

@@ -1,0 +1,107 @@
+"""Part A Q7 as a record and a paragraph: would communicating only the gradients suffice at the
+largest batch on 4 GPUs? Read from the study's gradients-only cell (broadcast_buffers off): its test
+accuracy against the same configuration with the buffers broadcast (the verdict chooses yes or no),
+and the ranks' BatchNorm spread the DDP runs measured; where the study has no such cell, the
+reasoning and the cell to add at the batch the study ran."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from collect.findings import Measured
+from collect.questions import Tables, Words, against, one_run_note, says
+from collect.train.answers_common import SYNTHETIC, caveats, figure, part_a, pct, rows_of
+from collect.train.answers_large import DDPAnswer, _ddp_runs, _q4_rows, ddp_answer
+from collect.train.grids import remedy_name
+from collect.train.labels import missing_reason
+from collect.train.tables import CONFIG, Q4_EPOCH, largest_fitting_batch
+from collect.verdict import Verdict
+
+GPUS = 4  # the question's
+
+
+@dataclass(frozen=True)
+class Q7Answer(DDPAnswer):
+    batch: Optional[int]  # per GPU: the gradients-only cell's on 4 GPUs, else the largest Q4 ran there without
+    # remedy, else Q1's largest that fit (None: none ran)
+    gpus: int
+    global_batch: Optional[int]
+    status: str  # the gradients-only cell's ("ok", "failed", ...); "" where the study has none
+    synthetic: bool
+    only: Optional[Measured]  # its test accuracy after the last epoch
+    broadcast: Optional[Measured]  # the same configuration's with the buffers broadcast
+    verdict: Optional[Verdict]  # only against broadcast
+
+
+def _gradients_only(tables: Tables) -> tuple[Optional[Any], Optional[Any]]:
+    """The study's gradients-only DDP cell on 4 GPUs (the first, by the test table's order) and its
+    partner: the configuration that differs only in broadcasting the buffers."""
+    test = tables.get("test")
+    if test is None or "broadcast_buffers" not in test:
+        return None, None
+    rows = [r for _, r in rows_of(test)]
+    only = next((r for r in rows if r.engine == "ddp" and r.gpus == GPUS and not bool(r.broadcast_buffers)), None)
+    if only is None:
+        return None, None
+    same = [c for c in CONFIG if c != "broadcast_buffers"]
+    partner = next((r for r in rows if bool(r.broadcast_buffers) and all(getattr(r, c) == getattr(only, c) for c in same)),
+                   None)
+    return only, partner
+
+
+def q7_answer(tables: Tables) -> Optional[Q7Answer]:
+    if not part_a(tables):
+        return None
+    only, partner = _gradients_only(tables)
+    runs, _ = _ddp_runs(tables)
+    off = [r.batch_per_gpu for _, r in runs if not bool(r.ddp_broadcast_buffers) and r.gpus == GPUS]
+    _, _, ok, _ = _q4_rows(tables)
+    plain = [r.batch_per_gpu for _, r in ok if not r.baseline and remedy_name(r) == "none" and r.gpus == GPUS]
+    batch = (only.batch_per_gpu if only is not None else off[0] if off else max(plain) if plain
+             else largest_fitting_batch(tables["q1"]))
+    a = ddp_answer(tables, prefer_batch=batch)
+    assert a is not None  # part_a holds
+    acc, base = figure(only, "test_accuracy"), figure(partner, "test_accuracy")
+    v = against(acc, base) if acc and base else None
+    status = "" if only is None else str(only.status) if only.status != "failed" else missing_reason(only)
+    synthetic = only is not None and only.dataset == "synthetic"
+    b = None if batch is None else int(batch)
+    return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, b, GPUS, None if b is None else b * GPUS, status,
+                    synthetic, acc, base, v)
+
+
+def q7_text(a: Q7Answer) -> str:
+    text = (f"Communicating only the gradients keeps the weights identical on the {a.gpus} GPUs (each applies the same "
+            "averaged update), but not BatchNorm's running statistics: each rank's drift apart, and evaluation uses "
+            "rank 0's. ")
+    at = f"batch {a.batch} per GPU on {a.gpus} GPUs" if a.batch else f"the largest batch that fits on {a.gpus} GPUs"
+    if a.verdict and a.only and a.broadcast:
+        word = says(a.verdict, Words("lower", "higher", "not distinguishable", "not clearly different"))
+        text += (f"Measured at {at} ({Q4_EPOCH} epochs): test accuracy {pct(a.only)} with gradients only against "
+                 f"{pct(a.broadcast)} with the buffers broadcast ({word}). ")
+    elif a.status:
+        text += f"The study's gradients-only cell at {at} has no test accuracy ({a.status}). "
+    elif not _spread(a):
+        text += f"No run measured it: add a DDP cell with broadcast_buffers = false at {at}, {Q4_EPOCH} epochs as Q4's. "
+    text += _spread(a)
+    glob = f"at a global batch of {a.global_batch}" if a.global_batch else "at a large global batch"
+    lower = a.verdict is not None and says(a.verdict, Words("lower", "-", "-", "-")) == "lower"
+    if a.verdict is not None and not lower:
+        text += (f"So yes for the weights {glob}: rank 0's own statistics evaluated as well here; keep the buffer "
+                 "broadcast (or SyncBatchNorm) wherever another rank's statistics are used.")
+    else:
+        text += (f"So no, not sufficient {glob}: keep the buffer broadcast or use SyncBatchNorm; the large batch's "
+                 "accuracy also needs Goyal et al.'s remedies, which Q4.2 measures.")
+    notes = [SYNTHETIC] * (a.synthetic and a.verdict is not None) + one_run_note(a.verdict)
+    return text + caveats(False, a.missing if not (a.gradients_only or a.verdict) else (), notes)
+
+
+def _spread(a: Q7Answer) -> str:
+    off = a.gradients_only
+    if not off or off.bn_rank_spread != off.bn_rank_spread:  # NaN: not measured
+        return ""
+    text = (f"Measured with gradients only ({off.setup}, batch {off.batch}): the ranks' running variances differ by up "
+            f"to {off.bn_rank_spread:.1%} of a layer's mean")
+    if a.run and a.run.bn_rank_spread == a.run.bn_rank_spread:
+        text += f", against {a.run.bn_rank_spread:.1%} with the buffers broadcast"
+    return text + ". "
