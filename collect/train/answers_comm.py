@@ -189,7 +189,7 @@ def _loader_text(a: Q31Answer) -> str:
     allreduce = (f"{seconds(ex.measured_s)} s of exposed all-reduce" if present(ex.measured_s)
                  else "no all-reduce measured (DataParallel)")
     where = f"in {len(a.loader)} runs, e.g. " if len(a.loader) > 1 else "at "
-    return (f" Most of it is waiting on the data loader, not the network, {where}{ex.setup} at batch {ex.batch}: "
+    return (f" Most of that estimate is waiting on the data loader, not the network, {where}{ex.setup} at batch {ex.batch}: "
             f"{allreduce} against {seconds(ex.data_wait_s)} s of data wait (a rank waiting for data holds the others "
             "at the all-reduce).")
 
