@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 from rich.console import Console
 from rich.measure import Measurement
@@ -72,16 +73,36 @@ def console_text(text: str) -> Text:
     return Text(visible(text))
 
 
-def to_rich(grid: Grid) -> Table:
+def to_rich(grid: Grid, widths: Optional[list[int]] = None) -> Table:
+    """The grid as a rich table, at its natural width, or each column at `widths` (its text wrapped)."""
     caption = "\n".join(grid.notes() + [grid.caption] + grid.formulas)
     table = Table(title=console_text(grid.title), caption=console_text(caption), caption_justify="left",
                   min_width=min(len(grid.title) + 4, MAX_WIDTH))  # a table of no row keeps its title on one line
     for i, name in enumerate(grid.header):
         text = i in grid.text_columns
-        table.add_column(console_text(name), justify="left" if text else "right", no_wrap=grid.fit and not text)
+        table.add_column(console_text(name), justify="left" if text else "right", width=widths[i] if widths else None,
+                         no_wrap=widths is not None and not text)
     for row in grid.rows:
         table.add_row(*(console_text(text) for text in row))
     return table
+
+
+def fitted_widths(grid: Grid, width: int) -> list[int]:
+    """Each column's width for a grid that fits `width` (Grid.fit; rich's default box: a border and
+    two spaces a column): its numbers and header whole; its text columns share what is left, each at
+    least its longest word, the rest given in proportion to how much each would take unwrapped."""
+    natural, least = [], []
+    for i, name in enumerate(grid.header):
+        cells = [row[i] for row in grid.rows]
+        natural.append(max([len(name), *map(len, cells)]))
+        words = [w for text in cells for w in text.split()] if i in grid.text_columns else cells
+        least.append(max([len(name), *map(len, words)]))
+    spare = width - (3 * len(natural) + 1) - sum(least)
+    want = [n - m for n, m in zip(natural, least, strict=True)]
+    if spare >= sum(want):
+        return natural
+    share = max(spare, 0) / sum(want)
+    return [m + int(w * share) for m, w in zip(least, want, strict=True)]
 
 
 def print_grids(console: Console, grids) -> None:
@@ -91,9 +112,10 @@ def print_grids(console: Console, grids) -> None:
     longest words need it."""
     terminal = console.width
     for grid in grids:
-        table = to_rich(grid)
-        measured = Measurement.get(console, console.options.update(max_width=MAX_WIDTH), table)
-        needed = measured.minimum if grid.fit else measured.maximum
+        widths = fitted_widths(grid, terminal) if grid.fit else None
+        table = to_rich(grid, widths)
+        needed = (sum(widths) + 3 * len(widths) + 1) if widths else \
+            Measurement.get(console, console.options.update(max_width=MAX_WIDTH), table).maximum
         console.width = max(terminal, min(needed, MAX_WIDTH))  # print() alone crops to the console's width
         console.print(table)
     console.width = terminal

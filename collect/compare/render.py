@@ -62,7 +62,8 @@ def grid(c: Comparison, shown: int = SHOWN) -> Grid:
     header = ["configuration", "metric", "A", "B", "B/A"] + ["interval"] * spread + ["verdict"]
     return Grid("compare", "B against A, largest changes first",
                 "A, B: the median over the runs (how many, when more than one); B/A: the ratio of medians"
-                + (f", its {100 * c.confidence:g}% interval beside it" if spread else ""),
+                + (f", its {100 * c.confidence:g}% interval beside it; inconclusive (~N runs): the runs per side "
+                   "that would settle it" if spread else ""),
                 header,
                 [[name, r.title, r.a.text(r.unit, short=True), r.b.text(r.unit, short=True), _ratio(r)]
                  + [_interval(r)] * spread + [short(r)] for name, r in zip(names, rows, strict=True)],
@@ -71,7 +72,8 @@ def grid(c: Comparison, shown: int = SHOWN) -> Grid:
 
 
 def short(r: Row) -> str:
-    """The verdict in a few words: "36.6% slower", "equivalent (±5%)", "inconclusive, ~5 runs/side", "one run"
+    """The verdict in a few words: "36.6% slower", "equivalent (±5%)", "inconclusive (~5 runs)" (per side
+    would settle it), "one run"
     (no spread: the ratio alone), "OOM in both"."""
     v = r.verdict
     if v is None:
@@ -83,7 +85,7 @@ def short(r: Row) -> str:
     if v.outcome == "equivalent":
         return f"equivalent (±{100 * v.threshold:g}%)"
     needed = f"{MOST_REPEATS}+" if (v.repeats_needed or 0) >= MOST_REPEATS else f"~{v.repeats_needed}"
-    return f"inconclusive, {needed} runs/side"
+    return f"inconclusive ({needed} runs)"
 
 
 def _interval(r: Row) -> str:

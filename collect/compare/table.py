@@ -19,6 +19,7 @@ from collect.verdict import BEYOND, EQUIVALENT, MOST_REPEATS, Verdict, verdict
 
 ONLY_A, ONLY_B = "only in A", "only in B"
 STATUS_CHANGED, NO_FIGURES = "status changed", "no figures"  # OOM in A, 5.10 s in B; OOM in both
+SHORT_UNITS = {"images/s": "img/s"}  # a grid's narrow columns
 NOT_MEASURED = "not measured"  # a run that ended ok without this figure (a result from before it was recorded)
 OUTCOMES = ("slower", "faster", "lower", "higher", EQUIVALENT, "inconclusive", STATUS_CHANGED, ONLY_A, ONLY_B,
             NO_FIGURES)  # counted in this order
@@ -41,11 +42,11 @@ class Side:
         return statistics.median(self.values) if self.values else math.nan
 
     def text(self, unit: str, short: bool = False) -> str:
-        """"5.10 s (3 runs)" ("5.10 s (3)" short), "5.10 s", "OOM", "2 failed, 1 OOM"; "-" when the set
-        has no such configuration."""
+        """"5.10 s (3 runs)" ("5.10 s (3)" short, its unit SHORT_UNITS'), "5.10 s", "OOM", "2 failed, 1 OOM";
+        "-" when the set has no such configuration."""
         if self.values:
             runs = f" ({len(self.values)}{'' if short else ' runs'})" if len(self.values) > 1 else ""
-            return f"{figure(self.median, unit)}{runs}"
+            return f"{figure(self.median, SHORT_UNITS.get(unit, unit) if short else unit)}{runs}"
         if not self.others:
             return "-"
         words = {s: NOT_MEASURED if s == "ok" else status_text(s) for s in self.others}  # ok: ran, without this figure

@@ -253,3 +253,14 @@ def test_the_real_comparison_fits_100_columns(tmp_path, capsys, monkeypatch):
     assert "0 configurations only in A and 24 only in B; every row is in compare.csv" in " ".join(out.split())
     labels = {line.split("│")[1].strip() for line in lines if line.startswith("│") and line.split("│")[1].strip()}
     assert labels == {"1 GPU, batch 128", "1 GPU, batch 512", "2 GPUs, DDP, batch 128", "2 GPUs, DDP, batch 512"}
+
+
+def test_a_grid_with_spreads_fits_100_columns_its_text_wrapped(two_sets, capsys, monkeypatch):
+    """Three repeats a side: the interval column is there, the configuration and verdict wrap, every
+    number whole, every table line closed by its border."""
+    monkeypatch.setenv("COLUMNS", "100")
+    a, b = two_sets
+    code, out, _ = cli(capsys, "collect", "--results", b, "--compare", a)
+    table = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]
+    assert code == 0 and table and all(len(line) <= 100 and line[-1] in "┓┃┩│┘" for line in table)
+    assert "interval" in table[1] and "1.069-1.132" in out and "10.00 s (3)" in out
