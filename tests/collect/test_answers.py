@@ -238,3 +238,20 @@ def test_q7_reads_the_gradients_only_cell_and_its_verdict_chooses_the_answer(tmp
     assert "So no, not sufficient at a global batch of 8192" in lower.text and "add a DDP cell" not in lower.text
     same = _with_gradients_only(tmp_path / "same", only=0.42)
     assert "So yes for the weights at a global batch of 8192" in same.text
+
+
+def test_q42_says_a_remedy_run_without_result_where_no_smaller_batch_has_every_remedy(tmp_path):
+    """The warmup run at 2048 (the only large batch that ran) failed: the answer compares linear scaling there
+    and says the warmup run has no result, and asks for no cell that the study already has."""
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = [r if not (r.cell["batch_per_gpu"] == 2048 and r.cell["warmup_epochs"] == 2) else
+               train_result(cell("ddp", 2048, 4, epochs=5, timed_epoch=5, lr_scaling="linear", warmup_epochs=2),
+                            status="failed", error="Traceback ...\nRuntimeError: NCCL error")
+               for r in hw5_results()]
+    a = {x.id: x for x in collect(write_results(tmp_path, results, study="hw5")).answers}["A.Q4.2"]
+    assert (a.record.batch, a.record.largest, a.record.warmup) == (2048, 2048, None)
+    assert [(m.remedy, m.batch) for m in a.record.not_run] == [("linear scaling with warmup", 2048)]
+    assert "No result: linear scaling with warmup at batch 2048 (failed: RuntimeError: NCCL error)." in a.text
+    assert "add warmup_epochs" not in a.text
