@@ -21,9 +21,9 @@ PACKAGES = ("orchestrator", "jobs", "collect")
 # repeats since issue 20 (the first run in 2 minutes), ids unchanged: the 18 of 3 repeats were
 # "8bc9124f270e", these 12 are among them. lab: its 12 cells and, since issue 21, the 18 of its
 # sweep on 2 nodes x 2 GPUs (the 12 ids unchanged among the 30). hw5: since issue 28, 3 more for Q7
-# (gradients only, broadcast_buffers = false); its 84 ids before them unchanged (718ccc52743e, test_cell.py).
+# (gradients only, broadcast_buffers = false, at 512 per GPU on 4 GPUs: Q7's own case); its 84 ids before them unchanged (718ccc52743e, test_cell.py).
 # quick: since issue 32 its set has colour jitter 20, a new set and new ids (before: 5d742d878d68)
-STUDY_IDS = {"quick": (12, "af2396176c96"), "hw5": (87, "8160917c738f"), "lab": (30, "ccacd730e524"),
+STUDY_IDS = {"quick": (12, "af2396176c96"), "hw5": (87, "008ef5202d95"), "lab": (30, "ccacd730e524"),
              "ptq": (3, "afecddd2e411"), "allreduce": (9, "66c1c0d1a34c")}
 
 
