@@ -1,8 +1,9 @@
-"""Part A Q7 as a record and a paragraph: would communicating only the gradients suffice at the
-largest batch on 4 GPUs? Read from the study's gradients-only cell (broadcast_buffers off): its test
+"""Part A Q7 as a record and a paragraph: would communicating only the gradients suffice for batch
+512 per GPU on 4 GPUs? Read from the study's gradients-only cell (broadcast_buffers off): its test
 accuracy against the same configuration with the buffers broadcast (the verdict chooses yes or no),
 and the ranks' BatchNorm spread the DDP runs measured; where the study has no such cell, the
-reasoning and the cell to add at the batch the study ran."""
+reasoning and the cell to add beside a DDP run the study has on 4 GPUs (the question's batch where
+it ran, else its largest)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,21 +12,23 @@ from typing import Any, Optional
 from collect.findings import Measured
 from collect.questions import Tables, Words, against, one_run_note, says
 from collect.train.answers_common import SYNTHETIC, caveats, figure, part_a, pct, rows_of
-from collect.train.answers_large import DDPAnswer, _ddp_runs, _q4_rows, ddp_answer
+from collect.train.answers_large import DDPAnswer, _ddp_runs, ddp_answer
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason
 from collect.train.tables import CONFIG, Q4_EPOCH, largest_fitting_batch
 from collect.verdict import Verdict
 
-GPUS = 4  # the question's
+GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
 
 
 @dataclass(frozen=True)
 class Q7Answer(DDPAnswer):
-    batch: Optional[int]  # per GPU: the gradients-only cell's on 4 GPUs, else the largest Q4 ran there without
-    # remedy, else Q1's largest that fit (None: none ran)
+    batch: Optional[int]  # per GPU: the gradients-only cell's on 4 GPUs, else BATCH where a DDP run on 4 GPUs
+    # has it, else the largest such run's, else Q1's largest that fit (None: none ran)
     gpus: int
     global_batch: Optional[int]
+    epochs: int  # the gradients-only cell's, else the DDP run's at `batch` it would sit beside
+    beside: bool  # the study has a DDP run with the buffers broadcast at `batch` on 4 GPUs
     status: str  # the gradients-only cell's ("ok", "failed", ...); "" where the study has none
     synthetic: bool
     only: Optional[Measured]  # its test accuracy after the last epoch
@@ -55,10 +58,10 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
     only, partner = _gradients_only(tables)
     runs, _ = _ddp_runs(tables)
     off = [r.batch_per_gpu for _, r in runs if not bool(r.ddp_broadcast_buffers) and r.gpus == GPUS]
-    _, _, ok, _ = _q4_rows(tables)
-    plain = [r.batch_per_gpu for _, r in ok if not r.baseline and remedy_name(r) == "none" and r.gpus == GPUS]
-    batch = (only.batch_per_gpu if only is not None else off[0] if off else max(plain) if plain
-             else largest_fitting_batch(tables["q1"]))
+    ddp = _ddp_on_4(tables)
+    batch = (only.batch_per_gpu if only is not None else off[0] if off else BATCH if BATCH in ddp
+             else max(ddp, default=None) or largest_fitting_batch(tables["q1"]))
+    epochs = int(only.epochs) if only is not None else ddp.get(int(batch), Q4_EPOCH) if batch is not None else Q4_EPOCH
     a = ddp_answer(tables, prefer_batch=batch)
     assert a is not None  # part_a holds
     acc, base = figure(only, "test_accuracy"), figure(partner, "test_accuracy")
@@ -66,8 +69,21 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
     status = "" if only is None else str(only.status) if only.status != "failed" else missing_reason(only)
     synthetic = only is not None and only.dataset == "synthetic"
     b = None if batch is None else int(batch)
-    return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, b, GPUS, None if b is None else b * GPUS, status,
-                    synthetic, acc, base, v)
+    return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, b, GPUS, None if b is None else b * GPUS, epochs,
+                    batch in ddp, status, synthetic, acc, base, v)
+
+
+def _ddp_on_4(tables: Tables) -> dict[int, int]:
+    """The batches per GPU of the study's ok DDP runs on one node of 4 GPUs, buffers broadcast and no
+    remedy, each with its epochs (the fewest)."""
+    test = tables.get("test")
+    out: dict[int, int] = {}
+    if test is None:
+        return out
+    for _, r in rows_of(test):
+        if (r.engine == "ddp" and r.gpus == GPUS and r.nodes == 1 and r.status == "ok" and remedy_name(r) == "none"):
+            out[int(r.batch_per_gpu)] = min(int(r.epochs), out.get(int(r.batch_per_gpu), int(r.epochs)))
+    return out
 
 
 def q7_text(a: Q7Answer) -> str:
@@ -77,12 +93,13 @@ def q7_text(a: Q7Answer) -> str:
     at = f"batch {a.batch} per GPU on {a.gpus} GPUs" if a.batch else f"the largest batch that fits on {a.gpus} GPUs"
     if a.verdict and a.only and a.broadcast:
         word = says(a.verdict, Words("lower", "higher", "not distinguishable", "not clearly different"))
-        text += (f"Measured at {at} ({Q4_EPOCH} epochs): test accuracy {pct(a.only)} with gradients only against "
+        text += (f"Measured at {at} ({a.epochs} epochs): test accuracy {pct(a.only)} with gradients only against "
                  f"{pct(a.broadcast)} with the buffers broadcast ({word}). ")
     elif a.status:
         text += f"The study's gradients-only cell at {at} has no test accuracy ({a.status}). "
     elif not _spread(a):
-        text += f"No run measured it: add a DDP cell with broadcast_buffers = false at {at}, {Q4_EPOCH} epochs as Q4's. "
+        beside = f", {a.epochs} epochs, beside the study's run of it" if a.beside else ""
+        text += f"No run measured it: add a DDP cell with broadcast_buffers = false at {at}{beside}. "
     text += _spread(a)
     glob = f"at a global batch of {a.global_batch}" if a.global_batch else "at a large global batch"
     lower = a.verdict is not None and says(a.verdict, Words("lower", "-", "-", "-")) == "lower"

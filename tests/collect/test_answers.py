@@ -207,11 +207,13 @@ def test_q31_claims_no_trend_where_no_communication_is_measurable(tmp_path):
     assert "no trend with the batch is claimed" in a.text and "falls with the batch" not in a.text
 
 
-def test_q7_speaks_of_the_largest_batch_that_ran_on_4_gpus(hw5):
-    """Q4's 4-GPU runs ran at 2048 per GPU (8192: OOM): the cell to add and the global batch follow."""
+def test_q7_speaks_of_the_questions_case_where_the_study_ran_it(hw5):
+    """No gradients-only cell: the cell to add sits beside the study's DDP run at 512 per GPU on 4 GPUs
+    (the question's case, 2 epochs), global batch 2048."""
     a = hw5["A.Q7"].record
-    assert (a.batch, a.global_batch) == (2048, 8192)
-    assert "at batch 2048 per GPU on 4 GPUs" in hw5["A.Q7"].text and "global batch of 8192" in hw5["A.Q7"].text
+    assert (a.batch, a.global_batch, a.epochs, a.beside) == (512, 2048, 2, True)
+    assert "at batch 512 per GPU on 4 GPUs, 2 epochs, beside the study's run of it" in hw5["A.Q7"].text
+    assert "global batch of 2048" in hw5["A.Q7"].text
 
 
 def _with_gradients_only(tmp_path, only: float, broadcast: float = 0.42):

@@ -119,11 +119,12 @@ def test_q42_answers_from_the_largest_batch_with_every_remedy_and_says_what_fail
     assert "At batch 2048 per GPU, the largest where every remedy ran" in text and "Both diverged" in text
 
 
-def test_q7_names_the_batch_the_study_ran_on_4_gpus(real):
-    """No gradients-only run in this set: the cell to add is at Q4.1's batch, 8192 per GPU on 4 GPUs
-    (global 32768), not a number of the assignment's."""
+def test_q7_names_the_cell_to_add_beside_the_studys_run_of_the_questions_case(real):
+    """No gradients-only run in this set: the cell to add is the question's case, 512 per GPU on 4 GPUs
+    (global 2048), beside the study's DDP run of it (33d01fd04423, 2 epochs)."""
     a = real["A.Q7"].record
-    assert (a.batch, a.gpus, a.global_batch) == (8192, 4, 32768) and a.gradients_only is None
+    assert (a.batch, a.gpus, a.global_batch, a.epochs, a.beside) == (512, 4, 2048, 2, True)
+    assert a.gradients_only is None and a.status == ""
     text = real["A.Q7"].text
-    assert "broadcast_buffers = false at batch 8192 per GPU on 4 GPUs" in text and "global batch of 32768" in text
-    assert "512" not in text and "2048" not in text
+    assert "broadcast_buffers = false at batch 512 per GPU on 4 GPUs, 2 epochs, beside the study's run of it" in text
+    assert "global batch of 2048" in text
