@@ -95,8 +95,12 @@ def q7_text(a: Q7Answer) -> str:
         word = says(a.verdict, Words("lower", "higher", "not distinguishable", "not clearly different"))
         text += (f"Measured at {at} ({a.epochs} epochs): test accuracy {pct(a.only)} with gradients only against "
                  f"{pct(a.broadcast)} with the buffers broadcast ({word}). ")
+    elif a.only:
+        text += (f"Measured at {at} ({a.epochs} epochs): test accuracy {pct(a.only)} with gradients only; no run of "
+                 "that configuration with the buffers broadcast has one to hold it against. ")
     elif a.status:
-        text += f"The study's gradients-only cell at {at} has no test accuracy ({a.status}). "
+        why = "its result has none" if a.status == "ok" else a.status
+        text += f"The study's gradients-only cell at {at} has no test accuracy ({why}). "
     elif not _spread(a):
         beside = f", {a.epochs} epochs, beside the study's run of it" if a.beside else ""
         text += f"No run measured it: add a DDP cell with broadcast_buffers = false at {at}{beside}. "

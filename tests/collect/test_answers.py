@@ -257,3 +257,16 @@ def test_q42_says_a_remedy_run_without_result_where_no_smaller_batch_has_every_r
     assert [(m.remedy, m.batch) for m in a.record.not_run] == [("linear scaling with warmup", 2048)]
     assert "No result: linear scaling with warmup at batch 2048 (failed: RuntimeError: NCCL error)." in a.text
     assert "add warmup_epochs" not in a.text
+
+
+def test_q7_with_the_question_case_cell_and_no_partner_accuracy(tmp_path):
+    """hw5's Q7 cell (512 per GPU on 4 GPUs, 2 epochs, gradients only) with a test accuracy; Q2's run of
+    that case has none (a result from before test evaluation): no verdict, and the answer says why."""
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    only = train_result(cell("ddp", 512, 4, broadcast_buffers=False), test_accuracies=[0.2, 0.4])
+    a = {x.id: x for x in collect(write_results(tmp_path, hw5_results() + [only], study="hw5")).answers}["A.Q7"]
+    assert (a.record.batch, a.record.epochs, a.record.status, a.record.verdict) == (512, 2, "ok", None)
+    assert "test accuracy 40.00% with gradients only; no run of that configuration with the buffers broadcast" in a.text
+    assert "add a DDP cell" not in a.text
