@@ -228,7 +228,7 @@ def _effect(r: RemedyRun) -> str:
         parts.append(says(r.against_none, Words("lower than without it", "higher than without it",
                                                 "no different from without it", "not clearly above no remedy")))
     if r.against_baseline:
-        parts.append(says(r.against_baseline, Words("but leaves a gap to the baseline", "beyond the baseline",
+        parts.append(says(r.against_baseline, Words("still below the baseline", "beyond the baseline",
                                                     "closing the gap to the baseline", "the gap not clearly closed")))
     return ", " + ", ".join(parts) if parts else ""
 
