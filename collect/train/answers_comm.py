@@ -92,10 +92,17 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                             v, cause(float(r.comm_est_s), measured, wait, v)))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
-    bound = tuple(f"{s.setup} at batch {s.batch}" for s in splits if s.share >= BOUND and s.cause != Cause.LOADER)
+    bound = communication_bound(splits)
     loader = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits) if s.cause == Cause.LOADER)
     return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound, loader,
                      _q3_because(tuple(splits)))
+
+
+def communication_bound(splits: list[Split]) -> tuple[str, ...]:
+    """The setups at a batch whose communication estimate is at least BOUND of the train time and is
+    communication: measurably above T1/N (not Cause.NONE) and not the data loader's wait (Cause.LOADER)."""
+    return tuple(f"{s.setup} at batch {s.batch}" for s in splits
+                 if s.share >= BOUND and s.cause not in (Cause.LOADER, Cause.NONE))
 
 
 def cause(estimate_s: float, allreduce_s: float, data_wait_s: float, v: Optional[Verdict]) -> Cause:

@@ -270,3 +270,15 @@ def test_q7_with_the_question_case_cell_and_no_partner_accuracy(tmp_path):
     assert (a.record.batch, a.record.epochs, a.record.status, a.record.verdict) == (512, 2, "ok", None)
     assert "test accuracy 40.00% with gradients only; no run of that configuration with the buffers broadcast" in a.text
     assert "add a DDP cell" not in a.text
+
+
+def test_a_run_not_measurably_above_t1_over_n_is_not_called_communication_bound():
+    """The quick study on a CPU: DataParallel at 128 had 54% 'communication' within the runs' spread."""
+    from collect.train.answers_comm import Cause, Split, communication_bound
+
+    def split(batch: int, share: float, cause: Cause) -> Split:
+        return Split("2 GPUs, DataParallel", "dp", 2, batch, 10, 1.0, share, share, float("nan"), float("nan"), None, cause)
+
+    splits = [split(32, 0.54, Cause.NONE), split(128, 0.6, Cause.OTHER), split(512, 0.7, Cause.LOADER),
+              split(2048, 0.4, Cause.ALLREDUCE)]
+    assert communication_bound(splits) == ("2 GPUs, DataParallel at batch 128",)
