@@ -144,7 +144,7 @@ def one_run_note(*verdicts: Optional[Verdict]) -> list[str]:
     """What the answer says once where a comparison rests on single runs: its words are the runs' as
     measured, not a verdict over a spread."""
     if any(v is not None and v.one_run for v in verdicts):
-        return ["a figure without a range is one run: compared as measured, no spread"]
+        return ["a figure without a range is one run (no spread)"]
     return []
 
 

@@ -7,15 +7,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
 
-from collect.findings import listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number, seconds
-from collect.train.answers_common import caveats, cited, part_a, figure, rows_of, where
+from collect.train.answers_common import at_batches, caveats, cited, part_a, figure, rows_of, where
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict
 
-SETUPS = 3  # setups an answer names one by one (the table has them all)
-SPLITS = 2  # Q3.1's: each with two batches' splits
+SETUPS = 2  # setups an answer names one by one, each with its batches (the table has them all)
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
 EXPLAINS = 0.5  # a measured time explains the estimate TN - T1/N when it is at least this share of it
 
@@ -155,37 +153,53 @@ def _loader_at_large(group: list[Split]) -> bool:
 
 
 def q31_text(a: Q31Answer) -> str:
-    text = ("Compute is T1/N (Q1's 1-GPU train time, without data loading, over N GPUs); communication is TN - T1/N "
-            "(Table 2 also has DDP's measured exposed all-reduce)")
-    parts = []
-    for setup, group in _by_setup(a.splits).items():
-        ends = [group[0]] if len(group) == 1 else [group[0], group[-1]]
-        parts.append(f"{setup}, " + ", ".join(f"batch {s.batch}: {number(s.compute_s)} s and {number(s.comm_s)} s "
-                                             f"({s.share:.0%}{_cost(s.verdict)})" for s in ends))
-    rest = f"; {len(parts) - SPLITS} more setups in Table 2" if len(parts) > SPLITS else ""
-    text += f". On {a.device}, compute and communication: {'; '.join(parts[:SPLITS])}{rest}." if parts else \
-        ". No multi-GPU run has both figures yet."
-    groups = [g for g in _by_setup(a.splits).values() if len(g) >= 2]
-    if a.because == Q3Because.FEWER_STEPS:
-        g = groups[0]
-        text += (f" Communication's share falls with the batch: fewer steps, so fewer all-reduces "
-                 f"({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch} on {g[0].setup}).")
-    elif a.because == Q3Because.UNMEASURABLE:
-        text += (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
-                 "spread and no trend with the batch is claimed.")
-    elif a.because == Q3Because.NOT_FALLING:
-        text += " Communication's share does not fall with the batch here, although an epoch has fewer all-reduces."
-    elif a.because == Q3Because.LOADER_AT_LARGE:
-        g = groups[0]
-        text += (f" This share does not fall with the batch, but the measured all-reduce does (fewer steps): "
-                 f"{seconds(g[0].measured_s)} s at batch {g[0].batch}, {seconds(g[-1].measured_s)} s at {g[-1].batch} "
-                 f"on {g[0].setup}.")
-    text += _loader_text(a)
+    text = ("Compute = T1/N (Q1's 1-GPU train time over N GPUs); communication = TN - T1/N, TN the N-GPU train "
+            "time (Table 2)")
+    groups = _by_setup(a.splits)
+    first = next(iter(groups.values()), [])
+    if first:
+        ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
+        text += f". On {a.device}, {first[0].setup}: " + ", ".join(
+            (f"compute {number(s.compute_s)} s and communication " if s is ends[0] else f"{number(s.compute_s)} s and ")
+            + f"{number(s.comm_s)} s ({s.share:.0%}{_cost(s.verdict)}) at {'batch ' * (s is ends[0])}{s.batch}"
+            for s in ends) + "."
+    else:
+        text += ". No multi-GPU run has both figures yet."
+    text += _trend_text(a, first)
     if a.bound:
-        text += f" Communication-bound (at least {BOUND:.0%}): {listing(a.bound, 2)}."
+        bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
+        text += f" Communication-bound (at least {BOUND:.0%}): {at_batches(bound, SETUPS)}."
     elif not any(s.share >= BOUND for s in a.splits):
         text += " Every run is computation-bound (communication under half its train time)."
     return text + caveats(a.cpu, a.missing, one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _trend_text(a: Q31Answer, first: list[Split]) -> str:
+    """How communication's share moves with the batch and why (Q3Because), then the data loader's part
+    (the setup named where it is not the one listed first)."""
+    groups = [g for g in _by_setup(a.splits).values() if len(g) >= 2]
+    g = groups[0] if groups else []
+    on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
+    if a.because == Q3Because.LOADER_AT_LARGE:
+        more = len([x for x in a.loader if x != f"{g[-1].setup} at batch {g[-1].batch}"])
+        return (f" The share does not fall with the batch: the exposed all-reduce does ({seconds(g[0].measured_s)} s at "
+                f"{g[0].batch}, {seconds(g[-1].measured_s)} s at {g[-1].batch}{on}: fewer steps), but at {g[-1].batch} the "
+                f"rest is the data loader's wait ({seconds(g[-1].data_wait_s)} s), not the network" + (f", as in {more} more runs"
+                                                                                              if more else "") + _STALLS)
+    if a.because == Q3Because.FEWER_STEPS:
+        text = (f" Communication's share falls with the batch: fewer steps, so fewer all-reduces "
+                f"({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch}{on}).")
+    elif a.because == Q3Because.UNMEASURABLE:
+        text = (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
+                "spread and no trend with the batch is claimed.")
+    elif a.because == Q3Because.NOT_FALLING:
+        text = " Communication's share does not fall with the batch here, although an epoch has fewer all-reduces."
+    else:
+        text = ""
+    return text + _loader_text(a)
+
+
+_STALLS = " (a rank waiting for data stalls the all-reduce)."
 
 
 def _loader_text(a: Q31Answer) -> str:
@@ -193,12 +207,11 @@ def _loader_text(a: Q31Answer) -> str:
     if not a.loader:
         return ""
     ex = next(s for s in _ordered(list(a.splits)) if s.cause == Cause.LOADER)
-    allreduce = (f"{seconds(ex.measured_s)} s of exposed all-reduce" if present(ex.measured_s)
-                 else "no all-reduce measured (DataParallel)")
-    where = f"in {len(a.loader)} runs, e.g. " if len(a.loader) > 1 else "at "
-    return (f" Most of that estimate is waiting on the data loader, not the network, {where}{ex.setup} at batch {ex.batch}: "
-            f"{allreduce} against {seconds(ex.data_wait_s)} s of data wait (a rank waiting for data holds the others "
-            "at the all-reduce).")
+    numbers = (f"{seconds(ex.data_wait_s)} s against {seconds(ex.measured_s)} s of exposed all-reduce" + _STALLS
+               if present(ex.measured_s) else f"{seconds(ex.data_wait_s)} s of data wait (DataParallel measures no "
+               "all-reduce).")
+    more = f" and {len(a.loader) - 1} more runs" if len(a.loader) > 1 else ""
+    return f" At {ex.setup}, batch {ex.batch}{more}, it is mostly the data loader's wait, not the network: {numbers}"
 
 
 def _cost(v: Optional[Verdict]) -> str:
@@ -279,16 +292,13 @@ def _busbw_because(found: list[Utilization]) -> BusbwBecause:
 
 
 def q32_text(a: Q32Answer) -> str:
-    text = ("A ring all-reduce (Patarasuk and Yuan) of P values of 4 bytes over N GPUs takes t = 2(N-1)/N x P x 4 / B "
-            "seconds at link bandwidth B: N-1 reduce-scatter and N-1 all-gather steps of P/N values. Bandwidth "
-            f"utilization = steps x 2(N-1)/N x P x 4 / communication time (Table 2), P = {a.gradients:,}.")
-    groups: dict[str, list[Utilization]] = {}
-    for u in sorted(a.utilizations, key=lambda u: (u.engine != "ddp", -u.gpus)):  # DDP first, the most GPUs first
-        groups.setdefault(u.setup, []).append(u)
-    parts = [f"{s} {_gbps(g)} GB/s" for s, g in groups.items()]
-    if parts:
-        rest = f"; {len(parts) - SETUPS} more setups in Table 3" if len(parts) > SETUPS else ""
-        text += f" Table 3 on {a.device} (batch {_batches(a)}): {'; '.join(parts[:SETUPS])}{rest}."
+    text = (f"A ring all-reduce (Patarasuk and Yuan) of P = {a.gradients:,} 4-byte gradients over N GPUs takes "
+            "t = 2(N-1)/N x 4P / B at link bandwidth B (N-1 reduce-scatter and N-1 all-gather steps). Bandwidth "
+            "utilization = steps x 2(N-1)/N x 4P / communication time (Table 2).")
+    if a.utilizations:
+        low, high = min(a.utilizations, key=lambda u: u.gbps), max(a.utilizations, key=lambda u: u.gbps)
+        ends = [f"{number(u.gbps)} GB/s ({u.setup}, batch {u.batch})" for u in ([low] if low is high else [low, high])]
+        text += f" Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}." if len(ends) > 1 else f"{ends[0]}.")
     shares = [u.share for u in a.utilizations if present(u.share)]
     if a.because == BusbwBecause.UNMEASURED:
         text += " No run measured the link's busbw, so there is nothing to hold these against (DDP cells measure it)."
@@ -296,23 +306,13 @@ def q32_text(a: Q32Answer) -> str:
         bus = max(u.busbw_gbps for u in a.utilizations if present(u.busbw_gbps))
         span = f"{min(shares):.0%}-{max(shares):.0%}" if len(shares) > 1 else f"{shares[0]:.0%}"
         text += f" That is {span} of the busbw the jobs measured (up to {bus:.1f} GB/s)"
-        text += {BusbwBecause.BELOW: ", far below the link: the communication time holds more than bytes on the wire "
-                                     "(each bucket's latency, waiting for the slowest rank).",
+        text += {BusbwBecause.BELOW: ", far below the link: the time holds more than bytes on the wire (bucket "
+                                     "latency, the slowest rank).",
                  BusbwBecause.NEAR: ": the gradients' all-reduce runs near the link's speed.",
                  BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
                                      "exposed is shorter than the transfer."}[a.because]
     if a.loader:
-        text += (f" A rate from the estimate TN - T1/N is a lower bound where the data loader's wait fills that time "
-                 f"(Q3.1): {listing(a.loader, 2)}.")
+        loader = [(u.setup, u.batch) for u in a.utilizations if f"{u.setup} at batch {u.batch}" in a.loader]
+        text += (f" Rates from TN - T1/N are lower bounds where the data loader's wait fills that time (Q3.1): "
+                 f"{at_batches(loader, SETUPS)}.")
     return text + caveats(a.cpu, a.missing)
-
-
-def _gbps(group: list[Utilization]) -> str:
-    """"5.85-13.93": the smallest batch's rate to the largest's (one figure where they read the same)."""
-    ends = [number(u.gbps) for u in sorted(group, key=lambda u: u.batch)]
-    return ends[0] if ends[0] == ends[-1] else f"{ends[0]} to {ends[-1]}"
-
-
-def _batches(a: Q32Answer) -> str:
-    batches = sorted({u.batch for u in a.utilizations})
-    return f"{batches[0]} to {batches[-1]}" if len(batches) > 1 else str(batches[0])

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import Evidence, Measured, shown
+from collect.findings import Evidence, Measured, listing, shown
 from collect.render import percent, seconds
 from collect.train.labels import Namer, device, on_cpu, present
 
@@ -67,6 +67,18 @@ def rows_of(table: pd.DataFrame) -> list[tuple[int, Any]]:
 
 def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]:
     return tuple(namer.evidence(i, r) for i, r in rows)
+
+
+def at_batches(pairs: Iterable[tuple[str, int]], setups: int = 3) -> str:
+    """The runs by setup, in first-seen order: "2 GPUs, DataParallel at batch 32 and 128; 4 GPUs, DDP at
+    batch 512"; past `setups` setups, "... and 2 more setups"."""
+    groups: dict[str, list[int]] = {}
+    for setup, batch in pairs:
+        groups.setdefault(setup, []).append(batch)
+    parts = [f"{s} at batch {listing(map(str, b), 8)}" for s, b in groups.items()]
+    rest = len(parts) - setups
+    more = f" and {rest} more setup{'s' * (rest > 1)}" if rest > 0 else ""
+    return "; ".join(parts[:setups]) + more
 
 
 def caveats(cpu: bool, missing: Iterable[str], notes: Iterable[str] = ()) -> str:

@@ -186,28 +186,44 @@ def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5],
 
 
 def q42_text(a: Q42Answer) -> str:
-    text = ("Remedy 1, the linear scaling rule (Goyal et al.): when the minibatch is k times larger, multiply the "
-            "learning rate by k. Remedy 2, gradual warmup: start at the small-batch learning rate and raise it step by "
-            "step to the scaled one over the first epochs, which avoids the early instability of a large learning rate.")
-    largest = [f"{r.remedy} reaches {pct(r.run.accuracy)}" + _effect(r) + (" and diverged" if r.diverged
+    text = ("Remedy 1, the linear scaling rule (Goyal et al.): a k times larger batch gets a k times larger learning "
+            "rate. Remedy 2, gradual warmup: reach that rate over the first epochs, avoiding early instability.")
+    largest = [f"{r.remedy} reaches {pct(r.run.accuracy)}" + _effect(r) + (", and diverged" if r.diverged
                else "") for r in a.at_largest] if a.largest != a.batch else []
-    largest += [f"the run with {m.remedy} has no result ({m.why})" for m in a.not_run
-                if m.batch == a.largest != a.batch]
-    if largest:
-        text += f" At batch {a.largest} per GPU (Q4.1's): " + "; ".join(largest) + "."
+    failed = [f"the {_short(m.remedy)} run has no result ({m.why})" for m in a.not_run if m.batch == a.largest != a.batch]
+    if largest or failed:
+        text += f" At Q4.1's batch {a.largest} per GPU, " + "; ".join(largest + failed) + "."
     runs = [r for r in (a.linear, a.warmup) if r]
     if runs and (a.plain or a.baseline):
-        items = [f"{r.remedy} reaches {pct(r.run.accuracy)}" + _effect(r) for r in runs]
         b = f" (baseline {pct(a.baseline.accuracy)}" if a.baseline else " ("
         b += f", no remedy {pct(a.plain.accuracy)})" if a.plain else ")"
-        where = (f"At batch {a.batch} per GPU, the largest where every remedy ran" if largest
+        where = (f"At batch {a.batch} per GPU, the largest where both ran" if largest
                  else f"In this run, at batch {a.batch} per GPU on 4 GPUs")
-        text += f" {where}{b}: " + "; ".join(items) + "." + _diverged(runs, a.plain)
+        text += f" {where}{b}: {_reached(runs)}." + _diverged(runs, a.plain)
     own = [f"{m.remedy} at batch {m.batch} ({m.why})" for m in a.not_run if m.batch == a.batch]
     if own:
         text += " No result: " + "; ".join(own) + "."
     verdicts = [v for r in (a.linear, a.warmup) if r for v in (r.against_none, r.against_baseline)]
     return text + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(*verdicts))
+
+
+def _short(remedy: str) -> str:
+    """"warmup" for linear scaling with warmup (the run of Remedy 2), the name itself otherwise."""
+    return "warmup" if remedy == WARMUP else remedy
+
+
+def _with(remedy: str) -> str:
+    """"with warmup" after linear scaling has been named; the name itself otherwise."""
+    return "with warmup" if remedy == WARMUP else remedy
+
+
+def _reached(runs: list[RemedyRun]) -> str:
+    """Each remedy's accuracy and its comparisons, said once for both where they read the same."""
+    effects = [_effect(r) for r in runs]
+    if len(runs) == 2 and effects[0] == effects[1] and effects[0]:
+        return (f"{runs[0].remedy} reaches {pct(runs[0].run.accuracy)} and {_with(runs[1].remedy)} "
+                f"{pct(runs[1].run.accuracy)}, both{effects[0][1:]}")
+    return "; ".join(f"{r.remedy} reaches {pct(r.run.accuracy)}{e}" for r, e in zip(runs, effects, strict=True))
 
 
 def _diverged(runs: list[RemedyRun], plain: Optional[Run5]) -> str:
@@ -217,9 +233,9 @@ def _diverged(runs: list[RemedyRun], plain: Optional[Run5]) -> str:
         return ""
     losses = " and ".join(f"{r.run.loss.value:,.0f}" if r.run.loss.value < 1e7 else f"{r.run.loss.value:.1e}"
                           for r in bad)
-    without = f" against {number(plain.loss.value)} without" if plain else ""
+    without = f"; {number(plain.loss.value)} without" if plain else ""
     who = "Both" if len(bad) == 2 else bad[0].remedy[0].upper() + bad[0].remedy[1:]
-    return f" {who} diverged at the scaled learning rate {bad[0].run.lr:g}: 5th-epoch loss {losses}{without}."
+    return f" {who} diverged at the scaled rate {bad[0].run.lr:g} (5th-epoch loss {losses}{without})."
 
 
 def _effect(r: RemedyRun) -> str:

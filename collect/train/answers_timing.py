@@ -12,7 +12,7 @@ import pandas as pd
 import collect.train.formulas as f
 from collect.findings import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.train.answers_common import caveats, cited, part_a, figure, rows_of, secs, where
+from collect.train.answers_common import at_batches, caveats, cited, part_a, figure, rows_of, secs, where
 from collect.train.grids import setup_name
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS
@@ -121,15 +121,15 @@ def q1_text(a: Q1Answer) -> str:
 
 
 def _because(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
-    util = (f" (GPU utilization {first.util_pct:.0f}% at batch {first.batch}, {last.util_pct:.0f}% at {last.batch})"
+    util = (f" (utilization {first.util_pct:.0f}% at batch {first.batch}, {last.util_pct:.0f}% at {last.batch})"
             if present(first.util_pct) and present(last.util_pct) else "")
     if a.because == Q1Because.FEWER_STEPS:
         text = (f"because an epoch takes fewer steps ({first.steps:,} against {last.steps:,}), so each step's fixed cost "
-                "(launching kernels, the optimizer update, the Python loop) is paid fewer times")
+                "(kernel launches, optimizer update, Python loop) is paid fewer times")
         if util and last.util_pct - first.util_pct > BUSIER:
-            text += f" and the GPU is kept busier{util}"
+            text += f" and the GPU is busier{util}"
         if a.plateau is not None and a.plateau != last.batch:
-            text += f"; past batch {a.plateau} it no longer falls: a step's time then grows with its images"
+            text += f"; past batch {a.plateau} it no longer falls: a step's time grows with its images"
         return text
     if a.because == Q1Because.SATURATED:
         return f"because the GPU is already busy at batch {first.batch}{util}: a step's time grows with its images"
@@ -215,22 +215,17 @@ def _strong(multi: list[tuple[int, Any]], q1: pd.DataFrame) -> Optional[StrongPo
 
 
 def q2_text(a: Q2Answer) -> str:
-    by_setup: dict[str, list[Speedup]] = {}
-    for s in a.speedups:
-        by_setup.setdefault(s.setup, []).append(s)
-    parts = []
-    for setup, items in by_setup.items():
-        low, high = min(items, key=lambda s: s.speedup), max(items, key=lambda s: s.speedup)
-        span = (f"{low.speedup:.2f}x" if low is high else
-                f"{low.speedup:.2f}x (batch {low.batch}) to {high.speedup:.2f}x (batch {high.batch})")
-        parts.append(f"{setup}: {span}")
-    slower = [f"{s.setup} at batch {s.batch}" for s in a.speedups if says(s.verdict, Words("-", "slower", "-", "-")) == "slower"]
-    text = "Table 1 records the time of one epoch (data loading included) and the speedup T1/TN"
-    text += f" on {a.device}: {listing(parts, 6)}." if parts else "; no multi-GPU run has a speedup yet."
+    text = "Table 1 records one epoch's time (data loading included) and the speedup T1/TN"
+    if a.speedups:
+        low, high = min(a.speedups, key=lambda s: s.speedup), max(a.speedups, key=lambda s: s.speedup)
+        ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" for s in ([low] if low is high else [low, high])]
+        text += f" on {a.device}: from {ends[0]} to {ends[-1]}." if len(ends) > 1 else f" on {a.device}: {ends[0]}."
+    else:
+        text += "; no multi-GPU run has a speedup yet."
+    slower = [(s.setup, s.batch) for s in a.speedups if says(s.verdict, Words("-", "slower", "-", "-")) == "slower"]
     if slower:
-        text += f" Slower than 1 GPU: {listing(slower, 4)}."
-    text += (" We measure weak scaling: the batch per GPU is fixed, so the global batch grows with N and each GPU does 1/N "
-             "of the epoch's images.")
+        text += f" Slower than 1 GPU: {at_batches(slower)}."
+    text += " This is weak scaling: the batch per GPU is fixed, so the global batch grows with N."
     text += _strong_text(a.strong, a.largest_gpus)
     verdicts = [s.verdict for s in a.speedups] + ([a.strong.verdict] if a.strong else [])
     return text + caveats(a.cpu, a.missing, one_run_note(*verdicts))
@@ -242,5 +237,5 @@ def _strong_text(p: Optional[StrongPoint], gpus: int) -> str:
                 f"this study has no 1-GPU run at an N-GPU run's global batch to show it (add batch b x {gpus} to Q1's sweep).")
     how = says(p.verdict, Words("worse", "better", "about the same", "not clearly different"))
     return (f" Strong scaling (the global batch fixed) would be {how}: 1 GPU takes {secs(p.t1_global)} at batch "
-            f"{p.global_batch} against {secs(p.t1_batch)} at batch {p.batch}, so {p.setup} at {p.batch} per GPU is "
-            f"{p.strong:.2f}x against 1 GPU at the same global batch, against {p.weak:.2f}x weak.")
+            f"{p.global_batch} against {secs(p.t1_batch)} at {p.batch}, so {p.setup} at {p.batch} per GPU gives "
+            f"{p.strong:.2f}x strong against {p.weak:.2f}x weak.")
