@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 import dataclasses
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import pandas as pd
 
+from collect.comparable import Runs, no_runs
 from collect.findings import Finding, no_findings
 from collect.loaded import Loaded
 from collect.questions import Question
@@ -46,6 +47,9 @@ class KindTables:
     # environment beside its env (collect.report.ENV_ROWS: "backend")
     findings: Callable[[Tables], tuple[Finding, ...]] = no_findings  # the questions' answers, from the tables
     questions: tuple[Question, ...] = ()  # the questions its tables answer, in the hand-in's order (collect.questions)
+    runs: Callable[[Loaded], Runs] = no_runs  # each cell as a Run for `collect --compare` (collect.comparable)
+    label: Optional[Callable[[Mapping[str, Any], Collection[str]], str]] = None  # a configuration named by the
+    # fields that vary, in the kind's words (collect --compare; None: name=value)
     keep: Callable[[Result], Any] = lambda result: result  # what its tables read of a result, made as each file is
     # read (collect.load: KindCell.result): the whole Result, or less (a study may hold 100,000 results)
 

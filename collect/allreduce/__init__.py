@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Optional
 
-from collect.allreduce import findings, grids, rows, tables
+from collect.allreduce import compare, findings, grids, rows, tables
 from collect.kinds import KindTables, Tables
 from jobs.allreduce.result import AllreduceFindings
 from jobs.core.result import Result
@@ -26,4 +26,5 @@ KIND = KindTables(
     grids.build,
     ("allreduce_sizes", "allreduce_marked", "allreduce_cells"), _plots,
     {"allreduce_marked": "allreduce_busbw_vs_size"}, environment=_environment, findings=findings.build,
+    runs=compare.runs,
 )

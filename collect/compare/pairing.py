@@ -4,12 +4,12 @@ one set only is paired with nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from collect.compare.runs import Run
-from collect.train.labels import config_label
+from collect.comparable import Run
+from collect.kinds import registry
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _labels(kinds: Mapping[str, str], fields: Mapping[str, Mapping[str, Any]]) -
 
 def labels(configs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
     """Each (kind, fields) named by the fields whose values differ among its kind's configurations
-    here (in field order), worded by its kind's labeller (LABELLERS; name=value for a kind without
+    here (in field order), worded by its kind's labeller (KindTables.label; name=value for a kind without
     one), prefixed by its kind when there are several; its kind alone when it is its kind's only one."""
     several = len({kind for kind, _ in configs}) > 1
     out = [""] * len(configs)
@@ -82,7 +82,7 @@ def labels(configs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
         mine = [i for i, (k, _) in enumerate(configs) if k == kind]
         names = list(dict.fromkeys(name for i in mine for name in configs[i][1]))
         varying = [n for n in names if len({json.dumps(configs[i][1].get(n), default=str) for i in mine}) > 1]
-        name = LABELLERS.get(kind, _plain)
+        name = getattr(registry().get(kind), "label", None) or _plain
         for i in mine:
             text = name(configs[i][1], varying) if varying else ""
             out[i] = f"{kind}: {text}" if several and text else (text or kind)
@@ -93,8 +93,6 @@ def _plain(fields: Mapping[str, Any], vary: Collection[str]) -> str:
     """"nodes=1, gpus_per_node=4": each field of `vary` as name=value."""
     return ", ".join(f"{n}={_text(fields.get(n))}" for n in vary)
 
-
-LABELLERS: dict[str, Callable[[Mapping[str, Any], Collection[str]], str]] = {"train": config_label}
 
 
 def _text(value: Any) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from collect.compare import compare_dirs
 from collect.compare.pairing import pair
-from collect.compare.runs import Run
+from collect.comparable import Run
 from tests.factories import allreduce_result, cell, ptq_cell, ptq_result, train_result, write_results
 from tests.helpers import cli
 from orchestrator.cli import main

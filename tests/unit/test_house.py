@@ -73,13 +73,15 @@ def project_modules() -> dict[str, Path]:
 KINDS = ("train", "ptq", "allreduce")
 # (modules, what none of them may import): collect reads JSON and imports no orchestrator; jobs never
 # imports orchestrator; the generic job and collect modules import no kind; the generic collect verb
-# no kind's collect package (a kind declares its own options: collect.options)
+# no kind's collect package (a kind declares its own options: collect.options); the comparison no kind
+# (a kind declares its runs and labeller: collect.comparable)
 RULES = [
     ("collect.", ("orchestrator",)),
     ("jobs.", ("orchestrator",)),
     ("jobs.runtime.", tuple(f"jobs.{kind}" for kind in KINDS)),
     ("jobs.core.", tuple(f"jobs.{kind}" for kind in KINDS)),
     ("orchestrator.commands.collect", tuple(f"collect.{kind}" for kind in KINDS)),
+    ("collect.compare", tuple(f"{side}.{kind}" for side in ("collect", "jobs") for kind in KINDS)),
 ]
 
 
