@@ -7,9 +7,14 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 
-from jobs.core.bandwidth import (CPU_ITERS, CPU_WARMUP, CPU_WINDOW_STEPS, DDP_BUCKET_BYTES, ITERS, WARMUP,
-                                 WINDOW_STEPS, bandwidth_gbps)
+from jobs.core.bandwidth import (CPU_ITERS, CPU_WARMUP, CPU_WINDOW_STEPS, DDP_BUCKET_BYTES, FP32_BYTES, ITERS,
+                                 WARMUP, WINDOW_STEPS, bandwidth_gbps)
 from jobs.runtime.device import sync_device
+
+
+def gradient_bytes(model: torch.nn.Module) -> int:
+    """Bytes of gradients DDP all-reduces per step: every parameter that trains, in fp32."""
+    return FP32_BYTES * sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def iterations(device: torch.device) -> tuple[int, int]:

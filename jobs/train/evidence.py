@@ -10,6 +10,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.utils.data import DistributedSampler
 
+from jobs.runtime import comm
 from jobs.train.result import DDPEvidence
 from jobs.train.trainer import Trainer
 
@@ -82,7 +83,7 @@ def ddp_evidence(trainer: Trainer, bn_spread: float | None) -> DDPEvidence:
     without, with_epoch = order_overlaps(cell.train_images, trainer.place.world_size, trainer.place.rank, cell.run_seed)
     return DDPEvidence(
         world_size=trainer.place.world_size,
-        grad_bytes=4 * sum(p.numel() for p in model.parameters() if p.requires_grad),
+        grad_bytes=comm.gradient_bytes(model),
         buffer_bytes=buffers if broadcast else 0,
         init_bytes=params + (buffers if broadcast or not ddp else 0),
         broadcast_buffers=broadcast, steps_per_epoch=trainer.steps,

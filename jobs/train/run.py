@@ -152,7 +152,7 @@ def measure_comm(trainer: Trainer, epochs: list[EpochStats]) -> Optional[CommSta
     if not is_ddp(trainer):
         return None
     exposed = trainer.exposed_comm_per_step()
-    grad_bytes = sum(p.numel() for p in trainer.model.parameters()) * 4
+    grad_bytes = comm.gradient_bytes(trainer.model)
     sizes = comm.measure(grad_bytes, device, place.world_size)
     if exposed is not None:
         for stats in epochs:
