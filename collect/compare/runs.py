@@ -11,14 +11,14 @@ from collect.loaded import Loaded
 
 
 @dataclass(frozen=True)
-class Measured:
+class RunSet:
     """A set's runs, and every metric they name (by name, in the order first met)."""
 
     runs: tuple[Run, ...]
     metrics: Mapping[str, Metric]
 
 
-def measured(loaded: Loaded) -> Measured:
+def measured(loaded: Loaded) -> RunSet:
     """Every cell of the loaded set as a Run, of every kind collect knows."""
     runs: list[Run] = []
     metrics: dict[str, Metric] = {}
@@ -27,4 +27,4 @@ def measured(loaded: Loaded) -> Measured:
             found, named = kind.runs(loaded)
             runs += found
             metrics.update(named)
-    return Measured(tuple(runs), metrics)
+    return RunSet(tuple(runs), metrics)
