@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
 import pandas as pd
+from pandas.api.typing import DataFrameGroupBy
 
 import collect.train.formulas as f
 from collect.train.frame import CELL_COLUMNS
@@ -78,13 +80,26 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     best = best[CONFIG + ["status", "gpu_model", "error", "gpus", "global_batch"]]
     ok = cells[cells.status == "ok"].groupby(CONFIG, dropna=False)
     stats = [ok[values].median(), ok[list(ranged)].min().add_suffix("_min"), ok[list(ranged)].max().add_suffix("_max"),
-             *([ok[list(ranged)].agg(lambda column: tuple(column.dropna())).add_suffix("_values")] if ranged else []),
+             *([repeat_values(ok, ranged)] if ranged else []),
              ok.size().rename("repeats"), repeat_seeding(cells[cells.status == "ok"])]
     table = best.merge(pd.concat(stats, axis=1).reset_index(), on=CONFIG, how="left")
     table = table.merge(cells.groupby(CONFIG, dropna=False).size().rename("runs").reset_index(), on=CONFIG)
     table["repeats"] = table.repeats.fillna(0).astype(int)
     table["seeding"] = table.seeding.fillna("")
     return table[columns]
+
+
+def repeat_values(ok: DataFrameGroupBy, ranged: tuple[str, ...]) -> pd.DataFrame:
+    """`<value>_values`: each configuration's ok values of each column in `ranged` as a tuple (NaN
+    left out), by the groups' keys. Sliced from one array per column by the groups' positions: a
+    function called per group took 70 s at 100,000 configurations."""
+    positions = ok.indices
+    keys = pd.MultiIndex.from_tuples(list(positions), names=CONFIG)
+    columns = {}
+    for name in ranged:
+        column = ok.obj[name].to_numpy(dtype=float)
+        columns[f"{name}_values"] = [tuple(v[~np.isnan(v)].tolist()) for v in (column[i] for i in positions.values())]
+    return pd.DataFrame(columns, index=keys)
 
 
 def rename_values(table: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
