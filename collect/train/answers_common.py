@@ -61,8 +61,14 @@ def figure(row: Any, name: str) -> Optional[Measured]:
     return Measured.of(row, name) if row is not None and row.status == "ok" and present(getattr(row, name)) else None
 
 
-def rows_of(table: pd.DataFrame) -> list[tuple[int, Any]]:
-    return list(enumerate(table.reset_index(drop=True).itertuples(index=False)))
+def rows_of(table: pd.DataFrame, where: Optional[pd.Series] = None) -> list[tuple[int, Any]]:
+    """(position, row) of every row, or of those the boolean mask `where` (by position) keeps: a
+    filter run in pandas, so that a question after a few rows of a 100,000-row table does not make
+    tuples of them all (the caller still checks each row it keeps)."""
+    table = table.reset_index(drop=True)
+    if where is not None:
+        table = table[where.to_numpy(dtype=bool)]
+    return [(int(i), r) for i, r in zip(table.index, table.itertuples(index=False), strict=True)]
 
 
 def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]:

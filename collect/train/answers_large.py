@@ -272,7 +272,8 @@ def _ddp_runs(tables: Tables) -> tuple[list[tuple[int, Any]], Optional[pd.DataFr
     if frame is None or "ddp_grad_bytes" not in frame:
         return [], None
     cells = frame.reset_index(drop=True)
-    return [(i, r) for i, r in rows_of(cells) if r.status == "ok" and present(r.ddp_grad_bytes)], cells
+    ok = (cells.status == "ok") & cells.ddp_grad_bytes.notna()
+    return [(i, r) for i, r in rows_of(cells, ok) if r.status == "ok" and present(r.ddp_grad_bytes)], cells
 
 
 def _ddp(r: Any) -> DDPRun:

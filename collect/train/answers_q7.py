@@ -42,13 +42,15 @@ def _gradients_only(tables: Tables) -> tuple[Optional[Any], Optional[Any]]:
     test = tables.get("test")
     if test is None or "broadcast_buffers" not in test:
         return None, None
-    rows = [r for _, r in rows_of(test)]
-    only = next((r for r in rows if r.engine == "ddp" and r.gpus == GPUS and not bool(r.broadcast_buffers)), None)
+    on, ddp4 = test.broadcast_buffers.astype(bool), (test.engine == "ddp") & (test.gpus == GPUS)
+    only = next((r for _, r in rows_of(test, ddp4 & ~on)
+                 if r.engine == "ddp" and r.gpus == GPUS and not bool(r.broadcast_buffers)), None)
     if only is None:
         return None, None
     same = [c for c in CONFIG if c != "broadcast_buffers"]
-    partner = next((r for r in rows if bool(r.broadcast_buffers) and all(getattr(r, c) == getattr(only, c) for c in same)),
-                   None)
+    alike = on & (test.engine == only.engine) & (test.gpus == only.gpus) & (test.batch_per_gpu == only.batch_per_gpu)
+    partner = next((r for _, r in rows_of(test, alike)
+                    if bool(r.broadcast_buffers) and all(getattr(r, c) == getattr(only, c) for c in same)), None)
     return only, partner
 
 
@@ -80,7 +82,7 @@ def _ddp_on_4(tables: Tables) -> dict[int, int]:
     out: dict[int, int] = {}
     if test is None:
         return out
-    for _, r in rows_of(test):
+    for _, r in rows_of(test, (test.engine == "ddp") & (test.gpus == GPUS) & (test.nodes == 1) & (test.status == "ok")):
         if (r.engine == "ddp" and r.gpus == GPUS and r.nodes == 1 and r.status == "ok" and remedy_name(r) == "none"):
             out[int(r.batch_per_gpu)] = min(int(r.epochs), out.get(int(r.batch_per_gpu), int(r.epochs)))
     return out
