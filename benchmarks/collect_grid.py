@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from jobs.core.layout import result_files, result_path  # noqa: E402
+from jobs.core.plan_file import cell_dicts  # noqa: E402
 from jobs.core.result import Result  # noqa: E402
 from jobs.train.cell import Cell  # noqa: E402
 from jobs.train.result import EpochStats, Timed, TrainBody  # noqa: E402
@@ -118,7 +119,7 @@ def prepare(work: Path, cells: int, fraction: float, ptq: bool = False) -> Path:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, "-m", "orchestrator", "plan", "--study", str(study), "--results", str(results)],
                    env=env, check=True, capture_output=True)
-    planned = json.loads((results / "plan.json").read_text())["cells"]
+    planned = cell_dicts(json.loads((results / "plan.json").read_text())["cells"])
     for i, fields in enumerate(planned[:int(len(planned) * fraction)]):
         result = ptq_fabricated(fields) if ptq else fabricated(Cell.from_dict(fields), i)
         result_path(results, result.cell_id).write_text(json.dumps(result.to_dict()))
