@@ -9,7 +9,7 @@ from typing import Optional
 
 import pandas as pd
 
-from collect.findings import Evidence, Measured, listing, shown
+from collect.evidence import Evidence, Measured, listing, shown
 from collect.questions import Question, Record, Tables, Words, against, one_run_note, says
 from collect.render import percent
 from collect.verdict import Verdict
@@ -171,14 +171,14 @@ def bias_text(a: Bias) -> str:
 
 QUESTIONS = (
     Question(PartB.Q1, "Visualize weights", ("ptq_weights",), ("ptq_weights",),
-             lambda t: _ranges(t, "ptq_weights", "weights"), ranges_text, ("B.Q1",)),
+             lambda t: _ranges(t, "ptq_weights", "weights"), ranges_text),
     Question(PartB.Q2, "Quantize weights", ("ptq_notebook",), (), lambda t: _quantized(t, "Net W8", "Net float"),
-             q2_text, ("B.Q2", "B")),
+             q2_text),
     Question(PartB.Q3, "Visualize activations", ("ptq_activations",), ("ptq_activations",),
-             lambda t: _ranges(t, "ptq_activations", "activations"), ranges_text, ("B.Q3",)),
+             lambda t: _ranges(t, "ptq_activations", "activations"), ranges_text),
     Question(PartB.Q4, "Quantize activations", ("ptq_notebook", "ptq_integer"), (),
-             lambda t: _quantized(t, "Net W8A8", "Net float"), q4_text, ("B.Q4", "B.integer")),
-    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text, ("B.Q5", "B.sweep")),
+             lambda t: _quantized(t, "Net W8A8", "Net float"), q4_text),
+    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text),
 )
 
 

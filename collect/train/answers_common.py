@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import Evidence, Measured, listing, shown
+from collect.evidence import Evidence, Measured, listing, shown
 from collect.render import percent, seconds
 from collect.train.labels import Namer, device, on_cpu, present
 
