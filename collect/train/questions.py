@@ -1,8 +1,11 @@
 """The training kind's questions, in the order a hand-in answers them: Part A Q1-Q7 (the scaling
 study) and the multi-GPU lab's. Each: its id, title, tables and plots, the pure function that
 answers it (collect.train.answers_*) and the renderer that words it; its details come from the same
-record (collect.details)."""
+record (collect.details). A new question: its id below, its entry in QUESTIONS, and its answer and
+renderer (here, or in an answers_* module); nothing else changes."""
 from __future__ import annotations
+
+from enum import StrEnum
 
 from collect.questions import Question
 import collect.train.answers_comm as comm
@@ -10,7 +13,31 @@ import collect.train.answers_lab as lab
 import collect.train.answers_large as large
 import collect.train.answers_q7 as q7
 import collect.train.answers_timing as timing
-from collect.train.answers_common import Lab, PartA
+
+
+class PartA(StrEnum):
+    """Part A's questions (the assignment's numbering)."""
+
+    Q1 = "A.Q1"
+    Q2 = "A.Q2"
+    Q3_1 = "A.Q3.1"
+    Q3_2 = "A.Q3.2"
+    Q4_1 = "A.Q4.1"
+    Q4_2 = "A.Q4.2"
+    Q5 = "A.Q5"
+    Q6 = "A.Q6"
+    Q7 = "A.Q7"
+
+
+class Lab(StrEnum):
+    """The multi-GPU lab's questions."""
+
+    UTILIZATION = "lab.utilization"
+    FULL_RUN = "lab.full_run"
+    SCALING = "lab.scaling"
+    WORKERS = "lab.workers"
+    BEST = "lab.best"
+
 
 QUESTIONS = (
     Question(PartA.Q1, "Computational efficiency w.r.t. batch size", ("q1",), ("q1",), timing.q1_answer,
