@@ -18,7 +18,7 @@ from collect.verdict import BEYOND, EQUIVALENT, Difference, Verdict
 
 Judged = Union[Verdict, Difference]
 SKIPPED = ("evidence", "missing")  # said by the answer itself
-UNITS = (("_pct", "%"), ("_s", " s"), ("_gbps", " GB/s"), ("_gib", " GiB"), ("_bytes", " B"))
+UNITS = (("_pct", "%"), ("_s", " s"), ("_gbps", " GB/s"), ("_gib", " GiB"), ("_bytes", " B"), ("_points", " points"))
 
 
 def verdict_text(v: Judged) -> str:
@@ -60,8 +60,9 @@ def value_text(name: str, value: Any) -> str:
         if "share" in name:  # one decimal: an answer's rounded or floored percent reads the same
             return f"{100 * value:.1f}%"
         return f"{value:.4g}{_unit(name)}"
-    if isinstance(value, (tuple, list)):
-        return ", ".join(t for t in (value_text(name, v) for v in value) if t)
+    if isinstance(value, (tuple, list)):  # a list of records: " | " between them, "; " inside each
+        return (" | " if value and dataclasses.is_dataclass(value[0]) else ", ").join(
+            t for t in (value_text(name, v) for v in value) if t)
     if dataclasses.is_dataclass(value):
         return _fields(value)
     return str(value)

@@ -25,8 +25,8 @@ The verdict:
     beyond      the interval excludes "no difference" (c - h > 0 or c + h < 0) and |c| > w: a
                 difference is measured and it is larger than the threshold; direction +1 when b is
                 above a, -1 below;
-    equivalent  the interval lies inside the band (-w < c - h and c + h < w): any difference is
-                smaller than t;
+    equivalent  the interval lies within the band (-w <= c - h and c + h <= w): any difference is
+                at most t;
     inconclusive otherwise, with roughly how many repeats per side would settle it.
 
 Why "|c| > w" and not "the whole interval outside the band": at n = 5 per side with 3% noise
@@ -34,6 +34,9 @@ a 10% change would be found only about a third of the time by the stricter rule;
 it about 9 times in 10 while a same-distribution pair is called "beyond" under 5% of the time
 (tests/collect/test_verdict.py simulates both). The interval is always shown beside the verdict,
 so a "beyond" whose interval reaches into the band says so.
+
+Both comparisons with w allow for rounding (ROUNDING, relative): 0.51 - 0.52 is -0.0100000000000000009
+in floats, a drop of exactly 1 point, within a 1-point threshold, not beyond it.
 
 One run on either side: no spread is measured, always inconclusive (`one_run`).
 """
@@ -48,6 +51,7 @@ from typing import Optional
 
 BEYOND, EQUIVALENT, INCONCLUSIVE = "beyond", "equivalent", "inconclusive"
 MEDIAN_SE = math.sqrt(math.pi / 2)  # a median's standard error over a mean's, for normal values
+ROUNDING = 1e-9  # relative: a centre or an end equal to the band up to floats' rounding counts as on it
 MOST_REPEATS = 1000  # repeats_needed is capped here: a difference this close to the threshold is never settled
 
 
@@ -148,9 +152,10 @@ def _judge(xs: list[float], ys: list[float], centre: float, band: float,
     se = MEDIAN_SE * math.sqrt(var_a / len(xs) + var_b / len(ys))
     half = t_quantile((1 + confidence) / 2, welch_df(var_a, len(xs), var_b, len(ys))) * se
     low, high = centre - half, centre + half
-    if (low > 0 or high < 0) and abs(centre) > band:
+    edge = band * (1 + ROUNDING)
+    if (low > 0 or high < 0) and abs(centre) > edge:
         return low, high, BEYOND, (1 if centre > 0 else -1), None
-    if -band < low and high < band:
+    if -edge <= low and high <= edge:
         return low, high, EQUIVALENT, 0, None
     needed = repeats_needed(centre, var_a, var_b, band, confidence, min(len(xs), len(ys)) + 1)
     return low, high, INCONCLUSIVE, 0, needed

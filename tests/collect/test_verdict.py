@@ -122,6 +122,14 @@ def test_paired_deltas_are_judged_against_no_change_by_their_own_spread():
     assert (v.low, v.high) == (pytest.approx(-0.091135, abs=1e-5), pytest.approx(-0.028865, abs=1e-5))
 
 
+def test_a_drop_of_exactly_the_threshold_is_within_it_despite_rounding():
+    # 100 x (0.51 - 0.52) = -1.0000000000000009 points, three seeds alike: no spread, on the 1-point edge
+    deltas = [100 * (0.51 - 0.52)] * 3
+    assert deltas[0] < -1.0
+    v = paired(deltas, threshold=1.0)
+    assert v.outcome == "equivalent" and v.direction == 0
+
+
 def test_one_run_a_side_is_inconclusive_for_a_difference_too():
     v = difference([0.5], [0.1, 0.1], threshold=0.01)
     assert v.outcome == "inconclusive" and v.one_run and v.delta == pytest.approx(-0.4)
