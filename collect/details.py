@@ -18,6 +18,7 @@ from collect.verdict import BEYOND, EQUIVALENT, Difference, Verdict
 
 Judged = Union[Verdict, Difference]
 SKIPPED = ("evidence", "missing")  # said by the answer itself
+LISTED = 12  # items of a list described one by one; the rest counted (a study may hold 100,000 cells)
 UNITS = (("_pct", "%"), ("_s", " s"), ("_gbps", " GB/s"), ("_gib", " GiB"), ("_bytes", " B"), ("_points", " points"))
 
 
@@ -69,7 +70,8 @@ def value_text(name: str, value: Any) -> str:
 
 
 def _unit(name: str) -> str:
-    return next((unit for end, unit in UNITS if name.endswith(end)), "")
+    """The unit a field's name ends with ("train_s", "busbw_gbps"), or is ("gbps")."""
+    return next((unit for end, unit in UNITS if name.endswith(end) or name == end[1:]), "")
 
 
 def _fields(item: Any) -> str:
@@ -81,7 +83,8 @@ def _fields(item: Any) -> str:
 
 def record_details(record: Any) -> tuple[str, ...]:
     """The record's fields as lines: first its plain values on one line, then one line per verdict,
-    figure or nested record, and one per item of a list of them ("splits 2: ...")."""
+    figure or nested record, and one per item of a list of them ("splits 2: ..."), the first LISTED
+    of a list and a line that counts the rest (`collect --json` has them all)."""
     plain, lines = [], []
     for f in dataclasses.fields(record):
         value = getattr(record, f.name)
@@ -89,7 +92,9 @@ def record_details(record: Any) -> tuple[str, ...]:
         if f.name in SKIPPED or isinstance(value, Evidence):
             continue
         if isinstance(value, (tuple, list)) and value and dataclasses.is_dataclass(value[0]):
-            lines += [f"{label} {i + 1}: {value_text(f.name, item)}" for i, item in enumerate(value)]
+            lines += [f"{label} {i + 1}: {value_text(f.name, item)}" for i, item in enumerate(value[:LISTED])]
+            if len(value) > LISTED:
+                lines.append(f"{label}: {len(value) - LISTED:,} more, not listed here (collect --json has every one)")
         elif dataclasses.is_dataclass(value) or isinstance(value, Measured):
             lines.append(f"{label}: {value_text(f.name, value)}")
         elif text := value_text(f.name, value):

@@ -72,6 +72,13 @@ def test_a_record_s_details_are_its_fields_with_their_units():
         "trend: 0.50x: one run a side, no spread measured (inconclusive)")
 
 
+def test_a_long_list_describes_a_screenful_and_counts_the_rest():
+    made = Made((), (), "NVIDIA H100", 0.5, tuple(Batch(b, None, 50.0) for b in range(100)), None)
+    lines = record_details(made)
+    assert len(lines) == 1 + 12 + 1 and lines[12] == "batches 12: batch 11; util pct 50%"
+    assert lines[-1] == "batches: 88 more, not listed here (collect --json has every one)"
+
+
 def check_evidence(out: dict) -> None:
     """Each evidence row of an answer names a table in the JSON and a row of it that the label
     describes; every answer with a number has its details."""
