@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Any, Union
 
 from collect.evidence import Evidence, Measured, shown
-from collect.verdict import BEYOND, EQUIVALENT, Difference, Verdict
+from collect.verdict import BEYOND, EQUIVALENT, MOST_REPEATS, Difference, Verdict
 
 Judged = Union[Verdict, Difference]
 SKIPPED = ("evidence", "missing")  # said by the answer itself
@@ -23,10 +23,10 @@ UNITS = (("_pct", "%"), ("_s", " s"), ("_gbps", " GB/s"), ("_gib", " GiB"), ("_b
 
 
 def verdict_text(v: Judged) -> str:
-    """The verdict in words, b against a: "1.10x (1.07-1.13): above, beyond the 5% threshold";
-    "0.99x (0.97-1.01): equivalent (within 5%)"; "1.04x: one run a side, no spread measured
-    (inconclusive)"; "+0.020 (-0.010-0.050): inconclusive (about 8 repeats a side would settle
-    it)". A difference shows b - a and its threshold in the values' unit."""
+    """The verdict in words, b against a: "1.10x (1.07 to 1.13): above, beyond the 5% threshold";
+    "1.01x (0.98 to 1.04): equivalent (within 5%)"; "1.04x: one run a side, no spread measured
+    (inconclusive)"; "+0.02 (-0.01 to +0.05): inconclusive; about 8 repeats a side would settle
+    it". A difference shows b - a and its threshold in the values' unit."""
     if isinstance(v, Verdict):
         centre, ends, band = f"{v.ratio:.2f}x", (f"{v.low:.2f}", f"{v.high:.2f}"), f"{v.threshold:.0%}"
     else:
@@ -38,7 +38,8 @@ def verdict_text(v: Judged) -> str:
         return f"{interval}: {'above' if v.direction > 0 else 'below'}, beyond the {band} threshold"
     if v.outcome == EQUIVALENT:
         return f"{interval}: equivalent (within {band})"
-    settle = f"; about {v.repeats_needed} repeats a side would settle it" if v.repeats_needed else ""
+    many = "more than" if (v.repeats_needed or 0) >= MOST_REPEATS else "about"
+    settle = f"; {many} {v.repeats_needed} repeats a side would settle it" if v.repeats_needed else ""
     return f"{interval}: inconclusive{settle}"
 
 
