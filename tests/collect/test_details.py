@@ -148,3 +148,20 @@ def test_a_cpu_run_says_so_inside_the_answers(tmp_path):
     for key in ("A.Q1", "A.Q2", "A.Q3.1"):
         assert answers[key].text.count("these ran on a CPU, not a GPU") == 1, answers[key].text
     assert answers["A.Q1"].details[0].startswith("device a CPU, not a GPU; cpu yes")
+
+
+def q2_details(tmp_path, ddp_s):
+    """1 GPU at 9.9, 10, 10.1 s and DDP on 2 GPUs at the given times (batch 32): Q2's details."""
+    runs = [train_result(cell("single", 32, repeat=i), epoch_s=t, train_s=t - 1) for i, t in enumerate([9.9, 10.0, 10.1])]
+    runs += [train_result(cell("ddp", 32, 2, repeat=i), epoch_s=t, train_s=t - 1) for i, t in enumerate(ddp_s)]
+    return next(a for a in collect(write_results(tmp_path, runs)).answers if a.id == "A.Q2").details
+
+
+def test_q2_details_call_a_setup_slower_only_where_the_verdict_measures_it(tmp_path):
+    # the old findings called any single run's difference "slower" or "faster" (one run each: no spread)
+    slower = next(line for line in q2_details(tmp_path / "s", [12.9, 13.0, 13.1]) if line.startswith("speedups 1"))
+    assert "verdict 1.30x (" in slower and "above, beyond the 5% threshold" in slower
+    one = next(line for line in q2_details(tmp_path / "o", [13.0]) if line.startswith("speedups 1"))
+    assert one.endswith("verdict 1.30x: one run a side, no spread measured (inconclusive)")
+    close = next(line for line in q2_details(tmp_path / "c", [10.2, 10.6, 11.0]) if line.startswith("speedups 1"))
+    assert "inconclusive" in close and "above" not in close
