@@ -18,6 +18,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.findings import Evidence, Finding, Measured
+from collect.sides import Sides
 from collect.verdict import Verdict, verdict
 
 Tables = Mapping[str, pd.DataFrame]
@@ -43,7 +44,7 @@ def _flat(value: Any, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
-            if f.name not in ("evidence", "missing"):
+            if f.name not in ("evidence", "missing") and not f.metadata.get("cells"):
                 out.update(_flat(getattr(value, f.name), f"{prefix}{f.name}."))
         return out
     key = prefix.rstrip(".")
@@ -109,8 +110,10 @@ def values(m: Measured) -> tuple[float, ...]:
 
 def against(new: Measured, base: Measured) -> Verdict:
     """The verdict on `new` against `base` (collect.verdict over their per-repeat values: the ratio
-    new / base, its interval, and direction +1 when new is above base beyond the threshold)."""
-    return verdict(values(base), values(new))
+    new / base, its interval, and direction +1 when new is above base beyond the threshold), with
+    the cells of each side (collect.settle)."""
+    a, b = values(base), values(new)
+    return dataclasses.replace(verdict(a, b), sides=Sides(a, b, base.cells, new.cells))
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ def run(args, console: Console) -> int:
     if report and not report_error:
         console.print(visible(f"report: {report[0]} (self-contained), {report[1]} with its plots in {out / 'plots'}/; "
                               f"answers: {out / 'answers.md'}"), highlight=False)
+    settle_lines(console, results_dir, answers)  # --question: its own
     footer(console, collected, shown, args)
     return print_errors(errors) or 0
 
@@ -110,3 +111,22 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
     if collected.findings and not args.findings:
         console.print(f"findings: {len(collected.findings)}, each under its answer: --findings (one question: "
                       "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)
+
+
+SETTLE_LISTED = 5  # comparisons `collect` lists before its summary line; `submit --settle --dry-run` lists all
+
+
+def settle_lines(console: Console, results_dir: Path, answers) -> None:
+    """What would settle the inconclusive comparisons of the answers (orchestrator.settle), where
+    there is a plan to add repeats to."""
+    from orchestrator import settle
+    from orchestrator.plan import read_plan
+
+    try:
+        plan = read_plan(results_dir)
+    except PlanError:  # results without a plan: nothing to repeat
+        return
+    found, _, estimates = settle.plan_for(plan, answers)
+    if found.steps:
+        for line in settle.lines(found, estimates, SETTLE_LISTED):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
