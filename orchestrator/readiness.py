@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from orchestrator.plan import Plan
 from orchestrator.status import CellStatus
 
 READY, PROVISIONAL, WAITING, BLOCKED = "ready", "provisional", "waiting", "blocked"
+LISTED = 5  # questions `collect`'s provisional line names; the rest counted
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,9 @@ class Readiness:
         return READY if self.answered == self.cells else PROVISIONAL if self.answered else WAITING
 
 
-def readiness(plan: Plan, rows: Sequence[CellStatus]) -> list[Readiness]:
-    """Each question the study's cells are asked, in its kind's order, with its cells' states."""
-    states = {r.cell_id: r.state for r in rows}
+def readiness(plan: Plan, states: Mapping[str, CellState]) -> list[Readiness]:
+    """Each question the study's cells are asked, in its kind's order, with its cells' states (by id;
+    a cell without one is unknown)."""
     out = []
     for kind, module in _kinds(plan):
         groups: dict[tuple, tuple[Any, Counter[CellState]]] = {}
@@ -113,8 +114,20 @@ def line(r: Readiness, retry: str) -> str:
 
 def status_lines(plan: Plan, rows: Sequence[CellStatus]) -> list[str]:
     """What `status` ends with: a line per question."""
-    found = readiness(plan, rows)
+    found = readiness(plan, {r.cell_id: r.state for r in rows})
     if not found:
         return []
     retry = f"python -m orchestrator submit --retry-failed --results {plan.results_dir}"
     return ["Answers:"] + ["  " + line(r, retry) for r in found]
+
+
+def provisional_line(plan: Plan, states: Mapping[str, CellState]) -> str:
+    """What `collect` says of answers made from some of their cells: "provisional answers (from some
+    of their cells; `status` says which they wait on): A.Q2 (20 of 27 cells), A.Q4.1 (0 of 7)"; "" when
+    every answer has all its cells."""
+    partial = [r for r in readiness(plan, states) if r.word != READY]
+    if not partial:
+        return ""
+    shown = ", ".join(f"{r.question} ({r.answered:,} of {r.cells:,} cells)" for r in partial[:LISTED])
+    more = f" and {len(partial) - LISTED} more" if len(partial) > LISTED else ""
+    return f"provisional answers (from some of their cells; `status` says which they wait on): {shown}{more}"

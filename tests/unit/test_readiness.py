@@ -31,7 +31,7 @@ def _state(cell: Cell) -> CellState:
 def test_a_line_per_question_says_ready_provisional_waiting_or_blocked(tmp_path):
     plan = _hw5(tmp_path)
     rows = [CellStatus(c.cell_id, c.label, _state(c)) for c in plan.cells]
-    words = {r.question: r.word for r in readiness(plan, rows)}
+    words = {r.question: r.word for r in readiness(plan, {r.cell_id: r.state for r in rows})}
     assert words == {"A.Q1": "ready", "A.Q2": "blocked", "A.Q3.1": "blocked", "A.Q3.2": "blocked",
                      "A.Q4.1": "waiting", "A.Q4.2": "waiting", "A.Q5": "blocked", "A.Q6": "blocked",
                      "A.Q7": "provisional"}
@@ -47,7 +47,7 @@ def test_a_line_per_question_says_ready_provisional_waiting_or_blocked(tmp_path)
 def test_a_lab_study_is_asked_the_labs_questions(tmp_path):
     plan = build_plan(load_study("lab"), tmp_path, tmp_path)
     rows = [CellStatus(c.cell_id, c.label, CellState.NOT_SUBMITTED) for c in plan.cells]
-    assert [(r.question, r.word, r.cells) for r in readiness(plan, rows)][0] == ("lab.utilization", "waiting", 30)
+    assert [(r.question, r.word, r.cells) for r in readiness(plan, {r.cell_id: r.state for r in rows})][0] == ("lab.utilization", "waiting", 30)
 
 
 def test_100000_cells_take_under_a_second(tmp_path):
