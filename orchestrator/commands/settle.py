@@ -11,6 +11,7 @@ from rich.console import Console
 from jobs.core.layout import STUDY_FILE
 from jobs.core.regular_file import PLAN_MAX, read_regular
 from orchestrator import budget
+from orchestrator.commands.common import interval_for
 from orchestrator.errors import UserError
 from orchestrator.plan import Plan, install_plan
 from orchestrator.sbatch import render_sbatch
@@ -40,6 +41,12 @@ def refuse_without_settle(args) -> None:
 def run_settle(args, console: Console, plan: Plan) -> int:
     from collect.settle import answers_of  # pandas: only for --settle
     from orchestrator import settle
+    from orchestrator.commands.submit import wait_for
+
+    for flag in ("retry_failed", "test_only", "within_budget"):
+        if getattr(args, flag):
+            raise UserError(f"--{flag.replace('_', '-')} does not go with --settle (past the budget it refuses: "
+                            "lower --max-repeats or raise --budget-gpu-hours)")
 
     found, bigger, estimates = settle.plan_for(plan, answers_of(Path(plan.results_dir)), args.max_repeats)
     for line in settle.lines(found, estimates):
@@ -52,7 +59,7 @@ def run_settle(args, console: Console, plan: Plan) -> int:
     console.print(f"{report.executor}: submitted {len(report.submitted)} new repeat(s) (--settle)", soft_wrap=True)
     if report.ledger is not None:
         console.print(budget.submit_text(report.ledger, list(report.submitted)), soft_wrap=True)
-    return 0
+    return wait_for(bigger, console, interval_for(args, bigger)) if args.wait else 0
 
 
 def _install(plan: Plan, bigger: Plan) -> None:

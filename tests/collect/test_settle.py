@@ -75,6 +75,17 @@ def test_submit_settle_queues_exactly_the_new_repeats_and_then_the_words_are_dec
     left = undecided(answers_of(results))
     assert not [u for u in left if u.question == "A.Q2"]  # every speedup is now decided
     assert len(left) < 37 and all(u.round == SECOND_ROUND for u in left)  # the rest: a second stage sized
+    # the second round: repeats numbered from STAGE_TWO, for the configurations still undecided only
+    code, out, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 0, err
+    second = [c for c in read_plan(results).cells if c.cell_id not in set(after.cell_ids)]
+    assert second and min(c.repeat for c in second) == STAGE_TWO and queued[1] == [c.cell_id for c in second]
+    undecided_cells = {cid for u in left for cid in (u.a_cells[0], u.b_cells[0])}
+    configs = {(c.engine, c.gpus, c.batch_per_gpu, c.epochs) for c in after.cells if c.cell_id in undecided_cells}
+    assert {(c.engine, c.gpus, c.batch_per_gpu, c.epochs) for c in second} <= configs
+    code, out, _ = cli(capsys, "submit", "--results", results, "--settle", "--dry-run")
+    assert code == 0 and ": final, its second stage is planned" in out  # the rule allows no third round
+    assert "`submit --settle` adds" not in out
 
 
 def test_settle_refuses_past_the_budget_and_caps_the_repeats(tmp_path, capsys, queued):
