@@ -48,6 +48,7 @@ from collect.verdict import MEDIAN_SE, MOST_REPEATS, t_quantile, variance, welch
 
 PILOT = 3  # runs per side before a spread is worth sizing from
 STAGE_TWO = 1000  # second-stage runs take repeat numbers from here (a study's own stop below: study.MAX_REPEATS)
+DEFAULT_MAX_REPEATS = 20  # runs per side in all that `submit --settle` goes up to unless told (--max-repeats)
 
 
 def pilot_size(n_a: int, n_b: int) -> int:

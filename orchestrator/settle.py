@@ -19,13 +19,11 @@ from typing import Any
 
 from collect.questions import Answered
 from collect.settle import SECOND_ROUND, Undecided, undecided
-from collect.settle_rule import STAGE_TWO
+from collect.settle_rule import DEFAULT_MAX_REPEATS, STAGE_TWO
 from jobs.core.cell import StudyCell
 from orchestrator import budget
 from orchestrator.estimate import Estimate
 from orchestrator.plan import Plan, group_arrays
-
-DEFAULT_MAX_REPEATS = 20  # runs per side in all that `submit --settle` goes up to unless told
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from orchestrator.commands.common import interval_for
 from orchestrator.errors import UserError
 from orchestrator.plan import Plan, install_plan
 from orchestrator.sbatch import render_sbatch
-from orchestrator.settle import DEFAULT_MAX_REPEATS
+from collect.settle_rule import DEFAULT_MAX_REPEATS  # pandas-free: submit's start-up stays light
 from orchestrator.submit import submit
 
 
