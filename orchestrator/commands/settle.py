@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Optional
 
 from rich.console import Console
 
 from jobs.core.layout import STUDY_FILE
 from jobs.core.regular_file import PLAN_MAX, read_regular
 from orchestrator import budget
-from orchestrator.commands.common import interval_for
 from orchestrator.errors import UserError
 from orchestrator.plan import Plan, install_plan
 from orchestrator.sbatch import render_sbatch
@@ -38,10 +38,11 @@ def refuse_without_settle(args) -> None:
         raise UserError("--dry-run and --max-repeats go with --settle (a plain submit's dry run: plan --sbatch)")
 
 
-def run_settle(args, console: Console, plan: Plan) -> int:
+def run_settle(args, console: Console, plan: Plan) -> Optional[Plan]:
+    """Print the settle plan; unless --dry-run, queue it. Returns the plan that holds the repeats queued
+    (None: none queued), for --wait."""
     from collect.settle import answers_of  # pandas: only for --settle
     from orchestrator import settle
-    from orchestrator.commands.submit import wait_for
 
     for flag in ("retry_failed", "test_only", "within_budget"):
         if getattr(args, flag):
@@ -53,13 +54,13 @@ def run_settle(args, console: Console, plan: Plan) -> int:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if args.dry_run or not found.cells:
         console.print("nothing queued" + (" (--dry-run)" if args.dry_run else ""))
-        return 0
+        return None
     report = submit(bigger, args.executor, time_min=args.time_min, budget_gpu_hours=args.budget_gpu_hours,
                     only={c.cell_id for c in found.cells}, before_queue=lambda: _install(plan, bigger))
     console.print(f"{report.executor}: submitted {len(report.submitted)} new repeat(s) (--settle)", soft_wrap=True)
     if report.ledger is not None:
         console.print(budget.submit_text(report.ledger, list(report.submitted)), soft_wrap=True)
-    return wait_for(bigger, console, interval_for(args, bigger)) if args.wait else 0
+    return bigger if report.submitted else None
 
 
 def _install(plan: Plan, bigger: Plan) -> None:

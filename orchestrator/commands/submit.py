@@ -44,7 +44,8 @@ def register(verbs, common) -> None:
 def run(args, console: Console) -> int:
     plan = planned(args)
     if args.settle:
-        return settle.run_settle(args, console, plan)
+        queued = settle.run_settle(args, console, plan)
+        return wait_for(queued, console, interval_for(args, queued)) if args.wait and queued else 0
     settle.refuse_without_settle(args)
     report = submit(plan, args.executor, retry_failed=args.retry_failed, time_min=args.time_min,
                     test_only=args.test_only, budget_gpu_hours=args.budget_gpu_hours,
