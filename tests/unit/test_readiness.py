@@ -65,3 +65,13 @@ def test_100000_cells_take_under_a_second(tmp_path):
     lines = status_lines(plan, rows)
     assert time.perf_counter() - start < 1.0
     assert len(lines) == 1 + 9 and "A.Q2: provisional, from" in lines[2]
+
+
+def test_the_verbs_start_without_pandas():
+    """status and submit read the readiness and settle modules' light halves only: pandas (0.3 s) is
+    imported by collect and `submit --settle` when they run."""
+    import subprocess
+    import sys
+
+    code = "import sys; from orchestrator import cli; assert 'pandas' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60).returncode == 0
