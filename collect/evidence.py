@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 LISTED = 5  # items named in a list; the rest counted
@@ -38,6 +38,8 @@ class Measured:
     repeats: int = 1
     runs: int = 0  # the configuration's runs of any status, where more than its ok repeats
     values: tuple[float, ...] = ()  # each ok repeat's value, where the table kept them (<name>_values)
+    # the ok repeats' cell ids, where the table kept them (cell_id_values): not numbers (collect.questions.Record)
+    cells: tuple[str, ...] = field(default=(), metadata={"cells": True})
 
     @classmethod
     def of(cls, row: Any, name: str) -> Measured:
@@ -50,8 +52,10 @@ class Measured:
         runs = int(getattr(row, "runs", repeats) or repeats)
         kept = getattr(row, f"{name}_values", ())
         values = tuple(float(v) for v in kept) if isinstance(kept, (tuple, list)) else ()
+        ids = getattr(row, "cell_id_values", ())
+        cells = tuple(map(str, ids)) if isinstance(ids, (tuple, list)) else ()
         return cls(value, value if math.isnan(low) else low, value if math.isnan(high) else high, repeats, runs,
-                   values)
+                   values, cells)
 
     @property
     def spread(self) -> float:
@@ -61,12 +65,12 @@ class Measured:
     def scaled(self, factor: float) -> Measured:
         """factor x the figure (factor > 0): its spread scales with it."""
         return Measured(self.value * factor, self.low * factor, self.high * factor, self.repeats, self.runs,
-                        tuple(v * factor for v in self.values))
+                        tuple(v * factor for v in self.values), self.cells)
 
     def inverse(self, numerator: float) -> Measured:
         """numerator / the figure (a rate from a time): the min and max swap."""
         return Measured(numerator / self.value, numerator / self.high, numerator / self.low, self.repeats, self.runs,
-                        tuple(numerator / v for v in self.values))
+                        tuple(numerator / v for v in self.values), self.cells)
 
 
 def shown(m: Measured, fmt: Callable[[float], str], unit: str = "") -> str:

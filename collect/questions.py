@@ -21,6 +21,7 @@ import pandas as pd
 
 from collect.details import record_details
 from collect.evidence import Evidence, Measured
+from collect.sides import Sides
 from collect.verdict import Difference, Verdict, verdict
 
 Tables = Mapping[str, pd.DataFrame]
@@ -46,7 +47,7 @@ def _flat(value: Any, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
-            if f.name not in ("evidence", "missing"):
+            if f.name not in ("evidence", "missing") and not f.metadata.get("cells"):
                 out.update(_flat(getattr(value, f.name), f"{prefix}{f.name}."))
         return out
     key = prefix.rstrip(".")
@@ -112,8 +113,10 @@ def values(m: Measured) -> tuple[float, ...]:
 
 def against(new: Measured, base: Measured) -> Verdict:
     """The verdict on `new` against `base` (collect.verdict over their per-repeat values: the ratio
-    new / base, its interval, and direction +1 when new is above base beyond the threshold)."""
-    return verdict(values(base), values(new))
+    new / base, its interval, and direction +1 when new is above base beyond the threshold), with
+    the cells of each side (collect.settle)."""
+    a, b = values(base), values(new)
+    return dataclasses.replace(verdict(a, b), sides=Sides(a, b, base.cells, new.cells))
 
 
 @dataclass(frozen=True)

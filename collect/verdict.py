@@ -45,9 +45,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
+
+from collect.sides import Sides
 
 BEYOND, EQUIVALENT, INCONCLUSIVE = "beyond", "equivalent", "inconclusive"
 MEDIAN_SE = math.sqrt(math.pi / 2)  # a median's standard error over a mean's, for normal values
@@ -69,6 +71,9 @@ class Verdict:
     n_a: int
     n_b: int
     repeats_needed: Optional[int]  # inconclusive only: roughly how many repeats per side would settle it
+    # What was compared, with the cells each side's values come from, where an answer says (`submit --settle`
+    # adds repeats to them): not numbers, so not in `collect --json`'s numbers, and no part of the verdict's equality.
+    sides: Optional[Sides] = field(default=None, compare=False, metadata={"cells": True})
 
     @property
     def one_run(self) -> bool:

@@ -69,6 +69,7 @@ def run(args, console: Console) -> int:
     if report and not report_error:
         console.print(visible(f"report: {report[0]} (self-contained), {report[1]} with its plots in {out / 'plots'}/; "
                               f"answers: {out / 'answers.md'}"), highlight=False)
+    settle_lines(console, results_dir, answers, collected.cells)  # --question: its own
     footer(console, collected, shown, args)
     return print_errors(errors) or 0
 
@@ -110,3 +111,29 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
     if details and not args.findings:
         console.print(f"details: {details} lines beneath the answers: --findings (one question: "
                       "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)
+
+
+SETTLE_LISTED = 5  # comparisons `collect` lists before its summary line; `submit --settle --dry-run` lists all
+
+
+def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
+    """Which answers are provisional (orchestrator.readiness), and what would settle their
+    inconclusive comparisons (orchestrator.settle), where there is a plan: its cells' states are
+    `cells`' status column (collect.load: a result's, else the registry's)."""
+    from jobs.core.states import CellState
+    from orchestrator import readiness, settle
+    from orchestrator.plan import read_plan
+
+    try:
+        plan = read_plan(results_dir)
+    except PlanError:  # results without a plan: nothing to repeat
+        return
+    states = {cid: CellState.DONE if status == "ok" else CellState(status)
+              for cid, status in zip(cells.cell_id, cells.status, strict=True)}
+    provisional = readiness.provisional_line(plan, states)
+    if provisional:
+        console.print(provisional, markup=False, highlight=False, soft_wrap=True)
+    found, _, estimates = settle.plan_for(plan, answers)
+    if found.steps:
+        for line in settle.lines(found, estimates, SETTLE_LISTED):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
