@@ -47,11 +47,11 @@ sys.path.insert(0, str(ROOT))
 
 from jobs.core.result import Result, write_result  # noqa: E402
 from jobs.train.result import EpochStats, Timed, TrainBody  # noqa: E402
-from jobs.core import registry  # noqa: E402
-from orchestrator.plan import Plan, read_plan  # noqa: E402
-from orchestrator.recovery import submission_of  # noqa: E402
-from jobs.core.registry import Intent, Submission  # noqa: E402
-from orchestrator.sbatch import job_name  # noqa: E402
+from results_format import registry  # noqa: E402
+from orchestrator.plan.plan import Plan, read_plan  # noqa: E402
+from orchestrator.slurm.recovery import submission_of  # noqa: E402
+from results_format.registry import Intent, Submission  # noqa: E402
+from orchestrator.slurm.sbatch import job_name  # noqa: E402
 
 SHIMMED = ("sbatch", "squeue", "sacct", "scontrol", "scancel")
 STUDY = """name = "scale"

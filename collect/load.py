@@ -1,11 +1,11 @@
 """Every result file of a results dir, and every planned cell, as one KindCell each, of any kind.
 
 collect reads JSON only: the result files, the plan's cell list (plan.json) and the
-submission record (registry.jsonl, read by jobs.core.registry). A planned cell with no
+submission record (registry.jsonl, read by results_format.registry). A planned cell with no
 result is pending when the registry has a submission for it (submitted, not ended), failed (or
 timed out, cancelled) when spent.json records that submission's job as ended, skipped when the
 local executor did not start it (this machine cannot run it), else not submitted
-(jobs.core.states.CellState's words). Each kind's package in collect turns its cells into
+(results_format.states.CellState's words). Each kind's package in collect turns its cells into
 its tables (collect.kinds); nothing here knows a kind.
 """
 from __future__ import annotations
@@ -25,11 +25,11 @@ from collect.spent import read_spent
 from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, result_files
-from jobs.core.plan_file import cell_dicts
+from results_format.plan_file import cell_dicts
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
-from jobs.core import registry
-from jobs.core.states import ENDED_WORDS, SLURM_STATES, CellState
+from results_format import registry
+from results_format.states import ENDED_WORDS, SLURM_STATES, CellState
 
 def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
     """The study's name and its cells (field dicts), from plan.json; none if absent."""

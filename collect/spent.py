@@ -1,6 +1,6 @@
 """What each job of a study held, from spent.json: one row per run of each attempt, failed ones
 and retries included (`python -m orchestrator collect` writes it from sacct, the result files
-or the local processes; orchestrator.spent says how)."""
+or the local processes; orchestrator.budget.spent says how)."""
 from __future__ import annotations
 
 import json

@@ -6,13 +6,13 @@ import signal
 from pathlib import Path
 from typing import Optional
 
-from jobs.core import registry
-from orchestrator.local_jobs import LOCAL_JOB_MARKER, QUEUE_MARKER, pid_alive
-from orchestrator.plan import Plan
-from jobs.core.registry import Cancelled, Submission
-from orchestrator.slurm_client import SlurmClient
-from jobs.core.states import LIVE_WORDS
-from orchestrator.status import Monitor
+from results_format import registry
+from orchestrator.local.local_jobs import LOCAL_JOB_MARKER, QUEUE_MARKER, pid_alive
+from orchestrator.plan.plan import Plan
+from results_format.registry import Cancelled, Submission
+from orchestrator.slurm.slurm_client import SlurmClient
+from results_format.states import LIVE_WORDS
+from orchestrator.watch.status import Monitor
 
 
 def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None) -> list[str]:

@@ -2,7 +2,7 @@
 
 `submit` queues cells never submitted; `submit --retry-failed` those that ended failed, timed
 out or were cancelled (optionally with a longer time limit); with a GPU-hour budget, only what
-fits it (orchestrator.budget). On SLURM: one sbatch per array
+fits it (orchestrator.budget.budget). On SLURM: one sbatch per array
 chunk (arrays above MaxArraySize are split, each chunk indexed from 0), each preceded by an
 Intent line in the registry (see registry.py). Off-cluster: one detached local queue process.
 The whole decision and submission holds the results dir's submit lock.
@@ -19,20 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from jobs.core import registry
+from results_format import registry
 from jobs.core.regular_file import NotRegular, open_regular
-from orchestrator import budget, machine_lock, slurm_client
-from orchestrator.budget import Ledger
+from orchestrator.budget import budget
+from orchestrator.local import machine_lock
+from orchestrator.slurm import slurm_client
+from orchestrator.budget.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
-from orchestrator.plan import ArrayPlan, Plan, check_results_path
-from orchestrator.local_queue import QUEUE_LOG
-from orchestrator.recovery import INTENT_GRACE_S
-from orchestrator.machine import not_here, this_machine
-from jobs.core.registry import Abandoned, Intent, Skipped
-from orchestrator.sbatch import job_name, render_sbatch
-from orchestrator.slurm_client import SlurmClient
-from jobs.core.states import CellState
-from orchestrator.status import Monitor, Report
+from orchestrator.plan.plan import ArrayPlan, Plan, check_results_path
+from orchestrator.local.local_queue import QUEUE_LOG
+from orchestrator.slurm.recovery import INTENT_GRACE_S
+from orchestrator.local.machine import not_here, this_machine
+from results_format.registry import Abandoned, Intent, Skipped
+from orchestrator.slurm.sbatch import job_name, render_sbatch
+from orchestrator.slurm.slurm_client import SlurmClient
+from results_format.states import CellState
+from orchestrator.watch.status import Monitor, Report
 
 EXECUTORS = ("auto", "slurm", "local")
 SETTLE_POLL_S = 2.0
@@ -164,7 +166,7 @@ def array_limit(plan: Plan, client: SlurmClient) -> int:
 
 def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int]) -> int:
     """Intent line, one sbatch, Submission lines: per chunk. Returns the number of sbatch calls."""
-    from orchestrator.submitit_adapter import submit_slurm_array  # submitit: only when needed
+    from orchestrator.slurm.submitit_adapter import submit_slurm_array  # submitit: only when needed
 
     results_dir = Path(plan.results_dir)
     calls = 0
@@ -221,7 +223,7 @@ def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
         raise UserError(f"{exc}; move it aside") from exc
     with log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator.local_queue", plan.results_dir, *cell_ids],
+            [sys.executable, "-m", "orchestrator.local.local_queue", plan.results_dir, *cell_ids],
             stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         )
     line = proc.stdout.readline() if proc.stdout else ""

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 
 from collect.options import add_options, check_options
-from jobs.core.text import visible
-from orchestrator.budget import measure_spent
+from results_format.text import visible
+from orchestrator.budget.budget import measure_spent
 from orchestrator.commands import collect_compare
 from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError

@@ -10,10 +10,10 @@ from typing import Optional
 
 from jobs.core.layout import PLAN_FILE
 from jobs.core.regular_file import PLAN_MAX, read_regular
-from jobs.core.text import visible
+from results_format.text import visible
 from orchestrator.errors import PlanError
-from orchestrator.plan import Plan, read_plan
-from orchestrator.study import DEFAULT_STUDY, study_name as name_of_study
+from orchestrator.plan.plan import Plan, read_plan
+from orchestrator.plan.study import DEFAULT_STUDY, study_name as name_of_study
 
 
 def study_name(args) -> str:

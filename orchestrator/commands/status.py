@@ -11,11 +11,13 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from jobs.core.text import visible
-from orchestrator import budget, display, summary
+from results_format.text import visible
+from orchestrator.budget import budget
+from orchestrator.commands import display
+from orchestrator.watch import summary
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors, print_warnings
-from jobs.core.states import CellState
-from orchestrator.status import Monitor, Report
+from results_format.states import CellState
+from orchestrator.watch.status import Monitor, Report
 
 
 def register(verbs, common) -> None:

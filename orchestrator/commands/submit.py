@@ -7,12 +7,14 @@ from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from jobs.core.text import visible
-from orchestrator import budget, display, summary
+from results_format.text import visible
+from orchestrator.budget import budget
+from orchestrator.commands import display
+from orchestrator.watch import summary
 from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
-from orchestrator.plan import Plan
-from jobs.core.states import CellState
-from orchestrator.status import Monitor
+from orchestrator.plan.plan import Plan
+from results_format.states import CellState
+from orchestrator.watch.status import Monitor
 from orchestrator.submit import EXECUTORS, submit
 
 

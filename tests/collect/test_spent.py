@@ -7,7 +7,7 @@ import json
 import pytest
 
 from collect.report import collect
-from orchestrator import budget
+from orchestrator.budget import budget
 from jobs.core.result import ResultError
 from tests.factories import cell, train_result, write_results
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from jobs.core.result import Result, write_result
-from jobs.core import registry
-from orchestrator import budget
+from results_format import registry
+from orchestrator.budget import budget
 from orchestrator.cli import main
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission
-from orchestrator.status import Monitor
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission
+from orchestrator.watch.status import Monitor
 from tests.scripted_slurm import ScriptedSlurm, iso, plan_of
 
 STUDY = """name = "capped"

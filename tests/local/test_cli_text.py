@@ -8,8 +8,8 @@ from rich.console import Console
 from jobs.core.result import write_result
 from orchestrator.cli import main
 from orchestrator.commands.submit import wait_for
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission, append
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission, append
 from tests.factories import train_result
 from tests.helpers import TINY_LOCAL as STUDY, cell_states, write_study
 GLOO = ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "

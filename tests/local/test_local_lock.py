@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from jobs.core import registry
+from results_format import registry
 from orchestrator.cli import main
-from orchestrator.local_jobs import QUEUE_MARKER, pid_alive
+from orchestrator.local.local_jobs import QUEUE_MARKER, pid_alive
 from tests.helpers import cell_states, write_study
 
 STUDY = """

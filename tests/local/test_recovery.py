@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from jobs.core.result import write_result
-from jobs.core import registry
-from orchestrator import failures
+from results_format import registry
+from orchestrator.watch import failures
 from orchestrator.cli import main
-from orchestrator.recovery import INTENT_GRACE_S, recover
-from jobs.core.registry import Intent, Submission
-from orchestrator.slurm_client import JobState
-from orchestrator.status import Monitor, cell_state
+from orchestrator.slurm.recovery import INTENT_GRACE_S, recover
+from results_format.registry import Intent, Submission
+from orchestrator.slurm.slurm_client import JobState
+from orchestrator.watch.status import Monitor, cell_state
 from tests.factories import cell, train_result
 from tests.scripted_slurm import NOW, ScriptedSlurm, iso, plan_of
 

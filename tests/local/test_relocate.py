@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from jobs.core.result import write_result
-from jobs.core import registry
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission
+from results_format import registry
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission
 from tests.factories import train_result
 from tests.helpers import cli, cli_json, write_study
 

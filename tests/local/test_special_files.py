@@ -13,10 +13,10 @@ import pytest
 
 from jobs.core.layout import result_path
 from jobs.core.result import NotRegularFile, read_good_result, read_result
-from jobs.core import registry
+from results_format import registry
 from orchestrator.cli import main
-from jobs.core.errors import RegistryError
-from jobs.core.registry import Submission
+from results_format.errors import RegistryError
+from results_format.registry import Submission
 from tests.helpers import TINY_STUDY, cli, cli_json, one_gpu_machine
 
 

@@ -10,8 +10,8 @@ from rich.console import Console
 from jobs.core.result import Result, write_result
 from orchestrator.cli import main
 from orchestrator.commands.submit import wait_for
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission, append
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission, append
 
 GRID = """name = "grid"
 [cluster]

@@ -1,13 +1,13 @@
 """Text another user or a run can write (a result's error, a path) is shown as text: control
-characters visibly on the console (jobs.core.text.visible), Markdown escaped in tables.md and
+characters visibly on the console (results_format.text.visible), Markdown escaped in tables.md and
 report.md (collect.render.md_text), as report.html escapes HTML."""
 from __future__ import annotations
 
 import pytest
 
 from collect.render import Grid, md_text, to_markdown
-from jobs.core.text import visible
-from jobs.core.registry import Submission, append
+from results_format.text import visible
+from results_format.registry import Submission, append
 from tests.factories import cell, train_result, write_results
 from tests.helpers import cli
 

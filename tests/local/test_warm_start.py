@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import warm_start
+from orchestrator.local import warm_start
 from tests.two_users import start_as_nobody
 
 TASK = '''
@@ -30,7 +30,7 @@ sys.exit(int(sys.argv[1]))
 '''
 
 
-CODE = str(Path(warm_start.__file__).parents[1])  # the code under test, whichever copy is installed
+CODE = str(Path(warm_start.__file__).parents[2])  # the code under test, whichever copy is installed
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def server():
 
 def start(name, task_dir: Path, *args: str) -> subprocess.Popen:
     """What submitit's controller does: the command, with the task's streams and environment."""
-    command = [sys.executable, "-m", "orchestrator.warm_start", name, "-u", "-m", "probe_task", *args]
+    command = [sys.executable, "-m", "orchestrator.local.warm_start", name, "-u", "-m", "probe_task", *args]
     out, err = open(task_dir / "out.txt", "w"), open(task_dir / "err.txt", "w")
     with out, err:
         return subprocess.Popen(command, cwd=task_dir, stdout=out, stderr=err,

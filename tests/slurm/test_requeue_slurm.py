@@ -12,10 +12,10 @@ import pytest
 
 from jobs.core.layout import result_path
 from jobs.core.result import read_result
-from jobs.core import registry
+from results_format import registry
 from orchestrator.cli import main
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission
 from tests.helpers import TESTS, cell_states, cli_json, write_study
 
 pytestmark = pytest.mark.slurm

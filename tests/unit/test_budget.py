@@ -1,5 +1,5 @@
-"""GPU-hours: what each attempt spent (orchestrator.spent), the estimate learnt from finished
-cells (orchestrator.estimate), and the budget's arithmetic and refusal (orchestrator.budget)."""
+"""GPU-hours: what each attempt spent (orchestrator.budget.spent), the estimate learnt from finished
+cells (orchestrator.budget.estimate), and the budget's arithmetic and refusal (orchestrator.budget.budget)."""
 from __future__ import annotations
 
 import pytest
@@ -7,17 +7,17 @@ import pytest
 from jobs.core.result import Result, write_result
 from jobs.train.cell import Cell
 from jobs.train.result import EpochStats, TrainBody
-from orchestrator import budget, estimate, spent
+from orchestrator.budget import budget, estimate, spent
 from orchestrator.cli import main
-from orchestrator.cluster import ClusterSpec
+from orchestrator.plan.cluster import ClusterSpec
 from orchestrator.errors import BudgetError, StudyError, UserError
-from orchestrator.estimate import Estimate, Pace
-from orchestrator.plan import build_plan
-from jobs.core.registry import Submission
-from orchestrator.slurm_client import JobState, allocated_gpus, sacct_rows
-from orchestrator.spent import Seen
-from jobs.core.states import CellState
-from orchestrator.study import Study, parse_study
+from orchestrator.budget.estimate import Estimate, Pace
+from orchestrator.plan.plan import build_plan
+from results_format.registry import Submission
+from orchestrator.slurm.slurm_client import JobState, allocated_gpus, sacct_rows
+from orchestrator.budget.spent import Seen
+from results_format.states import CellState
+from orchestrator.plan.study import Study, parse_study
 
 ONE = Cell(engine="single", batch_per_gpu=32, train_images=1000, epochs=2)
 TWO = Cell(engine="ddp", batch_per_gpu=32, gpus_per_node=2, train_images=1000, epochs=2)
@@ -148,7 +148,7 @@ def test_a_local_jobs_time_from_its_logs_is_bounded_by_now_and_its_time_limit(tm
     import datetime as dt
     import os
 
-    from orchestrator.local_jobs import local_snapshot
+    from orchestrator.local.local_jobs import local_snapshot
 
     log = tmp_path / "job.out"
     log.write_text("")

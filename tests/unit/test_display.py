@@ -1,10 +1,10 @@
-"""orchestrator.display: tables that fit an 80-column terminal, and user texts shown as text."""
+"""orchestrator.commands.display: tables that fit an 80-column terminal, and user texts shown as text."""
 from __future__ import annotations
 
 from rich.console import Console
 
-from orchestrator import display
-from orchestrator.status import CellStatus
+from orchestrator.commands import display
+from orchestrator.watch.status import CellStatus
 
 GLOO = ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
         "[127.0.0.1]:20345")

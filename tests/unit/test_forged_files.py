@@ -1,6 +1,6 @@
 """Files a labmate (or a careless hand) can write in a results dir: plan.json and .status-cache.
 Every value that reaches an sbatch script or a path is checked on every read; a seal is keyed by
-the user's own secret (jobs.core.sealed), so a forged one is no seal."""
+the user's own secret (results_format.sealed), so a forged one is no seal."""
 from __future__ import annotations
 
 import hashlib
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from jobs.core import sealed
+from results_format import sealed
 from jobs.core.layout import PLAN_FILE, STATUS_CACHE, result_path
-from jobs.core.sealed import is_sealed, sealed_text
+from results_format.sealed import is_sealed, sealed_text
 from orchestrator.errors import PlanError
-from orchestrator.outcomes import Outcomes
-from orchestrator.plan import ResourceShape, build_plan, install_plan, read_plan
-from orchestrator.sbatch import render_sbatch
-from orchestrator.study import load_study
+from orchestrator.watch.outcomes import Outcomes
+from orchestrator.plan.plan import ResourceShape, build_plan, install_plan, read_plan
+from orchestrator.slurm.sbatch import render_sbatch
+from orchestrator.plan.study import load_study
 from tests.factories import cell, train_result, write_results
 from tests.helpers import cli
 

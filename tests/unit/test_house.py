@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.study import load_study
+from orchestrator.plan.study import load_study
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("orchestrator", "jobs", "collect")
+PACKAGES = ("orchestrator", "jobs", "collect", "results_format")
 
 # sha256 of every cell id of the study, sorted and joined: as planned before jobs/ and collect/
 # became packages per kind (a changed id loses every result written under it). quick: its 2

@@ -1,4 +1,4 @@
-"""orchestrator.outcomes: what status needs of each result, read once and kept (the status
+"""orchestrator.watch.outcomes: what status needs of each result, read once and kept (the status
 cache) while the file stays the same; a rewritten file is read again, however it was rewritten."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from jobs.core.layout import STATUS_CACHE, result_path
 from jobs.core.result import Result, Status, write_result
 from jobs.train.cell import Cell
 from jobs.train.result import EpochStats, TrainBody
-from orchestrator import outcomes
-from orchestrator.outcomes import Outcome, Outcomes
+from orchestrator.watch import outcomes
+from orchestrator.watch.outcomes import Outcome, Outcomes
 from tests.helpers import unwritable
 
 CELLS = tuple(Cell(engine="single", batch_per_gpu=32, seed=i) for i in range(3))

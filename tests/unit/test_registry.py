@@ -1,4 +1,4 @@
-"""jobs.core.registry: the append-only JSON-lines record of which job runs which cell."""
+"""results_format.registry: the append-only JSON-lines record of which job runs which cell."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ import pytest
 
 from orchestrator.errors import RegistryError
 from jobs.core.layout import REGISTRY_FILE
-from jobs.core.registry import Abandoned, Cancelled, Intent, Skipped, Submission, append, load
+from results_format.registry import Abandoned, Cancelled, Intent, Skipped, Submission, append, load
 
 
 def submissions(path) -> list[Submission]:

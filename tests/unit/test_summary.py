@@ -1,4 +1,4 @@
-"""status at any size (orchestrator.summary, display.summary_view): counts per state and per
+"""status at any size (orchestrator.watch.summary, display.summary_view): counts per state and per
 array, the cells that need a look, at most a screenful; the cells asked for by state or text."""
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import pytest
 from rich.console import Console
 
 from jobs.train.cell import Cell
-from orchestrator import display, summary
-from orchestrator.cluster import ClusterSpec
-from orchestrator.estimate import profile_estimates
-from orchestrator.plan import build_plan
-from jobs.core.states import CellState
-from orchestrator.status import CellStatus
-from orchestrator.study import Study
+from orchestrator.commands import display
+from orchestrator.watch import summary
+from orchestrator.plan.cluster import ClusterSpec
+from orchestrator.budget.estimate import profile_estimates
+from orchestrator.plan.plan import build_plan
+from results_format.states import CellState
+from orchestrator.watch.status import CellStatus
+from orchestrator.plan.study import Study
 
 
 def plan_of(tmp_path, n: int, time_min: int = 10):

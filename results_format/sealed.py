@@ -3,7 +3,7 @@
 The text is a JSON object, one top-level key per line, each value compact; its first line is
 the seal, an HMAC-SHA256 of the text after that line keyed by the user's own secret (seal_key).
 A file whose seal holds is byte for byte what this user's `plan` or `status` wrote
-(orchestrator.plan writes plan.json so, after checking every cell; the status cache is written
+(orchestrator.plan.plan writes plan.json so, after checking every cell; the status cache is written
 so too); one edited by hand, damaged, written before keyed seals, or sealed by anyone else (a
 labmate who can write the results dir cannot compute the seal) is not sealed, and its reader
 checks it whole or ignores it. Where the key cannot be had (an unwritable home, a key file

@@ -6,9 +6,9 @@ queues cells only while
 
     spent + committed + the estimate of the cells it queues <= budget
 
-spent: every attempt's GPUs x elapsed, failed ones and retries included (orchestrator.spent);
+spent: every attempt's GPUs x elapsed, failed ones and retries included (orchestrator.budget.spent);
 committed: what cells queued or running are still expected to take, max(estimate - spent so
-far, 0) each; estimates: orchestrator.estimate. Too much is refused with how many cells fit;
+far, 0) each; estimates: orchestrator.budget.estimate. Too much is refused with how many cells fit;
 `--within-budget` queues those, the first ones in plan order that fit together.
 """
 from __future__ import annotations
@@ -23,17 +23,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from jobs.core.layout import PLAN_FILE, SPENT_FILE
-from jobs.core import registry
+from results_format import registry
 from jobs.core.regular_file import PLAN_MAX, read_regular
-from orchestrator import estimate, spent
+from orchestrator.budget import estimate, spent
 from orchestrator.errors import BudgetError, PlanError, UserError
-from orchestrator.estimate import Estimate
-from orchestrator.local_jobs import local_snapshot
-from orchestrator.outcomes import Outcome, Outcomes, outcome
-from orchestrator.plan import Plan, read_plan
-from orchestrator.spent import Charge, Seen
-from jobs.core.states import CellState
-from orchestrator.status import CellStatus, Monitor
+from orchestrator.budget.estimate import Estimate
+from orchestrator.local.local_jobs import local_snapshot
+from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
+from orchestrator.plan.plan import Plan, read_plan
+from orchestrator.budget.spent import Charge, Seen
+from results_format.states import CellState
+from orchestrator.watch.status import CellStatus, Monitor
 
 
 @dataclass(frozen=True)

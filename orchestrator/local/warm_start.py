@@ -9,7 +9,7 @@ standard streams, in a process of its own, as fresh as the imports left it (noth
 ever runs a job: no CUDA, no thread pool).
 
 submitit's controller starts the tasks through the client half of this module
-(`python -m orchestrator.warm_start ADDRESS -u -m MODULE ARGS`), which asks the server for the
+(`python -m orchestrator.local.warm_start ADDRESS -u -m MODULE ARGS`), which asks the server for the
 child, passes on every signal the controller sends it (cancel, time limit) and exits as the child
 did. The server kills a child whose client is gone (killed). Where there is no server, the
 client becomes the cold command itself (exec), exactly as before.
@@ -19,7 +19,7 @@ user's client, and a client that finds another user's server on the name (its na
 anyone may bind it once the server is gone) sends it nothing, neither environment nor streams,
 and starts cold.
 
-    python -m orchestrator.warm_start serve ADDRESS MODULE...     (the local queue starts it)
+    python -m orchestrator.local.warm_start serve ADDRESS MODULE...     (the local queue starts it)
 """
 from __future__ import annotations
 
@@ -249,7 +249,7 @@ class WarmServer:
         """Its name for python_for, or None where it did not start (tasks then start cold)."""
         if self.proc is None:
             name = f"orchestrator-warm-{os.getuid()}-{os.getpid()}-{secrets.token_hex(4)}"
-            self.proc = subprocess.Popen([sys.executable, "-m", "orchestrator.warm_start", "serve", name, *self.modules],
+            self.proc = subprocess.Popen([sys.executable, "-m", "orchestrator.local.warm_start", "serve", name, *self.modules],
                                          stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
             assert self.proc.stdout is not None
             ready, _, _ = select.select([self.proc.stdout], [], [], READY_TIMEOUT_S)
@@ -277,7 +277,7 @@ def warm_server(modules: list[str], say: Callable[[str], None]) -> Iterator[Warm
 
 def python_for(name: Optional[str]) -> Optional[str]:
     """What submitit's local executor should run as `python` (None: the interpreter itself)."""
-    return None if name is None else f"{shlex.quote(sys.executable)} -m orchestrator.warm_start {shlex.quote(name)}"
+    return None if name is None else f"{shlex.quote(sys.executable)} -m orchestrator.local.warm_start {shlex.quote(name)}"
 
 
 def serve(name: str, modules: list[str]) -> None:

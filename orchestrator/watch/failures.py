@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from jobs.core.regular_file import read_end
-from jobs.core.states import SLURM_STATES, CellState
+from results_format.states import SLURM_STATES, CellState
 
 _STEPD = re.compile(r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*")
 _STEPD_WORDS = {"TIME LIMIT": "TIMEOUT", "PREEMPTION": "PREEMPTED", "NODE FAILURE": "NODE_FAIL", None: "CANCELLED"}

@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Optional
 
-from orchestrator.plan import Plan
-from jobs.core.states import CellState
-from orchestrator.status import CellStatus
+from orchestrator.plan.plan import Plan
+from results_format.states import CellState
+from orchestrator.watch.status import CellStatus
 
 SMALL_STUDY = 30  # up to this many cells, status lists every cell
 LOOK_ROWS = 15  # cells listed by the summary, at most: with its counts and notes, a screenful

@@ -19,11 +19,11 @@ from typing import Any, Optional
 from jobs.core.cell import TRAIN, CellError
 from jobs.core.cell import StudyCell
 from jobs.core.kinds import Kind, kind_named
-from orchestrator.cluster import ClusterSpec, ContainerSpec, build_specs, load_profile
+from orchestrator.plan.cluster import ClusterSpec, ContainerSpec, build_specs, load_profile
 from orchestrator.errors import StudyError
-from orchestrator.strict_toml import read_toml, reject_unknown, table
+from orchestrator.plan.strict_toml import read_toml, reject_unknown, table
 
-STUDIES_DIR = Path(__file__).parent / "studies"
+STUDIES_DIR = Path(__file__).parents[1] / "studies"
 DEFAULT_STUDY = "quick"  # the verbs' study when neither --study nor --results says
 _TOP_KEYS = {"name", "description", "kind", "data_dir", "profile", "repeats", "cluster", "container", "defaults",
              "grid", "max_cells"}

@@ -8,7 +8,7 @@ allocated GPUs x elapsed seconds, from the first of these that knows:
   3. the result file, when it is this attempt's and the job has ended: its own clock (its phases,
      else env's started_at to ended_at): SLURM without accounting once squeue has forgotten the
      job, and every ended local job (its logs' times change when the dir is copied);
-  4. a local job without one: its process's life (orchestrator.local_jobs), start to its logs'
+  4. a local job without one: its process's life (orchestrator.local.local_jobs), start to its logs'
      last write (never after now).
 A time taken from a file (3, 4) is at most the attempt's time limit, which the job cannot outlive.
 An ended attempt none of them knows ("limit": SLURM forgot it and there is no accounting, or its
@@ -25,12 +25,12 @@ from typing import Optional
 from collections.abc import Iterable, Mapping
 
 from orchestrator.errors import PlanError
-from orchestrator.outcomes import Outcome, outcome
-from orchestrator.plan import Plan
-from jobs.core import registry
-from jobs.core.registry import Submission
-from orchestrator.slurm_client import JobState
-from jobs.core.states import ENDED_WORDS, LIVE_WORDS
+from orchestrator.watch.outcomes import Outcome, outcome
+from orchestrator.plan.plan import Plan
+from results_format import registry
+from results_format.registry import Submission
+from orchestrator.slurm.slurm_client import JobState
+from results_format.states import ENDED_WORDS, LIVE_WORDS
 
 SKEW_S = 120.0  # a result started this long before its submission was recorded is still that attempt's
 SOURCES = ("sacct", "squeue", "process", "result", "limit", "unrecorded")

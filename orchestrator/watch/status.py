@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import Optional
 
 from jobs.core.result import ResultError, Status
-from jobs.core import registry
-from orchestrator import failures, recovery
-from orchestrator.local_jobs import local_snapshot
-from orchestrator.outcomes import Outcome, Outcomes, outcome
-from orchestrator.plan import Plan
-from jobs.core.registry import Submission
-from orchestrator.slurm_client import JobState, SlurmClient, Snapshot
-from orchestrator.spent import Accounts, Seen
-from jobs.core.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
+from results_format import registry
+from orchestrator.watch import failures
+from orchestrator.slurm import recovery
+from orchestrator.local.local_jobs import local_snapshot
+from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
+from orchestrator.plan.plan import Plan
+from results_format.registry import Submission
+from orchestrator.slurm.slurm_client import JobState, SlurmClient, Snapshot
+from orchestrator.budget.spent import Accounts, Seen
+from results_format.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
 
 SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
 WAITING = (CellState.QUEUED, CellState.PENDING)
@@ -174,7 +175,7 @@ class Monitor:
         self.outcomes = Outcomes(self.results_dir)
         self.subs: dict[str, Submission] = {}  # each cell's current submission as recorded, as of the last refresh
         self.skipped_files: list[str] = []  # why each result file that is no regular file was not read
-        self.accounts = Accounts()  # sacct's rows of the study's jobs, for what they spent (orchestrator.spent)
+        self.accounts = Accounts()  # sacct's rows of the study's jobs, for what they spent (orchestrator.budget.spent)
         self.seen = Seen()  # what the last refresh saw: every submission, the results, the jobs' states
 
     def read_results(self) -> dict[str, Outcome | ResultError]:

@@ -12,8 +12,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.core.registry import Abandoned, Intent, Submission
-from orchestrator.slurm_client import JobState
+from results_format.registry import Abandoned, Intent, Submission
+from orchestrator.slurm.slurm_client import JobState
 
 INTENT_GRACE_S = 15.0
 

@@ -21,12 +21,12 @@ from jobs.core.cell import StudyCell, kind_of
 from jobs.core.kinds import cell_from_dict, kind_named
 from jobs.core.atomic import strict_json, write_bytes_atomic
 from jobs.core.layout import CELL_ID, LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE, check_cell_id
-from jobs.core.plan_file import cell_dicts, cells_table, stored_ids
+from results_format.plan_file import cell_dicts, cells_table, stored_ids
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
-from jobs.core.sealed import is_sealed, sealed_text
+from results_format.sealed import is_sealed, sealed_text
 from orchestrator.errors import PlanError, UserError
-from orchestrator.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, check_slurm_name
-from orchestrator.study import NAME, Study
+from orchestrator.plan.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, check_slurm_name
+from orchestrator.plan.study import NAME, Study
 
 _LEAST = {"nodes": 1, "tasks_per_node": 1, "cpus_per_task": 1, "time_min": 1}  # a shape's ints' least; else 0
 
@@ -138,7 +138,7 @@ class Plan:
         return recorded
 
     def to_dict(self) -> dict[str, Any]:
-        """plan.json's content: its cells as a table (jobs.core.plan_file)."""
+        """plan.json's content: its cells as a table (results_format.plan_file)."""
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name not in ("planned_in", "cells", "arrays", "cluster", "container")}
         data.update(cluster=dataclasses.asdict(self.cluster), container=dataclasses.asdict(self.container))
@@ -150,7 +150,7 @@ class Plan:
     @classmethod
     def from_dict(cls, data: dict[str, Any], sealed: bool = False) -> Plan:
         """A plan from its JSON; a hand-edited one is checked whole (ValueError or TypeError says
-        what is wrong). `sealed`: the file is as `plan` wrote it (jobs.core.sealed), so its cells
+        what is wrong). `sealed`: the file is as `plan` wrote it (results_format.sealed), so its cells
         and their ids are taken as they are, without checking every cell again."""
         if not isinstance(data, dict):
             raise TypeError("not a JSON object")
@@ -328,7 +328,7 @@ def build_plan(study: Study, results_dir: Path, cwd: Path) -> Plan:
 
 
 def plan_bytes(plan: Plan) -> bytes:
-    """plan.json's sealed text (jobs.core.sealed), its cells a table (jobs.core.plan_file). Cells
+    """plan.json's sealed text (results_format.sealed), its cells a table (results_format.plan_file). Cells
     hold no NaN or infinity (every kind refuses them), so only the rest is made strict JSON."""
     data = plan.to_dict()
     cells = data.pop("cells")

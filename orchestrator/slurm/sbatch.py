@@ -13,9 +13,9 @@ from typing import Optional
 
 import jinja2
 
-from orchestrator.cluster import ContainerSpec
+from orchestrator.plan.cluster import ContainerSpec
 from orchestrator.errors import PlanError
-from orchestrator.plan import ArrayPlan, Plan, ResourceShape
+from orchestrator.plan.plan import ArrayPlan, Plan, ResourceShape
 
 
 

@@ -12,13 +12,13 @@ from rich.text import Text
 
 from jobs.core.cell import StudyCell
 from jobs.core.kinds import kind_named
-from jobs.core.text import visible
-from orchestrator import job_time, summary
-from orchestrator.estimate import Estimate, estimates_text, profile_estimates
-from orchestrator.machine import Machine
-from orchestrator.plan import Plan
-from jobs.core.states import CellState
-from orchestrator.status import CellStatus
+from results_format.text import visible
+from orchestrator.watch import job_time, summary
+from orchestrator.budget.estimate import Estimate, estimates_text, profile_estimates
+from orchestrator.local.machine import Machine
+from orchestrator.plan.plan import Plan
+from results_format.states import CellState
+from orchestrator.watch.status import CellStatus
 
 STATE_STYLE = {
     CellState.DONE: "green", CellState.OOM: "yellow", CellState.RUNNING: "cyan", CellState.PENDING: "blue",

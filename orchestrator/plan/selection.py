@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from orchestrator.errors import PlanError
-from orchestrator.plan import Plan
+from orchestrator.plan.plan import Plan
 
 
 def select_cells(plan: Plan, names: list[str]) -> list[str]:

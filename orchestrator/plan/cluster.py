@@ -25,9 +25,9 @@ from typing import Any, Optional
 from collections.abc import Mapping
 
 from orchestrator.errors import StudyError
-from orchestrator.strict_toml import check_types, field_names, read_toml, reject_unknown, table
+from orchestrator.plan.strict_toml import check_types, field_names, read_toml, reject_unknown, table
 
-PROFILES_DIR = Path(__file__).parent / "profiles"
+PROFILES_DIR = Path(__file__).parents[1] / "profiles"
 PROFILE_PATH_ENV = "ORCHESTRATOR_PROFILES"
 GPU_REQUESTS = ("gpus-per-node", "gres")
 CONTAINER_RUNTIMES = ("singularity", "apptainer")
@@ -60,7 +60,7 @@ class ClusterSpec:
     max_array_size: int = 0  # split arrays above this; 0: the cluster's MaxArraySize (scontrol show config)
     signal_delay_s: int = 90  # SIGUSR2 this long before the time limit: the job checkpoints and requeues
     poll_interval_s: float = 10.0  # default seconds between scheduler queries of status --watch / submit --wait
-    budget_gpu_hours: float = 0.0  # the most GPU-hours a study may spend (orchestrator.budget); 0: no cap
+    budget_gpu_hours: float = 0.0  # the most GPU-hours a study may spend (orchestrator.budget.budget); 0: no cap
 
     def __post_init__(self) -> None:
         check_types("[cluster]", self)

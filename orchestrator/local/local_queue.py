@@ -4,7 +4,7 @@ One at a time, because cells sharing a machine would time each other (and its GP
 beside another queue's cells, or a killed queue's job still running (machine_lock.py).
 `submit` starts it detached, so it outlives the shell; it records each job it starts.
 
-    python -m orchestrator.local_queue RESULTS_DIR CELL_ID...
+    python -m orchestrator.local.local_queue RESULTS_DIR CELL_ID...
 """
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from pathlib import Path
 from jobs.core.kinds import kind_named
 from jobs.core.regular_file import open_regular
 from jobs.core.result import read_good_result
-from jobs.core import registry
-from orchestrator import machine_lock
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission
-from orchestrator.warm_start import warm_server
+from results_format import registry
+from orchestrator.local import machine_lock
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission
+from orchestrator.local.warm_start import warm_server
 
 QUEUE_LOG = "local-queue.log"  # in the plan's log dir
 POLL_S = 0.1  # a look at the job's controller process: cheap
@@ -29,7 +29,7 @@ POLL_S = 0.1  # a look at the job's controller process: cheap
 
 def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
     plan = read_plan(results_dir)
-    from orchestrator.submitit_adapter import start_local_job  # submitit: only in this process
+    from orchestrator.slurm.submitit_adapter import start_local_job  # submitit: only in this process
 
     pid = os.getpid()
     registry.append(results_dir, [
@@ -54,7 +54,7 @@ def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
 def job_modules(plan, cell_ids: list[str]) -> list[str]:
     """What every task of these cells imports before its first line: submitit's, and each kind's run."""
     runs = {kind_named(plan.cell(cid).kind).run.split(":")[0] for cid in cell_ids}
-    return ["orchestrator.submitit_adapter", "submitit.core.submission", *sorted(runs)]
+    return ["orchestrator.slurm.submitit_adapter", "submitit.core.submission", *sorted(runs)]
 
 
 def _say(text: str, cell_id: str = "") -> None:

@@ -25,7 +25,7 @@ from typing import Any, Optional, Union
 from collections.abc import Iterator, Sequence
 
 from jobs.core.layout import LOCK_FILE, REGISTRY_FILE
-from jobs.core.errors import RegistryError
+from results_format.errors import RegistryError
 from jobs.core.regular_file import REGISTRY_MAX, NotRegular, TooLarge, open_regular, read_regular
 
 

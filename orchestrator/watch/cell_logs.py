@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 
 from jobs.core.regular_file import LOG_READ_MAX, MB, NotRegular, open_regular, read_end
 from orchestrator.errors import UserError
-from jobs.core.registry import Submission
-from orchestrator.status import Monitor
+from results_format.registry import Submission
+from orchestrator.watch.status import Monitor
 
 FOLLOW_READ_S = 0.5  # how often -f reads the log files (the scheduler is asked far less often)
 

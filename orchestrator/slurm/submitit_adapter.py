@@ -27,13 +27,13 @@ from submitit.slurm.slurm import SlurmJob
 from jobs.core.cell import StudyCell
 from jobs.core.phases import LAUNCHED_AT_ENV
 from orchestrator.errors import SchedulerError
-from orchestrator.failures import last_line
-from orchestrator.machine_lock import running_cell
-from orchestrator.plan import ArrayPlan, Plan
-from jobs.core.registry import Submission, now_iso
-from orchestrator.sbatch import job_name, render_sbatch
-from orchestrator.slurm_client import scheduler_answer
-from orchestrator.warm_start import python_for
+from orchestrator.watch.failures import last_line
+from orchestrator.local.machine_lock import running_cell
+from orchestrator.plan.plan import ArrayPlan, Plan
+from results_format.registry import Submission, now_iso
+from orchestrator.slurm.sbatch import job_name, render_sbatch
+from orchestrator.slurm.slurm_client import scheduler_answer
+from orchestrator.local.warm_start import python_for
 
 MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at most this often
 
@@ -161,7 +161,7 @@ def launched_now() -> Iterator[None]:
 def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int, lock: Path, warm: Optional[str] = None):
     """Start one cell through submitit's local executor; a multi-node cell runs all its ranks here,
     each holding the machine's cell `lock` while it runs. `warm`: the warm start server that forks
-    each task (orchestrator.warm_start), else each starts its own interpreter."""
+    each task (orchestrator.local.warm_start), else each starts its own interpreter."""
     executor = submitit.LocalExecutor(folder=plan.log_dir, python=python_for(warm))
     executor.update_parameters(
         tasks_per_node=cell.nodes * cell.tasks_per_node, gpus_per_node=cell.gpus,

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 
 from jobs.core.cell import StudyCell
 from jobs.core.result import Status
-from orchestrator.outcomes import Outcome, outcome
-from orchestrator.cluster import ClusterSpec
+from orchestrator.watch.outcomes import Outcome, outcome
+from orchestrator.plan.cluster import ClusterSpec
 
 STARTUP_S = 60.0  # per job, in the profile's pace: queue-to-first-step overhead
 SPEED_FIELDS = ("engine", "model", "batch_per_gpu", "batch_size", "pipeline", "precision", "backend")

@@ -6,11 +6,11 @@ import datetime as dt
 from pathlib import Path
 from typing import Optional
 
-from jobs.core.registry import Submission
-from orchestrator.slurm_client import JobState
+from results_format.registry import Submission
+from orchestrator.slurm.slurm_client import JobState
 
 # The local queue's module name: a queue started by an older version of this tool matches too.
-QUEUE_MARKER = "orchestrator.local_queue"
+QUEUE_MARKER = "orchestrator.local.local_queue"
 LOCAL_JOB_MARKER = "submitit"
 
 

@@ -7,7 +7,7 @@ is off), the client says so once and stops asking; status then judges ended jobs
 result files and logs.
 
 That sacct also reports what the study's ended jobs held (`charged`): every run of each job,
-requeued runs included (-D), with its elapsed time and allocated GPUs (orchestrator.spent).
+requeued runs included (-D), with its elapsed time and allocated GPUs (orchestrator.budget.spent).
 """
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ from typing import Optional
 from collections.abc import Iterable, Mapping
 
 from orchestrator.errors import SchedulerError
-from orchestrator.failures import last_line
-from jobs.core.states import LIVE_WORDS
+from orchestrator.watch.failures import last_line
+from results_format.states import LIVE_WORDS
 
 QUERY_TIMEOUT_S = 60
 DEFAULT_MAX_ARRAY_SIZE = 1001  # SLURM's own default
