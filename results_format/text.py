@@ -1,8 +1,10 @@
 """Text that another user or a run can write (a result's error, a path, a cell's name), made safe
-to print on a terminal: the one home of that, for the orchestrator's and collect's consoles."""
+to print on a terminal: the one home of that, for the orchestrator's and collect's consoles; and
+a message's last line (a traceback's error, a SLURM command's complaint)."""
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 # C0 and C1 control characters but newline and tab, DEL, and the Unicode controls that reorder
 # text (bidirectional overrides and isolates): a terminal acts on them instead of showing them
@@ -19,3 +21,9 @@ def visible(text: str) -> str:
 def _escape(match: re.Match) -> str:
     char = match.group()
     return repr(char)[1:-1] if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def last_line(text: Optional[str]) -> str:
+    """The last line of a message that is not blank (a traceback's error, a SLURM command's complaint), stripped."""
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""

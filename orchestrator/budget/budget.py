@@ -31,7 +31,8 @@ from orchestrator.budget.estimate import Estimate
 from orchestrator.local.local_jobs import local_snapshot
 from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan.plan import Plan, read_plan
-from orchestrator.budget.spent import Charge, Seen
+from orchestrator.budget.spent import Charge
+from orchestrator.watch.seen import Seen
 from results_format.states import CellState
 from orchestrator.watch.status import CellStatus, Monitor
 

@@ -29,7 +29,7 @@ POLL_S = 0.1  # a look at the job's controller process: cheap
 
 def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
     plan = read_plan(results_dir)
-    from orchestrator.slurm.submitit_adapter import start_local_job  # submitit: only in this process
+    from orchestrator.local.launch import start_local_job  # submitit: only in this process
 
     pid = os.getpid()
     registry.append(results_dir, [
@@ -54,7 +54,7 @@ def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
 def job_modules(plan, cell_ids: list[str]) -> list[str]:
     """What every task of these cells imports before its first line: submitit's, and each kind's run."""
     runs = {kind_named(plan.cell(cid).kind).run.split(":")[0] for cid in cell_ids}
-    return ["orchestrator.slurm.submitit_adapter", "submitit.core.submission", *sorted(runs)]
+    return ["orchestrator.local.launch", "submitit.core.submission", *sorted(runs)]
 
 
 def _say(text: str, cell_id: str = "") -> None:

@@ -26,7 +26,7 @@ from typing import Optional
 from collections.abc import Iterable, Mapping
 
 from orchestrator.errors import SchedulerError
-from orchestrator.watch.failures import last_line
+from results_format.text import last_line
 from results_format.states import LIVE_WORDS
 
 QUERY_TIMEOUT_S = 60

@@ -1,4 +1,5 @@
-"""The only module that talks to submitit: SLURM job arrays, and local jobs off-cluster.
+"""SLURM job arrays through submitit, and the call every job runs (CellRun); submitit is talked
+to here and in orchestrator.local.launch (the local executor's jobs) only.
 
 On SLURM, submitit pickles each cell's call and sbatch runs it; the sbatch text is ours
 (templates/sbatch.sh.j2), the very text `plan` showed. submitit 1.5's private hooks are used
@@ -12,12 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import secrets
-import time
 from pathlib import Path
 from typing import Optional
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import submitit
 from submitit.core import utils as submitit_utils
@@ -25,31 +24,24 @@ from submitit.helpers import Checkpointable, DelayedSubmission
 from submitit.slurm.slurm import SlurmJob
 
 from jobs.core.cell import StudyCell
-from jobs.core.phases import LAUNCHED_AT_ENV
 from orchestrator.errors import SchedulerError
-from orchestrator.watch.failures import last_line
-from orchestrator.local.machine_lock import running_cell
+from results_format.text import last_line
 from orchestrator.plan.plan import ArrayPlan, Plan
 from results_format.registry import Submission, now_iso
 from orchestrator.slurm.sbatch import job_name, render_sbatch
 from orchestrator.slurm.slurm_client import scheduler_answer
-from orchestrator.local.warm_start import python_for
 
 MAX_TIMEOUT_REQUEUES = 3  # submitit requeues a job that hits its time limit at most this often
 
 
 class CellRun(Checkpointable):
-    """The cell's kind's run(cell, out_dir, data_dir), requeued by submitit on timeout or preemption.
-    Off-cluster, every rank holds this machine's cell lock while it runs (`lock`: its path)."""
-
-    def __init__(self, lock: str = "") -> None:
-        self.lock = lock
+    """The cell's kind's run(cell, out_dir, data_dir), requeued by submitit on timeout or preemption
+    (off-cluster: orchestrator.local.launch.LocalCellRun)."""
 
     def __call__(self, cell: StudyCell, out_dir: str, data_dir: str) -> str:
         from jobs.core.kinds import run_cell  # imports the job's module, and torch, only in the job
 
-        with running_cell(self.lock) if self.lock else contextlib.nullcontext():
-            return run_cell(cell, Path(out_dir), Path(data_dir))
+        return run_cell(cell, Path(out_dir), Path(data_dir))
 
     def checkpoint(self, cell: StudyCell, out_dir: str, data_dir: str) -> DelayedSubmission:
         """The same call again: the run's own per-epoch checkpoint holds the state."""
@@ -142,35 +134,3 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
                    plan.recorded(job.paths.stderr), token=token, time_min=shape.time_min)
         for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs, strict=True)
     ]
-
-
-@contextlib.contextmanager
-def launched_now() -> Iterator[None]:
-    """The jobs started inside learn when: their phases then count from this moment (their launch_s)."""
-    before = os.environ.get(LAUNCHED_AT_ENV)
-    os.environ[LAUNCHED_AT_ENV] = repr(time.time())
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(LAUNCHED_AT_ENV, None)
-        else:
-            os.environ[LAUNCHED_AT_ENV] = before
-
-
-def start_local_job(plan: Plan, cell: StudyCell, queue_pid: int, lock: Path, warm: Optional[str] = None):
-    """Start one cell through submitit's local executor; a multi-node cell runs all its ranks here,
-    each holding the machine's cell `lock` while it runs. `warm`: the warm start server that forks
-    each task (orchestrator.local.warm_start), else each starts its own interpreter."""
-    executor = submitit.LocalExecutor(folder=plan.log_dir, python=python_for(warm))
-    executor.update_parameters(
-        tasks_per_node=cell.nodes * cell.tasks_per_node, gpus_per_node=cell.gpus,
-        timeout_min=plan.cluster.time_min,
-    )
-    with launched_now():
-        job = executor.submit(CellRun(str(lock)), cell, plan.results_dir, plan.data_dir)
-    sub = Submission(
-        cell.cell_id, "local", job.job_id, plan.array_of(cell.cell_id).name, now_iso(),
-        plan.recorded(job.paths.stdout), plan.recorded(job.paths.stderr), queue_pid, time_min=plan.cluster.time_min,
-    )
-    return job, sub

@@ -20,11 +20,6 @@ _EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interru
 LOG_TAIL_BYTES = 16_384
 
 
-def last_line(text: Optional[str]) -> str:
-    lines = [line for line in (text or "").splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
-
-
 def python_error(text: str) -> str:
     """The last `SomeError: message` line of a traceback in a log, or ""."""
     for line in reversed(text.splitlines()):

@@ -22,8 +22,9 @@ from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan.plan import Plan
 from results_format.registry import Submission
 from orchestrator.slurm.slurm_client import JobState, SlurmClient, Snapshot
-from orchestrator.budget.spent import Accounts, Seen
+from orchestrator.watch.seen import Accounts, Seen
 from results_format.states import ENDED_WORDS, LIVE_WORDS, SLURM_STATES, CellState
+from results_format.text import last_line
 
 SACCT_LAG_S = 120.0  # slurmdbd may learn of a job this long after squeue forgets it
 WAITING = (CellState.QUEUED, CellState.PENDING)
@@ -96,7 +97,7 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
         return SLURM_STATES[job.state], REASONS.get(job.reason, job.reason)
     if isinstance(result, ResultError):
         return CellState.FAILED, str(result)
-    error_line = failures.last_line(result.error) if isinstance(result, Outcome) else failures.python_error(log_text)
+    error_line = last_line(result.error) if isinstance(result, Outcome) else failures.python_error(log_text)
     if isinstance(result, Outcome) and result.status == Status.TIMEOUT:
         return CellState.TIMEOUT, error_line
     if job is not None and job.state == "ENDED":  # a local job

@@ -15,7 +15,7 @@ from orchestrator.budget.estimate import Estimate, Pace
 from orchestrator.plan.plan import build_plan
 from results_format.registry import Submission
 from orchestrator.slurm.slurm_client import JobState, allocated_gpus, sacct_rows
-from orchestrator.budget.spent import Seen
+from orchestrator.watch.seen import Accounts, Seen
 from results_format.states import CellState
 from orchestrator.plan.study import Study, parse_study
 
@@ -179,7 +179,7 @@ def test_a_cell_no_longer_planned_is_charged_the_gpus_its_array_names(tmp_path):
 
 
 def test_accounts_stop_asking_about_a_job_once_its_last_run_ended():
-    accounts = spent.Accounts()
+    accounts = Accounts()
     subs = [sub(ONE, "5_0"), sub(TWO, "5_1")]
     accounts.record([JobState("5_0", "REQUEUED", 3.0), JobState("5_0", "COMPLETED", 9.0),
                      JobState("5_1", "REQUEUED", 3.0)])
