@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from results_format import registry
-from orchestrator.local.local_jobs import LOCAL_JOB_MARKER, QUEUE_MARKER, pid_alive
+from orchestrator.local.processes import LOCAL_JOB_MARKER, QUEUE_MARKER, pid_alive
 from orchestrator.plan.plan import Plan
 from results_format.registry import Cancelled, Submission
 from orchestrator.slurm.slurm_client import SlurmClient

@@ -27,7 +27,7 @@ from orchestrator.slurm import slurm_client
 from orchestrator.budget.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
 from orchestrator.plan.plan import ArrayPlan, Plan, check_results_path
-from orchestrator.local.local_queue import QUEUE_LOG
+from orchestrator.local.queue import QUEUE_LOG
 from orchestrator.slurm.recovery import INTENT_GRACE_S
 from orchestrator.local.machine import not_here, this_machine
 from results_format.registry import Abandoned, Intent, Skipped
@@ -223,7 +223,7 @@ def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
         raise UserError(f"{exc}; move it aside") from exc
     with log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator.local.local_queue", plan.results_dir, *cell_ids],
+            [sys.executable, "-m", "orchestrator.local.queue", plan.results_dir, *cell_ids],
             stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         )
     line = proc.stdout.readline() if proc.stdout else ""

@@ -28,7 +28,7 @@ from jobs.core.regular_file import PLAN_MAX, read_regular
 from orchestrator.budget import estimate, spent
 from orchestrator.errors import BudgetError, PlanError, UserError
 from orchestrator.budget.estimate import Estimate
-from orchestrator.local.local_jobs import local_snapshot
+from orchestrator.local.processes import local_snapshot
 from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan.plan import Plan, read_plan
 from orchestrator.budget.spent import Charge

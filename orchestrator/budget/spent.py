@@ -8,7 +8,7 @@ allocated GPUs x elapsed seconds, from the first of these that knows:
   3. the result file, when it is this attempt's and the job has ended: its own clock (its phases,
      else env's started_at to ended_at): SLURM without accounting once squeue has forgotten the
      job, and every ended local job (its logs' times change when the dir is copied);
-  4. a local job without one: its process's life (orchestrator.local.local_jobs), start to its logs'
+  4. a local job without one: its process's life (orchestrator.local.processes), start to its logs'
      last write (never after now).
 A time taken from a file (3, 4) is at most the attempt's time limit, which the job cannot outlive.
 An ended attempt none of them knows ("limit": SLURM forgot it and there is no accounting, or its

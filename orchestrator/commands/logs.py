@@ -9,7 +9,7 @@ from jobs.core.regular_file import NotRegular
 from results_format.text import visible
 from orchestrator.commands.common import add_interval, interval_for, planned
 from orchestrator.watch.cell_logs import cell_ended, follow, log_files, tail_lines
-from orchestrator.plan.selection import select_cells
+from orchestrator.plan.cell_names import select_cells
 from orchestrator.errors import UserError
 from orchestrator.watch.status import Monitor
 

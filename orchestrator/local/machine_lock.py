@@ -26,7 +26,7 @@ from typing import IO
 from collections.abc import Callable, Iterator
 
 from orchestrator.errors import UserError
-from orchestrator.local.local_jobs import LOCAL_JOB_MARKER, pid_alive
+from orchestrator.local.processes import LOCAL_JOB_MARKER, pid_alive
 
 LOCK_DIR_ENV = "ORCHESTRATOR_LOCK_DIR"
 POLL_S = 1.0

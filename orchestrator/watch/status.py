@@ -17,7 +17,7 @@ from jobs.core.result import ResultError, Status
 from results_format import registry
 from orchestrator.watch import failures
 from orchestrator.slurm import recovery
-from orchestrator.local.local_jobs import local_snapshot
+from orchestrator.local.processes import local_snapshot
 from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
 from orchestrator.plan.plan import Plan
 from results_format.registry import Submission

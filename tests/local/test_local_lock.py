@@ -10,7 +10,7 @@ import pytest
 
 from results_format import registry
 from orchestrator.cli import main
-from orchestrator.local.local_jobs import QUEUE_MARKER, pid_alive
+from orchestrator.local.processes import QUEUE_MARKER, pid_alive
 from tests.helpers import cell_states, write_study
 
 STUDY = """

@@ -148,7 +148,7 @@ def test_a_local_jobs_time_from_its_logs_is_bounded_by_now_and_its_time_limit(tm
     import datetime as dt
     import os
 
-    from orchestrator.local.local_jobs import local_snapshot
+    from orchestrator.local.processes import local_snapshot
 
     log = tmp_path / "job.out"
     log.write_text("")

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from jobs.core.result import ResultError, write_result
-from orchestrator.local.local_jobs import local_snapshot
+from orchestrator.local.processes import local_snapshot
 from orchestrator.plan.plan import build_plan
 from results_format.registry import Submission
 from orchestrator.slurm.slurm_client import JobState, Snapshot

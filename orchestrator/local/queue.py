@@ -4,7 +4,7 @@ One at a time, because cells sharing a machine would time each other (and its GP
 beside another queue's cells, or a killed queue's job still running (machine_lock.py).
 `submit` starts it detached, so it outlives the shell; it records each job it starts.
 
-    python -m orchestrator.local.local_queue RESULTS_DIR CELL_ID...
+    python -m orchestrator.local.queue RESULTS_DIR CELL_ID...
 """
 from __future__ import annotations
 

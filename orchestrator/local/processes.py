@@ -10,7 +10,7 @@ from results_format.registry import Submission
 from orchestrator.slurm.slurm_client import JobState
 
 # The local queue's module name: a queue started by an older version of this tool matches too.
-QUEUE_MARKER = "orchestrator.local.local_queue"
+QUEUE_MARKER = "orchestrator.local.queue"
 LOCAL_JOB_MARKER = "submitit"
 
 
