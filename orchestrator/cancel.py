@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from results_format import registry
-from orchestrator.local.processes import LOCAL_JOB_MARKER, QUEUE_MARKER, pid_alive
+from orchestrator.local.processes import LOCAL_JOB_MARKERS, QUEUE_MARKERS, pid_alive
 from orchestrator.plan.plan import Plan
 from results_format.registry import Cancelled, Submission
 from orchestrator.slurm.slurm_client import SlurmClient
@@ -51,8 +51,8 @@ def _stop_local(sub: Submission, stop_queue: bool) -> None:
     before a preemption). Each pid is checked to be ours first."""
     queue = sub.queue_pid if stop_queue else None
     job = int(sub.job_id) if sub.job_id else None
-    for pid, marker, sig in ((queue, QUEUE_MARKER, signal.SIGTERM), (job, LOCAL_JOB_MARKER, signal.SIGINT)):
-        if pid and pid_alive(pid, marker):
+    for pid, markers, sig in ((queue, QUEUE_MARKERS, signal.SIGTERM), (job, LOCAL_JOB_MARKERS, signal.SIGINT)):
+        if pid and pid_alive(pid, markers):
             try:
                 os.kill(pid, sig)
             except OSError:

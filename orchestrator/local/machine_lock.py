@@ -26,7 +26,7 @@ from typing import IO
 from collections.abc import Callable, Iterator
 
 from orchestrator.errors import UserError
-from orchestrator.local.processes import LOCAL_JOB_MARKER, pid_alive
+from orchestrator.local.processes import LOCAL_JOB_MARKERS, pid_alive
 
 LOCK_DIR_ENV = "ORCHESTRATOR_LOCK_DIR"
 POLL_S = 1.0
@@ -143,7 +143,7 @@ def _cell_running() -> bool:
 def _last_job_alive(turn: IO[str]) -> bool:
     turn.seek(0)
     pid = turn.read().strip()
-    return pid.isdigit() and pid_alive(int(pid), LOCAL_JOB_MARKER)
+    return pid.isdigit() and pid_alive(int(pid), LOCAL_JOB_MARKERS)
 
 
 def _try_lock(handle: IO[str], mode: int) -> bool:

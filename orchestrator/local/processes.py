@@ -9,20 +9,20 @@ from typing import Optional
 from results_format.registry import Submission
 from orchestrator.slurm.slurm_client import JobState
 
-# The local queue's module name: a queue started by an older version of this tool matches too.
-QUEUE_MARKER = "orchestrator.local.queue"
-LOCAL_JOB_MARKER = "submitit"
+# The local queue's module name, now and before issue 39 (a queue started by an older version runs on)
+QUEUE_MARKERS = ("orchestrator.local.queue", "orchestrator.local_queue")
+LOCAL_JOB_MARKERS = ("submitit",)
 
 
-def pid_alive(pid: int, marker: str) -> bool:
-    """The process exists, is not a zombie, and its command line holds `marker` (pids get reused)."""
+def pid_alive(pid: int, markers: tuple[str, ...]) -> bool:
+    """The process exists, is not a zombie, and its command line holds one of `markers` (pids get reused)."""
     proc = Path(f"/proc/{pid}")
     try:
         state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except (OSError, IndexError):
         return False
-    return state != "Z" and marker in cmdline
+    return state != "Z" and any(marker in cmdline for marker in markers)
 
 
 def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobState]:
@@ -32,11 +32,11 @@ def local_snapshot(subs: list[Submission], now: dt.datetime) -> dict[str, JobSta
     for sub in subs:
         key = sub.job_id or f"queue-{sub.queue_pid}"
         if sub.job_id is None:
-            alive = sub.queue_pid is not None and pid_alive(sub.queue_pid, QUEUE_MARKER)
+            alive = sub.queue_pid is not None and pid_alive(sub.queue_pid, QUEUE_MARKERS)
             jobs[key] = JobState(key, "PENDING" if alive else "LOST", reason="waiting in the local queue")
         else:
             started = dt.datetime.fromisoformat(sub.submitted_at)
-            alive = pid_alive(int(sub.job_id), LOCAL_JOB_MARKER)
+            alive = pid_alive(int(sub.job_id), LOCAL_JOB_MARKERS)
             end = now if alive else last_write(sub)
             elapsed = max((min(end, now) - started).total_seconds(), 0.0) if end else None  # a future time: now
             jobs[key] = JobState(key, "RUNNING" if alive else "ENDED", elapsed, "localhost")

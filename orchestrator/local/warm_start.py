@@ -297,10 +297,14 @@ def serve(name: str, modules: list[str]) -> None:
     server.serve()
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["serve"]:
-        serve(sys.argv[2], sys.argv[3:])
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["serve"]:
+        serve(argv[1], argv[2:])
         sys.stderr.flush()
         os._exit(0)  # no teardown: it would take seconds, and with the collector frozen it would warn of leaks
     else:
-        client(sys.argv[1], sys.argv[2:])
+        client(argv[0], argv[1:])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
