@@ -177,7 +177,7 @@ def main() -> None:
         plan = read_plan(results)
         fake_done(results, plan, args.cells // 2)
         gone = plan.cell_ids[args.cells // 2:args.cells // 2 + 100]
-        registry.append(results, [Submission(cid, "slurm", f"1_{i}", "n1-g1-t1", "2026-01-01T00:00:00+00:00")
+        registry.append_entries(results, [Submission(cid, "slurm", f"1_{i}", "n1-g1-t1", "2026-01-01T00:00:00+00:00")
                                   for i, cid in enumerate(gone)])
         status_s, out = timed_status(env, common, calls)
         states = Counter(c["state"] for c in json.loads(out)["cells"])
@@ -283,7 +283,7 @@ def fabricate(results: Path, plan: Plan, canned: Path, failed: int = 100) -> Non
                              f"billing=1,cpu=1,gres/gpu=1,node=1|{name}")
             else:
                 squeue.append(f"{sub.job_id}|PENDING|0:00||Priority|{name}")
-    registry.append(results, records)
+    registry.append_entries(results, records)
     (canned / "squeue.txt").write_text("\n".join(squeue) + "\n")
     (canned / "sacct.txt").write_text("\n".join(sacct) + "\n")
 

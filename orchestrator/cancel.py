@@ -33,7 +33,7 @@ def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None
             _stop_local(subs[cid], stop_queue=queued_locally <= set(local))
         job_ids = tuple(slurm + [subs[c].job_id or f"queue-{subs[c].queue_pid}" for c in local])
         if job_ids:
-            registry.append(results_dir, [Cancelled(job_ids, registry.now_iso())])
+            registry.append_entries(results_dir, [Cancelled(job_ids, registry.now_iso())])
     return live
 
 

@@ -136,7 +136,7 @@ def skip_what_cannot_run_here(plan: Plan, todo: list[str], report: Report) -> tu
                for cell in cells}
     shown = {r.cell_id: r.detail for r in report.rows if r.state == CellState.SKIPPED}
     new = [Skipped(cid, why, registry.now_iso()) for cid, why in skipped.items() if shown.get(cid) != why]
-    registry.append(Path(plan.results_dir), new)
+    registry.append_entries(Path(plan.results_dir), new)
     return [cid for cid in todo if cid not in skipped], list(skipped.items())
 
 
@@ -172,16 +172,16 @@ def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: O
     calls = 0
     for array, chunk in array_chunks(plan, todo, array_limit(plan, client)):
         token = secrets.token_hex(4)
-        registry.append(results_dir, [Intent(token, array.name, job_name(plan, array, token), tuple(chunk),
+        registry.append_entries(results_dir, [Intent(token, array.name, job_name(plan, array, token), tuple(chunk),
                                              registry.now_iso(), plan.recorded(plan.log_dir))])
         try:
             calls += 1
             subs = submit_slurm_array(plan, array, [plan.cell(c) for c in chunk], token, time_min, chunk)
         except SchedulerError as exc:
             if "timed out" not in str(exc):  # a timeout may still have queued it: recovery decides
-                registry.append(results_dir, [Abandoned(token, registry.now_iso(), str(exc))])
+                registry.append_entries(results_dir, [Abandoned(token, registry.now_iso(), str(exc))])
             raise SchedulerError(explain_refusal(str(exc), client, calls - 1)) from exc
-        registry.append(results_dir, subs)
+        registry.append_entries(results_dir, subs)
     return calls
 
 

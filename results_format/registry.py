@@ -84,7 +84,7 @@ class Skipped:
     kind: str = "skipped"
 
 
-Record = Union[Submission, Intent, Abandoned, Cancelled, Skipped]
+Entry = Union[Submission, Intent, Abandoned, Cancelled, Skipped]  # one line of the registry, typed
 _KINDS = {"intent": Intent, "abandoned": Abandoned, "cancelled": Cancelled, "skipped": Skipped}
 
 
@@ -133,42 +133,42 @@ def registry_path(results_dir: Path) -> Path:
     return Path(results_dir) / REGISTRY_FILE
 
 
-def to_line(record: Record) -> str:
-    return json.dumps(dataclasses.asdict(record), sort_keys=True) + "\n"
+def to_line(entry: Entry) -> str:
+    return json.dumps(dataclasses.asdict(entry), sort_keys=True) + "\n"
 
 
-def from_line(line: str) -> Record:
-    """One record, its fields checked: a hand-edited line must not reach status as a wrong type."""
+def from_line(line: str) -> Entry:
+    """One entry, its fields checked: a hand-edited line must not reach status as a wrong type."""
     return from_json(json.loads(line))
 
 
-def from_json(data: Any) -> Record:
-    """One record from a line's JSON value, its fields checked."""
+def from_json(data: Any) -> Entry:
+    """One entry from a line's JSON value, its fields checked."""
     if not isinstance(data, dict):
         raise TypeError("not a JSON object")
     kind = data.get("kind")
     if kind is not None and kind not in _KINDS:
         raise ValueError(f"unknown kind {kind!r}")
-    record_cls = Submission if kind is None else _KINDS[kind]
+    entry_cls = Submission if kind is None else _KINDS[kind]
     for name in ("cell_ids", "job_ids"):
         if isinstance(data.get(name), list):
             data[name] = tuple(data[name])
-    record = record_cls(**data)
-    for name, type_name, exact in _TYPED_FIELDS[record_cls]:
-        value = getattr(record, name)
+    entry = entry_cls(**data)
+    for name, type_name, exact in _TYPED_FIELDS[entry_cls]:
+        value = getattr(entry, name)
         if type(value) not in exact:  # JSON's own types pass here without a call; the rest is checked
             _check_field(name, value, type_name)
         if name in _TIMESTAMPS:
             _check_timestamp(name, value)
-    if isinstance(record, Submission):
-        _check_submission(record)
-    return record
+    if isinstance(entry, Submission):
+        _check_submission(entry)
+    return entry
 
 
 _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "str": str, "Optional[str]": (str, type(None)), "Optional[int]": (int, type(None))}
 _TIMESTAMPS = ("submitted_at", "created_at")
-# Each record's fields, their types' names and the types that pass as they are, found once: a
+# Each entry's fields, their types' names and the types that pass as they are, found once: a
 # registry of 100,000 cells has as many lines
 _TYPED_FIELDS = {cls: tuple((f.name, str(f.type), (str, type(None)) if str(f.type) == "Optional[str]" else
                              (int, type(None)) if str(f.type) == "Optional[int]" else
@@ -201,11 +201,11 @@ def _check_submission(sub: Submission) -> None:
         raise ValueError(f"job_id {sub.job_id!r} is not a {sub.executor} job id")
 
 
-def append(results_dir: Path, records: Sequence[Record]) -> None:
+def append_entries(results_dir: Path, entries: Sequence[Entry]) -> None:
     """Append whole lines, fsync'ed. After a line cut short by a crash, start a new line first."""
-    if not records:
+    if not entries:
         return
-    lines = "".join(to_line(r) for r in records).encode()
+    lines = "".join(to_line(e) for e in entries).encode()
     path = registry_path(results_dir)
     try:
         with open_regular(path, "registry", os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW) as f:
@@ -238,23 +238,23 @@ def load(results_dir: Path) -> RegistryState:
         try:
             if isinstance(value, Exception):
                 raise value
-            record = from_json(value)
+            entry = from_json(value)
         except (ValueError, TypeError, KeyError, RecursionError) as exc:
             if line.startswith("{") and not line.rstrip().endswith("}"):
-                continue  # a write cut short by a crash: a prefix of a record that was never confirmed
+                continue  # a write cut short by a crash: a prefix of an entry that was never confirmed
             state.errors.append(f"registry {path} line {number} is corrupt ({exc}); fix or delete that line")
             continue
-        if isinstance(record, Submission):
-            state.submissions.append(record)
-            state.skipped.pop(record.cell_id, None)
-        elif isinstance(record, Skipped):
-            state.skipped[record.cell_id] = record
-        elif isinstance(record, Intent):
-            state.intents[record.token] = record
-        elif isinstance(record, Abandoned):
-            state.abandoned.add(record.token)
+        if isinstance(entry, Submission):
+            state.submissions.append(entry)
+            state.skipped.pop(entry.cell_id, None)
+        elif isinstance(entry, Skipped):
+            state.skipped[entry.cell_id] = entry
+        elif isinstance(entry, Intent):
+            state.intents[entry.token] = entry
+        elif isinstance(entry, Abandoned):
+            state.abandoned.add(entry.token)
         else:
-            state.cancelled.update(record.job_ids)
+            state.cancelled.update(entry.job_ids)
     return state
 
 

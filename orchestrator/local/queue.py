@@ -32,7 +32,7 @@ def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
     from orchestrator.local.launch import start_local_job  # submitit: only in this process
 
     pid = os.getpid()
-    registry.append(results_dir, [
+    registry.append_entries(results_dir, [
         Submission(cid, "local", None, plan.array_of(cid).name, registry.now_iso(), queue_pid=pid) for cid in cell_ids
     ])
     print(f"queued {len(cell_ids)}", flush=True)  # `submit` waits for this line
@@ -44,7 +44,7 @@ def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
             machine_lock.wait_until_idle(turn, functools.partial(_say, cell_id=cid))
             job, sub = start_local_job(plan, plan.cell(cid), pid, machine_lock.cell_lock_path(), warm.started())
             machine_lock.record_start(turn, job.job_id)
-            registry.append(results_dir, [sub])
+            registry.append_entries(results_dir, [sub])
             print(f"{cid}: started local job {job.job_id}", flush=True)
             while not job.done():
                 time.sleep(POLL_S)

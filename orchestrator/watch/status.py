@@ -235,11 +235,11 @@ class Monitor:
 
     def _record(self, records: list, locked: bool) -> None:
         if locked:
-            registry.append(self.results_dir, records)
+            registry.append_entries(self.results_dir, records)
             return
         with registry.try_lock(self.results_dir) as got:
             if got:
                 try:
-                    registry.append(self.results_dir, records)
+                    registry.append_entries(self.results_dir, records)
                 except registry.RegistryError:
                     pass  # a read-only results dir: status still answers; submit records them

@@ -59,7 +59,7 @@ def test_ended_jobs_are_charged_from_one_sacct_and_not_asked_about_again(tmp_pat
     a, b = plan.cells
     for c in (a, b):
         write_result(tmp_path, Result(c.cell_id, c.to_dict(), "ok"))
-    registry.append(tmp_path, [Submission(a.cell_id, "slurm", "5_0", "n1-g1-t1", iso(600), token="t"),
+    registry.append_entries(tmp_path, [Submission(a.cell_id, "slurm", "5_0", "n1-g1-t1", iso(600), token="t"),
                                Submission(b.cell_id, "slurm", "5_1", "n1-g1-t1", iso(600), token="t")])
     sacct = ("5_0|REQUEUED|40|n1|0:0|cpu=1,gres/gpu=1,node=1|s-n1-g1-t1-t\n"
              "5_0|COMPLETED|80|n1|0:0|cpu=1,gres/gpu=1,node=1|s-n1-g1-t1-t\n"
@@ -78,7 +78,7 @@ def test_ended_jobs_are_charged_from_one_sacct_and_not_asked_about_again(tmp_pat
 
 def test_running_jobs_are_charged_from_squeue_without_a_sacct(tmp_path):
     plan = plan_of(tmp_path, 1)
-    registry.append(tmp_path, [Submission(plan.cell_ids[0], "slurm", "5_0", "n1-g1-t1", iso(600), token="t")])
+    registry.append_entries(tmp_path, [Submission(plan.cell_ids[0], "slurm", "5_0", "n1-g1-t1", iso(600), token="t")])
     client = ScriptedSlurm(squeue="5_0|RUNNING|2:00|n1|None|s-n1-g1-t1-t\n")
     monitor = Monitor(plan, client)
     rows = monitor.refresh().rows

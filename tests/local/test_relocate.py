@@ -38,7 +38,7 @@ def test_a_moved_results_dir_is_read_where_it_is(in_tmp, capsys):
     logs.mkdir()
     (logs / "999999_0_log.out").write_text("epoch 1/1: fine\n")
     (logs / "999999_0_log.err").write_text("")
-    registry.append(old, [Submission(done, "local", "999999", plan.arrays[0].name, registry.now_iso(),
+    registry.append_entries(old, [Submission(done, "local", "999999", plan.arrays[0].name, registry.now_iso(),
                                      str(logs / "999999_0_log.out"), str(logs / "999999_0_log.err"), 999998)])
     new = in_tmp / "elsewhere" / "copy"
     new.parent.mkdir()
