@@ -15,22 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from jobs.core.layout import PLAN_FILE, SPENT_FILE
-from results_format import registry
-from jobs.core.regular_file import PLAN_MAX, read_regular
 from orchestrator.budget import estimate, spent
-from orchestrator.errors import BudgetError, PlanError, UserError
+from orchestrator.errors import BudgetError, UserError
 from orchestrator.budget.estimate import Estimate
 from orchestrator.local.processes import local_snapshot
 from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
-from orchestrator.plan.plan import Plan, read_plan
+from orchestrator.plan.plan import Plan
 from orchestrator.budget.spent import Charge
 from orchestrator.watch.seen import Seen
 from results_format.states import CellState
@@ -242,40 +238,3 @@ def as_json(book: Ledger) -> dict:
         "estimates": {cid: {"gpu_hours": e.gpu_hours, "from": "measured" if e.measured else "profile"}
                       for cid, e in book.estimates.items()},
     }
-
-
-def measure_spent(results_dir: Path) -> tuple[Optional[dict], str]:
-    """What the study's jobs held (one squeue, at most one sacct), as spent.json holds it, for
-    `collect`'s tables; and why it could not be measured (None, and "" when the dir has no
-    readable plan: results copied without one keep the spent.json they came with, and collect
-    names an unreadable plan itself)."""
-    if not (Path(results_dir) / PLAN_FILE).is_file():
-        return None, ""
-    try:
-        if never_submitted(Path(results_dir)):  # nothing spent: no need to read the plan's cells and results
-            return spent.spent_file(_study_name(Path(results_dir)), []), ""
-        plan = read_plan(Path(results_dir))
-        monitor = Monitor(plan)
-        book = ledger(plan, monitor, monitor.refresh().rows)
-    except PlanError:
-        return None, ""
-    except UserError as exc:
-        kept = f"the tables use {SPENT_FILE} as it was measured before" if (Path(results_dir) / SPENT_FILE).is_file() \
-            else "no GPU-hours table"
-        return None, f"GPU-hours spent not measured now ({exc}); {kept}"
-    return spent.spent_file(plan.study, book.charges), ""
-
-
-def never_submitted(results_dir: Path) -> bool:
-    """No job was ever asked for: the registry records no submission and no intent to submit."""
-    state = registry.load(results_dir)
-    return not state.submissions and not state.intents
-
-
-def _study_name(results_dir: Path) -> str:
-    """The plan's study name, without reading (and checking) its cells; PlanError if unreadable."""
-    try:
-        data = json.loads(read_regular(results_dir / PLAN_FILE, "plan file", PLAN_MAX))
-        return str(data["study"])
-    except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
-        raise PlanError(f"the plan in {results_dir} is unreadable ({exc})") from exc

@@ -20,16 +20,21 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Optional
 from collections.abc import Iterable, Mapping
 
-from orchestrator.errors import PlanError
-from orchestrator.watch.outcomes import Outcome, outcome
-from orchestrator.plan.plan import Plan
+from jobs.core.layout import PLAN_FILE, SPENT_FILE
+from orchestrator.errors import PlanError, UserError
+from orchestrator.local.processes import local_snapshot
+from orchestrator.slurm import recovery
+from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
+from orchestrator.watch.seen import Accounts
+from orchestrator.plan.plan import Plan, planned_study, read_plan
 from results_format import registry
 from results_format.registry import Submission
-from orchestrator.slurm.slurm_client import JobState
+from orchestrator.slurm.slurm_client import JobState, SlurmClient
 from results_format.states import ENDED_WORDS, LIVE_WORDS
 
 SKEW_S = 120.0  # a result started this long before its submission was recorded is still that attempt's
@@ -78,11 +83,12 @@ _SHAPE_NAME = re.compile(r"n(\d+)-g(\d+)-")
 
 
 def asked_gpus(plan: Plan, sub: Submission) -> int:
-    """The GPUs the attempt's job asked for: its cell's, or by its array's name (n1-g2-t2) for a
-    cell no longer in the plan."""
+    """The GPUs the attempt's job asked for: its array's nodes x GPUs per node, or by the array's
+    name (n1-g2-t2) for a cell no longer in the plan."""
     try:
-        return plan.cell(sub.cell_id).gpus
-    except PlanError:
+        shape = plan.array_of(sub.cell_id).shape
+        return shape.nodes * shape.gpus_per_node
+    except KeyError:
         match = _SHAPE_NAME.match(sub.array)
         return int(match.group(1)) * int(match.group(2)) if match else 0
 
@@ -174,3 +180,45 @@ def spent_file(study: str, charges: Iterable[Charge], now: Optional[dt.datetime]
     """spent.json's content: what `collect` tables per configuration (collect.spent reads it)."""
     when = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
     return {"schema_version": 1, "study": study, "measured_at": when, "charges": [c.to_dict() for c in charges]}
+
+
+def measured_charges(plan: Plan, registered: registry.RegistryState, client: Optional[SlurmClient] = None,
+                     now: Optional[dt.datetime] = None) -> list[Charge]:
+    """Every attempt's charge, from the registry (`registered`), the result files and one look at
+    the jobs: one squeue, at most one sacct, the local processes. It writes nothing: the jobs of an
+    interrupted submit found by their token are charged, and recorded by the next `status` or `submit`."""
+    now = now or dt.datetime.now(dt.UTC)
+    tried = attempts(registered.submissions)
+    slurm = {s.job_id: s.token or "" for s in tried if s.executor == "slurm" and s.job_id}
+    intents = registered.unconfirmed
+    since = min([s.submitted_at for s in tried if s.executor == "slurm"] + [i.created_at for i in intents], default=None)
+    snapshot = (client or SlurmClient()).snapshot(slurm, [i.job_name for i in intents], since=since, charged=slurm)
+    found = recovery.recover(intents, registered.confirmed, snapshot.jobs, now)
+    runs = Accounts()
+    runs.record(snapshot.runs)
+    local = [dataclasses.replace(s, log_out=plan.resolve(s.log_out), log_err=plan.resolve(s.log_err))
+             for s in tried if s.executor == "local"]
+    jobs = {**snapshot.jobs, **local_snapshot(local, now)}
+    results = Outcomes(Path(plan.results_dir)).read(plan.cell_ids)
+    return charges(plan, [*registered.submissions, *found.submissions], results, runs.runs, jobs)
+
+
+def measure_spent(results_dir: Path) -> tuple[Optional[dict], str]:
+    """What the study's jobs held (measured_charges), as spent.json holds it, for `collect`'s tables;
+    and why it could not be measured (None, and "" when the dir has no readable plan: results
+    copied without one keep the spent.json they came with, and collect names an unreadable plan itself)."""
+    if not (results_dir / PLAN_FILE).is_file():
+        return None, ""
+    try:
+        registered = registry.load(results_dir)
+        if not registered.submissions and not registered.intents:  # nothing spent: the plan's cells are not read
+            study = planned_study(results_dir)
+            return (None, "") if study is None else (spent_file(study, []), "")
+        plan = read_plan(results_dir)
+        return spent_file(plan.study, measured_charges(plan, registered)), ""
+    except PlanError:
+        return None, ""
+    except UserError as exc:
+        kept = (f"the tables use {SPENT_FILE} as it was measured before" if (results_dir / SPENT_FILE).is_file()
+                else "no GPU-hours table")
+        return None, f"GPU-hours spent not measured now ({exc}); {kept}"

@@ -9,9 +9,10 @@ from rich.console import Console
 
 from collect.options import add_options, check_options
 from results_format.text import visible
-from orchestrator.budget.budget import measure_spent
+from orchestrator.budget.spent import measure_spent
 from orchestrator.commands import collect_compare
-from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
+from orchestrator.commands.common import check_study, print_errors, print_warnings, results_dir_for
+from orchestrator.plan.plan import planned_study
 from orchestrator.errors import PlanError
 
 

@@ -420,3 +420,14 @@ def read_plan(results_dir: Path) -> Plan:
     if plan.results_dir == here:
         return plan
     return dataclasses.replace(plan, results_dir=here, planned_in=plan.results_dir)
+
+
+def planned_study(results_dir: Path) -> Optional[str]:
+    """The study named in the results dir's plan.json, without checking the plan (collect reads
+    JSON only); None where there is none, or none readable (its reader then says why)."""
+    try:
+        data = json.loads(read_regular(Path(results_dir) / PLAN_FILE, "plan file", PLAN_MAX))
+    except (OSError, ValueError, RecursionError):  # NotRegular, TooLarge too
+        return None
+    study = data.get("study") if isinstance(data, dict) else None
+    return study if isinstance(study, str) else None
