@@ -117,15 +117,15 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         calls, not_here = 0, list[tuple[str, str]]()
         if todo and executor == "local":
             todo, not_here = skip_what_cannot_run_here(plan, todo, report)
-        book = budget.ledger(plan, monitor, report.rows, budget_gpu_hours)
+        ledger = budget.ledger_of(plan, monitor, report.rows, budget_gpu_hours)
         due = len(todo)
-        todo = budget.within(book, todo, within_budget, retry_failed)
+        todo = budget.within(ledger, todo, within_budget, retry_failed)
         if todo and executor == "slurm":
             calls = queue_on_slurm(plan, todo, client, time_min)
         elif todo:
             start_local_queue(plan, todo)
     return SubmitReport(executor, tuple(todo), len(report.rows) - len(todo), calls, retryable,
-                        tuple(report.result_errors), not_here=tuple(not_here), ledger=book,
+                        tuple(report.result_errors), not_here=tuple(not_here), ledger=ledger,
                         over_budget=due - len(todo))
 
 

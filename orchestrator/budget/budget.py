@@ -113,7 +113,7 @@ def build_ledger(plan: Plan, seen: Seen, states: Mapping[str, CellState], budget
     return Ledger(budget_gpu_hours, tuple(charges), estimates, dict(states), committed)
 
 
-def ledger(plan: Plan, monitor: Monitor, rows: Iterable[CellStatus], budget_gpu_hours: Optional[float] = None) -> Ledger:
+def ledger_of(plan: Plan, monitor: Monitor, rows: Iterable[CellStatus], budget_gpu_hours: Optional[float] = None) -> Ledger:
     """The ledger after a refresh of `monitor` (status.Monitor) that gave `rows`; reads the
     local jobs' logs' times for attempts the refresh did not look at (earlier local attempts)."""
     seen = monitor.seen
@@ -136,36 +136,36 @@ def fitting(cell_ids: Sequence[str], estimates: Mapping[str, Estimate], room: fl
     return chosen
 
 
-def within(book: Ledger, todo: list[str], within_budget: bool, retry: bool = False) -> list[str]:
+def within(ledger: Ledger, todo: list[str], within_budget: bool, retry: bool = False) -> list[str]:
     """The cells due that this submit may queue: all of them when they fit the budget (or there
     is none); the first that fit with `within_budget`; else BudgetError saying how many fit."""
-    if within_budget and book.budget_gpu_hours <= 0:
+    if within_budget and ledger.budget_gpu_hours <= 0:
         raise UserError("--within-budget needs a budget: pass --budget-gpu-hours N, or set budget_gpu_hours "
                         "in [cluster] of the study or its profile (then plan again)")
-    if not todo or book.budget_gpu_hours <= 0 or book.need(todo) <= book.left + 1e-12:
+    if not todo or ledger.budget_gpu_hours <= 0 or ledger.need(todo) <= ledger.left + 1e-12:
         return todo
-    fit = fitting(todo, book.estimates, book.left)
+    fit = fitting(todo, ledger.estimates, ledger.left)
     if within_budget:
         return fit
     what = "failed cell(s) to retry" if retry else "cell(s) due"
     raise BudgetError(
-        f"over budget: the {len(todo)} {what} need about {hours(book.need(todo))} GPU-h, but the study has spent "
-        f"{hours(book.spent)} of its {book.budget_gpu_hours:g} GPU-h budget"
-        + (f" and {hours(book.committed_total)} more is committed to cells queued or running" if book.committed else "")
-        + f", leaving {hours(max(book.left, 0.0))}: {len(fit)} of them fit, in plan order; "
+        f"over budget: the {len(todo)} {what} need about {hours(ledger.need(todo))} GPU-h, but the study has spent "
+        f"{hours(ledger.spent)} of its {ledger.budget_gpu_hours:g} GPU-h budget"
+        + (f" and {hours(ledger.committed_total)} more is committed to cells queued or running" if ledger.committed else "")
+        + f", leaving {hours(max(ledger.left, 0.0))}: {len(fit)} of them fit, in plan order; "
         "`submit --within-budget` queues those, or raise the budget (--budget-gpu-hours N, or [cluster] "
         "budget_gpu_hours and plan again)")
 
 
-def spent_text(book: Ledger) -> str:
+def spent_text(ledger: Ledger) -> str:
     """"0.42 GPU-h spent over 12 job(s) in 13 run(s) (11 from sacct, 2 from result files), 0.05 of it
     running now": runs are counted where a requeued job ran more than once."""
-    jobs = {(c.cell_id, c.job_id) for c in book.charges}
-    sources = Counter(c.source for c in book.charges)
+    jobs = {(c.cell_id, c.job_id) for c in ledger.charges}
+    sources = Counter(c.source for c in ledger.charges)
     where = ", ".join(f"{n} {SOURCE_WORDS[s]}" for s, n in sources.items())
-    runs = f" in {len(book.charges)} run(s)" if len(book.charges) > len(jobs) else ""
-    text = f"{hours(book.spent)} GPU-h spent over {len(jobs)} job(s){runs}" + (f" ({where})" if where else "")
-    return text + (f", {hours(book.running)} of it running now" if book.running else "")
+    runs = f" in {len(ledger.charges)} run(s)" if len(ledger.charges) > len(jobs) else ""
+    text = f"{hours(ledger.spent)} GPU-h spent over {len(jobs)} job(s){runs}" + (f" ({where})" if where else "")
+    return text + (f", {hours(ledger.running)} of it running now" if ledger.running else "")
 
 
 SOURCE_WORDS = {"sacct": "from sacct", "squeue": "from squeue", "result": "from result files",
@@ -173,25 +173,25 @@ SOURCE_WORDS = {"sacct": "from sacct", "squeue": "from squeue", "result": "from 
                 "unrecorded": "running, not timed yet"}
 
 
-def estimate_text(book: Ledger, cell_ids: Sequence[str]) -> str:
+def estimate_text(ledger: Ledger, cell_ids: Sequence[str]) -> str:
     """"1.30 GPU-h estimated for 20 cells (8 from measured pace, 12 from the profile)"."""
-    measured = sum(book.estimates[c].measured for c in cell_ids)
-    return (f"{hours(book.need(cell_ids))} GPU-h estimated for {len(cell_ids)} cell(s) "
+    measured = sum(ledger.estimates[c].measured for c in cell_ids)
+    return (f"{hours(ledger.need(cell_ids))} GPU-h estimated for {len(cell_ids)} cell(s) "
             f"({measured} from measured pace, {len(cell_ids) - measured} from the profile)")
 
 
-def status_lines(book: Ledger) -> list[str]:
+def status_lines(ledger: Ledger) -> list[str]:
     """What status says of GPU-hours: spent, still to come, the budget."""
-    live = [c for c, s in book.states.items() if s.is_live]
-    waiting = [c for c, s in book.states.items() if s in (CellState.NOT_SUBMITTED, CellState.SKIPPED)]
-    lines = [f"GPU-hours: {spent_text(book)}"]
+    live = [c for c, s in ledger.states.items() if s.is_live]
+    waiting = [c for c, s in ledger.states.items() if s in (CellState.NOT_SUBMITTED, CellState.SKIPPED)]
+    lines = [f"GPU-hours: {spent_text(ledger)}"]
     if live:
-        lines.append(f"  queued or running: {hours(book.committed_total)} GPU-h still to come of "
-                     f"{estimate_text(book, live)}")
+        lines.append(f"  queued or running: {hours(ledger.committed_total)} GPU-h still to come of "
+                     f"{estimate_text(ledger, live)}")
     if waiting:
-        lines.append(f"  not submitted: {estimate_text(book, waiting)}")
-    if book.budget_gpu_hours > 0:
-        lines.append(f"  budget {book.budget_gpu_hours:g} GPU-h: {hours(book.left)} left after what is spent "
+        lines.append(f"  not submitted: {estimate_text(ledger, waiting)}")
+    if ledger.budget_gpu_hours > 0:
+        lines.append(f"  budget {ledger.budget_gpu_hours:g} GPU-h: {hours(ledger.left)} left after what is spent "
                      "and committed")
     return lines
 
@@ -219,22 +219,22 @@ def plan_budget_text(plan: Plan, estimates: Mapping[str, Estimate]) -> str:
             "more, `submit --within-budget` queues those")
 
 
-def submit_text(book: Ledger, queued: Sequence[str]) -> str:
+def submit_text(ledger: Ledger, queued: Sequence[str]) -> str:
     """What `submit` says of GPU-hours: spent before it, what it queued, and the budget left."""
-    text = f"GPU-hours: {spent_text(book)}"
+    text = f"GPU-hours: {spent_text(ledger)}"
     if queued:
-        text += f"; this submit: {estimate_text(book, queued)}"
-    if book.budget_gpu_hours > 0:
-        text += f"; budget {book.budget_gpu_hours:g} GPU-h, {hours(book.left - book.need(queued))} left"
+        text += f"; this submit: {estimate_text(ledger, queued)}"
+    if ledger.budget_gpu_hours > 0:
+        text += f"; budget {ledger.budget_gpu_hours:g} GPU-h, {hours(ledger.left - ledger.need(queued))} left"
     return text
 
 
-def as_json(book: Ledger) -> dict:
+def as_json(ledger: Ledger) -> dict:
     """`status --json`'s gpu_hours: the totals, every run charged, every cell's estimate."""
     return {
-        "spent": book.spent, "running": book.running, "committed": book.committed_total,
-        "budget": book.budget_gpu_hours or None, "left": book.left if book.budget_gpu_hours > 0 else None,
-        "charges": [c.to_dict() for c in book.charges],
+        "spent": ledger.spent, "running": ledger.running, "committed": ledger.committed_total,
+        "budget": ledger.budget_gpu_hours or None, "left": ledger.left if ledger.budget_gpu_hours > 0 else None,
+        "charges": [c.to_dict() for c in ledger.charges],
         "estimates": {cid: {"gpu_hours": e.gpu_hours, "from": "measured" if e.measured else "profile"}
-                      for cid, e in book.estimates.items()},
+                      for cid, e in ledger.estimates.items()},
     }

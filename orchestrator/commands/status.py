@@ -81,7 +81,7 @@ def live_view(plan, monitor: Monitor, report: Report, args, width: int) -> Group
 def parts(plan, monitor: Monitor, report: Report, args, width: int) -> list:
     """The summary, or the cells listed; then the study's GPU-hours: spent, still to come, the budget.
     A list longer than display.RICH_ROWS is a str of plain text (rich would lay it out for minutes)."""
-    lines = Text("\n".join(budget.status_lines(budget.ledger(plan, monitor, report.rows))))
+    lines = Text("\n".join(budget.status_lines(budget.ledger_of(plan, monitor, report.rows))))
     if not listed(args, report):
         return [display.summary_view(plan, report.rows, width), lines]
     chosen = summary.matching(report.rows, args.state, args.grep)
@@ -103,5 +103,5 @@ def json_text(plan, monitor: Monitor, report: Report, args) -> str:
     data = {"study": plan.study, "warning": report.warning, "errors": report.errors,
             "skipped_files": report.skipped_files, "counts": summary.state_counts(report.rows),
             "arrays": summary.array_counts(report.rows, plan), "cells": [r.to_dict() for r in chosen],
-            "gpu_hours": budget.as_json(budget.ledger(plan, monitor, report.rows))}
+            "gpu_hours": budget.as_json(budget.ledger_of(plan, monitor, report.rows))}
     return json.dumps(data, indent=1 if len(report.rows) <= summary.SMALL_STUDY else None)

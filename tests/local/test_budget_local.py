@@ -70,8 +70,8 @@ def test_ended_jobs_are_charged_from_one_sacct_and_not_asked_about_again(tmp_pat
     rows = monitor.refresh().rows
     sacct_call = client.commands[1]
     assert "-D" in sacct_call and sacct_call[-2:] == ["-j", "5"]
-    book = budget.ledger(plan, monitor, rows)
-    assert book.spent == pytest.approx((40 + 80 + 60) / 3600)
+    ledger = budget.ledger_of(plan, monitor, rows)
+    assert ledger.spent == pytest.approx((40 + 80 + 60) / 3600)
     monitor.refresh()
     assert client.calls == {"squeue": 2, "sacct": 1}  # both settled: sacct is not asked again
 
@@ -82,9 +82,9 @@ def test_running_jobs_are_charged_from_squeue_without_a_sacct(tmp_path):
     client = ScriptedSlurm(squeue="5_0|RUNNING|2:00|n1|None|s-n1-g1-t1-t\n")
     monitor = Monitor(plan, client)
     rows = monitor.refresh().rows
-    book = budget.ledger(plan, monitor, rows)
+    ledger = budget.ledger_of(plan, monitor, rows)
     assert client.calls == {"squeue": 1}
-    assert book.spent == pytest.approx(120 / 3600) and book.running == book.spent
+    assert ledger.spent == pytest.approx(120 / 3600) and ledger.running == ledger.spent
 
 
 # --- the whole flow through the local executor ------------------------------------------------

@@ -128,10 +128,10 @@ def test_retry_failed_is_refused_once_forgotten_attempts_are_charged(tmp_path):
     plan = plan_of(tmp_path, TWO)
     subs = [sub(TWO, f"{job}_0") for job in (5, 6, 7)]
     seen = Seen(submissions=tuple(subs))
-    book = budget.build_ledger(plan, seen, {TWO.cell_id: CellState.FAILED}, 2.5)
-    assert book.spent == pytest.approx(3.0)
+    ledger = budget.build_ledger(plan, seen, {TWO.cell_id: CellState.FAILED}, 2.5)
+    assert ledger.spent == pytest.approx(3.0)
     with pytest.raises(BudgetError, match="failed cell.s. to retry"):
-        budget.within(book, [TWO.cell_id], within_budget=False, retry=True)
+        budget.within(ledger, [TWO.cell_id], within_budget=False, retry=True)
 
 
 # --- a local job's end: the result's own clock, else its logs' times within bounds -------------------
@@ -227,14 +227,14 @@ def test_fitting_takes_the_first_cells_in_order_that_fit_together():
     assert budget.fitting(["a", "b"], ESTIMATES, 0.3) == []
 
 
-def book(budget_h: float, spent_h: float = 0.0, committed=None) -> budget.Ledger:
+def ledger(budget_h: float, spent_h: float = 0.0, committed=None) -> budget.Ledger:
     charge = spent.Charge("x", "1_0", 1, spent_h * 3600, "sacct", "FAILED")
     return budget.Ledger(budget_h, (charge,), ESTIMATES, committed=committed or {})
 
 
 def test_a_submit_over_budget_is_refused_naming_how_many_cells_fit():
     with pytest.raises(BudgetError) as refused:
-        budget.within(book(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], within_budget=False)
+        budget.within(ledger(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], within_budget=False)
     message = str(refused.value)
     assert "the 4 cell(s) due need about 1.30 GPU-h" in message and "spent 0.10 of its 1 GPU-h budget" in message
     assert "0.05 more is committed" in message and "leaving 0.85: 2 of them fit" in message
@@ -242,16 +242,16 @@ def test_a_submit_over_budget_is_refused_naming_how_many_cells_fit():
 
 
 def test_within_budget_queues_the_fitting_cells_and_no_budget_queues_all():
-    assert budget.within(book(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], True) == ["a", "b"]
-    assert budget.within(book(0.0, spent_h=5.0), ["a", "b"], False) == ["a", "b"]
-    assert budget.within(book(2.0), ["a", "b", "c", "d"], False) == ["a", "b", "c", "d"]
+    assert budget.within(ledger(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], True) == ["a", "b"]
+    assert budget.within(ledger(0.0, spent_h=5.0), ["a", "b"], False) == ["a", "b"]
+    assert budget.within(ledger(2.0), ["a", "b", "c", "d"], False) == ["a", "b", "c", "d"]
     with pytest.raises(UserError, match="--within-budget needs a budget"):
-        budget.within(book(0.0), ["a"], True)
+        budget.within(ledger(0.0), ["a"], True)
 
 
 def test_a_retry_is_charged_against_the_same_budget():
     with pytest.raises(BudgetError, match=r"the 1 failed cell\(s\) to retry need about 0.40 GPU-h.*spent 0.80"):
-        budget.within(book(1.0, spent_h=0.8), ["a"], within_budget=False, retry=True)
+        budget.within(ledger(1.0, spent_h=0.8), ["a"], within_budget=False, retry=True)
 
 
 def test_the_ledger_commits_what_live_cells_still_need(tmp_path):
