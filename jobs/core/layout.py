@@ -9,7 +9,7 @@ collect all read (jobs/ is the one package every other may import).
     spent.json          the GPU-hours each job held, written by `collect` (orchestrator.budget.spent)
     .submit.lock        held by submit and cancel
     .status-cache       what status needs of each result file, kept while the file is unchanged
-                        (orchestrator.watch.outcomes); deleting it costs one slower status
+                        (orchestrator.watch.result_cache); deleting it costs one slower status
     checkpoints/<cell_id>.pt   the last finished epoch of a running cell
     nets/<training_id>.pt      a trained PTQ network, reused by every cell that trains the same way
     logs/               every job's stdout and stderr

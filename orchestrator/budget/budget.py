@@ -25,7 +25,7 @@ from orchestrator.budget import estimate, spent
 from orchestrator.errors import BudgetError, UserError
 from orchestrator.budget.estimate import Estimate
 from orchestrator.local.processes import local_snapshot
-from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
+from orchestrator.watch.result_cache import ResultDigest, ResultCache, digest
 from orchestrator.plan.plan import Plan
 from orchestrator.budget.spent import Charge
 from orchestrator.watch.seen import Seen
@@ -81,8 +81,8 @@ def held_seconds(charges: Sequence[Charge], results: Mapping[str, object], seen:
             by_job[(c.cell_id, c.job_id)] = by_job.get((c.cell_id, c.job_id), 0.0) + c.elapsed_s
     held = {}
     for cell_id, result in results.items():
-        result = outcome(result)
-        if not isinstance(result, Outcome):
+        result = digest(result)
+        if not isinstance(result, ResultDigest):
             continue
         owner = spent.result_attempt(result, tried.get(cell_id, []))
         seconds = by_job.get((cell_id, owner.job_id or "")) if owner else None
@@ -200,8 +200,8 @@ def plan_estimates(plan: Plan) -> dict[str, Estimate]:
     """At `plan`: each cell's estimate, learnt from the result files already in the results dir
     (planned again after some cells ran), each held for its run's own clock; an unreadable file
     teaches nothing (`status` names it)."""
-    found = Outcomes(Path(plan.results_dir)).read(plan.cell_ids)
-    results = {cell_id: result for cell_id, result in found.items() if isinstance(result, Outcome)}
+    found = ResultCache(Path(plan.results_dir)).read(plan.cell_ids)
+    results = {cell_id: result for cell_id, result in found.items() if isinstance(result, ResultDigest)}
     return cell_estimates(plan, [], Seen(results=results))
 
 

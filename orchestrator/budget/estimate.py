@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 
 from jobs.core.cell import StudyCell
 from jobs.core.result import Status
-from orchestrator.watch.outcomes import Outcome, outcome
+from orchestrator.watch.result_cache import ResultDigest, digest
 from orchestrator.plan.cluster import ClusterSpec
 
 STARTUP_S = 60.0  # per job, in the profile's pace: queue-to-first-step overhead
@@ -70,10 +70,10 @@ def gpu_hours(cell: StudyCell, pace: Pace) -> float:
     return cell.gpus * max(cell.estimate_s(pace.images_per_s_per_gpu) + pace.overhead_s, 0.0) / 3600
 
 
-def measured_pace(cell: StudyCell, result: Outcome, held_s: Optional[float], profile: Pace) -> Optional[Pace]:
+def measured_pace(cell: StudyCell, result: ResultDigest, held_s: Optional[float], profile: Pace) -> Optional[Pace]:
     """One finished cell's pace (see the module's docstring); None when it ran on no GPU, did not
-    finish ok, or recorded neither epochs nor how long it held its GPUs. `result`: its Outcome (or a Result)."""
-    result = outcome(result)
+    finish ok, or recorded neither epochs nor how long it held its GPUs. `result`: its ResultDigest (or a Result)."""
+    result = digest(result)
     if result.status != Status.OK or cell.gpus <= 0:
         return None
     work_s, images = result.epoch_s, result.images
@@ -88,13 +88,13 @@ def measured_pace(cell: StudyCell, result: Outcome, held_s: Optional[float], pro
 def learn(cells: Mapping[str, StudyCell], results: Mapping[str, object], held_s: Mapping[str, float],
           profile: Pace) -> dict[tuple, Pace]:
     """Per shape, the median pace of its cells (by id) that finished ok (`results` by cell id: an
-    Outcome or a Result, else the error reading it; `held_s`: seconds each cell's job held its GPUs,
+    ResultDigest or a Result, else the error reading it; `held_s`: seconds each cell's job held its GPUs,
     where known)."""
     found: dict[tuple, list[Pace]] = {}
     for cell_id, result in results.items():
         cell = cells.get(cell_id)
-        result = outcome(result)
-        if cell is not None and isinstance(result, Outcome):
+        result = digest(result)
+        if cell is not None and isinstance(result, ResultDigest):
             pace = measured_pace(cell, result, held_s.get(cell_id), profile)
             if pace is not None:
                 found.setdefault(shape_key(cell), []).append(pace)

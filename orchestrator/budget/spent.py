@@ -29,7 +29,7 @@ from jobs.core.layout import PLAN_FILE, SPENT_FILE
 from orchestrator.errors import PlanError, UserError
 from orchestrator.local.processes import local_snapshot
 from orchestrator.slurm import recovery
-from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
+from orchestrator.watch.result_cache import ResultDigest, ResultCache, digest
 from orchestrator.watch.seen import Accounts
 from orchestrator.plan.plan import Plan, planned_study, read_plan
 from results_format import registry
@@ -104,19 +104,19 @@ def limit_s(plan: Plan, sub: Submission) -> float:
         return plan.cluster.time_min * 60.0
 
 
-def run_seconds(result: Outcome) -> Optional[float]:
+def run_seconds(result: ResultDigest) -> Optional[float]:
     """The run's own clock: its phases' sum, or before phases env's ended_at - started_at (at least 0);
     None where it has neither.
-    `result`: an Outcome, or a Result."""
-    seconds = outcome(result).run_s
+    `result`: an ResultDigest, or a Result."""
+    seconds = digest(result).run_s
     return None if seconds is None else max(seconds, 0.0)
 
 
-def result_attempt(result: Outcome, tried: list[Submission]) -> Optional[Submission]:
-    """Which of a cell's attempts wrote its result (an Outcome, or a Result): the last one recorded
+def result_attempt(result: ResultDigest, tried: list[Submission]) -> Optional[Submission]:
+    """Which of a cell's attempts wrote its result (an ResultDigest, or a Result): the last one recorded
     before the run started (give or take SKEW_S of clocks apart); None for a result without a start."""
     try:
-        latest = dt.datetime.fromisoformat(outcome(result).started_at) + _SKEW
+        latest = dt.datetime.fromisoformat(digest(result).started_at) + _SKEW
         chosen = None
         for sub in tried:
             if registry.timestamp(sub.submitted_at) <= latest:
@@ -129,7 +129,7 @@ def result_attempt(result: Outcome, tried: list[Submission]) -> Optional[Submiss
 def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str, object],
             runs: Mapping[str, tuple[JobState, ...]], jobs: Mapping[str, JobState]) -> list[Charge]:
     """Every attempt's charge (one per run where sacct lists several), in registry order.
-    `results`: the cells' result files (an Outcome or a Result, else an error); `runs`: sacct's rows by job id;
+    `results`: the cells' result files (an ResultDigest or a Result, else an error); `runs`: sacct's rows by job id;
     `jobs`: what the scheduler (squeue, sacct, local processes) says of each job id now."""
     tried = attempts(submissions)
     by_cell: dict[str, list[Submission]] = {}
@@ -137,8 +137,8 @@ def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str,
         by_cell.setdefault(sub.cell_id, []).append(sub)
     owners = {}
     for cell_id, result in results.items():
-        result = outcome(result)
-        if isinstance(result, Outcome) and cell_id in by_cell:
+        result = digest(result)
+        if isinstance(result, ResultDigest) and cell_id in by_cell:
             owner = result_attempt(result, by_cell[cell_id])
             if owner is not None:
                 owners[(cell_id, owner.job_id)] = result
@@ -148,7 +148,7 @@ def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str,
     return out
 
 
-def attempt_charges(plan: Plan, sub: Submission, result: Optional[Outcome],
+def attempt_charges(plan: Plan, sub: Submission, result: Optional[ResultDigest],
                     runs: Mapping[str, tuple[JobState, ...]], jobs: Mapping[str, JobState]) -> list[Charge]:
     """One attempt's charges (see the module's docstring for the order of the sources)."""
     job_id, gpus, limit = sub.job_id or "", asked_gpus(plan, sub), limit_s(plan, sub)
@@ -199,7 +199,7 @@ def measured_charges(plan: Plan, registered: registry.RegistryState, client: Opt
     local = [dataclasses.replace(s, log_out=plan.resolve(s.log_out), log_err=plan.resolve(s.log_err))
              for s in tried if s.executor == "local"]
     jobs = {**snapshot.jobs, **local_snapshot(local, now)}
-    results = Outcomes(Path(plan.results_dir)).read(plan.cell_ids)
+    results = ResultCache(Path(plan.results_dir)).read(plan.cell_ids)
     return charges(plan, [*registered.submissions, *found.submissions], results, runs.runs, jobs)
 
 

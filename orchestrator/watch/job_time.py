@@ -1,4 +1,4 @@
-"""The finished jobs' time and their epochs' share (orchestrator.watch.outcomes: from their phases), for `status`."""
+"""The finished jobs' time and their epochs' share (orchestrator.watch.result_cache: from their phases), for `status`."""
 from __future__ import annotations
 
 from collections.abc import Sequence

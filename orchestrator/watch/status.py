@@ -1,7 +1,7 @@
 """Each cell's state, from the registry, the result files and one scheduler snapshot.
 
 A Monitor refreshes it: per refresh one squeue and at most one sacct (slurm_client.SlurmClient),
-result files read only when they are new or changed (outcomes.py: what status needs of each is
+result files read only when they are new or changed (result_cache.py: what status needs of each is
 kept in the results dir's status cache), and the jobs of an interrupted submit recovered by
 their token (recovery.py).
 """
@@ -18,7 +18,7 @@ from results_format import registry
 from orchestrator.watch import failures
 from orchestrator.slurm import recovery
 from orchestrator.local.processes import local_snapshot
-from orchestrator.watch.outcomes import Outcome, Outcomes, outcome
+from orchestrator.watch.result_cache import ResultDigest, ResultCache, digest
 from orchestrator.plan.plan import Plan
 from results_format.registry import Submission
 from orchestrator.slurm.slurm_client import JobState, SlurmClient, Snapshot
@@ -72,20 +72,20 @@ class Report:
 
 
 def is_final(result) -> bool:
-    """A result (its Outcome, or a Result) that is an answer: ok or oom."""
-    result = outcome(result)
-    return isinstance(result, Outcome) and result.is_answer
+    """A result (its ResultDigest, or a Result) that is an answer: ok or oom."""
+    result = digest(result)
+    return isinstance(result, ResultDigest) and result.is_answer
 
 
 def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, log_text: str = "",
                time_min: Optional[int] = None, accounting: bool = True, cancelled: bool = False,
                age_s: Optional[float] = None) -> tuple[CellState, str]:
     """(state, detail) for one cell. A good result wins; then a live job; then why it ended.
-    `result`: its Outcome (or a Result), the error reading it, or None."""
-    result = outcome(result)
-    if isinstance(result, Outcome) and result.status == Status.OK:
+    `result`: its ResultDigest (or a Result), the error reading it, or None."""
+    result = digest(result)
+    if isinstance(result, ResultDigest) and result.status == Status.OK:
         return CellState.DONE, ""
-    if isinstance(result, Outcome) and result.status == Status.OOM:
+    if isinstance(result, ResultDigest) and result.status == Status.OOM:
         return CellState.OOM, result.error or ""
     if sub is None:
         return (CellState.FAILED, str(result)) if isinstance(result, ResultError) else (CellState.NOT_SUBMITTED, "")
@@ -97,8 +97,8 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
         return SLURM_STATES[job.state], REASONS.get(job.reason, job.reason)
     if isinstance(result, ResultError):
         return CellState.FAILED, str(result)
-    error_line = last_line(result.error) if isinstance(result, Outcome) else failures.python_error(log_text)
-    if isinstance(result, Outcome) and result.status == Status.TIMEOUT:
+    error_line = last_line(result.error) if isinstance(result, ResultDigest) else failures.python_error(log_text)
+    if isinstance(result, ResultDigest) and result.status == Status.TIMEOUT:
         return CellState.TIMEOUT, error_line
     if job is not None and job.state == "ENDED":  # a local job
         if cancelled:
@@ -106,7 +106,7 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
         return CellState.FAILED, error_line or "the local job ended without a result; see `logs CELL`"
     word = job.state if job is not None else failures.word_from_log(log_text) or ("CANCELLED" if cancelled else "")
     if not word:
-        if isinstance(result, Outcome):
+        if isinstance(result, ResultDigest):
             return CellState.FAILED, error_line
         if accounting and (age_s is None or age_s < SACCT_LAG_S):
             return CellState.UNKNOWN, "not in squeue; sacct has no record yet"
@@ -128,7 +128,7 @@ def _needs_log(sub: Optional[Submission], result, job: Optional[JobState], final
     """Only cells that ended without a result that says why get their log read."""
     if sub is None or not sub.log_err or final or (job is not None and job.state in LIVE_WORDS):
         return False
-    return not (isinstance(result, Outcome) and result.error)
+    return not (isinstance(result, ResultDigest) and result.error)
 
 
 def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: Snapshot, *,
@@ -142,8 +142,8 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
     for cell, cell_id in zip(plan.cells, plan.cell_ids, strict=True):
         sub = subs.get(cell_id)
         job = jobs.get(sub.job_id or f"queue-{sub.queue_pid}") if sub is not None else None
-        result = outcome(results.get(cell_id))
-        final = isinstance(result, Outcome) and result.is_answer
+        result = digest(results.get(cell_id))
+        final = isinstance(result, ResultDigest) and result.is_answer
         log_text = failures.log_of(plan.resolve(sub.log_err)) if sub and _needs_log(sub, result, job, final) else ""
         age_s = _age_s(sub, now) if job is None and not final else None  # only a cell asked about needs it
         state, detail = cell_state(
@@ -156,7 +156,7 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
             state, detail = CellState.QUEUED, "an interrupted submit's sbatch may still land; checking again shortly"
         elapsed = job.elapsed_s if job else None
         node, epochs_s = job.node if job else "", None
-        if isinstance(result, Outcome) and not state.is_live:  # the run's own start and end: a stopped clock
+        if isinstance(result, ResultDigest) and not state.is_live:  # the run's own start and end: a stopped clock
             run_s = result.run_s
             elapsed = run_s if run_s is not None or state.is_final else elapsed
             node, epochs_s = node or ",".join(result.nodes), result.in_epochs_s
@@ -173,17 +173,17 @@ class Monitor:
         self.plan = plan
         self.results_dir = Path(plan.results_dir)
         self.client = client or SlurmClient()
-        self.outcomes = Outcomes(self.results_dir)
+        self.result_cache = ResultCache(self.results_dir)
         self.subs: dict[str, Submission] = {}  # each cell's current submission as recorded, as of the last refresh
         self.skipped_files: list[str] = []  # why each result file that is no regular file was not read
         self.accounts = Accounts()  # sacct's rows of the study's jobs, for what they spent (orchestrator.budget.spent)
         self.seen = Seen()  # what the last refresh saw: every submission, the results, the jobs' states
 
-    def read_results(self) -> dict[str, Outcome | ResultError]:
-        """Each planned cell's result (its Outcome), or the error reading it (absent cells and files
+    def read_results(self) -> dict[str, ResultDigest | ResultError]:
+        """Each planned cell's result (its ResultDigest), or the error reading it (absent cells and files
         that are no regular file are left out); a file is read only when it is new or changed."""
-        out = self.outcomes.read(self.plan.cell_ids)
-        self.skipped_files = self.outcomes.skipped_files
+        out = self.result_cache.read(self.plan.cell_ids)
+        self.skipped_files = self.result_cache.skipped_files
         return out
 
     def submission(self, cell_id: str) -> Optional[Submission]:

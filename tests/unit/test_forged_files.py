@@ -15,7 +15,7 @@ from results_format import sealed
 from jobs.core.layout import PLAN_FILE, STATUS_CACHE, result_path
 from results_format.sealed import is_sealed, sealed_text
 from orchestrator.errors import PlanError
-from orchestrator.watch.outcomes import Outcomes
+from orchestrator.watch.result_cache import ResultCache
 from orchestrator.plan.plan import ResourceShape, build_plan, install_plan, read_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import load_study
@@ -161,11 +161,11 @@ def test_without_a_key_nothing_is_sealed_and_plans_are_checked_whole(tmp_path, m
 def test_a_forged_status_cache_cannot_turn_a_done_cell_into_a_failed_one(tmp_path):
     c = cell()
     write_results(tmp_path, [train_result(c)])
-    outcomes = Outcomes(tmp_path)
+    outcomes = ResultCache(tmp_path)
     outcomes.read((c.cell_id,))
     cache = tmp_path / STATUS_CACHE
     os.utime(result_path(tmp_path, c.cell_id), (1, 1))  # older than the racy window: kept in the cache
-    Outcomes(tmp_path).read((c.cell_id,))
+    ResultCache(tmp_path).read((c.cell_id,))
     assert '"ok"' in cache.read_text()
     cache.write_text(plain_seal(cache.read_text().replace('"ok"', '"failed"')))
-    assert Outcomes(tmp_path).read((c.cell_id,))[c.cell_id].status == "ok"
+    assert ResultCache(tmp_path).read((c.cell_id,))[c.cell_id].status == "ok"

@@ -1,8 +1,8 @@
 """What status needs of each result file, read once and kept while the file stays the same.
 
-Status, submit and the GPU-hour ledger need of a result only its Outcome: its status, why it
+Status, submit and the GPU-hour ledger need of a result only its ResultDigest: its status, why it
 ended, its run's clock and nodes, and its epochs' images and seconds (the measured pace). A
-result file is read whole and checked (jobs.core.result.read_result) the first time; its Outcome
+result file is read whole and checked (jobs.core.result.read_result) the first time; its ResultDigest
 is then kept in the results dir's status cache (STATUS_CACHE) under the file's identity: inode,
 size, modification and change times. A result is replaced by a rename (a new inode, new times),
 so a rewritten file never matches its old entry and is read again; a file changed within
@@ -30,7 +30,7 @@ CACHE_VERSION = 2
 RACY_S = 2.0
 
 
-class Outcome(NamedTuple):
+class ResultDigest(NamedTuple):
     """What status and the ledger need of one result (a NamedTuple: 100,000 of them are cheap)."""
 
     status: Status
@@ -43,7 +43,7 @@ class Outcome(NamedTuple):
     in_epochs_s: Optional[float] = None  # of run_s, the job's seconds in its epochs (its phases); None before phases
 
     @classmethod
-    def of(cls, result: Result) -> Outcome:
+    def of(cls, result: Result) -> ResultDigest:
         env = result.env
         epochs = list(getattr(result.body, "epochs", None) or [])
         phases = result.phases  # the task's start to its result; before phases, the job's first line to its end
@@ -69,33 +69,33 @@ def _text(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def outcome(result: Any) -> Any:
-    """A Result's Outcome; an Outcome, a ResultError or None as it is."""
-    return Outcome.of(result) if isinstance(result, Result) else result
+def digest(result: Any) -> Any:
+    """A Result's ResultDigest; an ResultDigest, a ResultError or None as it is."""
+    return ResultDigest.of(result) if isinstance(result, Result) else result
 
 
 Key = tuple[int, int, int, int]  # st_ino, st_size, st_mtime_ns, st_ctime_ns
 
 
-class Outcomes:
+class ResultCache:
     """The result files of a results dir, each read when it is new or changed (kept in memory
     across refreshes, and in the status cache across processes)."""
 
     def __init__(self, results_dir: Path) -> None:
         self.results_dir = Path(results_dir)
-        self.kept: Optional[dict[str, tuple[Key, Outcome]]] = None  # loaded from the cache on first use
+        self.kept: Optional[dict[str, tuple[Key, ResultDigest]]] = None  # loaded from the cache on first use
         self.skipped_files: list[str] = []  # why each result file that is no regular file was not read
         self.cache_refused = ""  # why the status cache was not read (no regular file): said once, then replaced
 
-    def read(self, cell_ids: tuple[str, ...]) -> dict[str, Outcome | ResultError]:
-        """Each of these cells' result: its Outcome, or the error reading it (absent cells and
+    def read(self, cell_ids: tuple[str, ...]) -> dict[str, ResultDigest | ResultError]:
+        """Each of these cells' result: its ResultDigest, or the error reading it (absent cells and
         files that are no regular file are left out: `skipped_files` says which)."""
         if self.kept is None:
             self.kept = self._load()
         kept = self.kept
         planned = frozenset(cell_ids)
         present = [(name[:-5], entry) for name, entry in self._listed().items() if name[:-5] in planned]
-        out: dict[str, Outcome | ResultError] = {}
+        out: dict[str, ResultDigest | ResultError] = {}
         changed = not kept.keys() <= {cell_id for cell_id, _ in present}  # a file gone (or of an old plan)
         changed = changed or bool(self.cache_refused)
         self.skipped_files = [self.cache_refused] if self.cache_refused else []
@@ -112,7 +112,7 @@ class Outcomes:
             kept.pop(cell_id, None)
             changed = True
             try:
-                found = Outcome.of(read_result(Path(entry.path)))
+                found = ResultDigest.of(read_result(Path(entry.path)))
             except NotRegularFile as exc:
                 self.skipped_files.append(str(exc))
                 continue
@@ -134,7 +134,7 @@ class Outcomes:
         except OSError:
             return {}
 
-    def _load(self) -> dict[str, tuple[Key, Outcome]]:
+    def _load(self) -> dict[str, tuple[Key, ResultDigest]]:
         """The cache's entries; none when it is absent, not sealed or of another version."""
         try:
             text = read_regular(self.results_dir / STATUS_CACHE, "status cache", CACHE_MAX)
@@ -143,7 +143,7 @@ class Outcomes:
                 return {}
             statuses = {s.value: s for s in Status}
             return {cell_id: ((ino, size, mtime, ctime),
-                              Outcome(statuses[status], error, started, run_s, tuple(nodes), images, epoch_s,
+                              ResultDigest(statuses[status], error, started, run_s, tuple(nodes), images, epoch_s,
                                       in_epochs_s))
                     for cell_id, (ino, size, mtime, ctime, status, error, started, run_s, nodes, images, epoch_s,
                                   in_epochs_s) in data["files"].items()}
