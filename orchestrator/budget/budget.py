@@ -30,7 +30,7 @@ from orchestrator.plan.plan import Plan
 from orchestrator.budget.spent import Charge
 from orchestrator.watch.seen import Seen
 from results_format.states import CellState
-from orchestrator.watch.status import CellStatus, Monitor
+from orchestrator.watch.status import CellRow, Monitor
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def build_ledger(plan: Plan, seen: Seen, states: Mapping[str, CellState], budget
     return Ledger(budget_gpu_hours, tuple(charges), estimates, dict(states), committed)
 
 
-def ledger_of(plan: Plan, monitor: Monitor, rows: Iterable[CellStatus], budget_gpu_hours: Optional[float] = None) -> Ledger:
+def ledger_of(plan: Plan, monitor: Monitor, rows: Iterable[CellRow], budget_gpu_hours: Optional[float] = None) -> Ledger:
     """The ledger after a refresh of `monitor` (status.Monitor) that gave `rows`; reads the
     local jobs' logs' times for attempts the refresh did not look at (earlier local attempts)."""
     seen = monitor.seen

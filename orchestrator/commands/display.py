@@ -13,12 +13,12 @@ from rich.text import Text
 from jobs.core.cell import StudyCell
 from jobs.core.kinds import kind_named
 from results_format.text import visible
-from orchestrator.watch import job_time, summary
+from orchestrator.watch import job_time, overview
 from orchestrator.budget.estimate import Estimate, estimates_text, profile_estimates
 from orchestrator.local.machine import Machine
 from orchestrator.plan.plan import Plan
 from results_format.states import CellState
-from orchestrator.watch.status import CellStatus
+from orchestrator.watch.status import CellRow
 
 STATE_STYLE = {
     CellState.DONE: "green", CellState.OOM: "yellow", CellState.RUNNING: "cyan", CellState.PENDING: "blue",
@@ -102,7 +102,7 @@ GAP = 2  # spaces between columns
 RICH_ROWS = 1000  # a longer list of cells is plain text (status_lines): rich lays out 100,000 rows in minutes
 
 
-def _layout(rows: list[CellStatus], width: int) -> tuple[list[tuple[str, ...]], list[int], list[int], list[str], int]:
+def _layout(rows: list[CellRow], width: int) -> tuple[list[tuple[str, ...]], list[int], list[int], list[str], int]:
     """Each row's texts, the columns' widths, the columns shown (job, elapsed and node where some
     cell has one and they fit: node gives way first), those hidden, and the detail's width."""
     cells: list[tuple[str, ...]] = [tuple(map(visible, (r.cell_id, r.label, r.state.value, r.job_id,
@@ -116,12 +116,12 @@ def _layout(rows: list[CellStatus], width: int) -> tuple[list[tuple[str, ...]], 
     return cells, widths, shown, hidden, detail
 
 
-def status_title(study: str, rows: list[CellStatus]) -> str:
+def status_title(study: str, rows: list[CellRow]) -> str:
     counts = Counter(r.state for r in rows)
     return f"Study {study}: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
 
 
-def status_table(study: str, rows: list[CellStatus], width: int = 80, title: Optional[str] = None) -> Table:
+def status_table(study: str, rows: list[CellRow], width: int = 80, title: Optional[str] = None) -> Table:
     """One line per cell within `width` columns: ids, labels and states are never wrapped or
     cut; job, elapsed and node are shown where some cell has one and they fit (node gives way
     first); the detail takes what is left and ends in "…" when longer (failure_notes shows a
@@ -140,7 +140,7 @@ def status_table(study: str, rows: list[CellStatus], width: int = 80, title: Opt
     return table
 
 
-def status_lines(title: str, rows: list[CellStatus], width: int = 80) -> str:
+def status_lines(title: str, rows: list[CellRow], width: int = 80) -> str:
     """The status table as plain text, for lists too long for rich to lay out quickly (100,000
     rows in a second, not a minute): the same columns, no colours."""
     cells, widths, shown, hidden, detail = _layout(rows, width)
@@ -159,11 +159,11 @@ MAX_REASONS = 10  # distinct failure reasons listed below the status table; --js
 MAX_NAMED = 3  # cells named per reason
 
 
-def failure_notes(rows: list[CellStatus]) -> Optional[Text]:
+def failure_notes(rows: list[CellRow]) -> Optional[Text]:
     """Why the cells that ended without an answer (failed, timeout, cancelled) ended, whole and
     wrapped (the table cuts it to one line): one paragraph per distinct reason, naming its
     cells, at most MAX_REASONS of them, so that 100,000 cells failing alike take one."""
-    by_reason: dict[str, list[CellStatus]] = {}
+    by_reason: dict[str, list[CellRow]] = {}
     for r in rows:
         if r.state.is_retryable and r.detail:
             by_reason.setdefault(r.detail, []).append(r)
@@ -182,7 +182,7 @@ def failure_notes(rows: list[CellStatus]) -> Optional[Text]:
     return notes
 
 
-def status_view(study: str, rows: list[CellStatus], width: int = 80, title: Optional[str] = None) -> Group:
+def status_view(study: str, rows: list[CellRow], width: int = 80, title: Optional[str] = None) -> Group:
     """The status table, the finished jobs' time and their epochs' share, then the failed cells'
     whole reasons below it."""
     notes = failure_notes(rows)
@@ -190,17 +190,17 @@ def status_view(study: str, rows: list[CellStatus], width: int = 80, title: Opti
     return Group(status_table(study, rows, width, title), *([Text(spent)] if spent else []), *([notes] if notes else []))
 
 
-def summary_view(plan: Plan, rows: list[CellStatus], width: int = 80) -> Group:
+def summary_view(plan: Plan, rows: list[CellRow], width: int = 80) -> Group:
     """A study of any size in a screenful: its cells' counts per state and per array, the cells
-    that need a look (summary.look_rows: at most LOOK_ROWS, the most urgent first, and how to
+    that need a look (overview.look_rows: at most LOOK_ROWS, the most urgent first, and how to
     list the rest), then why the cells that failed ended."""
-    counts = ", ".join(f"{n:,} {state}" for state, n in summary.state_counts(rows).items())
+    counts = ", ".join(f"{n:,} {state}" for state, n in overview.state_counts(rows).items())
     parts: list = [Text(f"Study {plan.study}: {len(rows):,} cells: {counts}"), arrays_table(plan, rows)]
-    looks = summary.look_rows(rows, plan)
-    shown = [_waited(r, plan) for r in looks[:summary.LOOK_ROWS]]
+    looks = overview.look_rows(rows, plan)
+    shown = [_waited(r, plan) for r in looks[:overview.LOOK_ROWS]]
     if looks:
         first = f" (the first {len(shown)})" if len(shown) < len(looks) else ""
-        parts.append(status_table(plan.study, shown, width, title=f"Need a look: {summary.look_counts(looks)}{first}"))
+        parts.append(status_table(plan.study, shown, width, title=f"Need a look: {overview.look_counts(looks)}{first}"))
     else:
         parts.append(Text("Nothing needs a look: no cell failed, runs, or has been pending longer than its time limit."))
     parts.append(Text("(`status --state STATE` lists the cells in a state, `--grep TEXT` those that show TEXT, "
@@ -209,18 +209,18 @@ def summary_view(plan: Plan, rows: list[CellStatus], width: int = 80) -> Group:
     return Group(*parts, *([notes] if notes else []))
 
 
-def _waited(row: CellStatus, plan: Plan) -> CellStatus:
+def _waited(row: CellRow, plan: Plan) -> CellRow:
     """A cell waiting too long, its detail saying for how long: "waiting 2:03:00 (limit 60 min); Priority"."""
-    if row.waited_s is None or not summary.overdue(row, plan):
+    if row.waited_s is None or not overview.overdue(row, plan):
         return row
     limit = plan.array_of(row.cell_id).shape.time_min
     return dataclasses.replace(row, detail=f"waiting {_elapsed(row.waited_s)} (limit {limit} min)"
                                + (f"; {row.detail}" if row.detail else ""))
 
 
-def arrays_table(plan: Plan, rows: list[CellStatus]) -> Table:
+def arrays_table(plan: Plan, rows: list[CellRow]) -> Table:
     """Per array: its cells, and how many are in each state (the states some cell is in)."""
-    per_array = summary.array_counts(rows, plan)
+    per_array = overview.array_counts(rows, plan)
     states = [s for s in CellState if any(s.value in counts for counts in per_array.values())]
     table = Table(box=None, padding=(0, GAP // 2), pad_edge=False, show_edge=False)
     table.add_column("array")

@@ -15,7 +15,7 @@ from typing import Optional
 
 from jobs.core.result import ResultError, Status
 from results_format import registry
-from orchestrator.watch import failures
+from orchestrator.watch import why_ended
 from orchestrator.slurm import recovery
 from orchestrator.local.processes import local_snapshot
 from orchestrator.watch.result_cache import ResultDigest, ResultCache, digest
@@ -32,7 +32,9 @@ REASONS = {"BeginTime": "requeued: restarts when its BeginTime comes (resumes fr
 
 
 @dataclass(frozen=True)
-class CellStatus:
+class CellRow:
+    """One cell's row in status: its state (a CellState) and what is known of its job."""
+
     cell_id: str
     label: str
     state: CellState
@@ -50,15 +52,15 @@ class CellStatus:
 
     def to_dict(self) -> dict:
         """Its fields, the state as its word (dataclasses.asdict, without its deep copies)."""
-        return {name: getattr(self, name) for name in _STATUS_FIELDS} | {"state": self.state.value}
+        return {name: getattr(self, name) for name in _ROW_FIELDS} | {"state": self.state.value}
 
 
-_STATUS_FIELDS = tuple(f.name for f in dataclasses.fields(CellStatus))
+_ROW_FIELDS = tuple(f.name for f in dataclasses.fields(CellRow))
 
 
 @dataclass
 class Report:
-    rows: list[CellStatus]
+    rows: list[CellRow]
     warning: str = ""  # say once: e.g. accounting is off
     registry_errors: list[str] = field(default_factory=list)  # corrupt registry lines
     result_errors: list[str] = field(default_factory=list)  # unreadable result files
@@ -97,14 +99,14 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
         return SLURM_STATES[job.state], REASONS.get(job.reason, job.reason)
     if isinstance(result, ResultError):
         return CellState.FAILED, str(result)
-    error_line = last_line(result.error) if isinstance(result, ResultDigest) else failures.python_error(log_text)
+    error_line = last_line(result.error) if isinstance(result, ResultDigest) else why_ended.python_error(log_text)
     if isinstance(result, ResultDigest) and result.status == Status.TIMEOUT:
         return CellState.TIMEOUT, error_line
     if job is not None and job.state == "ENDED":  # a local job
         if cancelled:
-            return failures.explain("CANCELLED")
+            return why_ended.explain("CANCELLED")
         return CellState.FAILED, error_line or "the local job ended without a result; see `logs CELL`"
-    word = job.state if job is not None else failures.word_from_log(log_text) or ("CANCELLED" if cancelled else "")
+    word = job.state if job is not None else why_ended.word_from_log(log_text) or ("CANCELLED" if cancelled else "")
     if not word:
         if isinstance(result, ResultDigest):
             return CellState.FAILED, error_line
@@ -114,7 +116,7 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
             "ended without a result" + ("" if accounting else " (no accounting here to say why)") + "; see `logs CELL`")
     if word not in ENDED_WORDS:
         return CellState.UNKNOWN, f"SLURM state {word}, no result file"
-    return failures.explain(word, job.node if job else "", job.reason if job else "", error_line, time_min)
+    return why_ended.explain(word, job.node if job else "", job.reason if job else "", error_line, time_min)
 
 
 def _age_s(sub: Optional[Submission], now: dt.datetime) -> Optional[float]:
@@ -133,7 +135,7 @@ def _needs_log(sub: Optional[Submission], result, job: Optional[JobState], final
 
 def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: Snapshot, *,
              cancelled: frozenset = frozenset(), in_flight: frozenset = frozenset(),
-             skipped: Optional[dict[str, str]] = None, now: Optional[dt.datetime] = None) -> list[CellStatus]:
+             skipped: Optional[dict[str, str]] = None, now: Optional[dt.datetime] = None) -> list[CellRow]:
     """`skipped`: why each cell skipped since its last submission was not started."""
     skipped = skipped or {}
     now = now or dt.datetime.now(dt.UTC)
@@ -144,7 +146,7 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
         job = jobs.get(sub.job_id or f"queue-{sub.queue_pid}") if sub is not None else None
         result = digest(results.get(cell_id))
         final = isinstance(result, ResultDigest) and result.is_answer
-        log_text = failures.log_of(plan.resolve(sub.log_err)) if sub and _needs_log(sub, result, job, final) else ""
+        log_text = why_ended.log_of(plan.resolve(sub.log_err)) if sub and _needs_log(sub, result, job, final) else ""
         age_s = _age_s(sub, now) if job is None and not final else None  # only a cell asked about needs it
         state, detail = cell_state(
             sub, result, job, log_text=log_text, time_min=plan.array_of(cell_id).shape.time_min,
@@ -161,7 +163,7 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
             elapsed = run_s if run_s is not None or state.is_final else elapsed
             node, epochs_s = node or ",".join(result.nodes), result.in_epochs_s
         waited = (age_s if job is None else _age_s(sub, now)) if state in WAITING else None
-        rows.append(CellStatus(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
+        rows.append(CellRow(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
                                job.state if job else "", waited, epochs_s))
     return rows
 

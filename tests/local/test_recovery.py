@@ -9,7 +9,7 @@ import pytest
 
 from jobs.core.result import write_result
 from results_format import registry
-from orchestrator.watch import failures
+from orchestrator.watch import why_ended
 from orchestrator.cli import main
 from orchestrator.slurm.recovery import INTENT_GRACE_S, recover
 from results_format.registry import Intent, Submission
@@ -202,4 +202,4 @@ def test_a_python_error_shows_its_last_line_from_the_result_or_the_log():
     ("*** JOB 17 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO JOB REQUEUE ***\nepoch 3/6", ""),
 ])
 def test_without_accounting_the_log_says_why(log, word):
-    assert failures.word_from_log(log) == word
+    assert why_ended.word_from_log(log) == word

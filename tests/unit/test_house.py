@@ -136,11 +136,11 @@ def test_the_roles_import_one_way_only_down():
 
 
 def test_an_import_running_back_up_is_named():
-    """The rule catches what it is for: the SLURM client importing watch's failures (as it did)."""
+    """The rule catches what it is for: the SLURM client importing why a job ended (watch: as it did, for last_line)."""
     imports = orchestrator_imports()
-    imports["orchestrator.slurm.slurm_client"] = imports["orchestrator.slurm.slurm_client"] | {"orchestrator.watch.failures"}
+    imports["orchestrator.slurm.slurm_client"] = imports["orchestrator.slurm.slurm_client"] | {"orchestrator.watch.why_ended"}
     assert upward_imports(imports) == [
-        "slurm: orchestrator.slurm.slurm_client imports watch: orchestrator.watch.failures"]
+        "slurm: orchestrator.slurm.slurm_client imports watch: orchestrator.watch.why_ended"]
 
 
 @pytest.mark.parametrize("prefix,banned", RULES)

@@ -15,7 +15,7 @@ from typing import Optional
 
 from orchestrator.plan.plan import Plan
 from results_format.states import CellState
-from orchestrator.watch.status import CellStatus
+from orchestrator.watch.status import CellRow
 
 SMALL_STUDY = 30  # up to this many cells, status lists every cell
 LOOK_ROWS = 15  # cells listed by the summary, at most: with its counts and notes, a screenful
@@ -32,25 +32,25 @@ def state_named(text: str) -> CellState:
         raise ValueError(f"unknown state {text!r}; one of {names}") from None
 
 
-def overdue(row: CellStatus, plan: Plan) -> bool:
+def overdue(row: CellRow, plan: Plan) -> bool:
     """Pending in SLURM for longer than its array's time limit."""
     return row.state == CellState.PENDING and row.waited_s is not None \
         and row.waited_s > 60 * plan.array_of(row.cell_id).shape.time_min
 
 
-def needs_look(row: CellStatus, plan: Plan) -> bool:
+def needs_look(row: CellRow, plan: Plan) -> bool:
     if row.state == CellState.PENDING:
         return overdue(row, plan)
     return row.state in LOOK_ORDER
 
 
-def look_rows(rows: Iterable[CellStatus], plan: Plan) -> list[CellStatus]:
+def look_rows(rows: Iterable[CellRow], plan: Plan) -> list[CellRow]:
     """The cells that need a look, the most urgent first (LOOK_ORDER), each state in plan order."""
     rank = {state: i for i, state in enumerate(LOOK_ORDER)}
     return sorted((r for r in rows if needs_look(r, plan)), key=lambda r: rank[r.state])
 
 
-def matching(rows: Iterable[CellStatus], states: Sequence[CellState] = (), grep: Optional[str] = None) -> list[CellStatus]:
+def matching(rows: Iterable[CellRow], states: Sequence[CellState] = (), grep: Optional[str] = None) -> list[CellRow]:
     """The cells in one of `states` (all, when none is given) whose id, label, state, job, node or
     detail holds `grep` (any case; plain text, no pattern)."""
     wanted = set(states)
@@ -59,19 +59,19 @@ def matching(rows: Iterable[CellStatus], states: Sequence[CellState] = (), grep:
             and (not needle or needle in f"{r.cell_id}\n{r.label}\n{r.state}\n{r.job_id}\n{r.node}\n{r.detail}".lower())]
 
 
-def state_counts(rows: Iterable[CellStatus]) -> dict[str, int]:
+def state_counts(rows: Iterable[CellRow]) -> dict[str, int]:
     """How many cells are in each state, in the states' order, those with none left out."""
     counts = Counter(r.state for r in rows)
     return {state.value: counts[state] for state in CellState if counts[state]}
 
 
-def array_counts(rows: Iterable[CellStatus], plan: Plan) -> dict[str, dict[str, int]]:
+def array_counts(rows: Iterable[CellRow], plan: Plan) -> dict[str, dict[str, int]]:
     """Per array (in plan order): how many of its cells are in each state."""
     counts = Counter((plan.array_of(r.cell_id).name, r.state) for r in rows)
     return {a.name: {s.value: counts[(a.name, s)] for s in CellState if counts[(a.name, s)]} for a in plan.arrays}
 
 
-def look_counts(looks: Sequence[CellStatus]) -> str:
+def look_counts(looks: Sequence[CellRow]) -> str:
     """"12 failed, 2 pending longer than their time limit, 3 running"."""
     counts = Counter(r.state for r in looks)
     words = {CellState.PENDING: "pending longer than their time limit"}

@@ -1,4 +1,4 @@
-"""status at any size (orchestrator.watch.summary, display.summary_view): counts per state and per
+"""status at any size (orchestrator.watch.overview, display.summary_view): counts per state and per
 array, the cells that need a look, at most a screenful; the cells asked for by state or text."""
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from rich.console import Console
 
 from jobs.train.cell import Cell
 from orchestrator.commands import display
-from orchestrator.watch import summary
+from orchestrator.watch import overview
 from orchestrator.plan.cluster import ClusterSpec
 from orchestrator.budget.estimate import profile_estimates
 from orchestrator.plan.plan import build_plan
 from results_format.states import CellState
-from orchestrator.watch.status import CellStatus
+from orchestrator.watch.status import CellRow
 from orchestrator.plan.study import Study
 
 
@@ -23,8 +23,8 @@ def plan_of(tmp_path, n: int, time_min: int = 10):
     return build_plan(Study("big", "", "data", ClusterSpec(time_min=time_min), cells, ""), tmp_path, tmp_path)
 
 
-def row(cell_id: str, state: str, detail: str = "", waited_s: float | None = None) -> CellStatus:
-    return CellStatus(cell_id, "single-1g-b32-e2", state, "7_1", None, "", detail, waited_s=waited_s)
+def row(cell_id: str, state: str, detail: str = "", waited_s: float | None = None) -> CellRow:
+    return CellRow(cell_id, "single-1g-b32-e2", state, "7_1", None, "", detail, waited_s=waited_s)
 
 
 def render(renderable, width: int = 80) -> list[str]:
@@ -39,41 +39,41 @@ def test_the_cells_that_need_a_look_most_urgent_first(tmp_path):
     rows = [row(ids[0], "running"), row(ids[1], "pending", waited_s=60.0), row(ids[2], "pending", waited_s=601.0),
             row(ids[3], "done"), row(ids[4], "failed", "ValueError: x"), row(ids[5], "not submitted"),
             row(ids[6], "oom", "CUDA out of memory"), row(ids[7], "unknown"), row(ids[8], "timeout")]
-    looks = summary.look_rows(rows, plan)
+    looks = overview.look_rows(rows, plan)
     # waiting 10 min + 1 s is longer than the 10 min limit; a minute is not; done, oom and not submitted are fine
     assert [r.cell_id for r in looks] == [ids[4], ids[8], ids[7], ids[2], ids[0]]
-    assert summary.look_counts(looks) == "1 failed, 1 timeout, 1 unknown, 1 pending longer than their time limit, " \
+    assert overview.look_counts(looks) == "1 failed, 1 timeout, 1 unknown, 1 pending longer than their time limit, " \
                                          "1 running"
 
 
 def test_cells_asked_for_by_state_and_by_text_in_any_case(tmp_path):
     rows = [row("a" * 12, "failed", "RuntimeError: NCCL timeout"), row("b" * 12, "failed", "ValueError: bad"),
             row("c" * 12, "done"), row("d" * 12, "pending", "Priority")]
-    assert [r.cell_id for r in summary.matching(rows, [CellState.FAILED])] == ["a" * 12, "b" * 12]
-    assert [r.cell_id for r in summary.matching(rows, [], "nccl")] == ["a" * 12]
-    assert [r.cell_id for r in summary.matching(rows, [CellState.FAILED, CellState.PENDING], "e")] == \
+    assert [r.cell_id for r in overview.matching(rows, [CellState.FAILED])] == ["a" * 12, "b" * 12]
+    assert [r.cell_id for r in overview.matching(rows, [], "nccl")] == ["a" * 12]
+    assert [r.cell_id for r in overview.matching(rows, [CellState.FAILED, CellState.PENDING], "e")] == \
         ["a" * 12, "b" * 12, "d" * 12]  # "timeout", "ValueError", "Priority" and "pending" hold an e
-    assert summary.matching(rows) == rows
-    assert summary.matching(rows, [], "[/") == []  # plain text, no pattern
+    assert overview.matching(rows) == rows
+    assert overview.matching(rows, [], "[/") == []  # plain text, no pattern
 
 
 @pytest.mark.parametrize("text, state", [("failed", CellState.FAILED), ("not-submitted", CellState.NOT_SUBMITTED),
                                          ("Not_Submitted", CellState.NOT_SUBMITTED), ("oom", CellState.OOM)])
 def test_a_state_as_typed(text, state):
-    assert summary.state_named(text) == state
+    assert overview.state_named(text) == state
 
 
 def test_an_unknown_state_names_them_all():
     with pytest.raises(ValueError, match="unknown state 'fail'; one of not-submitted, queued, pending, running, done"):
-        summary.state_named("fail")
+        overview.state_named("fail")
 
 
 def test_counts_per_state_and_per_array(tmp_path):
     plan = plan_of(tmp_path, 4)
     ids = plan.cell_ids
     rows = [row(ids[0], "done"), row(ids[1], "done"), row(ids[2], "failed"), row(ids[3], "not submitted")]
-    assert summary.state_counts(rows) == {"not submitted": 1, "done": 2, "failed": 1}
-    assert summary.array_counts(rows, plan) == {"n1-g2-t2": {"done": 1, "failed": 1},
+    assert overview.state_counts(rows) == {"not submitted": 1, "done": 2, "failed": 1}
+    assert overview.array_counts(rows, plan) == {"n1-g2-t2": {"done": 1, "failed": 1},
                                                  "n1-g1-t1": {"not submitted": 1, "done": 1}}
 
 
@@ -118,7 +118,7 @@ def test_a_long_list_as_plain_text_has_the_tables_columns_and_cut(tmp_path):
 def test_cells_queued_for_the_local_executor_wait_their_turn_without_a_look(tmp_path):
     plan = plan_of(tmp_path, 2, time_min=5)
     rows = [row(cid, "queued", "waiting in the local queue", waited_s=3600.0) for cid in plan.cell_ids]
-    assert summary.look_rows(rows, plan) == []
+    assert overview.look_rows(rows, plan) == []
 
 
 def test_a_long_plan_lists_its_cells_as_plain_text_with_the_tables_columns(tmp_path):
