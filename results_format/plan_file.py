@@ -1,6 +1,6 @@
 """plan.json's cells, as a table: small at 100,000 cells.
 
-`plan` writes plan.json (orchestrator.plan.plan, sealed: results_format.sealed); `submit`, `status` and
+`plan` writes plan.json (orchestrator.plan.plan, sealed: results_format.sealed_json); `submit`, `status` and
 `collect` read it. Its cells are a table: the fields every cell holds alike once ("shared"),
 then each cell's other fields ("own") and its id ("ids"), in plan order. A plan written before
 tables has "cells" as a list of every cell's fields: still read.

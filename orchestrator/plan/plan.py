@@ -23,7 +23,7 @@ from jobs.core.atomic import strict_json, write_bytes_atomic
 from jobs.core.layout import CELL_ID, LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE, check_cell_id
 from results_format.plan_file import cell_dicts, cells_table, stored_ids
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
-from results_format.sealed import is_sealed, sealed_text
+from results_format.sealed_json import is_sealed, sealed_text
 from orchestrator.errors import PlanError, UserError
 from orchestrator.plan.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, check_slurm_name
 from orchestrator.plan.study import NAME, Study
@@ -150,7 +150,7 @@ class Plan:
     @classmethod
     def from_dict(cls, data: dict[str, Any], sealed: bool = False) -> Plan:
         """A plan from its JSON; a hand-edited one is checked whole (ValueError or TypeError says
-        what is wrong). `sealed`: the file is as `plan` wrote it (results_format.sealed), so its cells
+        what is wrong). `sealed`: the file is as `plan` wrote it (results_format.sealed_json), so its cells
         and their ids are taken as they are, without checking every cell again."""
         if not isinstance(data, dict):
             raise TypeError("not a JSON object")
@@ -328,7 +328,7 @@ def build_plan(study: Study, results_dir: Path, cwd: Path) -> Plan:
 
 
 def plan_bytes(plan: Plan) -> bytes:
-    """plan.json's sealed text (results_format.sealed), its cells a table (results_format.plan_file). Cells
+    """plan.json's sealed text (results_format.sealed_json), its cells a table (results_format.plan_file). Cells
     hold no NaN or infinity (every kind refuses them), so only the rest is made strict JSON."""
     data = plan.to_dict()
     cells = data.pop("cells")

@@ -7,7 +7,7 @@ is then kept in the results dir's status cache (STATUS_CACHE) under the file's i
 size, modification and change times. A result is replaced by a rename (a new inode, new times),
 so a rewritten file never matches its old entry and is read again; a file changed within
 RACY_S of the cache being written is not kept (its times may not have moved yet). The cache is
-only a shortcut, sealed (results_format.sealed): damaged or edited, it is ignored; unwritable (a
+only a shortcut, sealed (results_format.sealed_json): damaged or edited, it is ignored; unwritable (a
 read-only results dir), it is not written; deleting it costs one slow status.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import STATUS_CACHE
 from jobs.core.regular_file import CACHE_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, Status, read_result
-from results_format.sealed import is_sealed, sealed_text
+from results_format.sealed_json import is_sealed, sealed_text
 
 CACHE_VERSION = 2
 RACY_S = 2.0

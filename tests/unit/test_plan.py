@@ -111,7 +111,7 @@ def test_read_plan_on_deeply_nested_json(tmp_path):
         read_plan(tmp_path)
 
 
-# --- plan.json: its cells a table, the file sealed (results_format.plan_file, results_format.sealed) --------------
+# --- plan.json: its cells a table, the file sealed (results_format.plan_file, results_format.sealed_json) --------------
 
 def test_a_sealed_plan_is_read_without_checking_its_cells_again_and_equals_the_checked_one(tmp_path, monkeypatch):
     plan = build_plan(load_study("hw5"), tmp_path, tmp_path)
