@@ -20,7 +20,7 @@ import pandas as pd
 
 from collect.comparable import Runs, no_runs
 from collect.findings import Finding, no_findings
-from collect.loaded import Loaded
+from collect.cells import Loaded
 from collect.questions import Question
 from collect.render import Grid
 from collect.view import View

@@ -20,8 +20,8 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.kinds import registry as kinds_registry
-from collect.loaded import ENV_KEYS, ENVELOPE_COLUMNS, KindCell, Loaded
-from collect.spent import read_spent
+from collect.cells import ENV_KEYS, ENVELOPE_COLUMNS, KindCell, Loaded
+from collect.spent_json import read_spent
 from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, result_files
@@ -51,7 +51,7 @@ def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, An
 
 def registry_states(results_dir: Path, spent: Optional[pd.DataFrame] = None) -> dict[str, CellState]:
     """PENDING for each cell with a submission in registry.jsonl, SKIPPED for one the local
-    executor did not start since (this machine cannot run it), and where `spent` (collect.spent:
+    executor did not start since (this machine cannot run it), and where `spent` (collect.spent_json:
     what the jobs held, measured from the scheduler or the local processes) records the cell's
     latest job as ended, the state its word gives (ended_state): that job ended without a result.
     Corrupt lines are passed over (`status` is the verb that reports them)."""
@@ -92,7 +92,7 @@ def envelope_row(result: Result) -> dict[str, Any]:
 def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
     """Every cell of the plan and every result file, each file read once and kept as its kind
     keeps it (collect.kinds). A corrupt result file raises ResultError naming it (never a silent
-    skip). `spent`: spent.json's content measured just now (collect.spent); None: the results
+    skip). `spent`: spent.json's content measured just now (collect.spent_json); None: the results
     dir's spent.json."""
     kinds = kinds_registry()  # each kind's keep and environment
     results_dir = Path(results_dir)

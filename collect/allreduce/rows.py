@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from collect.loaded import KindCell
+from collect.cells import KindCell
 from jobs.allreduce.cell import AllreduceCell, ranks_text
 from jobs.allreduce.result import AllreduceFindings
 

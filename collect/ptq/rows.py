@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.loaded import KindCell
+from collect.cells import KindCell
 from jobs.core.atomic import NON_FINITE
 from jobs.core.layout import result_path
 from jobs.ptq.cell import PTQCell

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from collect.load import envelope_row, interned
-from collect.loaded import ENV_KEYS, KindCell
+from collect.cells import ENV_KEYS, KindCell
 from jobs.core.phases import Phases
 from jobs.core.result import Result
 from jobs.train.cell import Cell

@@ -177,7 +177,7 @@ def ran_out(run: JobState) -> bool:
 
 
 def spent_file(study: str, charges: Iterable[Charge], now: Optional[dt.datetime] = None) -> dict:
-    """spent.json's content: what `collect` tables per configuration (collect.spent reads it)."""
+    """spent.json's content: what `collect` tables per configuration (collect.spent_json reads it)."""
     when = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
     return {"schema_version": 1, "study": study, "measured_at": when, "charges": [c.to_dict() for c in charges]}
 

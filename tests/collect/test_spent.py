@@ -1,4 +1,4 @@
-"""GPU-hours spent per configuration beside those its epochs used (collect/train/spent.py),
+"""GPU-hours spent per configuration beside those its epochs used (collect/train/gpu_hours.py),
 from spent.json's runs, with numbers worked by hand; and how `collect` measures spent.json
 (orchestrator.budget.spent), reading the registry and the queue without writing either."""
 from __future__ import annotations

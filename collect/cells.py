@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.spent import SPENT_COLUMNS
+from collect.spent_json import SPENT_COLUMNS
 
 ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device")
 ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at", "ended_at", "gpu_model"]
@@ -38,7 +38,7 @@ class Loaded:
 
     study: Optional[str]
     cells: tuple[KindCell, ...] = ()
-    spent: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=SPENT_COLUMNS))  # collect.spent
+    spent: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=SPENT_COLUMNS))  # collect.spent_json
     envelopes: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=ENVELOPE_COLUMNS))
     results_dir: Optional[Path] = None
 

@@ -1,4 +1,4 @@
-"""GPU-hours spent per configuration, beside the part its epochs used (collect.spent's runs)."""
+"""GPU-hours spent per configuration, beside the part its epochs used (collect.spent_json's runs)."""
 from __future__ import annotations
 
 import dataclasses
