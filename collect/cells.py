@@ -19,14 +19,14 @@ ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at"
 @dataclass(frozen=True, slots=True)
 class KindCell:
     """A cell of any kind, whole: its fields, its status (its result's, else pending, skipped or
-    not submitted) and, when it has a result, what its kind's tables keep of it (collect.kinds.
-    KindTables.keep: the Result, or less of it: a study may hold 100,000), made as the file was read."""
+    not submitted) and, when it has a result, what its kind's tables keep of it (`kept`: collect.kinds.
+    KindTables.keep, the Result or less of it: a study may hold 100,000), made as the file was read."""
 
     kind: str
     cell_id: str
     cell: dict[str, Any]
     status: str
-    result: Any = None
+    kept: Any = None
 
 
 @dataclass(frozen=True)
