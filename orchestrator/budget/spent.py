@@ -107,13 +107,13 @@ def limit_s(plan: Plan, sub: Submission) -> float:
 def run_seconds(result: ResultDigest) -> Optional[float]:
     """The run's own clock: its phases' sum, or before phases env's ended_at - started_at (at least 0);
     None where it has neither.
-    `result`: an ResultDigest, or a Result."""
+    `result`: a ResultDigest, or a Result."""
     seconds = digest(result).run_s
     return None if seconds is None else max(seconds, 0.0)
 
 
 def result_attempt(result: ResultDigest, tried: list[Submission]) -> Optional[Submission]:
-    """Which of a cell's attempts wrote its result (an ResultDigest, or a Result): the last one recorded
+    """Which of a cell's attempts wrote its result (a ResultDigest, or a Result): the last one recorded
     before the run started (give or take SKEW_S of clocks apart); None for a result without a start."""
     try:
         latest = dt.datetime.fromisoformat(digest(result).started_at) + _SKEW
@@ -129,7 +129,7 @@ def result_attempt(result: ResultDigest, tried: list[Submission]) -> Optional[Su
 def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str, object],
             runs: Mapping[str, tuple[JobState, ...]], jobs: Mapping[str, JobState]) -> list[Charge]:
     """Every attempt's charge (one per run where sacct lists several), in registry order.
-    `results`: the cells' result files (an ResultDigest or a Result, else an error); `runs`: sacct's rows by job id;
+    `results`: the cells' result files (a ResultDigest or a Result, else an error); `runs`: sacct's rows by job id;
     `jobs`: what the scheduler (squeue, sacct, local processes) says of each job id now."""
     tried = attempts(submissions)
     by_cell: dict[str, list[Submission]] = {}
@@ -185,8 +185,9 @@ def spent_file(study: str, charges: Iterable[Charge], now: Optional[dt.datetime]
 def measured_charges(plan: Plan, registered: registry.RegistryState, client: Optional[SlurmClient] = None,
                      now: Optional[dt.datetime] = None) -> list[Charge]:
     """Every attempt's charge, from the registry (`registered`), the result files and one look at
-    the jobs: one squeue, at most one sacct, the local processes. It writes nothing: the jobs of an
-    interrupted submit found by their token are charged, and recorded by the next `status` or `submit`."""
+    the jobs: one squeue, at most one sacct, the local processes. It records nothing (only the results'
+    status cache is kept up to date): the jobs of an interrupted submit, found by their token, are
+    charged here and recorded by the next `status` or `submit`."""
     now = now or dt.datetime.now(dt.UTC)
     tried = attempts(registered.submissions)
     slurm = {s.job_id: s.token or "" for s in tried if s.executor == "slurm" and s.job_id}

@@ -70,7 +70,7 @@ def _text(value: Any) -> Optional[str]:
 
 
 def digest(result: Any) -> Any:
-    """A Result's ResultDigest; an ResultDigest, a ResultError or None as it is."""
+    """A Result's ResultDigest; a ResultDigest, a ResultError or None as it is."""
     return ResultDigest.of(result) if isinstance(result, Result) else result
 
 

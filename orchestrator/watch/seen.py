@@ -14,7 +14,7 @@ from results_format.states import ENDED_WORDS
 @dataclass(frozen=True)
 class Seen:
     """What one status refresh saw (status.Monitor.seen): every submission in the registry (and
-    those just recovered), the cells' results (an ResultDigest, or a Result, or the error reading it), each
+    those just recovered), the cells' results (a ResultDigest, or a Result, or the error reading it), each
     job's state (squeue, sacct, local processes) and sacct's rows of its runs, by job id."""
 
     submissions: tuple[Submission, ...] = ()
