@@ -1,4 +1,4 @@
-"""A table as text (Grid), and the Grid rendered as a rich console table, Markdown and LaTeX.
+"""A table as text (Grid), and the Grid rendered as Markdown and LaTeX (on the console: collect.fit).
 
 Nothing here computes: numbers arrive as text from each kind's grids (collect.<kind>.grids).
 """
@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
 
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from jobs.core.result import Status
 from jobs.core.states import CellState
 from jobs.core.text import visible
-
-MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
-
 
 @dataclass(frozen=True)
 class Grid:
@@ -34,7 +29,6 @@ class Grid:
     empty: str = ""
     text_columns: tuple[int, ...] = (0,)  # left-aligned; the rest are numbers, right-aligned
     more: str = ""  # the rows left out of a large table, and where they are (collect.view)
-    fit: bool = False  # on the console, fit the terminal: its text columns wrap, its numbers never do
 
     def notes(self) -> list[str]:
         """What is said above the caption: why there are no rows, else which rows are left out."""
@@ -71,54 +65,6 @@ def console_text(text: str) -> Text:
     """A text for the console, as text: never markup ("[pipeline=fast]"), a control character shown
     as its escape (an error's ESC sequences, jobs.core.text.visible)."""
     return Text(visible(text))
-
-
-def to_rich(grid: Grid, widths: Optional[list[int]] = None) -> Table:
-    """The grid as a rich table, at its natural width, or each column at `widths` (its text wrapped)."""
-    caption = "\n".join(grid.notes() + [grid.caption] + grid.formulas)
-    table = Table(title=console_text(grid.title), caption=console_text(caption), caption_justify="left",
-                  min_width=min(len(grid.title) + 4, MAX_WIDTH))  # a table of no row keeps its title on one line
-    for i, name in enumerate(grid.header):
-        text = i in grid.text_columns
-        table.add_column(console_text(name), justify="left" if text else "right", width=widths[i] if widths else None,
-                         no_wrap=widths is not None and not text)
-    for row in grid.rows:
-        table.add_row(*(console_text(text) for text in row))
-    return table
-
-
-def fitted_widths(grid: Grid, width: int) -> list[int]:
-    """Each column's width for a grid that fits `width` (Grid.fit; rich's default box: a border and
-    two spaces a column): its numbers and header whole; its text columns share what is left, each at
-    least its longest word, the rest given in proportion to how much each would take unwrapped."""
-    natural, least = [], []
-    for i, name in enumerate(grid.header):
-        cells = [row[i] for row in grid.rows]
-        natural.append(max([len(name), *map(len, cells)]))
-        words = [w for text in cells for w in text.split()] if i in grid.text_columns else cells
-        least.append(max([len(name), *map(len, words)]))
-    spare = width - (3 * len(natural) + 1) - sum(least)
-    want = [n - m for n, m in zip(natural, least, strict=True)]
-    if spare >= sum(want):
-        return natural
-    share = max(spare, 0) / sum(want)
-    return [m + int(w * share) for m, w in zip(least, want, strict=True)]
-
-
-def print_grids(console: Console, grids) -> None:
-    """Each grid at its natural width even on a narrow terminal: a number is never cut short
-    (the terminal wraps a long line; a log file keeps it whole). A grid that fits (Grid.fit) is
-    printed at the terminal's width, its text columns wrapped, wider only where its numbers and
-    longest words need it."""
-    terminal = console.width
-    for grid in grids:
-        widths = fitted_widths(grid, terminal) if grid.fit else None
-        table = to_rich(grid, widths)
-        needed = (sum(widths) + 3 * len(widths) + 1) if widths else \
-            Measurement.get(console, console.options.update(max_width=MAX_WIDTH), table).maximum
-        console.width = max(terminal, min(needed, MAX_WIDTH))  # print() alone crops to the console's width
-        console.print(table)
-    console.width = terminal
 
 
 def print_findings(console: Console, findings) -> None:

@@ -195,7 +195,8 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
         rows.append(line)
     formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
-                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither",
+                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither "
+                "compute nor communication",
                 f.FORMULAS["spread"]]
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,

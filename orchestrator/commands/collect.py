@@ -89,7 +89,8 @@ def chosen(answers, question: str):
 def show(console: Console, collected, answers, args) -> bool:
     """The answers first; the tables after them where asked (--tables, --question: its own) or where no kind
     of the study declares a question; the findings where asked. True when the tables were printed."""
-    from collect.render import print_answers, print_findings, print_grids
+    from collect.fit import print_grids
+    from collect.render import print_answers, print_findings
 
     print_answers(console, answers)
     keys = {key for a in answers for key in a.question.tables}
