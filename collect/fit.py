@@ -88,11 +88,11 @@ def _parts(least: list[int], keys: list[int], values: list[int], width: int) -> 
 
 def fold(grid: Grid, width: int) -> list[Grid]:
     """The grid as tables that fit `width` (fitted_widths): the grid itself where its columns fit;
-    else its columns in parts, in order, each repeating the grid's text columns (they name the
-    rows). The title says which part; the caption and formulas come under the last."""
+    else its columns in parts, in order, each repeating the grid's key columns (Grid.keys: they
+    name the rows). The title says which part; the caption and formulas come under the last."""
     least = least_widths(grid)
-    keys = [i for i in range(len(grid.header)) if i in grid.text_columns]
-    values = [i for i in range(len(grid.header)) if i not in grid.text_columns]
+    keys = list(range(min(grid.keys, len(grid.header))))
+    values = list(range(len(keys), len(grid.header)))
     parts = _parts(least, keys, values, width) if values else [[]]
     if len(parts) == 1:
         return [grid]
@@ -102,7 +102,8 @@ def fold(grid: Grid, width: int) -> list[Grid]:
         last = n == len(parts)
         out.append(dataclasses.replace(
             grid, title=f"{grid.title} ({n} of {len(parts)})", header=[grid.header[i] for i in columns],
-            rows=[[row[i] for i in columns] for row in grid.rows], text_columns=tuple(columns.index(i) for i in keys),
+            rows=[[row[i] for i in columns] for row in grid.rows],
+            text_columns=tuple(columns.index(i) for i in grid.text_columns if i in columns),
             caption=grid.caption if last else "", formulas=grid.formulas if last else [],
             more=grid.more if n == 1 else ""))
     return out

@@ -29,6 +29,7 @@ class Grid:
     empty: str = ""
     text_columns: tuple[int, ...] = (0,)  # left-aligned; the rest are numbers, right-aligned
     more: str = ""  # the rows left out of a large table, and where they are (collect.view)
+    keys: int = 1  # the first columns, which name a row: a table folded to fit (collect.fit) repeats them
 
     def notes(self) -> list[str]:
         """What is said above the caption: why there are no rows, else which rows are left out."""

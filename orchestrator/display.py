@@ -8,6 +8,8 @@ from typing import Optional
 
 from rich.console import Group
 from rich.table import Table
+
+from collect.render import Grid
 from rich.text import Text
 
 from jobs.core.cell import StudyCell
@@ -27,8 +29,9 @@ STATE_STYLE = {
 }
 
 
-def plan_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
-    """The arrays; `estimates`: each cell's GPU-hours (default: all from the profile's pace)."""
+def plan_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Grid:
+    """The arrays; `estimates`: each cell's GPU-hours (default: all from the profile's pace).
+    Printed by collect.fit's one rule (headers wrap at words, never cut)."""
     estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
     where = [f"profile {plan.profile}" if plan.profile else "no cluster profile"]
     if plan.container.enabled:
@@ -36,16 +39,15 @@ def plan_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -
                      + (f" + {plan.container.overlay}:ro" if plan.container.overlay else ""))
     caption = "\n".join(filter(None, [plan.description, "; ".join(where),
                                       estimates_text(estimates, plan.cluster.images_per_s_per_gpu)]))
-    table = Table(title=Text(f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays"),
-                  caption=Text(caption), caption_justify="left")  # the user's words are text, not markup
-    for name in ("array", "nodes", "GPUs/node", "tasks/node", "CPUs/task", "time limit", "cells", "est. GPU-h"):
-        table.add_column(name, justify="left" if name == "array" else "right")
+    rows = []
     for array in plan.arrays:
         hours = sum(estimates[cid].gpu_hours for cid in array.cell_ids)
         s = array.shape
-        table.add_row(array.name, str(s.nodes), str(s.gpus_per_node), str(s.tasks_per_node), str(s.cpus_per_task),
-                      f"{s.time_min} min", str(len(array.cell_ids)), f"{hours:.2f}")
-    return table
+        rows.append([array.name, str(s.nodes), str(s.gpus_per_node), str(s.tasks_per_node), str(s.cpus_per_task),
+                     f"{s.time_min} min", str(len(array.cell_ids)), f"{hours:.2f}"])
+    return Grid("arrays", f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays", caption,
+                ["array", "nodes", "GPUs per node", "tasks per node", "CPUs per task", "time limit", "cells",
+                 "est. GPU-h"], rows)
 
 
 def cpu_notes(plan: Plan) -> Optional[Text]:
@@ -58,20 +60,21 @@ def cpu_notes(plan: Plan) -> Optional[Text]:
                 + "\n".join(f"- {note}" for note in notes))
 
 
-def cells_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
+def cells_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Grid:
     """One row per cell: id, label, array, then the columns its kind shows (a study has one kind),
     then its GPU-hour estimate and whether it is measured or the profile's."""
     estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
-    table = Table(title="Cells")
     extra = list(plan.cells[0].plan_columns()) if plan.cells else []
-    for name in ["cell", "label", "array"] + extra + ["est. GPU-h", "from"]:
-        table.add_column(name)
+    rows = []
     for cell in plan.cells:
         shown = cell.plan_columns()
         guess = estimates[cell.cell_id]
-        table.add_row(cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
-                      f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile")
-    return table
+        rows.append([cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
+                     f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile"])
+    header = ["cell", "label", "array"] + extra + ["est. GPU-h", "from"]
+    numbers = ("batch/GPU", "global batch", "variants", "est. GPU-h")
+    return Grid("cells", "Cells", "", header, rows,
+                text_columns=tuple(i for i, name in enumerate(header) if name not in numbers))
 
 
 def cells_text(plan: Plan, estimates: Mapping[str, Estimate]) -> str:

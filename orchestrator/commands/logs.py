@@ -6,7 +6,7 @@ import sys
 from rich.console import Console
 
 from jobs.core.regular_file import NotRegular
-from jobs.core.text import visible
+from collect.render import console_text
 from orchestrator.commands.common import add_interval, interval_for, planned
 from orchestrator.cell_logs import cell_ended, follow, log_files, tail_lines
 from orchestrator.selection import select_cells
@@ -38,10 +38,11 @@ def run(args, console: Console) -> int:
         except NotRegular as exc:
             print(f"warning: {exc}; not read", file=sys.stderr)
             continue
-        print(f"==> {path} <==\n{text or '(nothing yet)'}", end="" if text.endswith("\n") else "\n")
+        header(console, f"==> {path} <==")  # the output itself is shown as written
+        print(text or "(nothing yet)", end="" if text.endswith("\n") else "\n", flush=True)
     row = next(r for r in report.rows if r.cell_id == cell_id)
     if not args.follow or row.state.is_terminal:  # nothing more will be written
-        print(f"--- cell {cell_id}: {row.state}{': ' + visible(row.detail) if row.detail else ''}")
+        header(console, f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
         return 0
     try:
         for path, text in follow([out, err], cell_ended(monitor, cell_id), interval_for(args, plan)):
@@ -50,5 +51,11 @@ def run(args, console: Console) -> int:
     except KeyboardInterrupt:
         return 0
     row = next(r for r in monitor.refresh().rows if r.cell_id == cell_id)
-    print(f"--- cell {cell_id}: {row.state}{': ' + visible(row.detail) if row.detail else ''}")
+    header(console, f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
     return 0
+
+
+def header(console: Console, text: str) -> None:
+    """A line of ours between the cell's output, as text, wrapped at the terminal's width."""
+    sys.stdout.flush()
+    console.print(console_text(text), highlight=False)
