@@ -40,21 +40,36 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+SIGNIFICANT = 6  # digits a figure shows at most in fixed notation; beyond them, scientific (2.435e+10)
+
+
+def fixed(value: float, digits: int, sign: str = "") -> str:
+    """`value` with `digits` decimals, fewer where that would show more than SIGNIFICANT
+    significant digits (813818.0000 -> 813818), in scientific notation (4 significant digits)
+    where its integer part alone has more (a diverged run's loss, 24350340314.7264 -> 2.435e+10)."""
+    whole = len(f"{abs(value):.0f}")
+    if whole > SIGNIFICANT:
+        return f"{value:{sign}.3e}"
+    if abs(value) >= 1:
+        digits = min(digits, SIGNIFICANT - whole)
+    return f"{value:{sign}.{digits}f}"
+
+
 def number(value, digits: int = 2) -> str:
-    """Fixed decimals; three significant digits for a value too small for them (tiny test
-    runs); "-" for a value that is not there."""
+    """Fixed decimals (fixed: scientific beyond 6 significant digits); three significant digits
+    for a value too small for them (tiny test runs); "-" for a value that is not there."""
     if _missing(value):
         return "-"
     if value and abs(value) < 0.5 * 10 ** -digits:
         return f"{value:.2e}"
-    return f"{value:.{digits}f}"
+    return fixed(value, digits)
 
 
 def seconds(value) -> str:
     """Two decimals; three below one second (tiny test runs)."""
     if _missing(value):
         return "-"
-    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
+    return fixed(value, 2) if abs(value) >= 1 else f"{value:.3f}"
 
 
 def percent(value, digits: int = 1) -> str:
@@ -158,7 +173,7 @@ def status_text(status: str) -> str:
 
 
 def signed(value, digits: int) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:+.{digits}f}"
+    return "-" if value is None or math.isnan(value) else fixed(value, digits, "+")
 
 
 def print_answers(console: Console, answers) -> None:

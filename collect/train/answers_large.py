@@ -5,7 +5,6 @@ batch on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence)
 the cell to add where no run measured it."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -14,6 +13,7 @@ import pandas as pd
 from collect.findings import Measured
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number
+from collect.train.formulas import DIVERGED_LOSS
 from collect.train.answers_common import SYNTHETIC, caveats, part_a, cited, pct, rows_of, where
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
@@ -105,7 +105,6 @@ def q41_text(a: Q41Answer) -> str:
 
 # --- Q4.2 -------------------------------------------------------------------------------------------
 
-DIVERGED_LOSS = 10 * math.log(10)  # a 5th-epoch loss above 10x chance (ln 10 for CIFAR-10's classes): diverged
 LINEAR, WARMUP = "linear scaling", "linear scaling with warmup"
 
 

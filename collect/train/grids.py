@@ -248,8 +248,8 @@ def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
     fields = varying(q4, SHOWN | {"lr_scaling", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"})
     rows = []
     for r in q4.itertuples(index=False):
-        note = "baseline (Lab 2)" if r.baseline else (
-            "largest batch that fits 1 GPU (Q1)" if r.batch_per_gpu == largest_fit else "")
+        note = "; ".join(filter(None, ["diverged" if f.diverged(r.loss) else "", "baseline (Lab 2)" if r.baseline else (
+            "largest batch that fits 1 GPU (Q1)" if r.batch_per_gpu == largest_fit else "")]))
         line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), remedy_name(r)]
         if r.status != "ok" or math.isnan(r.loss):
             text = status_text(r.status) if r.status != "ok" else f"no epoch {Q4_EPOCH}"
@@ -262,7 +262,7 @@ def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
     formulas = [f"loss, accuracy = means over the {Q4_EPOCH}th epoch's training images, all GPUs",
                 f"baseline = batch {Q4_BASELINE_BATCH} on 1 GPU, no remedy; accuracy - baseline in percentage points",
                 "linear LR scaling: lr x global batch / lr_ref_batch; warmup: lr ramps to it over the warmup epochs",
-                f.FORMULAS["spread"]]
+                f.FORMULAS["diverged"], f.FORMULAS["spread"]]
     return Grid("q4", f"Q4: training loss and accuracy of epoch {Q4_EPOCH}, large batch vs batch {Q4_BASELINE_BATCH}",
                 caption(q4, "loss (cross-entropy), accuracy (%)", f"epoch {Q4_EPOCH}"), header, rows, formulas,
                 "" if rows else f"No runs of {Q4_EPOCH}+ epochs (1-GPU batch {Q4_BASELINE_BATCH}, or 4 GPUs) in this study.",
