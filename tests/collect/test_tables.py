@@ -207,3 +207,14 @@ def test_tables_of_a_study_with_no_timing_runs(tmp_path):
     frame = training(write_results(tmp_path, planned=[cell("single", 128, lr_scaling="linear")])).frame
     assert tables.timing_protocol(frame) is None
     assert tables.table1(frame).empty and tables.q1_table(frame).empty and tables.table2(frame).empty
+
+
+def test_a_gradients_only_ddp_run_is_paired_with_the_1_gpu_run_at_its_batch(tmp_path):
+    """broadcast_buffers does not change a 1-GPU run (tables.MULTI_GPU_ONLY): the DDP cell with it off
+    at 512 per GPU has the 1-GPU run at 512 as its T1, not "no T1 (not in study)". 2 epochs each, the
+    first 1.5x the timed one: 1 GPU 30 + 20 s, 4 GPUs gradients only 12 + 8 s -> speedup 50 / 20 = 2.5."""
+    results = [train_result(cell("single", 512), epoch_s=20.0, train_s=16.0),
+               train_result(cell("ddp", 512, 4, broadcast_buffers=False), epoch_s=8.0, train_s=6.0)]
+    t = training(write_results(tmp_path, results))
+    row = by(tables.accuracy_table(t.frame, t.epochs), engine="ddp")
+    assert row.t1_time_s_status == "ok" and row.t1_time_s == 50.0 and row.speedup == 2.5
