@@ -77,6 +77,21 @@ def percent(value, digits: int = 1) -> str:
     return "-" if _missing(value) else f"{100 * value:.{digits}f}%"
 
 
+SMALL_COUNT = 1000  # an accuracy over fewer images says how many beside it
+
+
+def accuracy(value, count) -> str:
+    """A fraction of `count` images as a percentage with the decimals that count resolves (one
+    image is 100 / count points): 100 images "84%", 1,000 "84.0%", 10,000 "84.00%"; the count
+    beside it where under SMALL_COUNT ("84% of 100"). An unknown count: two decimals."""
+    if _missing(value):
+        return "-"
+    if _missing(count) or count <= 0:
+        return percent(value, 2)
+    text = percent(value, max(0, math.ceil(math.log10(count)) - 2))
+    return f"{text} of {int(count):,}" if count < SMALL_COUNT else text
+
+
 def console_text(text: str) -> Text:
     """A text for the console, as text: never markup ("[pipeline=fast]"), a control character shown
     as its escape (an error's ESC sequences, jobs.core.text.visible)."""

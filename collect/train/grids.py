@@ -9,7 +9,7 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.render import NO_BASELINE, Grid, number, percent, seconds, signed, status_text
+from collect.render import NO_BASELINE, Grid, accuracy, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.view import VARIES
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
@@ -299,7 +299,8 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
             rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)])
             continue
         recorded = not math.isnan(r.test_accuracy)
-        line.append(ranged(r, "test_accuracy", lambda v: percent(v, 2)) if recorded else "not recorded")
+        line.append(ranged(r, "test_accuracy", lambda v, n=r.evaluated_images: accuracy(v, n)) if recorded
+                    else "not recorded")
         line.append(ranged(r, "time_to_train_s"))
         line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
         line += [number(r.gpu_util_median_pct, 0), number(r.peak_mem_gib, 2)]
@@ -309,7 +310,8 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
     note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
     formulas = [f.FORMULAS["time_to_train"], f.FORMULAS["train_speedup"],
                 "test accuracy = top-1 over the test images after the last epoch: the model in eval mode "
-                "(BatchNorm's running statistics), each image once over all ranks; test images = how many",
+                "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
+                "accuracy shows the decimals they resolve: 100 images, whole points)",
                 f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"]]
     return Grid("test", "Test accuracy and time to train",
                 caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,
