@@ -15,8 +15,10 @@ from collect.view import VARIES
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
 
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
-GPU_FORMULA = ("GPU util. = the median of NVML's utilization samples (every 50 ms) over the timed epoch, the GPUs "
-               "of rank 0; peak memory = torch's peak allocation on the GPU; - where none was sampled (a CPU run)")
+GPU_FORMULA = ("GPU util. = the mean of NVML's utilization samples, taken every 50 ms over the timed epoch on the "
+               "GPUs of rank 0 (each the share of its last period a kernel ran): the share of the epoch the GPU was "
+               "busy; - where the samples span less than half the epoch or none was taken (a CPU run); peak memory "
+               "= torch's peak allocation on the GPU")
 SHOWN = {"engine", "nodes", "gpus_per_node", "batch_per_gpu"}
 
 
@@ -115,7 +117,7 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
             rows.append([name, status_text(r.status)] + [""] * 5 + [str(r.runs)])
             continue
         rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s),
-                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), number(r.gpu_util_median_pct, 0),
+                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), number(r.gpu_util_pct, 0),
                      repeats_cell(r)])
     return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
                 header, rows,
@@ -303,7 +305,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                     else "not recorded")
         line.append(ranged(r, "time_to_train_s"))
         line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
-        line += [number(r.gpu_util_median_pct, 0), number(r.peak_mem_gib, 2)]
+        line += [number(r.gpu_util_pct, 0), number(r.peak_mem_gib, 2)]
         line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
         rows.append(line)
     ok = table[table.status == "ok"]

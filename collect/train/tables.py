@@ -28,7 +28,7 @@ SCALING_VALUES = ["timed_epoch_s", "timed_train_s", "timed_data_wait_s", "timed_
                   "timed_comm_exposed_s", "comm_grad_bytes", "comm_busbw_gbps", "peak_mem_gib"]
 TABLE_EXTRA = ["status", "repeats", "seeding", "runs", "gpu_model", "error", "gpus", "global_batch"]
 INDEPENDENT, SHARED = "independent", "shared"  # how a configuration's ok repeats were seeded (repeat_seeding)
-GPU_VALUES = ["peak_mem_gib", "gpu_util_median_pct", "gpu_mem_used_max_gib"]  # NaN where no GPU was sampled
+GPU_VALUES = ["peak_mem_gib", "gpu_util_median_pct", "gpu_util_pct", "gpu_mem_used_max_gib"]  # NaN: no GPU sampled
 
 
 def plain(frame: pd.DataFrame) -> pd.Series:
