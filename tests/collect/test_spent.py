@@ -81,3 +81,16 @@ def test_a_study_with_a_submission_is_measured(tmp_path):
     result.phases = None
     results = write_results(tmp_path / "old", [result], submitted=[ONE])
     assert [c["elapsed_s"] for c in budget.measure_spent(results)[0]["charges"]] == [300.0]
+
+
+def test_a_study_run_on_cpus_speaks_of_no_gpu_hours(tmp_path):
+    """The quick study run here: each "GPU" a process on a few cores. No GPU-hours table, no GPU-hours
+    column or formula in the overhead table (the same runs on a GPU keep both)."""
+    results = [train_result(ONE, gpu_model="cpu"), train_result(TWO, gpu_model="cpu")]
+    grids = {g.key: g for g in collect(write_results(tmp_path / "cpu", results), spent=SPENT).grids}
+    assert "spent" not in grids
+    assert not any("GPU-h" in text for text in grids["overhead"].header + grids["overhead"].formulas
+                   + [grids["overhead"].caption])
+    on_gpu = {g.key: g for g in collect(write_results(tmp_path / "gpu", [train_result(ONE), train_result(TWO)]),
+                                        spent=SPENT).grids}
+    assert "spent" in on_gpu and "GPU-hours" in on_gpu["overhead"].header
