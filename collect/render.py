@@ -199,12 +199,17 @@ def print_answers(console: Console, answers) -> None:
         console.print()
 
 
+def table_name(key: str) -> str:
+    """A table named by its key in a sentence: "Table 1" (key table1), else "table q4"."""
+    return f"Table {key[len('table'):]}" if key.startswith("table") and key[len("table"):].isdigit() else f"table {key}"
+
+
 def evidence_text(answer) -> str:
-    """"table q1 rows 0, 1, 2; table q4 row 3": where an answer's numbers come from."""
+    """"table q1 rows 0, 1, 2; Table 1 row 3": where an answer's numbers come from."""
     rows: dict[str, list[int]] = {}
     for e in answer.record.evidence:
         rows.setdefault(e.table, []).append(e.row)
-    return "; ".join(f"table {t} row{'s' if len(r) > 1 else ''} {', '.join(map(str, sorted(set(r))))}"
+    return "; ".join(f"{table_name(t)} row{'s' if len(r) > 1 else ''} {', '.join(map(str, sorted(set(r))))}"
                      for t, r in rows.items())
 
 
