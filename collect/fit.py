@@ -63,7 +63,7 @@ def fitted_widths(grid: Grid, width: int) -> list[int]:
     return _share(widths, natural, numbers, spare)[0]
 
 
-def _chunks(values: list[int], parts: int) -> list[list[int]]:
+def _chunks(values: list, parts: int) -> list[list]:
     size, extra = divmod(len(values), parts)
     bounds = [0]
     for n in range(parts):
@@ -71,16 +71,36 @@ def _chunks(values: list[int], parts: int) -> list[list[int]]:
     return [values[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
-def _parts(least: list[int], keys: list[int], values: list[int], width: int) -> list[list[int]]:
+def _groups(header: list[str], values: list[int]) -> list[list[int]]:
+    """The value columns in runs that share their header's first word (Table 1's "b=32 time (s)",
+    "b=32 speedup", ...): a part keeps a run whole where it can. Each column alone where none do."""
+    runs: list[list[int]] = []
+    for i in values:
+        word = header[i].split()[0] if header[i].split() else ""
+        if runs and word and header[runs[-1][-1]].split()[:1] == [word]:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs if any(len(run) > 1 for run in runs) else [[i] for i in values]
+
+
+def _parts(least: list[int], keys: list[int], values: list[int], width: int, header: list[str]) -> list[list[int]]:
     """The value columns in the fewest contiguous parts that fit beside the key columns, as even
-    in count as fits (a column too wide alone is a part of its own)."""
+    in count as fits, a run of columns about one thing (_groups) kept in one part where it fits
+    (a column too wide alone is a part of its own)."""
     base = sum(least[i] for i in keys) + _border(len(keys))
 
     def fits(part: list[int]) -> bool:
         return len(part) == 1 or base + sum(least[i] + 3 for i in part) <= width
 
+    groups = _groups(header, values)
+    if len(groups) < len(values) and all(map(fits, groups)):
+        for count in range(1, len(groups) + 1):
+            merged: list[list[int]] = [[i for group in chunk for i in group] for chunk in _chunks(groups, count)]
+            if all(map(fits, merged)):
+                return merged
     for count in range(1, len(values) + 1):
-        chunks = _chunks(values, count)
+        chunks: list[list[int]] = _chunks(values, count)
         if all(map(fits, chunks)):
             return chunks
     return [[i] for i in values]
@@ -93,7 +113,7 @@ def fold(grid: Grid, width: int) -> list[Grid]:
     least = least_widths(grid)
     keys = list(range(min(grid.keys, len(grid.header))))
     values = list(range(len(keys), len(grid.header)))
-    parts = _parts(least, keys, values, width) if values else [[]]
+    parts = _parts(least, keys, values, width, grid.header) if values else [[]]
     if len(parts) == 1:
         return [grid]
     out = []
