@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Optional
@@ -77,9 +78,10 @@ def cells_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -
                 text_columns=tuple(i for i, name in enumerate(header) if name not in numbers))
 
 
-def cells_text(plan: Plan, estimates: Mapping[str, Estimate]) -> str:
-    """cells_table as plain text, for a plan too long for rich to lay out quickly (it takes a
-    minute for 100,000 rows): the same columns, aligned."""
+def cells_text(plan: Plan, estimates: Mapping[str, Estimate], width: Optional[int] = None) -> str:
+    """cells_grid as plain text, for a plan too long for rich to lay out quickly (it takes a
+    minute for 100,000 rows): the same columns, aligned; within `width` the kind's columns give
+    way from the right (a line below names them), the id, label, array and estimate stay."""
     extra = list(plan.cells[0].plan_columns()) if plan.cells else []
     rows = [["cell", "label", "array", *extra, "est. GPU-h", "from"]]
     for cell in plan.cells:
@@ -87,8 +89,13 @@ def cells_text(plan: Plan, estimates: Mapping[str, Estimate]) -> str:
         rows.append([cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
                      f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile"])
     widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
-    return "Cells\n" + "\n".join((" " * GAP).join(t.ljust(w) for t, w in zip(r, widths, strict=True)).rstrip()
-                                 for r in rows)
+    kept = list(range(len(widths)))
+    hidden: list[str] = []
+    while width and extra and sum(widths[i] + GAP for i in kept) - GAP > width and len(kept) > 5:
+        hidden.insert(0, rows[0][kept.pop(-3)])  # the last of the kind's columns
+    lines = [(" " * GAP).join(r[i].ljust(widths[i]) for i in kept).rstrip() for r in rows]
+    note = textwrap.wrap(f"(not shown at this width: {', '.join(hidden)})", width) if hidden and width else []
+    return "\n".join(["Cells", *lines, *note])
 
 
 def _elapsed(seconds) -> str:

@@ -45,7 +45,7 @@ def run(args, console: Console) -> int:
     if args.executor == "local" or (args.executor == "auto" and not slurm_client.on_slurm()):
         say_what_runs_here(plan, console)
     if args.cells and len(plan.cells) > display.RICH_ROWS:
-        console.out(display.cells_text(plan, estimates), highlight=False)  # plain text: fast at any length
+        console.out(display.cells_text(plan, estimates, console.width), highlight=False)  # plain text: fast at any length
     elif args.cells:
         print_grids(console, [display.cells_grid(plan, estimates)])
     if args.sbatch:
