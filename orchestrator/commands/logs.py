@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 
 from rich.console import Console
 
 from jobs.core.regular_file import NotRegular
-from collect.render import console_text
+from jobs.core.text import visible
 from orchestrator.commands.common import add_interval, interval_for, planned
 from orchestrator.cell_logs import cell_ended, follow, log_files, tail_lines
 from orchestrator.selection import select_cells
@@ -39,7 +40,7 @@ def run(args, console: Console) -> int:
             print(f"warning: {exc}; not read", file=sys.stderr)
             continue
         header(console, f"==> {path} <==")  # the output itself is shown as written
-        print(text or "(nothing yet)", end="" if text.endswith("\n") else "\n", flush=True)
+        print(text or "(nothing yet)", end="" if text.endswith("\n") else "\n")
     row = next(r for r in report.rows if r.cell_id == cell_id)
     if not args.follow or row.state.is_terminal:  # nothing more will be written
         header(console, f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
@@ -56,6 +57,7 @@ def run(args, console: Console) -> int:
 
 
 def header(console: Console, text: str) -> None:
-    """A line of ours between the cell's output, as text, wrapped at the terminal's width."""
-    sys.stdout.flush()
-    console.print(console_text(text), highlight=False)
+    """A line of ours between the cell's output, as text, wrapped at the terminal's width between
+    words: a path is never cut (one longer than the terminal is its own line, whole, to copy)."""
+    for line in textwrap.wrap(visible(text), console.width, break_long_words=False, break_on_hyphens=False):
+        print(line)
