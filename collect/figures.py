@@ -22,3 +22,13 @@ def png(fig, tight: bool = True) -> bytes:
     fig.savefig(buffer, format="png", dpi=DPI)
     plt.close(fig)
     return buffer.getvalue()
+
+
+DECADES = 3  # a value axis spanning more decades than this is drawn on a log scale
+
+
+def spans_decades(values) -> bool:
+    """max / min of the positive finite `values` above 10^DECADES: a linear axis would flatten the
+    small ones to zero (a diverged run's loss of 1e10 beside losses near 1)."""
+    positive = [v for v in values if v > 0 and v != float("inf")]
+    return bool(positive) and max(positive) > 10 ** DECADES * min(positive)

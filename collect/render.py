@@ -1,4 +1,4 @@
-"""A table as text (Grid), and the Grid rendered as a rich console table, Markdown and LaTeX.
+"""A table as text (Grid), and the Grid rendered as Markdown and LaTeX (on the console: collect.fit).
 
 Nothing here computes: numbers arrive as text from each kind's grids (collect.<kind>.grids).
 """
@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
 
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from jobs.core.result import Status
 from results_format.states import CellState
 from results_format.text import visible
-
-MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
-
 
 @dataclass(frozen=True)
 class Grid:
@@ -34,7 +29,7 @@ class Grid:
     empty: str = ""
     text_columns: tuple[int, ...] = (0,)  # left-aligned; the rest are numbers, right-aligned
     more: str = ""  # the rows left out of a large table, and where they are (collect.view)
-    fit: bool = False  # on the console, fit the terminal: its text columns wrap, its numbers never do
+    keys: int = 1  # the first columns, which name a row: a table folded to fit (collect.fit) repeats them
 
     def notes(self) -> list[str]:
         """What is said above the caption: why there are no rows, else which rows are left out."""
@@ -45,21 +40,36 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+SIGNIFICANT = 6  # digits a figure shows at most in fixed notation; beyond them, scientific (2.435e+10)
+
+
+def fixed(value: float, digits: int, sign: str = "") -> str:
+    """`value` with `digits` decimals, fewer where that would show more than SIGNIFICANT
+    significant digits (813818.0000 -> 813818), in scientific notation (4 significant digits)
+    where its integer part alone has more (a diverged run's loss, 24350340314.7264 -> 2.435e+10)."""
+    whole = len(f"{abs(value):.0f}")
+    if whole > SIGNIFICANT:
+        return f"{value:{sign}.3e}"
+    if abs(value) >= 1:
+        digits = min(digits, SIGNIFICANT - whole)
+    return f"{value:{sign}.{digits}f}"
+
+
 def number(value, digits: int = 2) -> str:
-    """Fixed decimals; three significant digits for a value too small for them (tiny test
-    runs); "-" for a value that is not there."""
+    """Fixed decimals (fixed: scientific beyond 6 significant digits); three significant digits
+    for a value too small for them (tiny test runs); "-" for a value that is not there."""
     if _missing(value):
         return "-"
     if value and abs(value) < 0.5 * 10 ** -digits:
         return f"{value:.2e}"
-    return f"{value:.{digits}f}"
+    return fixed(value, digits)
 
 
 def seconds(value) -> str:
     """Two decimals; three below one second (tiny test runs)."""
     if _missing(value):
         return "-"
-    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
+    return fixed(value, 2) if abs(value) >= 1 else f"{value:.3f}"
 
 
 def percent(value, digits: int = 1) -> str:
@@ -67,58 +77,25 @@ def percent(value, digits: int = 1) -> str:
     return "-" if _missing(value) else f"{100 * value:.{digits}f}%"
 
 
+SMALL_COUNT = 1000  # an accuracy over fewer images says how many beside it
+
+
+def accuracy(value, count) -> str:
+    """A fraction of `count` images as a percentage with the decimals that count resolves (one
+    image is 100 / count points): 100 images "84%", 1,000 "84.0%", 10,000 "84.00%"; the count
+    beside it where under SMALL_COUNT ("84% of 100"). An unknown count: two decimals."""
+    if _missing(value):
+        return "-"
+    if _missing(count) or count <= 0:
+        return percent(value, 2)
+    text = percent(value, max(0, math.ceil(math.log10(count)) - 2))
+    return f"{text} of {int(count):,}" if count < SMALL_COUNT else text
+
+
 def console_text(text: str) -> Text:
     """A text for the console, as text: never markup ("[pipeline=fast]"), a control character shown
     as its escape (an error's ESC sequences, results_format.text.visible)."""
     return Text(visible(text))
-
-
-def to_rich(grid: Grid, widths: Optional[list[int]] = None) -> Table:
-    """The grid as a rich table, at its natural width, or each column at `widths` (its text wrapped)."""
-    caption = "\n".join(grid.notes() + [grid.caption] + grid.formulas)
-    table = Table(title=console_text(grid.title), caption=console_text(caption), caption_justify="left",
-                  min_width=min(len(grid.title) + 4, MAX_WIDTH))  # a table of no row keeps its title on one line
-    for i, name in enumerate(grid.header):
-        text = i in grid.text_columns
-        table.add_column(console_text(name), justify="left" if text else "right", width=widths[i] if widths else None,
-                         no_wrap=widths is not None and not text)
-    for row in grid.rows:
-        table.add_row(*(console_text(text) for text in row))
-    return table
-
-
-def fitted_widths(grid: Grid, width: int) -> list[int]:
-    """Each column's width for a grid that fits `width` (Grid.fit; rich's default box: a border and
-    two spaces a column): its numbers and header whole; its text columns share what is left, each at
-    least its longest word, the rest given in proportion to how much each would take unwrapped."""
-    natural, least = [], []
-    for i, name in enumerate(grid.header):
-        cells = [row[i] for row in grid.rows]
-        natural.append(max([len(name), *map(len, cells)]))
-        words = [w for text in cells for w in text.split()] if i in grid.text_columns else cells
-        least.append(max([len(name), *map(len, words)]))
-    spare = width - (3 * len(natural) + 1) - sum(least)
-    want = [n - m for n, m in zip(natural, least, strict=True)]
-    if spare >= sum(want):
-        return natural
-    share = max(spare, 0) / sum(want)
-    return [m + int(w * share) for m, w in zip(least, want, strict=True)]
-
-
-def print_grids(console: Console, grids) -> None:
-    """Each grid at its natural width even on a narrow terminal: a number is never cut short
-    (the terminal wraps a long line; a log file keeps it whole). A grid that fits (Grid.fit) is
-    printed at the terminal's width, its text columns wrapped, wider only where its numbers and
-    longest words need it."""
-    terminal = console.width
-    for grid in grids:
-        widths = fitted_widths(grid, terminal) if grid.fit else None
-        table = to_rich(grid, widths)
-        needed = (sum(widths) + 3 * len(widths) + 1) if widths else \
-            Measurement.get(console, console.options.update(max_width=MAX_WIDTH), table).maximum
-        console.width = max(terminal, min(needed, MAX_WIDTH))  # print() alone crops to the console's width
-        console.print(table)
-    console.width = terminal
 
 
 def print_details(console: Console, answers) -> None:
@@ -213,7 +190,7 @@ def status_text(status: str) -> str:
 
 
 def signed(value, digits: int) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:+.{digits}f}"
+    return "-" if value is None or math.isnan(value) else fixed(value, digits, "+")
 
 
 def print_answers(console: Console, answers) -> None:
@@ -224,12 +201,17 @@ def print_answers(console: Console, answers) -> None:
         console.print()
 
 
+def table_name(key: str) -> str:
+    """A table named by its key in a sentence: "Table 1" (key table1), else "table q4"."""
+    return f"Table {key[len('table'):]}" if key.startswith("table") and key[len("table"):].isdigit() else f"table {key}"
+
+
 def evidence_text(answer) -> str:
-    """"table q1 rows 0, 1, 2; table q4 row 3": where an answer's numbers come from."""
+    """"table q1 rows 0, 1, 2; Table 1 row 3": where an answer's numbers come from."""
     rows: dict[str, list[int]] = {}
     for e in answer.record.evidence:
         rows.setdefault(e.table, []).append(e.row)
-    return "; ".join(f"table {t} row{'s' if len(r) > 1 else ''} {', '.join(map(str, sorted(set(r))))}"
+    return "; ".join(f"{table_name(t)} row{'s' if len(r) > 1 else ''} {', '.join(map(str, sorted(set(r))))}"
                      for t, r in rows.items())
 
 

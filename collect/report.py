@@ -133,7 +133,8 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
                              undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)))
+    env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)),
+                       table_name=render.table_name)
     return env
 
 

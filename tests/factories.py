@@ -51,7 +51,7 @@ def train_result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: fl
     none (as a result written before the job evaluated the test set). Not `seeded`: no run_seed, as a
     result written before repeats were seeded (every repeat trained with the cell's seed). `env`
     replaces the run's environment (default: a node with `gpu_model`, run from 10:00 to 10:05). With
-    gpu_util_pct, the timed epoch's GPU samples have that median utilization (as on a GPU); peak_mem_gib
+    gpu_util_pct, the timed epoch's GPU samples (spanning it) have that mean utilization; peak_mem_gib
     is torch's peak allocation (None: none, as on a CPU).
     A result that is not ok has `error` (or "<status>: by hand") and no findings, in every kind."""
     if env is None:
@@ -78,8 +78,9 @@ def train_result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: fl
             last.test_images, last.eval_s = c.test_images, 1.0
     body.timed = Timed(epoch=c.timed_epoch, epoch_s=epoch_s, train_s=train_s)
     if gpu_util_pct is not None:
-        body.gpu_util = {"samples": 100, "interval_s": 0.05, "gpus": c.gpus_per_node if c.engine == "dp" else 1,
-                         "util_mean_pct": gpu_util_pct - 1, "util_median_pct": gpu_util_pct,
+        body.gpu_util = {"samples": round(epoch_s / 0.05), "interval_s": 0.05,  # samples span the timed epoch
+                         "gpus": c.gpus_per_node if c.engine == "dp" else 1,
+                         "util_mean_pct": gpu_util_pct, "util_median_pct": gpu_util_pct,
                          "mem_used_max_gib": (peak_mem_gib or 0.0) + 0.5}
     epochs_s, eval_s = sum(e.epoch_s for e in body.epochs), sum(e.eval_s or 0.0 for e in body.epochs)
     out.phases = Phases(start_s=3.0, setup_s=2.0, body_s=epochs_s + eval_s + 1.0, write_s=0.5, launch_s=1.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collect.allreduce.rows import allreduce_rows
 from collect.comparable import Metric, Run, Runs, configuration, figures
 from collect.cells import Loaded
-from jobs.allreduce.cell import bytes_text
+from jobs.core.bandwidth import bytes_text
 
 def runs(loaded: Loaded) -> Runs:
     """All-reduce: busbw at each message size; the headline is the largest size's (the link's plateau)."""

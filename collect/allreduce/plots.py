@@ -10,7 +10,7 @@ import pandas as pd
 
 from collect.allreduce.tables import MARKED
 from collect.figures import COLORS, png, plt  # the report's one style
-from jobs.allreduce.cell import bytes_text
+from jobs.core.bandwidth import bytes_text
 
 MAX_TICKS = 12
 

@@ -46,7 +46,7 @@ def rule(c: Comparison) -> str:
 def grid(c: Comparison, shown: int = SHOWN) -> Grid:
     """The paired rows, largest changes first, at most `shown` of them, each configuration named by
     what varies among those shown; the interval column only where a row shown has one (both sides
-    with a spread). Fits the terminal (Grid.fit): compare.csv has every row and field."""
+    with a spread). Fits the terminal (collect.render.fold): compare.csv has every row and field."""
     ordered = largest_first(c.rows)
     rows = ordered[:shown]
     names = labels([(r.kind, r.fields) for r in rows])
@@ -68,7 +68,7 @@ def grid(c: Comparison, shown: int = SHOWN) -> Grid:
                 [[name, r.title, r.a.text(r.unit, short=True), r.b.text(r.unit, short=True), _ratio(r)]
                  + [_interval(r)] * spread + [short(r)] for name, r in zip(names, rows, strict=True)],
                 empty="" if ordered or any(alone.values()) else "no configurations in either set",
-                text_columns=(0, 1, len(header) - 1), more="; ".join(n for n in notes if n), fit=True)
+                text_columns=(0, 1, len(header) - 1), more="; ".join(n for n in notes if n))
 
 
 def short(r: Row) -> str:

@@ -72,7 +72,7 @@ def util_answer(tables: Tables) -> Optional[UtilAnswer]:
         return None
     namer, rows = _plain_rows(tables)
     ok = [(i, r) for i, r in rows if r.status == "ok"]
-    utils = tuple(Util(setup_name(r), int(r.batch_per_gpu), float(r.gpu_util_median_pct)) for _, r in ok)
+    utils = tuple(Util(setup_name(r), int(r.batch_per_gpu), float(r.gpu_util_pct)) for _, r in ok)
     one = next((r for _, r in ok if r.engine == "single"), None)
     cell = _timed(tables, one) if one is not None else None
     share = (cell.timed_data_wait_s / cell.timed_epoch_s if cell is not None and present(cell.timed_data_wait_s)
@@ -86,7 +86,7 @@ def util_answer(tables: Tables) -> Optional[UtilAnswer]:
 
 def util_text(a: UtilAnswer) -> str:
     shown = [f"{u.setup} {u.util_pct:.0f}%" for u in a.utils if present(u.util_pct)]
-    text = (f"GPU utilization (median over the timed epoch, NVML) at batch {a.utils[0].batch} per GPU on {a.device}: "
+    text = (f"GPU utilization (mean of NVML's samples over the timed epoch) at batch {a.utils[0].batch} per GPU on {a.device}: "
             + "; ".join(shown) + "." if shown else f"GPU utilization was not sampled on {a.device} (no GPU).")
     text += {UtilBecause.DATA: f" The loader is the bottleneck: the 1-GPU epoch waits on data for {a.data_share:.0%} of "
                                "its time, so raise utilization with more loader workers or data kept on the GPU, then a "

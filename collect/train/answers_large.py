@@ -5,7 +5,6 @@ batch on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence)
 the cell to add where no run measured it."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -14,6 +13,8 @@ import pandas as pd
 from collect.evidence import Measured
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number
+from jobs.core.bandwidth import bytes_text
+from collect.train.formulas import DIVERGED_LOSS
 from collect.train.answers_common import SYNTHETIC, caveats, part_a, cited, pct, rows_of, where
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
@@ -105,7 +106,6 @@ def q41_text(a: Q41Answer) -> str:
 
 # --- Q4.2 -------------------------------------------------------------------------------------------
 
-DIVERGED_LOSS = 10 * math.log(10)  # a 5th-epoch loss above 10x chance (ln 10 for CIFAR-10's classes): diverged
 LINEAR, WARMUP = "linear scaling", "linear scaling with warmup"
 
 
@@ -326,9 +326,9 @@ def q6_text(a: DDPAnswer) -> str:
                 "running mean and variance) before every forward; BatchNorm statistics are not all-reduced unless "
                 "SyncBatchNorm is used." + caveats(False, a.missing))
     r = a.run
-    per_step = f"{r.buffer_bytes / 1e3:,.1f} kB of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
+    per_step = f"{bytes_text(r.buffer_bytes)} of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
                "before every forward" if r.buffer_bytes else "no buffer broadcast (broadcast_buffers off)"
     return (f"No, gradients are not the only message. Measured on {r.setup} at batch {r.batch}: each step all-reduces "
-            f"{r.grad_bytes / 1e6:.1f} MB of gradients; besides them, {per_step}, and {r.init_bytes / 1e6:.1f} MB of "
+            f"{bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and {bytes_text(r.init_bytes)} of "
             "parameters and buffers broadcast once when DDP wraps the model. The statistics are copied from rank 0, "
             "not reduced (only SyncBatchNorm reduces them)." + caveats(False, a.missing))

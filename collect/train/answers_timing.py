@@ -36,7 +36,7 @@ class BatchTime:
     epoch_s: Optional[Measured]
     data_wait_s: float
     steps: int
-    util_pct: float  # median GPU utilization of the timed epoch (NaN where not sampled)
+    util_pct: float  # GPU utilization of the timed epoch (frame.gpu_util_pct; NaN where not shown)
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def q1_answer(tables: Tables) -> Optional[Q1Answer]:
 def _batch(r: Any) -> BatchTime:
     steps = f.steps_per_epoch(int(r.train_images), int(r.batch_per_gpu), 1)
     return BatchTime(int(r.batch_per_gpu), str(r.status), figure(r, "train_s"), figure(r, "epoch_s"),
-                     float(r.data_wait_s), steps, float(r.gpu_util_median_pct))
+                     float(r.data_wait_s), steps, float(r.gpu_util_pct))
 
 
 def _plateau(ok: list[BatchTime]) -> Optional[int]:

@@ -17,7 +17,7 @@ TRAIN_METRICS = (
     Metric("gpu_util_pct", "GPU utilization", "%", 0, False),
 )
 TRAIN_COLUMNS = {"epoch_s": "timed_epoch_s", "train_s": "timed_train_s", "images_per_s": "timed_images_per_s",
-                 "busbw_gbps": "comm_busbw_gbps", "gpu_util_pct": "gpu_util_median_pct"}  # metric -> frame column
+                 "busbw_gbps": "comm_busbw_gbps", "gpu_util_pct": "gpu_util_pct"}  # metric -> frame column
 
 
 def runs(loaded: Loaded) -> Runs:

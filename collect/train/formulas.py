@@ -15,6 +15,8 @@ GB = 1e9  # bandwidth in GB/s means 1e9 bytes per second, as nccl-tests report i
 
 Number = Optional[float]
 
+DIVERGED_LOSS = 10 * math.log(10)  # a training loss above 10x chance (ln 10 for CIFAR-10's classes): diverged
+
 FORMULAS = {
     "speedup": "speedup = T1 / TN, with the batch per GPU b fixed (each of N GPUs does 1/N of the epoch)",
     "efficiency": "efficiency = speedup / N",
@@ -33,6 +35,7 @@ FORMULAS = {
                      "and every other field the same (global batch b x N: the LR rule scales the LR with it)",
     "scaled_lr": "LR rule: none = lr; linear = lr x global batch / lr_ref_batch (Goyal et al.); sqrt = lr x "
                  "sqrt(global batch / lr_ref_batch); reached after the warmup epochs when there are any",
+    "diverged": "diverged = a training loss above 10 ln 10 = 23.03 (10 x chance: ln 10 for 10 classes)",
     "spread": "with repeats: median (min-max) over them; * marks a spread (max - min) / median above 5%: "
               "a difference smaller than the spread is noise",
 }
@@ -144,3 +147,9 @@ def gradients_of(grad_bytes: Number) -> int:
     if _bad(b) or b <= 0:
         return RESNET18_GRADIENTS
     return int(b) // FP32_BYTES
+
+
+def diverged(loss: Number) -> bool:
+    """loss > DIVERGED_LOSS (10 ln 10: ten times the loss of a uniform guess over CIFAR-10's 10
+    classes), the one rule of the answers, tables and plots (an infinite loss too; a missing one not)."""
+    return _value(loss) > DIVERGED_LOSS

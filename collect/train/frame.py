@@ -7,7 +7,7 @@ import dataclasses
 import math
 import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
@@ -30,17 +30,18 @@ DDP_KEYS = ("grad_bytes", "buffer_bytes", "init_bytes", "broadcast_buffers", "st
             "order_overlap_without_set_epoch", "order_overlap_with_set_epoch", "bn_rank_spread")  # of the result's
 # ddp_evidence (jobs.train.result.DDPEvidence, Q5-Q7): NaN where the run recorded none
 GPU_KEYS = ("util_median_pct", "mem_used_max_gib")  # of jobs.runtime.gpu_monitor's summary: NaN where none was sampled
+GPU_COVERAGE = 0.5  # the share of the timed epoch a GPU's samples must span for its utilization to be shown
 RESULT_COLUMNS = (
     ["cell_id", "gpus", "global_batch", "status", "error", "peak_mem_gib", "run_seed", "hosts", "started_at", "ended_at"]
     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"] + ["gpu_model"]
     + [f"timed_{k}" for k in EPOCH_KEYS] + [f"comm_{k}" for k in COMM_KEYS] + [f"gpu_{k}" for k in GPU_KEYS]
-    + PHASE_COLUMNS + [f"ddp_{k}" for k in DDP_KEYS]
+    + ["gpu_util_pct"] + PHASE_COLUMNS + [f"ddp_{k}" for k in DDP_KEYS]
 )
 COLUMNS = CELL_COLUMNS + RESULT_COLUMNS
 EPOCH_COLUMNS = ["cell_id", "epoch"] + list(EPOCH_KEYS)
 NUMERIC_COLUMNS = (["peak_mem_gib", "run_seed"] + [f"timed_{k}" for k in EPOCH_KEYS]
                    + [f"comm_{k}" for k in COMM_KEYS if k != "backend"] + [f"gpu_{k}" for k in GPU_KEYS]
-                   + PHASE_COLUMNS + [f"ddp_{k}" for k in DDP_KEYS])
+                   + ["gpu_util_pct"] + PHASE_COLUMNS + [f"ddp_{k}" for k in DDP_KEYS])
 TEXT_COLUMNS = [c for c in COLUMNS if c not in NUMERIC_COLUMNS]  # the cell's fields among them
 
 
@@ -48,6 +49,18 @@ TEXT_COLUMNS = [c for c in COLUMNS if c not in NUMERIC_COLUMNS]  # the cell's fi
 class TrainFrames:
     frame: pd.DataFrame  # one row per training cell, planned or with a result (COLUMNS)
     epochs: pd.DataFrame  # one row per epoch of each training result (EPOCH_COLUMNS)
+
+
+def gpu_util_pct(samples: Optional[dict], epoch_s: Optional[float]) -> Optional[float]:
+    """The timed epoch's GPU utilization (%): the mean of NVML's samples (each the share of its
+    last period a kernel ran, taken every interval_s), so the share of the epoch the GPU was busy;
+    None where they span less than GPU_COVERAGE of the epoch (samples x interval_s), too few to
+    mean anything, or where none was taken. Their median is no such share: in a loader-bound epoch
+    most samples read 0% while the GPU is busy a quarter of the time."""
+    if not samples or not epoch_s or samples.get("util_mean_pct") is None:
+        return None
+    spanned = float(samples.get("samples", 0)) * float(samples.get("interval_s", 0.0))
+    return float(samples["util_mean_pct"]) if spanned >= GPU_COVERAGE * epoch_s else None
 
 
 def result_row(result: Result) -> dict[str, Any]:
@@ -63,6 +76,7 @@ def result_row(result: Result) -> dict[str, Any]:
     if body.comm is not None:
         row.update({f"comm_{k}": getattr(body.comm, k) for k in COMM_KEYS})
     row.update({f"gpu_{k}": (body.gpu_util or {}).get(k) for k in GPU_KEYS})
+    row["gpu_util_pct"] = gpu_util_pct(body.gpu_util, body.timed.epoch_s if body.timed else None)
     if result.phases is not None:
         row.update({f"phase_{k}": v for k, v in result.phases.to_dict().items()})
     evidence = getattr(body, "ddp_evidence", None)

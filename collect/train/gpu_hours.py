@@ -8,6 +8,7 @@ import pandas as pd
 
 from collect.render import Grid, number, percent, seconds
 from collect.train.grids import SHOWN, row_name, varying
+from collect.train.labels import cpu_only
 from collect.train.tables import CONFIG, ENGINE_ORDER
 from collect.view import DEFAULT_VIEW, View, shown
 
@@ -69,8 +70,9 @@ def spent_caption(table: pd.DataFrame) -> str:
 
 def grids(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:
     """The grid where spent.json said anything (`python -m orchestrator collect` writes it), of at
-    most view.rows configurations; the total is over every one."""
-    if not len(built["spent"]):
+    most view.rows configurations; the total is over every one. None for a study run on CPUs only
+    (labels.cpu_only): its "GPUs" were processes sharing a few cores, so it says no GPU-hours."""
+    if not len(built["spent"]) or cpu_only(built["test"].gpu_model):
         return ()
     cut = shown(built["spent"], "spent.csv", view.rows, named=CONFIG)
     grid = cut.noted(spent_grid(cut.table))

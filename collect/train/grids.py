@@ -9,14 +9,16 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.render import NO_BASELINE, Grid, number, percent, seconds, signed, status_text
+from collect.render import NO_BASELINE, Grid, accuracy, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.view import VARIES
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
 
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
-GPU_FORMULA = ("GPU util. = the median of NVML's utilization samples (every 50 ms) over the timed epoch, the GPUs "
-               "of rank 0; peak memory = torch's peak allocation on the GPU; - where none was sampled (a CPU run)")
+GPU_FORMULA = ("GPU util. = the mean of NVML's utilization samples, taken every 50 ms over the timed epoch on the "
+               "GPUs of rank 0 (each the share of its last period a kernel ran): the share of the epoch the GPU was "
+               "busy; - where the samples span less than half the epoch or none was taken (a CPU run); peak memory "
+               "= torch's peak allocation on the GPU")
 SHOWN = {"engine", "nodes", "gpus_per_node", "batch_per_gpu"}
 
 
@@ -115,7 +117,7 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
             rows.append([name, status_text(r.status)] + [""] * 5 + [str(r.runs)])
             continue
         rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s),
-                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), number(r.gpu_util_median_pct, 0),
+                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), number(r.gpu_util_pct, 0),
                      repeats_cell(r)])
     return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
                 header, rows,
@@ -195,7 +197,8 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
         rows.append(line)
     formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
-                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither",
+                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither "
+                "compute nor communication",
                 f.FORMULAS["spread"]]
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
@@ -247,8 +250,8 @@ def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
     fields = varying(q4, SHOWN | {"lr_scaling", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"})
     rows = []
     for r in q4.itertuples(index=False):
-        note = "baseline (Lab 2)" if r.baseline else (
-            "largest batch that fits 1 GPU (Q1)" if r.batch_per_gpu == largest_fit else "")
+        note = "; ".join(filter(None, ["diverged" if f.diverged(r.loss) else "", "baseline (Lab 2)" if r.baseline else (
+            "largest batch that fits 1 GPU (Q1)" if r.batch_per_gpu == largest_fit else "")]))
         line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), remedy_name(r)]
         if r.status != "ok" or math.isnan(r.loss):
             text = status_text(r.status) if r.status != "ok" else f"no epoch {Q4_EPOCH}"
@@ -261,7 +264,7 @@ def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
     formulas = [f"loss, accuracy = means over the {Q4_EPOCH}th epoch's training images, all GPUs",
                 f"baseline = batch {Q4_BASELINE_BATCH} on 1 GPU, no remedy; accuracy - baseline in percentage points",
                 "linear LR scaling: lr x global batch / lr_ref_batch; warmup: lr ramps to it over the warmup epochs",
-                f.FORMULAS["spread"]]
+                f.FORMULAS["diverged"], f.FORMULAS["spread"]]
     return Grid("q4", f"Q4: training loss and accuracy of epoch {Q4_EPOCH}, large batch vs batch {Q4_BASELINE_BATCH}",
                 caption(q4, "loss (cross-entropy), accuracy (%)", f"epoch {Q4_EPOCH}"), header, rows, formulas,
                 "" if rows else f"No runs of {Q4_EPOCH}+ epochs (1-GPU batch {Q4_BASELINE_BATCH}, or 4 GPUs) in this study.",
@@ -298,17 +301,19 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
             rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)])
             continue
         recorded = not math.isnan(r.test_accuracy)
-        line.append(ranged(r, "test_accuracy", lambda v: percent(v, 2)) if recorded else "not recorded")
+        line.append(ranged(r, "test_accuracy", lambda v, n=r.evaluated_images: accuracy(v, n)) if recorded
+                    else "not recorded")
         line.append(ranged(r, "time_to_train_s"))
         line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
-        line += [number(r.gpu_util_median_pct, 0), number(r.peak_mem_gib, 2)]
+        line += [number(r.gpu_util_pct, 0), number(r.peak_mem_gib, 2)]
         line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
         rows.append(line)
     ok = table[table.status == "ok"]
     note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
     formulas = [f.FORMULAS["time_to_train"], f.FORMULAS["train_speedup"],
                 "test accuracy = top-1 over the test images after the last epoch: the model in eval mode "
-                "(BatchNorm's running statistics), each image once over all ranks; test images = how many",
+                "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
+                "accuracy shows the decimals they resolve: 100 images, whole points)",
                 f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"]]
     return Grid("test", "Test accuracy and time to train",
                 caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,

@@ -21,6 +21,13 @@ def on_cpu(model: Any) -> bool:
     return isinstance(model, str) and model.lower() == CPU
 
 
+def cpu_only(models: Iterable[Any]) -> bool:
+    """Every run recorded (at least one) ran on a CPU: such a study speaks of no GPU-hours (its
+    "GPUs" were processes sharing a few cores)."""
+    named = [m for m in models if isinstance(m, str) and m]
+    return bool(named) and all(map(on_cpu, named))
+
+
 def device(models: Iterable[Any]) -> str:
     """"NVIDIA H200"; "a CPU, not a GPU"; both named where the rows ran on both."""
     names = sorted({"a CPU, not a GPU" if on_cpu(m) else str(m) for m in models if isinstance(m, str) and m})

@@ -3,12 +3,14 @@ phases, jobs.core.phases), and the study's total, so a user sees what the GPU-ho
 The table is pure (overhead_table); overhead_grid lays it out."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pandas as pd
 
 from collect.render import Grid, percent, seconds, status_text
 from collect.train.grids import SHOWN, caption, repeats_cell, row_name, varying
+from collect.train.labels import cpu_only
 from collect.train.tables import ENGINE_ORDER, median_repeats
 
 # Per run, from its phases: what each column adds up
@@ -67,6 +69,7 @@ def overhead_grid(table: pd.DataFrame) -> Grid:
               "repeats"]
     configs = table[table.scope == CONFIGURATION]
     fields = varying(configs, SHOWN)
+    cpu = cpu_only(configs.gpu_model)  # no GPU-hours: the column is left out
     rows = []
     for r in configs.itertuples(index=False):
         line = [row_name(r, fields), str(r.batch_per_gpu)]
@@ -79,9 +82,17 @@ def overhead_grid(table: pd.DataFrame) -> Grid:
     if total.runs:
         rows.append([f"study total ({int(total.runs)} runs, summed)", ""] + _values(total) + [str(int(total.repeats))])
     empty = "" if total.runs else "No run recorded its phases (results written before they were)."
-    return Grid("overhead", "Where the jobs' time went: epochs and everything else",
-                caption(configs, "seconds per run (the total row: summed), GPU-hours", "every phase of the job"),
-                header, rows, FORMULAS, empty)
+    grid = Grid("overhead", "Where the jobs' time went: epochs and everything else",
+                caption(configs, "seconds per run (the total row: summed)" + ("" if cpu else ", GPU-hours"),
+                        "every phase of the job"), header, rows, FORMULAS, empty)
+    return _without_gpu_hours(grid) if cpu else grid
+
+
+def _without_gpu_hours(grid: Grid) -> Grid:
+    at = grid.header.index("GPU-hours")
+    return dataclasses.replace(grid, header=grid.header[:at] + grid.header[at + 1:],
+                               rows=[row[:at] + row[at + 1:] for row in grid.rows],
+                               formulas=[f for f in grid.formulas if "GPU-hours" not in f])
 
 
 def _values(r) -> list[str]:

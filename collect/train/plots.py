@@ -10,7 +10,8 @@ from typing import Optional
 
 import pandas as pd
 
-from collect.figures import COLORS, plt, png
+import collect.train.formulas as f
+from collect.figures import COLORS, plt, png, spans_decades
 from collect.train.grids import ENGINE_NAMES, remedy_name, setup_name
 KEYS = ["engine", "nodes", "gpus_per_node", "batch_per_gpu", "lr_scaling", "warmup_epochs", "sync_bn"]
 
@@ -123,7 +124,8 @@ def q4_runs(curves: pd.DataFrame) -> list[tuple[str, dict, pd.DataFrame]]:
         first = run.iloc[0]
         base = first.engine == "single"
         label = f"{setup_name(first)}, b={first.batch_per_gpu}" + (
-            " (baseline)" if base else f", remedy: {remedy_name(first)}")
+            " (baseline)" if base else f", remedy: {remedy_name(first)}") + (
+            " (diverged)" if any(map(f.diverged, run.loss)) else "")
         style = dict(color="black", linewidth=2.2) if base else dict(color=COLORS[i % len(COLORS)])
         out.append((label, style, run.sort_values("epoch")))
     return out
@@ -141,6 +143,9 @@ def q4_curves(curves: pd.DataFrame) -> Optional[bytes]:
         loss_ax.plot(run.epoch, run.loss, "o-", label=label, **style)
         acc_ax.plot(run.epoch, 100 * run.accuracy, "o-", label=label, **style)
     loss_ax.set(xlabel="epoch", ylabel="training loss", title="Q4: training loss per epoch")
+    if spans_decades(curves.loss.dropna()):
+        loss_ax.set_yscale("log")
+        loss_ax.set_ylabel("training loss (log scale)")
     acc_ax.set(xlabel="epoch", ylabel="training accuracy (%)", title="Q4: training accuracy per epoch")
     for ax in (loss_ax, acc_ax):
         ax.grid(alpha=0.3)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from collect.render import Grid, number, percent, seconds, status_text
+from collect.render import accuracy as accuracy_text
 from collect.repeats import ranged
 import collect.train.formulas as f
 from collect.train.grids import caption, repeats_cell, setup_name
@@ -46,7 +47,7 @@ METRICS = {m.column: m for m in (Metric("test_accuracy", False, "final test accu
 DEFAULT_METRIC = "test_accuracy"
 VALUES = ["test_accuracy", "time_to_train_s", "images_per_s"]
 COLUMNS = (CONFIG + ["gpus", "global_batch", "status", "repeats", "runs", "seeding", "gpu_model", "error"]
-           + [f"{v}{end}" for v in VALUES for end in ("", "_min", "_max")] + ["test_loss", "lr_after_warmup"]
+           + [f"{v}{end}" for v in VALUES for end in ("", "_min", "_max")] + ["test_loss", "evaluated_images", "lr_after_warmup"]
            + ["test_accuracy_values"])  # each repeat's, for the verdict on the best against the next (not in the CSV)
 FORMULA = ("images/s = epochs x training images / time to train (its min and max from the time's max and min); "
            "sorted by the metric, the best first; rows without it last")
@@ -108,7 +109,8 @@ def sweep_grid(table: pd.DataFrame, fields: list[str], setups: bool, metric: Met
         if r.status != "ok":
             rows.append(line + [status_text(r.status), "", "", str(r.runs)])
             continue
-        accuracy = "not recorded" if math.isnan(r.test_accuracy) else ranged(r, "test_accuracy", lambda v: percent(v, 2))
+        accuracy = "not recorded" if math.isnan(r.test_accuracy) else ranged(
+            r, "test_accuracy", lambda v, n=r.evaluated_images: accuracy_text(v, n))
         rows.append(line + [accuracy, ranged(r, "time_to_train_s"), ranged(r, "images_per_s", lambda v: number(v, 0)),
                             repeats_cell(r)])
     order = "lowest" if metric.lower_is_better else "highest"

@@ -19,6 +19,8 @@ from collect.render import NO_BASELINE, STATUS_RANK
 CONFIG = [c for c in CELL_COLUMNS if c != "repeat"]  # a configuration: a cell up to its repeat number
 SHAPE = ["engine", "nodes", "gpus_per_node"]
 BASE_KEYS = [c for c in CONFIG if c not in SHAPE]  # what a run shares with its 1-GPU baseline
+MULTI_GPU_ONLY = ("broadcast_buffers",)  # fields that do not change a 1-GPU run: ignored when pairing it (T1)
+T1_KEYS = [c for c in BASE_KEYS if c not in MULTI_GPU_ONLY]
 ENGINE_ORDER = {"single": 0, "dp": 1, "ddp": 2}
 Q4_EPOCH = 5
 Q4_BASELINE_BATCH = 128
@@ -26,7 +28,7 @@ SCALING_VALUES = ["timed_epoch_s", "timed_train_s", "timed_data_wait_s", "timed_
                   "timed_comm_exposed_s", "comm_grad_bytes", "comm_busbw_gbps", "peak_mem_gib"]
 TABLE_EXTRA = ["status", "repeats", "seeding", "runs", "gpu_model", "error", "gpus", "global_batch"]
 INDEPENDENT, SHARED = "independent", "shared"  # how a configuration's ok repeats were seeded (repeat_seeding)
-GPU_VALUES = ["peak_mem_gib", "gpu_util_median_pct", "gpu_mem_used_max_gib"]  # NaN where no GPU was sampled
+GPU_VALUES = ["peak_mem_gib", "gpu_util_median_pct", "gpu_util_pct", "gpu_mem_used_max_gib"]  # NaN: no GPU sampled
 
 
 def plain(frame: pd.DataFrame) -> pd.Series:
@@ -112,11 +114,12 @@ def rename_values(table: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
 
 
 def _baseline(table: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
-    """Each row's 1-GPU baseline (engine single, same batch per GPU and every other field):
-    its `column` as `name`, its status as `name`_status (NO_BASELINE where there is none)."""
-    base = table[table.engine == "single"][BASE_KEYS + [column, "status"]]
+    """Each row's 1-GPU baseline (engine single, same batch per GPU and every other field but those
+    that do not change a 1-GPU run, MULTI_GPU_ONLY): its `column` as `name`, its status as
+    `name`_status (NO_BASELINE where there is none)."""
+    base = table[table.engine == "single"][T1_KEYS + [column, "status"]]
     base = base.rename(columns={column: name, "status": f"{name}_status"})
-    out = table.merge(base, on=BASE_KEYS, how="left")
+    out = table.merge(base, on=T1_KEYS, how="left")
     out[f"{name}_status"] = out[f"{name}_status"].fillna(NO_BASELINE)
     return out
 
@@ -196,11 +199,11 @@ def strong_scaling(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) 
     Only N-GPU runs whose 1-GPU run at batch B is in the study appear.
     """
     table = _scaling(frame, scaling)
-    base = table[table.engine == "single"][BASE_KEYS + ["epoch_s", "status"]]
+    base = table[table.engine == "single"][T1_KEYS + ["epoch_s", "status"]]
     base = base.rename(columns={"batch_per_gpu": "global_batch", "epoch_s": "t1_strong_s", "status": "t1_strong_status"})
     multi = table[table.gpus > 1][CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "epoch_s_values",
                                                          "cell_id_values", "train_s"]]
-    keys = [k for k in BASE_KEYS if k != "batch_per_gpu"] + ["global_batch"]
+    keys = [k for k in T1_KEYS if k != "batch_per_gpu"] + ["global_batch"]
     out = multi.merge(base, on=keys, how="inner")
     out["speedup"] = [f.speedup(a, b) for a, b in zip(out.t1_strong_s, out.epoch_s, strict=True)]
     out["efficiency"] = [f.efficiency(s, n) for s, n in zip(out.speedup, out.gpus, strict=True)]

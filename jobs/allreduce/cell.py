@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 
-from jobs.core.bandwidth import DDP_BUCKET_BYTES, FP32_BYTES, RESNET18_GRADIENT_BYTES as GRADIENT_BYTES
+from jobs.core.bandwidth import DDP_BUCKET_BYTES, FP32_BYTES, RESNET18_GRADIENT_BYTES as GRADIENT_BYTES, bytes_text
 from jobs.core.cell import CellError, cell_fields, check_choice, content_id
 
 KIND = "allreduce"
@@ -110,15 +110,6 @@ class AllreduceCell:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AllreduceCell:
         return cls(**cell_fields(cls, data))
-
-
-def bytes_text(n: int) -> str:
-    """8 -> "8 B", 65536 -> "64 KiB", 44695848 -> "42.6 MiB" (binary units, as nccl-tests sizes are)."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            value = n / scale
-            return f"{value:.0f} {unit}" if value.is_integer() else f"{value:.3g} {unit}"
-    return f"{n} B"
 
 
 def ranks_text(nodes: int, gpus_per_node: int, ranks_per_node: int) -> str:

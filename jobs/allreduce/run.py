@@ -9,7 +9,8 @@ import torch
 import torch.distributed as dist
 
 from jobs.runtime import comm, launch
-from jobs.allreduce.cell import AllreduceCell, bytes_text
+from jobs.allreduce.cell import AllreduceCell
+from jobs.core.bandwidth import bytes_text
 from jobs.allreduce.result import AllreduceFindings, SizeTiming
 from jobs.runtime.envelope import run_job
 

@@ -23,3 +23,14 @@ def bandwidth_gbps(nbytes: int, seconds: float, world_size: int) -> tuple[float,
     the buffer in a ring). Example: 1e9 bytes in 0.1 s over 4 ranks: algbw 10, busbw 15."""
     algbw = nbytes / seconds / 1e9
     return algbw, algbw * 2 * (world_size - 1) / world_size
+
+
+def bytes_text(n: float) -> str:
+    """A size in binary units, the one unit system for bytes (as nccl-tests sizes and torch's memory
+    are; rates stay in GB/s = 1e9 bytes/s, as nccl-tests report them): 8 -> "8 B", 65536 -> "64 KiB",
+    44695848 -> "42.6 MiB"."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.0f} {unit}" if float(value).is_integer() else f"{value:.3g} {unit}"
+    return f"{n:.0f} B"

@@ -63,8 +63,7 @@ class SyntheticSpec:
     def of(cls, cell: DataCell) -> SyntheticSpec:
         """The set's test size: the cell's `synthetic_test_images` where its kind fixes one (a training
         Cell's test_images is how many test images it evaluates, not the size of its set: its synthetic
-        set keeps the test batch of SYNTHETIC_TEST_IMAGES it always had, so sets written before are
-        found again), else its test_images."""
+        set holds jobs.core.synthetic's count for its size), else its test_images."""
         fixed = getattr(cell, "synthetic_test_images", None)
         test = int(fixed if fixed is not None else getattr(cell, "test_images", SYNTHETIC_TEST_IMAGES))
         return cls(cell.train_images, cell.seed, test, float(getattr(cell, "colour_jitter", 0.0)))

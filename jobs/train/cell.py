@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from collections.abc import Mapping
 from jobs.core.bandwidth import CPU_ITERS, ITERS, WINDOW_STEPS
-from jobs.core.synthetic import SYNTHETIC_TEST_IMAGES
+from jobs.core.synthetic import synthetic_test_images
 from jobs.core.cell import (DATASETS, TRAIN, CIFAR10_TRAIN_IMAGES, CIFAR10_TEST_IMAGES,
                             SEED_LIMIT, CellError, check_choice, check_colour_jitter, check_data_size, content_id, run_seed,
                             cell_fields)
@@ -40,7 +40,6 @@ CPU_NOTES = (
 class Cell:
     kind: ClassVar[str] = TRAIN  # not a field: not in the id, nor in the JSON (results before kinds read the same)
     # its synthetic set's test batch, whatever test_images it evaluates (jobs.runtime.data.SyntheticSpec.of)
-    synthetic_test_images: ClassVar[int] = SYNTHETIC_TEST_IMAGES
     engine: str  # single: 1 process 1 GPU; dp: 1 process all GPUs; ddp: 1 process per GPU
     batch_per_gpu: int  # images per GPU per step; the global batch is this x GPUs
     nodes: int = 1
@@ -113,18 +112,24 @@ class Cell:
 
     def _check_data_size(self) -> None:
         """No larger than CIFAR-10 (check_data_size); the synthetic set's test set holds
-        SYNTHETIC_TEST_IMAGES, so a count between that and the whole set would be reported as
+        synthetic_test_images, so a count between that and the whole set would be reported as
         evaluated while fewer were."""
         check_data_size(self.dataset, self.train_images, self.test_images)
         check_colour_jitter(self.dataset, self.colour_jitter)
-        if self.dataset == "synthetic" and SYNTHETIC_TEST_IMAGES < self.test_images < CIFAR10_TEST_IMAGES:
-            raise CellError(f"test_images = {self.test_images}: the synthetic set has {SYNTHETIC_TEST_IMAGES} test "
-                            f"images; use 1..{SYNTHETIC_TEST_IMAGES}, or {CIFAR10_TEST_IMAGES} (the whole test set)")
+        held = self.synthetic_test_images
+        if self.dataset == "synthetic" and held < self.test_images < CIFAR10_TEST_IMAGES:
+            raise CellError(f"test_images = {self.test_images}: the synthetic set has {held} test images; use "
+                            f"1..{held}, or {CIFAR10_TEST_IMAGES} (the whole test set)")
+
+    @property
+    def synthetic_test_images(self) -> int:
+        """The test images its synthetic set holds (jobs.core.synthetic; its data set's size, not a field)."""
+        return synthetic_test_images(self.train_images)
 
     @property
     def evaluated_test_images(self) -> int:
         """Test images evaluated after each epoch: test_images, at most what the set holds."""
-        held = SYNTHETIC_TEST_IMAGES if self.dataset == "synthetic" else CIFAR10_TEST_IMAGES
+        held = self.synthetic_test_images if self.dataset == "synthetic" else CIFAR10_TEST_IMAGES
         return min(self.test_images, held)
 
     @property

@@ -90,7 +90,8 @@ def chosen(answers, question: str):
 def show(console: Console, collected, answers, args) -> bool:
     """The answers first; the tables after them where asked (--tables, --question: its own) or where no kind
     of the study declares a question; the answers' details where asked. True when the tables were printed."""
-    from collect.render import print_answers, print_details, print_grids
+    from collect.fit import print_grids
+    from collect.render import print_answers, print_details
 
     print_answers(console, answers)
     keys = {key for a in answers for key in a.question.tables}
@@ -125,6 +126,7 @@ def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
     from orchestrator import settle
     from orchestrator.watch import readiness
     from orchestrator.plan.plan import read_plan
+    from collect.render import console_text
 
     try:
         plan = read_plan(results_dir)
@@ -134,8 +136,8 @@ def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
               for cid, status in zip(cells.cell_id, cells.status, strict=True)}
     provisional = readiness.provisional_line(plan, states)
     if provisional:
-        console.print(provisional, markup=False, highlight=False, soft_wrap=True)
+        console.print(console_text(provisional))
     found, _, estimates = settle.plan_for(plan, answers)
     if found.steps:
         for line in settle.lines(found, estimates, SETTLE_LISTED):
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
+            console.print(console_text(line))

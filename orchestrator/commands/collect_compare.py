@@ -93,7 +93,7 @@ def run_compare(args, console: Console) -> int:
 
 def _print(console: Console, comparison, written) -> None:
     from collect.compare.render import grid, header_lines
-    from collect.render import print_grids
+    from collect.fit import print_grids
 
     for line in header_lines(comparison):
         console.print(Text(line))

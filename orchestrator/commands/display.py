@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from rich.console import Group
 from rich.table import Table
+
+from collect.render import Grid
 from rich.text import Text
 
 from jobs.core.cell import StudyCell
@@ -27,8 +30,9 @@ STATE_STYLE = {
 }
 
 
-def plan_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
-    """The arrays; `estimates`: each cell's GPU-hours (default: all from the profile's pace)."""
+def plan_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Grid:
+    """The arrays; `estimates`: each cell's GPU-hours (default: all from the profile's pace).
+    Printed by collect.fit's one rule (headers wrap at words, never cut)."""
     estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
     where = [f"profile {plan.profile}" if plan.profile else "no cluster profile"]
     if plan.container.enabled:
@@ -36,16 +40,15 @@ def plan_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -
                      + (f" + {plan.container.overlay}:ro" if plan.container.overlay else ""))
     caption = "\n".join(filter(None, [plan.description, "; ".join(where),
                                       estimates_text(estimates, plan.cluster.images_per_s_per_gpu)]))
-    table = Table(title=Text(f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays"),
-                  caption=Text(caption), caption_justify="left")  # the user's words are text, not markup
-    for name in ("array", "nodes", "GPUs/node", "tasks/node", "CPUs/task", "time limit", "cells", "est. GPU-h"):
-        table.add_column(name, justify="left" if name == "array" else "right")
+    rows = []
     for array in plan.arrays:
         hours = sum(estimates[cid].gpu_hours for cid in array.cell_ids)
         s = array.shape
-        table.add_row(array.name, str(s.nodes), str(s.gpus_per_node), str(s.tasks_per_node), str(s.cpus_per_task),
-                      f"{s.time_min} min", str(len(array.cell_ids)), f"{hours:.2f}")
-    return table
+        rows.append([array.name, str(s.nodes), str(s.gpus_per_node), str(s.tasks_per_node), str(s.cpus_per_task),
+                     f"{s.time_min} min", str(len(array.cell_ids)), f"{hours:.2f}"])
+    return Grid("arrays", f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays", caption,
+                ["array", "nodes", "GPUs per node", "tasks per node", "CPUs per task", "time limit", "cells",
+                 "est. GPU-h"], rows)
 
 
 def cpu_notes(plan: Plan) -> Optional[Text]:
@@ -58,25 +61,27 @@ def cpu_notes(plan: Plan) -> Optional[Text]:
                 + "\n".join(f"- {note}" for note in notes))
 
 
-def cells_table(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Table:
+def cells_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Grid:
     """One row per cell: id, label, array, then the columns its kind shows (a study has one kind),
     then its GPU-hour estimate and whether it is measured or the profile's."""
     estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
-    table = Table(title="Cells")
     extra = list(plan.cells[0].plan_columns()) if plan.cells else []
-    for name in ["cell", "label", "array"] + extra + ["est. GPU-h", "from"]:
-        table.add_column(name)
+    rows = []
     for cell in plan.cells:
         shown = cell.plan_columns()
         guess = estimates[cell.cell_id]
-        table.add_row(cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
-                      f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile")
-    return table
+        rows.append([cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
+                     f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile"])
+    header = ["cell", "label", "array"] + extra + ["est. GPU-h", "from"]
+    numbers = ("batch/GPU", "global batch", "variants", "est. GPU-h")
+    return Grid("cells", "Cells", "", header, rows,
+                text_columns=tuple(i for i, name in enumerate(header) if name not in numbers))
 
 
-def cells_text(plan: Plan, estimates: Mapping[str, Estimate]) -> str:
-    """cells_table as plain text, for a plan too long for rich to lay out quickly (it takes a
-    minute for 100,000 rows): the same columns, aligned."""
+def cells_text(plan: Plan, estimates: Mapping[str, Estimate], width: Optional[int] = None) -> str:
+    """cells_grid as plain text, for a plan too long for rich to lay out quickly (it takes a
+    minute for 100,000 rows): the same columns, aligned; within `width` the kind's columns give
+    way from the right (a line below names them), the id, label, array and estimate stay."""
     extra = list(plan.cells[0].plan_columns()) if plan.cells else []
     rows = [["cell", "label", "array", *extra, "est. GPU-h", "from"]]
     for cell in plan.cells:
@@ -84,8 +89,13 @@ def cells_text(plan: Plan, estimates: Mapping[str, Estimate]) -> str:
         rows.append([cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
                      f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile"])
     widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
-    return "Cells\n" + "\n".join((" " * GAP).join(t.ljust(w) for t, w in zip(r, widths, strict=True)).rstrip()
-                                 for r in rows)
+    kept = list(range(len(widths)))
+    hidden: list[str] = []
+    while width and extra and sum(widths[i] + GAP for i in kept) - GAP > width and len(kept) > 5:
+        hidden.insert(0, rows[0][kept.pop(-3)])  # the last of the kind's columns
+    lines = [(" " * GAP).join(r[i].ljust(widths[i]) for i in kept).rstrip() for r in rows]
+    note = textwrap.wrap(f"(not shown at this width: {', '.join(hidden)})", width) if hidden and width else []
+    return "\n".join(["Cells", *lines, *note])
 
 
 def _elapsed(seconds) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 
 from rich.console import Console
 
@@ -38,10 +39,11 @@ def run(args, console: Console) -> int:
         except NotRegular as exc:
             print(f"warning: {exc}; not read", file=sys.stderr)
             continue
-        print(f"==> {path} <==\n{text or '(nothing yet)'}", end="" if text.endswith("\n") else "\n")
+        header(console, f"==> {path} <==")  # the output itself is shown as written
+        print(text or "(nothing yet)", end="" if text.endswith("\n") else "\n")
     row = next(r for r in report.rows if r.cell_id == cell_id)
     if not args.follow or row.state.is_terminal:  # nothing more will be written
-        print(f"--- cell {cell_id}: {row.state}{': ' + visible(row.detail) if row.detail else ''}")
+        header(console, f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
         return 0
     try:
         for path, text in follow([out, err], cell_ended(monitor, cell_id), interval_for(args, plan)):
@@ -50,5 +52,12 @@ def run(args, console: Console) -> int:
     except KeyboardInterrupt:
         return 0
     row = next(r for r in monitor.refresh().rows if r.cell_id == cell_id)
-    print(f"--- cell {cell_id}: {row.state}{': ' + visible(row.detail) if row.detail else ''}")
+    header(console, f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
     return 0
+
+
+def header(console: Console, text: str) -> None:
+    """A line of ours between the cell's output, as text, wrapped at the terminal's width between
+    words: a path is never cut (one longer than the terminal is its own line, whole, to copy)."""
+    for line in textwrap.wrap(visible(text), console.width, break_long_words=False, break_on_hyphens=False):
+        print(line)

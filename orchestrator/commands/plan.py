@@ -5,6 +5,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from collect.fit import print_grids
 from orchestrator.budget import budget
 from orchestrator.commands import display
 from orchestrator.slurm import slurm_client
@@ -37,18 +38,18 @@ def run(args, console: Console) -> int:
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
     estimates = budget.plan_estimates(plan)
-    console.print(display.plan_table(plan, estimates))
+    print_grids(console, [display.plan_grid(plan, estimates)])
     if budget.plan_budget_text(plan, estimates):
-        console.print(budget.plan_budget_text(plan, estimates), soft_wrap=True)
+        console.print(budget.plan_budget_text(plan, estimates))
     notes = display.cpu_notes(plan) if not this_machine().gpus else None
     if notes is not None:
         console.print(notes)
     if args.executor == "local" or (args.executor == "auto" and not slurm_client.on_slurm()):
         say_what_runs_here(plan, console)
     if args.cells and len(plan.cells) > display.RICH_ROWS:
-        console.out(display.cells_text(plan, estimates), highlight=False)  # plain text: fast at any length
+        console.out(display.cells_text(plan, estimates, console.width), highlight=False)  # plain text: fast at any length
     elif args.cells:
-        console.print(display.cells_table(plan, estimates))
+        print_grids(console, [display.cells_grid(plan, estimates)])
     if args.sbatch:
         for name, text in texts.items():
             console.rule(str(sbatch_dir / f"{name}.sh"))
@@ -65,6 +66,6 @@ def say_what_runs_here(plan: Plan, console: Console) -> None:
     count = sum(map(len, skipped.values()))
     console.print(f"local executor: this machine ({display.machine_text(machine)}) runs {len(plan.cells) - count} "
                   f"of {len(plan.cells)} cells" + (f"; `submit` will skip {count}:" if count else ""),
-                  markup=False, highlight=False, soft_wrap=True)
+                  markup=False, highlight=False)
     if skipped:
-        console.print(display.skipped_lines(skipped), soft_wrap=True)
+        console.print(display.skipped_lines(skipped))

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Optional
 
 from rich.console import Console
+from rich.text import Text
 
 from jobs.core.layout import STUDY_FILE
 from jobs.core.regular_file import PLAN_MAX, read_regular
 from orchestrator.budget import budget
+from results_format.text import visible
 from orchestrator.errors import UserError
 from orchestrator.plan.plan import Plan, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
@@ -51,15 +53,15 @@ def run_settle(args, console: Console, plan: Plan) -> Optional[Plan]:
 
     found, bigger, estimates = settle.plan_for(plan, answers_of(Path(plan.results_dir)), args.max_repeats)
     for line in settle.lines(found, estimates):
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(Text(visible(line)))
     if args.dry_run or not found.cells:
         console.print("nothing queued" + (" (--dry-run)" if args.dry_run else ""))
         return None
     report = submit(bigger, args.executor, time_min=args.time_min, budget_gpu_hours=args.budget_gpu_hours,
                     only={c.cell_id for c in found.cells}, before_queue=lambda: _install(plan, bigger))
-    console.print(f"{report.executor}: submitted {len(report.submitted)} new repeat(s) (--settle)", soft_wrap=True)
+    console.print(f"{report.executor}: submitted {len(report.submitted)} new repeat(s) (--settle)")
     if report.ledger is not None:
-        console.print(budget.submit_text(report.ledger, list(report.submitted)), soft_wrap=True)
+        console.print(budget.submit_text(report.ledger, list(report.submitted)))
     return bigger if report.submitted else None
 
 

@@ -52,7 +52,7 @@ def run(args, console: Console) -> int:
         print(json_text(plan, monitor, report, args))
         return print_errors(report.errors) or 0
     if report.warning:
-        console.print(Text.assemble(("warning:", "yellow"), f" {visible(report.warning)}"), soft_wrap=True)
+        console.print(Text.assemble(("warning:", "yellow"), f" {visible(report.warning)}"))
     print_warnings(report.skipped_files)
     if args.watch:
         with Live(live_view(plan, monitor, report, args, console.width), console=console, auto_refresh=False) as live:

@@ -54,26 +54,24 @@ def run(args, console: Console) -> int:
                     within_budget=args.within_budget)
     if args.test_only:
         for line in report.checks:
-            console.print(f"sbatch --test-only {line}", markup=False, highlight=False, soft_wrap=True)
+            console.print(f"sbatch --test-only {line}", markup=False, highlight=False)
         console.print("nothing queued (--test-only)")
         return 0
     chunks = f" in {report.sbatch_calls} sbatch call(s)" if report.sbatch_calls else ""
     console.print(f"{report.executor}: submitted {len(report.submitted)} cell(s){chunks}"
-                  f"{' (--retry-failed)' if args.retry_failed else ''}; {report.not_queued} done, queued or not due",
-                  soft_wrap=True)
+                  f"{' (--retry-failed)' if args.retry_failed else ''}; {report.not_queued} done, queued or not due")
     if report.over_budget:
-        console.print(f"{report.over_budget} cell(s) due were left out: they do not fit the budget (--within-budget)",
-                      soft_wrap=True)
+        console.print(f"{report.over_budget} cell(s) due were left out: they do not fit the budget (--within-budget)")
     if report.ledger is not None:
-        console.print(budget.submit_text(report.ledger, list(report.submitted)), soft_wrap=True)
+        console.print(budget.submit_text(report.ledger, list(report.submitted)))
     if report.not_here:
         by_why: dict[str, list] = {}
         for cell_id, why in report.not_here:
             by_why.setdefault(why, []).append(plan.cell(cell_id))
-        console.print(display.skipped_lines(by_why), soft_wrap=True)
+        console.print(display.skipped_lines(by_why))
     if report.retryable:
         console.print(f"{report.retryable} cell(s) ended failed, timeout or cancelled and were not requeued: "
-                      "`status` says why, `submit --retry-failed` requeues them", soft_wrap=True)
+                      "`status` says why, `submit --retry-failed` requeues them")
     code = print_errors(list(report.errors))
     if args.wait:
         local = report.executor == "local" and args.interval is None
@@ -93,8 +91,7 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
         while True:
             report = monitor.refresh()
             if report.warning and not warned:
-                progress.console.print(Text.assemble(("warning:", "yellow"), f" {visible(report.warning)}"),
-                                       soft_wrap=True)
+                progress.console.print(Text.assemble(("warning:", "yellow"), f" {visible(report.warning)}"))
                 warned = True
             rows = report.rows
             running = sum(r.state == "running" for r in rows)
@@ -105,10 +102,10 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
             time.sleep(interval)
     bad = [r for r in rows if not r.state.is_final and r.state not in (CellState.SKIPPED, CellState.NOT_SUBMITTED)]
     for r in bad[:overview.SMALL_STUDY]:  # error texts are shown as text: "[/pytorch/...]" is no markup
-        console.print(Text.assemble((r.state, "red"), visible(f" {r.cell_id} {r.label}: {r.detail}")), soft_wrap=True)
+        console.print(Text.assemble((r.state, "red"), visible(f" {r.cell_id} {r.label}: {r.detail}")))
     if len(bad) > overview.SMALL_STUDY:  # the rest by reason, a line each: 100,000 failing alike take one
-        console.print(f"... and {len(bad) - overview.SMALL_STUDY:,} more that did not end well:", soft_wrap=True)
+        console.print(f"... and {len(bad) - overview.SMALL_STUDY:,} more that did not end well:")
         notes = display.failure_notes(bad[overview.SMALL_STUDY:])
         if notes:
-            console.print(notes, soft_wrap=True)
+            console.print(notes)
     return 1 if bad else 0

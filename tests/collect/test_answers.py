@@ -188,7 +188,7 @@ def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
     answers = {a.id: a for a in collect(write_results(tmp_path, results, study="hw5")).answers}
     assert "100% of a rank's sample positions repeat from epoch 1 to 2 without set_epoch, 0.4% with it" in \
         answers["A.Q5"].text
-    assert "each step all-reduces 44.7 MB of gradients; besides them, 38.4 kB of buffers" in answers["A.Q6"].text
+    assert "each step all-reduces 42.6 MiB of gradients; besides them, 37.5 KiB of buffers" in answers["A.Q6"].text
     q7 = answers["A.Q7"]
     assert q7.record.gradients_only.bn_rank_spread == pytest.approx(0.12)
     assert "differ by up to 12.0% of a layer's mean, against 0.0% with the buffers broadcast" in q7.text

@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from collect import render
+from collect.fit import print_grids
 from collect.report import as_written, collect
 from tests.collect.dirs import write_mixed
 from tests.factories import cell, train_result, write_results
@@ -140,7 +141,7 @@ def test_markdown_latex_and_rich(collected, grids):
     tex = (collected.out_dir / "tables.tex").read_text()
     assert tex.count(r"\begin{table}") == 9 and "booktabs" in tex  # with the overhead and sweep tables
     console = Console(record=True, width=250)
-    console.print(render.to_rich(grids["table1"]))
+    print_grids(console, [grids["table1"]])
     shown = console.export_text()
     assert "2 GPUs, DDP" in shown and "failed" in shown and "Units: seconds" in shown
 

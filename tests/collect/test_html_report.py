@@ -52,6 +52,20 @@ def test_markdown_report_links_its_plots(report):
     assert "## Table 3: communication bandwidth utilization" in text and "| 2 GPUs, DDP | 32 | 782 |" in text
 
 
+def test_the_contents_links_every_section_and_no_word_is_doubled(report):
+    """Every heading with an id (each answer, each table, the others, the environment) has its link in the
+    contents, in the HTML and the Markdown; no word twice in a row ("table table1")."""
+    html = (report / "report.html").read_text()
+    contents = html[html.index('<h2 id="contents">'):html.index("</nav>")]
+    ids = set(re.findall(r'<h[23] id="([^"]+)"', html)) - {"contents"}
+    assert len(ids) > 10 and {i for i in ids if f'href="#{i}"' not in contents} == set()
+    md = (report / "report.md").read_text()
+    md_contents = md[md.index("## Contents"):md.index('<a id="', md.index("## Contents"))]
+    assert {i for i in re.findall(r'<a id="([^"]+)"></a>', md) if f"(#{i})" not in md_contents} == set()
+    prose = re.sub(r"data:image/png;base64,[^\"]+", "", html + md)
+    assert not re.findall(r"\b([A-Za-z]+)\s+\1\b", prose, re.IGNORECASE)
+
+
 def test_templates_are_strict():
     env = template_env(True)
     assert env.undefined is jinja2.StrictUndefined

@@ -167,8 +167,10 @@ def test_unreadable_ptq_findings_are_an_error_naming_the_file(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("failed", [True, False])
-def test_a_ptq_study_with_no_ok_result_shows_its_runs_and_says_there_is_no_result_yet(tmp_path, capsys, failed):
+def test_a_ptq_study_with_no_ok_result_shows_its_runs_and_says_there_is_no_result_yet(tmp_path, capsys, failed,
+                                                                                      monkeypatch):
     """Just planned (every cell missing), or every cell that ran failed: the runs table and one line."""
+    monkeypatch.setenv("COLUMNS", "200")  # the failure's reason on one line of the table
     bad = ptq_result(ptq_cell(0), status="failed", error="Traceback ...\nRuntimeError: CUDA error")
     results = write_ptq(tmp_path, [bad], planned=(ptq_cell(1),))
     if not failed:

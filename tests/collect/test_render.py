@@ -6,7 +6,8 @@ import math
 import pytest
 from rich.console import Console
 
-from collect.render import Grid, latex_escape, number, percent, seconds, to_latex, to_markdown, to_rich
+from collect.fit import print_grids, to_rich
+from collect.render import Grid, accuracy, latex_escape, number, percent, seconds, to_latex, to_markdown
 
 GRID = Grid("table1", "Table 1", "Units: s", ["setup", "b=32 time (s)"], [["1 GPU", "10.00"], ["2 GPUs, DDP", "OOM"]],
             ["speedup = T1 / TN"])
@@ -63,6 +64,17 @@ def test_latex_escapes_and_structure():
 def test_brackets_in_a_grid_print_as_written_on_any_console(markup):
     grid = Grid("k", "T [x]", "caption [/b]", ["setup [n]"], [["1 GPU [pipeline=fast, precision=bf16]"]])
     console = Console(record=True, width=200, markup=markup)
-    console.print(to_rich(grid))
+    print_grids(console, [grid])
     shown = console.export_text()
     assert "1 GPU [pipeline=fast, precision=bf16]" in shown and "setup [n]" in shown and "\\[" not in shown
+
+
+@pytest.mark.parametrize("value, count, text", [
+    (0.84, 100, "84% of 100"),  # one image is a whole point
+    (0.8437, 1_000, "84.4%"),  # 1,000 and up: no count beside it
+    (0.84372, 10_000, "84.37%"),
+    (0.5, 48, "50% of 48"),
+    (0.84372, float("nan"), "84.37%"),  # a result before the count was recorded
+])
+def test_an_accuracy_shows_the_precision_its_test_count_allows(value, count, text):
+    assert accuracy(value, count) == text

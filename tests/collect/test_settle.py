@@ -23,6 +23,12 @@ from tests.helpers import cli
 SUMMARY = "5 answer(s) hold inconclusive words; `submit --settle` adds 46 runs of 23 configurations, about"
 
 
+@pytest.fixture(autouse=True)
+def wide(monkeypatch) -> None:
+    """The settle lines whole on one line each (test_screens_fit checks that they wrap to the terminal)."""
+    monkeypatch.setenv("COLUMNS", "400")
+
+
 @pytest.fixture
 def queued(monkeypatch) -> list[list[str]]:
     """The local executor's queue, recorded instead of started (each call's cell ids), on a machine

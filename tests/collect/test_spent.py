@@ -113,3 +113,16 @@ def test_collect_charges_an_interrupted_submits_jobs_and_writes_neither_the_regi
     charges = json.loads((tmp_path / "spent.json").read_text())["charges"]
     assert [(c["cell_id"], c["job_id"], c["source"], c["elapsed_s"], c["live"]) for c in charges] == [
         (cell_id, f"77_{i}", "squeue", 60.0, True) for i, cell_id in enumerate(plan.cell_ids)]
+
+
+def test_a_study_run_on_cpus_speaks_of_no_gpu_hours(tmp_path):
+    """The quick study run here: each "GPU" a process on a few cores. No GPU-hours table, no GPU-hours
+    column or formula in the overhead table (the same runs on a GPU keep both)."""
+    results = [train_result(ONE, gpu_model="cpu"), train_result(TWO, gpu_model="cpu")]
+    grids = {g.key: g for g in collect(write_results(tmp_path / "cpu", results), spent=SPENT).grids}
+    assert "spent" not in grids
+    assert not any("GPU-h" in text for text in grids["overhead"].header + grids["overhead"].formulas
+                   + [grids["overhead"].caption])
+    on_gpu = {g.key: g for g in collect(write_results(tmp_path / "gpu", [train_result(ONE), train_result(TWO)]),
+                                        spent=SPENT).grids}
+    assert "spent" in on_gpu and "GPU-hours" in on_gpu["overhead"].header

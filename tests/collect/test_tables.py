@@ -207,3 +207,27 @@ def test_tables_of_a_study_with_no_timing_runs(tmp_path):
     frame = training(write_results(tmp_path, planned=[cell("single", 128, lr_scaling="linear")])).frame
     assert tables.timing_protocol(frame) is None
     assert tables.table1(frame).empty and tables.q1_table(frame).empty and tables.table2(frame).empty
+
+
+def test_a_gradients_only_ddp_run_is_paired_with_the_1_gpu_run_at_its_batch(tmp_path):
+    """broadcast_buffers does not change a 1-GPU run (tables.MULTI_GPU_ONLY): the DDP cell with it off
+    at 512 per GPU has the 1-GPU run at 512 as its T1, not "no T1 (not in study)". 2 epochs each, the
+    first 1.5x the timed one: 1 GPU 30 + 20 s, 4 GPUs gradients only 12 + 8 s -> speedup 50 / 20 = 2.5."""
+    results = [train_result(cell("single", 512), epoch_s=20.0, train_s=16.0),
+               train_result(cell("ddp", 512, 4, broadcast_buffers=False), epoch_s=8.0, train_s=6.0)]
+    t = training(write_results(tmp_path, results))
+    row = by(tables.accuracy_table(t.frame, t.epochs), engine="ddp")
+    assert row.t1_time_s_status == "ok" and row.t1_time_s == 50.0 and row.speedup == 2.5
+
+
+@pytest.mark.parametrize("samples, epoch_s, shown", [
+    (182, 9.2, 22.85),  # run 8's batch 8192: 182 x 50 ms = 9.1 s of a 9.2 s epoch; the mean, not the median's 0%
+    (92, 9.2, 22.85),  # 4.6 s: half the epoch, enough
+    (91, 9.2, None),  # 4.55 s: less than half
+    (0, 9.2, None),
+])
+def test_gpu_utilization_is_shown_where_its_samples_span_half_the_timed_epoch(samples, epoch_s, shown):
+    from collect.train.frame import gpu_util_pct
+    summary = {"samples": samples, "interval_s": 0.05, "util_mean_pct": 22.85, "util_median_pct": 0.0}
+    assert gpu_util_pct(summary, epoch_s) == shown
+    assert gpu_util_pct(None, epoch_s) is None

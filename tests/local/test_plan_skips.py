@@ -14,6 +14,12 @@ from tests.helpers import TINY_LOCAL, one_gpu_machine
 NEEDS = "needs {} GPUs, this machine has 1; run it on SLURM"
 
 
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    """A terminal wide enough for each reason's whole line (a narrower one wraps it)."""
+    monkeypatch.setenv("COLUMNS", "250")
+
+
 @pytest.fixture
 def one_gpu(tmp_path, monkeypatch):
     one_gpu_machine(tmp_path, monkeypatch)

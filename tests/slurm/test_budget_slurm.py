@@ -79,9 +79,11 @@ def test_a_budget_caps_submit_and_spent_is_sacct_elapsed_times_gpus(slurm_cluste
     assert [s.cell_id for s in registry.load(results).submissions] == list(ids[:2])  # those that fit, in order
 
     code, out, _ = cli(capsys, "submit", "--study", study, "--budget-gpu-hours", 10, "--wait", "--interval", "1")
+    out = " ".join(out.split())  # as said, whatever the terminal's width wraps
     assert "submitted 1 cell(s)" in out and "(0 from measured pace, 1 from the profile)" in out  # no 2-GPU cell yet
     code, out, _ = cli(capsys, "submit", "--study", study, "--retry-failed", "--budget-gpu-hours", 10, "--wait",
                        "--interval", "1")
+    out = " ".join(out.split())
     assert "submitted 1 cell(s) in 1 sbatch call(s) (--retry-failed)" in out
     assert "(1 from measured pace, 0 from the profile)" in out  # the failed cell's shape has a finished cell
 
@@ -104,4 +106,4 @@ def test_a_budget_caps_submit_and_spent_is_sacct_elapsed_times_gpus(slurm_cluste
     assert len(retried) == 2  # a retry of a failed cell is charged, beside the first attempt
 
     code, out, _ = cli(capsys, "status", "--study", study)
-    assert f"{spent['spent']:.2g} GPU-h spent over 4 job(s) (4 from sacct)" in out
+    assert f"{spent['spent']:.2g} GPU-h spent over 4 job(s) (4 from sacct)" in " ".join(out.split())

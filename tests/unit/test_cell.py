@@ -152,10 +152,10 @@ SYNTHETIC = dict(engine="single", batch_per_gpu=32, dataset="synthetic")
     ({"train_images": 10**8}, r"train_images must be <= 50000 for synthetic \(it stands in for CIFAR-10\), got 100000000"),
     ({"train_images": 50_001}, "train_images must be <= 50000 for synthetic"),
     ({"test_images": 1_000_000}, "test_images must be <= 10000 for synthetic"),
-    ({"test_images": 500}, r"test_images = 500: the synthetic set has 100 test images; use 1..100, "
-                           r"or 10000 \(the whole test set\)"),
-    ({"test_images": 101}, "the synthetic set has 100 test images"),
-    ({"test_images": 9_999}, "the synthetic set has 100 test images"),
+    ({"train_images": 1024, "test_images": 500}, r"test_images = 500: the synthetic set has 100 test images; "
+                                                 r"use 1..100, or 10000 \(the whole test set\)"),
+    ({"train_images": 1024, "test_images": 101}, "the synthetic set has 100 test images"),
+    ({"train_images": 49_999, "test_images": 9_999}, "the synthetic set has 100 test images"),
 ])
 def test_a_synthetic_training_cell_is_held_to_what_its_set_holds(fields, named):
     """The synthetic set stands in for CIFAR-10 (50,000 training images at most, never gigabytes
@@ -288,3 +288,12 @@ def test_plan_shows_the_synthetic_sets_colour_jitter():
 def test_a_plan_refuses_a_colour_jitter_no_set_can_take(in_tmp, capsys, line, expected):
     study = f'name = "bad"\n[[grid]]\nengine = "single"\nbatch_per_gpu = 32\n{line}\n'
     assert_plan_refuses(in_tmp, capsys, study, expected)
+
+
+def test_a_synthetic_set_of_cifar10s_size_holds_its_10000_test_images():
+    """At CIFAR-10's 50,000 training images the synthetic set has CIFAR-10's 10,000 test images (an
+    accuracy to 0.01 points); a smaller one, the quick study's, keeps its 100."""
+    full = Cell(**SYNTHETIC, train_images=50_000, test_images=10_000)
+    assert full.evaluated_test_images == full.synthetic_test_images == 10_000  # what jobs.runtime.data writes
+    small = Cell(**SYNTHETIC, train_images=128, test_images=10_000)
+    assert small.evaluated_test_images == small.synthetic_test_images == 100

@@ -129,3 +129,11 @@ def test_a_long_plan_lists_its_cells_as_plain_text_with_the_tables_columns(tmp_p
     for cell, line in zip(plan.cells, lines[2:]):
         assert line.split()[:3] == [cell.cell_id, cell.label, plan.array_of(cell.cell_id).name]
         assert line.endswith("profile")
+
+
+def test_a_long_plans_cells_fit_the_terminal_the_kinds_columns_giving_way(tmp_path):
+    plan = plan_of(tmp_path, 3)
+    estimates = profile_estimates(dict(zip(plan.cell_ids, plan.cells)), plan.cluster)
+    lines = display.cells_text(plan, estimates, 70).splitlines()
+    assert max(map(len, lines)) <= 70 and lines[-2].startswith("(not shown at this width: batch/GPU, ")
+    assert lines[1].split()[:3] == ["cell", "label", "array"] and lines[1].endswith("est. GPU-h  from")
