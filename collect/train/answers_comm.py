@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number, seconds
-from collect.train.answers_common import at_batches, caveats, cited, part_a, figure, rows_of, where
+from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict
 
@@ -61,6 +61,10 @@ class Q31Answer(Record):
     bound: tuple[str, ...]  # setups at a batch where communication is at least BOUND of the train time (but loader)
     loader: tuple[str, ...]  # setups at a batch whose estimate the data loader's wait explains (Cause.LOADER)
     because: Q3Because
+    left_out: tuple[str, ...] = ()  # at or past BOUND but not communication: "<setup> at batch <b>" (its cause)
+    trend_setup: str = ""  # the setup whose first and last batch the trend cites
+    falls: tuple[int, int] = (0, 0)  # setups (of 2+ batches) whose share falls from the smallest batch, of all
+    notes: tuple[str, ...] = ()
 
 
 def _setup_groups(rows: list[tuple[int, Any]], namer: Namer) -> dict[str, list[tuple[int, Any]]]:
@@ -92,8 +96,21 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
     device, cpu = where(r.gpu_model for _, r in used)
     bound = communication_bound(splits)
     loader = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits) if s.cause == Cause.LOADER)
-    return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound, loader,
-                     _q3_because(tuple(splits)))
+    left = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits)
+                 if s.share >= BOUND and f"{s.setup} at batch {s.batch}" not in bound)
+    groups = [g for g in _by_setup(tuple(splits)).values() if len(g) >= 2]
+    falls = (sum(g[-1].share < g[0].share for g in groups), len(groups))
+    cited_rows = _cited_first(used, splits)
+    return Q31Answer(cited(namer, cited_rows[:12]), tuple(missing), device, cpu, tuple(splits), bound, loader,
+                     _q3_because(tuple(splits)), left, groups[0][0].setup if groups else "", falls,
+                     setting_notes(tables.get("train_cells"), (r for _, r in cited_rows[:12]), False))
+
+
+def _cited_first(used: list[tuple[int, Any]], splits: list[Split]) -> list[tuple[int, Any]]:
+    """The rows in the order the answer cites them (the first setup's, then by setup), so that the rows the
+    paragraph quotes are among the evidence."""
+    order = {(s.setup, s.batch): k for k, s in enumerate(_ordered(splits))}
+    return [u for _, u in sorted(zip(splits, used, strict=True), key=lambda x: order[x[0].setup, x[0].batch])]
 
 
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:
@@ -138,10 +155,10 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
     groups = [g for g in _by_setup(splits).values() if len(g) >= 2]
     if not groups:
         return Q3Because.ONE_BATCH
-    falls = sum(g[-1].share < g[0].share for g in groups)
-    if falls * 2 > len(groups):
+    g = groups[0]  # the setup the answer cites: its own ends decide the trend word
+    if g[-1].share < g[0].share:
         return Q3Because.FEWER_STEPS
-    if _loader_at_large(groups[0]):
+    if _loader_at_large(g):
         return Q3Because.LOADER_AT_LARGE
     return Q3Because.NOT_FALLING
 
@@ -156,7 +173,7 @@ def q31_text(a: Q31Answer) -> str:
     text = ("Compute = T1/N (Q1's 1-GPU train time over N GPUs); communication = TN - T1/N, TN the N-GPU train "
             "time (Table 2)")
     groups = _by_setup(a.splits)
-    first = next(iter(groups.values()), [])
+    first = groups.get(a.trend_setup) or next(iter(groups.values()), [])
     if first:
         ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
         text += f". On {a.device}, {first[0].setup}: " + ", ".join(
@@ -169,16 +186,21 @@ def q31_text(a: Q31Answer) -> str:
     if a.bound:
         bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
         text += f" Communication-bound (at least {BOUND:.0%}): {at_batches(bound, SETUPS)}."
-    elif not any(s.share >= BOUND for s in a.splits):
-        text += " Every run is computation-bound (communication under half its train time)."
-    return text + caveats(a.cpu, a.missing, one_run_note(*(s.verdict for s in a.splits)))
+    if a.left_out and set(a.left_out) <= set(a.loader):
+        text += f" The loader's runs are left out of that list, though at {BOUND:.0%} or more."
+    elif a.left_out:
+        left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
+        text += f" Left out though at {BOUND:.0%} or more (the loader, or TN not above T1/N): {at_batches(left, SETUPS)}."
+    if a.splits and not any(s.share >= BOUND for s in a.splits):
+        every = "Every run is" if len(a.splits) > 1 else "The one run is"
+        text += f" {every} computation-bound (communication under half its train time)."
+    return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     """How communication's share moves with the batch and why (Q3Because), then the data loader's part
     (the setup named where it is not the one listed first)."""
-    groups = [g for g in _by_setup(a.splits).values() if len(g) >= 2]
-    g = groups[0] if groups else []
+    g = _by_setup(a.splits).get(a.trend_setup, [])
     on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
     if a.because == Q3Because.LOADER_AT_LARGE:
         more = len([x for x in a.loader if x != f"{g[-1].setup} at batch {g[-1].batch}"])
@@ -187,13 +209,16 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
                 f"rest is the data loader's wait ({seconds(g[-1].data_wait_s)} s), not the network" + (f", as in {more} more runs"
                                                                                               if more else "") + _STALLS)
     if a.because == Q3Because.FEWER_STEPS:
-        text = (f" Communication's share falls with the batch: fewer steps, so fewer all-reduces "
-                f"({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch}{on}).")
+        most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""
+        text = (f" Communication's share falls with the batch{on}{most}: fewer steps, so fewer all-reduces "
+                f"({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch}).")
     elif a.because == Q3Because.UNMEASURABLE:
         text = (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
                 "spread and no trend with the batch is claimed.")
     elif a.because == Q3Because.NOT_FALLING:
-        text = " Communication's share does not fall with the batch here, although an epoch has fewer all-reduces."
+        text = (f" Communication's share does not fall with the batch{on} ({g[0].share:.0%} to {g[-1].share:.0%}), although "
+                "an epoch has fewer all-reduces" + (f"; it falls in {a.falls[0]} of {a.falls[1]} setups." if a.falls[1] > 1
+                                                    else "."))
     else:
         text = ""
     return text + _loader_text(a)
@@ -225,13 +250,15 @@ def _cost(v: Optional[Verdict]) -> str:
 
 
 class BusbwBecause(StrEnum):
-    BELOW = "below"  # well under the link's busbw: the exposed time holds more than bytes on the link
-    NEAR = "near"
+    BELOW = "below"  # every share cited under FAR_BELOW: the time holds more than bytes on the link
+    NEAR = "near"  # every share cited between NEAR and 1
+    SPREAD = "spread"  # the shares cited run from under FAR_BELOW to NEAR or more: some runs near the link, some not
     ABOVE = "above"  # above: the backward pass hides part of the all-reduce
     UNMEASURED = "unmeasured"
 
 
 FAR_BELOW = 0.5  # a utilization under this share of the busbw is far below the link
+NEAR = 0.5  # every share cited at least this: within a factor of two of the link's speed
 
 
 @dataclass(frozen=True)
@@ -255,6 +282,14 @@ class Q32Answer(Record):
     utilizations: tuple[Utilization, ...]
     because: BusbwBecause
     loader: tuple[str, ...]  # estimated rates whose time the data loader's wait explains: lower bounds
+    basis: str = ""  # the column the range and shares are read from: "measured" where any run measured, else "estimated"
+    other: int = 0  # rows of the other column (left out of the range, counted)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ranged(self) -> tuple[Utilization, ...]:
+        """The rows the range and the shares cite: those of `basis`."""
+        return tuple(u for u in self.utilizations if u.basis == self.basis)
 
 
 def q32_answer(tables: Tables) -> Optional[Q32Answer]:
@@ -278,41 +313,58 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     device, cpu = where(r.gpu_model for _, r in used)
     gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
     loader = tuple(f"{u.setup} at batch {u.batch}" for u in found if u.basis == "estimated" and u.cause == Cause.LOADER)
-    return Q32Answer(cited(namer, used[:12]), tuple(missing), device, cpu, gradients, tuple(found), _busbw_because(found),
-                     loader)
+    basis = "measured" if any(u.basis == "measured" for u in found) else "estimated" if found else ""
+    ranged = [u for u in found if u.basis == basis]
+    pairs = sorted(zip(found, used, strict=True), key=lambda x: (x[0].basis != basis, x[0].gbps not in (
+        min((u.gbps for u in ranged), default=0), max((u.gbps for u in ranged), default=0))))
+    rows = [p[1] for p in pairs]
+    return Q32Answer(cited(namer, rows[:12]), tuple(missing), device, cpu, gradients, tuple(found),
+                     busbw_because(ranged), loader, basis, len(found) - len(ranged),
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows[:12]), False))
 
 
-def _busbw_because(found: list[Utilization]) -> BusbwBecause:
-    shares = [u.share for u in found if present(u.share)]
+def busbw_because(ranged: list[Utilization]) -> BusbwBecause:
+    """The word for the shares of busbw the answer cites (one column's): BELOW where all are under
+    FAR_BELOW, NEAR where all lie in [NEAR, 1], ABOVE where one passes 1, SPREAD otherwise."""
+    shares = [u.share for u in ranged if present(u.share)]
     if not shares:
         return BusbwBecause.UNMEASURED
     if max(shares) > 1:
         return BusbwBecause.ABOVE
-    return BusbwBecause.BELOW if max(shares) < FAR_BELOW else BusbwBecause.NEAR
+    if max(shares) < FAR_BELOW:
+        return BusbwBecause.BELOW
+    return BusbwBecause.NEAR if min(shares) >= NEAR else BusbwBecause.SPREAD
 
 
 def q32_text(a: Q32Answer) -> str:
     text = (f"A ring all-reduce (Patarasuk and Yuan) of P = {a.gradients:,} 4-byte gradients over N GPUs takes "
-            "t = 2(N-1)/N x 4P / B at link bandwidth B (N-1 reduce-scatter and N-1 all-gather steps). Bandwidth "
-            "utilization = steps x 2(N-1)/N x 4P / communication time (Table 2).")
-    if a.utilizations:
-        low, high = min(a.utilizations, key=lambda u: u.gbps), max(a.utilizations, key=lambda u: u.gbps)
+            "t = 2(N-1)/N x 4P / B at link bandwidth B. Utilization = steps x 2(N-1)/N x 4P / communication time.")
+    ranged = a.ranged
+    if ranged:
+        low, high = min(ranged, key=lambda u: u.gbps), max(ranged, key=lambda u: u.gbps)
         ends = [f"{number(u.gbps)} GB/s ({u.setup}, batch {u.batch})" for u in ([low] if low is high else [low, high])]
-        text += f" Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}." if len(ends) > 1 else f"{ends[0]}.")
-    shares = [u.share for u in a.utilizations if present(u.share)]
+        column = "DDP's measured all-reduce" if a.basis == "measured" else "the estimate TN - T1/N"
+        other = f" ({a.other} more from the estimate)" if a.other and a.basis == "measured" else ""
+        text += (f" Table 3 on {a.device}, from {column}{other}: " + (f"from {ends[0]} to {ends[1]}." if len(ends) > 1
+                                                                 else f"{ends[0]}."))
+    shares = [u.share for u in ranged if present(u.share)]
     if a.because == BusbwBecause.UNMEASURED:
         text += " No run measured the link's busbw, so there is nothing to hold these against (DDP cells measure it)."
     else:
-        bus = max(u.busbw_gbps for u in a.utilizations if present(u.busbw_gbps))
+        bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
         span = f"{min(shares):.0%}-{max(shares):.0%}" if len(shares) > 1 else f"{shares[0]:.0%}"
         text += f" That is {span} of the busbw the jobs measured (up to {bus:.1f} GB/s)"
         text += {BusbwBecause.BELOW: ", far below the link: the time holds more than bytes on the wire (bucket "
                                      "latency, the slowest rank).",
-                 BusbwBecause.NEAR: ": the gradients' all-reduce runs near the link's speed.",
+                 BusbwBecause.NEAR: ": within a factor of two of the link's speed in every run.",
+                 BusbwBecause.SPREAD: ": some runs near the link's speed, others far below it (bucket latency, the "
+                                      "slowest rank).",
                  BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
                                      "exposed is shorter than the transfer."}[a.because]
+        if a.basis == "measured" and a.because != BusbwBecause.ABOVE:
+            text += " (DDP hides part of its all-reduce in the backward pass: a rate from the exposed time is no link speed.)"
     if a.loader:
         loader = [(u.setup, u.batch) for u in a.utilizations if f"{u.setup} at batch {u.batch}" in a.loader]
         text += (f" Rates from TN - T1/N are lower bounds where the data loader's wait fills that time (Q3.1): "
                  f"{at_batches(loader, SETUPS)}.")
-    return text + caveats(a.cpu, a.missing)
+    return text + caveats(a.cpu, a.missing, list(a.notes))
