@@ -3,6 +3,7 @@ estimate T1/N and TN - T1/N, the exposed all-reduce where measured), and the ban
 gradients' all-reduce used, against the busbw the job measured."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
@@ -299,9 +300,9 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     namer = Namer(t3, "table3")
     found, used, missing = [], [], []
     for i, r in rows_of(t3):
-        measured = present(r.util_measured_gbps)
+        measured = _rate(r.util_measured_gbps)  # an exposed all-reduce of 0 s (all hidden) gives no rate
         gbps = r.util_measured_gbps if measured else r.util_est_gbps
-        if r.status != "ok" or not present(gbps):
+        if r.status != "ok" or not _rate(gbps):
             missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no communication time'})")
             continue
         share = r.share_measured if measured else r.share_est
@@ -321,6 +322,11 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     return Q32Answer(cited(namer, rows[:12]), tuple(missing), device, cpu, gradients, tuple(found),
                      busbw_because(ranged), loader, basis, len(found) - len(ranged),
                      setting_notes(tables.get("train_cells"), (r for _, r in rows[:12]), False))
+
+
+def _rate(value: Any) -> bool:
+    """A rate that can be cited: there, finite and above 0."""
+    return present(value) and math.isfinite(float(value)) and float(value) > 0
 
 
 def busbw_because(ranged: list[Utilization]) -> BusbwBecause:

@@ -56,6 +56,7 @@ class UtilAnswer(Record):
     utils: tuple[Util, ...]
     data_share: float  # data wait / epoch of the 1-GPU timed epoch
     because: UtilBecause
+    notes: tuple[str, ...] = ()
 
 
 def _timed(tables: Tables, r: Any) -> Optional[Any]:
@@ -81,7 +82,8 @@ def util_answer(tables: Tables) -> Optional[UtilAnswer]:
     because = (UtilBecause.UNSAMPLED if not sampled else UtilBecause.DATA if present(share) and share >= DATA_BOUND
                else UtilBecause.HIGH if min(sampled) >= 90 else UtilBecause.SMALL_BATCH)
     device, cpu = where(r.gpu_model for _, r in ok)
-    return UtilAnswer(cited(namer, ok[:6]), (), device, cpu, utils, share, because)
+    return UtilAnswer(cited(namer, ok[:6]), (), device, cpu, utils, share, because,
+                      setting_notes(tables.get("train_cells"), (r for _, r in ok[:6]), False))
 
 
 def util_text(a: UtilAnswer) -> str:
@@ -95,7 +97,7 @@ def util_text(a: UtilAnswer) -> str:
                                       "more loader workers, or mixed precision with data kept on the GPU.",
              UtilBecause.HIGH: " The GPU is already busy; a larger batch would add little.",
              UtilBecause.UNSAMPLED: ""}[a.because]
-    return text + caveats(a.cpu, a.missing)
+    return text + caveats(a.cpu, a.missing, list(a.notes))
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class FullRunAnswer(Record):
     device: str
     cpu: bool
     runs: tuple[FullRun, ...]
+    notes: tuple[str, ...] = ()
 
 
 def full_run_answer(tables: Tables) -> Optional[FullRunAnswer]:
@@ -120,7 +123,8 @@ def full_run_answer(tables: Tables) -> Optional[FullRunAnswer]:
     device, cpu = where(r.gpu_model for _, r in ok)
     runs = tuple(FullRun(setup_name(r), int(r.epochs), figure(r, "time_to_train_s")) for _, r in ok)  # type: ignore[arg-type]
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
-    return FullRunAnswer(cited(namer, ok[:6]), missing, device, cpu, runs)
+    return FullRunAnswer(cited(namer, ok[:6]), missing, device, cpu, runs,
+                         setting_notes(tables.get("train_cells"), (r for _, r in ok), False))
 
 
 def full_run_text(a: FullRunAnswer) -> str:
@@ -131,7 +135,7 @@ def full_run_text(a: FullRunAnswer) -> str:
             "summed, data loading included, the test evaluation after each epoch not).")
     if len(a.runs) > 1:
         text += " " + "; ".join(f"{r.setup}: {secs(r.time)}" for r in a.runs[1:]) + "."
-    return text + caveats(a.cpu, a.missing)
+    return text + caveats(a.cpu, a.missing, list(a.notes))
 
 
 @dataclass(frozen=True)

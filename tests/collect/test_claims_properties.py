@@ -1,0 +1,177 @@
+"""Issue 35 item 4: the answers' invariants (tests/collect/claims.py) on a few hundred generated training
+result sets (hw5-like and lab-like: missing cells, OOM, one or three repeats, one host or two, CPU or GPU,
+fp32 or bf16, jitter or not, loader-bound or not), on the committed real sets, and each invariant shown
+to fail on a fabricated bad answer. Tables are built in memory (no files): the whole file runs in seconds."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tarfile
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from collect import kinds
+from collect.kinds import registry as kinds_registry
+from collect.load import Envelopes, compact, envelope_row
+from collect.loaded import KindCell, Loaded
+from collect.questions import answer_all
+from collect.report import collect
+from jobs.core.cell import kind_of
+from tests.collect import claims
+from tests.collect.dirs import REAL_HW5, RUN7_TGZ
+from tests.factories import cell, train_result
+
+# the exposed all-reduce's share of an epoch: 0 (all hidden) or at least 0.1% (a subnormal rate's printing is
+# issue 36 item 9's)
+EXPOSED = st.one_of(st.just(0.0), st.floats(0.001, 0.5))
+EXAMPLES = settings(max_examples=40, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def answered(results):
+    """Every answer of `results` and the tables they were built from, as collect builds them, in memory."""
+    registry, envelopes, cells = kinds_registry(), Envelopes(), {}
+    for result in results:
+        kind = registry[kind_of(result.cell)]
+        fields = compact(result.cell)
+        envelopes.add(envelope_row(result), kind.environment(result))
+        cells[result.cell_id] = KindCell(kind_of(fields), result.cell_id, fields, result.status, kind.keep(result))
+    loaded = Loaded("generated", tuple(cells.values()), envelopes=envelopes.frame())
+    present = kinds.present(loaded)
+    tables = {k: t for kind in present for k, t in kind.tables(loaded).items()}
+    return tuple(a for kind in present for a in answer_all(kind.questions, tables, ())), tables
+
+
+@st.composite
+def study(draw, lab: bool = False):
+    """A random training study: its cells' shape, then each cell's fate (ok, OOM, failed, missing)."""
+    repeats = draw(st.sampled_from((1, 3)))
+    batches = draw(st.lists(st.sampled_from((32, 128, 512)), min_size=1, max_size=3, unique=True))
+    gpus = draw(st.lists(st.sampled_from((2, 4)), min_size=1, max_size=2, unique=True))
+    two_nodes, two_hosts = draw(st.booleans()), draw(st.booleans())
+    setting = draw(st.sampled_from(({}, {"precision": "bf16", "pipeline": "fast"})))
+    data = draw(st.sampled_from(({}, {"dataset": "synthetic", "train_images": 50_000, "colour_jitter": 20.0})))
+    model = draw(st.sampled_from(("NVIDIA H100 80GB HBM3", "cpu")))
+    loader = draw(st.floats(0.0, 0.7))  # the share of an epoch spent waiting on data
+    fields = {**setting, **data, **({"epochs": 5, "timed_epoch": 2, "lr_scaling": "linear"} if lab else {})}
+    out = []
+    for r in range(repeats):
+        k = draw(st.floats(0.97, 1.03))
+        engines = ("ddp",) if lab or setting else ("dp", "ddp")  # the fast pipeline runs no DataParallel
+        shapes = [("single", 1, 1)] + [(e, g, 1) for g in gpus for e in engines]
+        shapes += [("ddp", 4, 2)] * two_nodes
+        for engine, g, nodes in shapes:
+            for b in batches:
+                fate = draw(st.sampled_from(("ok",) * 6 + ("oom", "failed", "missing")))
+                if fate == "missing":
+                    continue
+                c = cell(engine, b, g, nodes=nodes, repeat=r, **fields)
+                speed = draw(st.floats(0.3, 1.2)) * g * (b / 32) ** 0.3
+                epoch = 100.0 / speed * k
+                env = None
+                if nodes > 1 and not two_hosts:
+                    env = {"gpu_model": model, "hostnames": ["node1"], "started_at": "2025-04-01T10:00:00+00:00",
+                           "ended_at": "2025-04-01T10:05:00+00:00"}
+                out.append(train_result(c, fate if fate != "ok" else "ok", epoch_s=epoch, train_s=epoch * (1 - loader),
+                                        comm_exposed_s=epoch * draw(EXPOSED) if engine == "ddp" else None,
+                                        busbw_gbps=draw(st.floats(20.0, 300.0)) if g > 1 else None, gpu_model=model,
+                                        env=env, test_accuracies=[0.5, 0.6, 0.7, 0.75, 0.8] if lab else None))
+        if not lab:
+            five = dict(epochs=5, timed_epoch=5, repeat=r, **setting, **data)
+            out.append(train_result(cell("single", 128, **five), accuracies=[0.2, 0.4, 0.5, 0.6, 0.7 * k]))
+            for remedy in ({}, {"lr_scaling": "linear"}, {"lr_scaling": "linear", "warmup_epochs": 2}):
+                fate = draw(st.sampled_from(("ok", "ok", "failed", "oom")))
+                acc = draw(st.floats(0.1, 0.8))
+                out.append(train_result(cell("ddp", 512, 4, **five, **remedy), fate, accuracies=[acc / 2] * 4 + [acc]))
+    return out
+
+
+@EXAMPLES
+@given(study())
+def test_hw5_like_answers_keep_every_invariant(results):
+    answers, tables = answered(results)
+    bad = [v for a in answers for v in claims.violations(a, tables)]
+    assert not bad, bad
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(study(lab=True))
+def test_lab_like_answers_keep_every_invariant(results):
+    answers, tables = answered(results)
+    bad = [v for a in answers for v in claims.violations(a, tables)]
+    assert not bad, bad
+
+
+@pytest.fixture(scope="module")
+def real_sets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("real")
+    with tarfile.open(RUN7_TGZ) as tar:
+        tar.extractall(root, members=[m for m in tar.getmembers() if m.name.split("/")[1:2] in (["r7a"], ["r7f"])],
+                       filter="data")
+    sets = {"run8": shutil.copytree(REAL_HW5, root / "hw5"), "r7a": root / "runs" / "r7a", "r7f": root / "runs" / "r7f"}
+    return {name: collect(path) for name, path in sets.items()}
+
+
+@pytest.mark.parametrize("name", ["run8", "r7a", "r7f"])
+def test_the_committed_result_sets_keep_every_invariant(real_sets, name):
+    c = real_sets[name]
+    assert c.answers
+    bad = [v for a in c.answers for v in claims.violations(a, c.tables)]
+    assert not bad, bad
+
+
+# --- each invariant fails on a fabricated bad answer --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def run8(real_sets):
+    c = real_sets["run8"]
+    return {a.id: a for a in c.answers}, c.tables
+
+
+def _bad(answer, text=None, **fields):
+    record = dataclasses.replace(answer.record, **fields) if fields else answer.record
+    return SimpleNamespace(id=answer.id, text=answer.text if text is None else text, record=record)
+
+
+def _fails(check, answer, tables):
+    assert check(answer, tables), f"{check.__name__} let a bad answer pass"
+
+
+def test_each_invariant_fails_on_a_fabricated_bad_answer(run8):
+    a, t = run8
+    _fails(claims.opens_yes_no, _bad(a["A.Q7"], "Communicating only the gradients keeps ..."), t)
+    _fails(claims.trend_sign, _bad(a["A.Q3.1"], a["A.Q3.1"].text + " Communication's share falls with the batch."), t)
+    q1 = a["A.Q1"]
+    _fails(claims.trend_sign, _bad(q1, q1.text.replace("it takes less time", "it takes more time")), t)
+    _fails(claims.threshold_list, _bad(a["A.Q3.1"], bound=a["A.Q3.1"].record.bound[:1]), t)
+    q32 = a["A.Q3.2"]
+    est = next(u for u in q32.record.utilizations if u.basis == "estimated")
+    _fails(claims.range_one_column, _bad(q32, q32.text.replace("from 7.42 GB/s", f"from {est.gbps:.2f} GB/s")), t)
+    _fails(claims.range_one_column, _bad(q32, because=claims.BusbwBecause.NEAR), t)
+    _fails(claims.percents_shown, _bad(a["A.Q4.1"], a["A.Q4.1"].text.replace("63.57 points", "54.00 points")), t)
+    _fails(claims.percents_shown, _bad(q32, q32.text.replace("That is 3%-64%", "That is 7%-62%")), t)
+    _fails(claims.named_exist, _bad(q1, q1.text + " 8 GPUs, DDP at batch 96 is faster."), t)
+    _fails(claims.nodes_need_hosts, _bad(a["A.Q2"], a["A.Q2"].text.replace(claims.HOST_CAVEAT, "")), t)
+    _fails(claims.comparative_needs_verdict, _bad(a["A.Q2"], a["A.Q2"].text + " would be worse"), t)
+    _fails(claims.evidence_real, _bad(a["A.Q5"], evidence=(claims_evidence("train_cells", 0),)), t)
+
+
+def test_an_unsaid_precision_fails(real_sets):
+    c = real_sets["r7f"]
+    q1 = next(a for a in c.answers if a.id == "A.Q1")
+    _fails(claims.setting_said, _bad(q1, q1.text.replace("bf16", "").replace("fast pipeline", "")), c.tables)
+
+
+def test_a_comparative_word_within_the_threshold_fails(run8):
+    """Run 8's Q1 from 2048 to 8192: 2.39 -> 2.35 s, one run, 1.8% (inside 5%): "less time" for that pair fails."""
+    a, t = run8
+    q1 = a["A.Q1"]
+    _fails(claims.comparative_needs_verdict, _bad(q1, trend=q1.record.plateau_verdict), t)
+
+
+def claims_evidence(table, row):
+    from collect.findings import Evidence
+    return Evidence(table, row, "fabricated")
