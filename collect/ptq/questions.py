@@ -23,7 +23,7 @@ class PartB(StrEnum):
     Q5 = "B.Q5"
 
 
-SYNTHETIC = "the data is synthetic (random images), so the accuracies say nothing of CIFAR-10"
+SYNTHETIC = "the data is synthetic (a colour per class plus noise), not CIFAR-10"
 
 
 def _pct(m: Measured) -> str:
@@ -86,6 +86,7 @@ class Accuracy(Record):
     accuracy: Measured
     base_accuracy: Measured
     verdict: Verdict  # the variant's accuracy against its float network's, over the seeds
+    delta: Optional[Measured] = None  # the table's paired delta: median over seeds of (variant - float), 0..1
 
 
 def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
@@ -98,14 +99,24 @@ def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
     if v is None or b is None or pd.isna(v.accuracy) or pd.isna(b.accuracy):
         return None
     a, f = Measured.of(v, "accuracy"), Measured.of(b, "accuracy")
+    delta = Measured.of(v, "delta") if not pd.isna(getattr(v, "delta", float("nan"))) else None
     return Accuracy((Evidence("ptq_notebook", int(v.Index), variant), Evidence("ptq_notebook", int(b.Index), base)), (),
-                    str(setup), variant, base, a, f, against(a, f))
+                    str(setup), variant, base, a, f, against(a, f), delta)
+
+
+def points(a: Accuracy) -> float:
+    """The change in points the answer cites: the table's paired delta (median over seeds of the variant's
+    accuracy less its float network's), the difference of the medians only where the table has none."""
+    return 100 * (a.delta.value if a.delta is not None else a.accuracy.value - a.base_accuracy.value)
 
 
 def _change(a: Accuracy) -> str:
-    d = 100 * (a.accuracy.value - a.base_accuracy.value)
-    return says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from it",
+    d = points(a)
+    word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from it",
                                  f"not clearly different ({d:+.2f} points)"))
+    if ("lower" in word and d >= 0) or ("higher" in word and d <= 0):  # the paired delta and the medians disagree
+        return f"not clearly different ({d:+.2f} points, paired by seed)"
+    return word
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,8 @@ def _q1_because(trend: Optional[Verdict]) -> Q1Because:
 def q1_text(a: Q1Answer) -> str:
     ok = [(b, b.train_s) for b in a.batches if b.train_s is not None]
     if not ok and a.batches and all(b.status == "oom" for b in a.batches):
-        return (f"Every batch size ran out of memory (OOM): {listing([str(b.batch) for b in a.batches], 8)}; none has "
-                "a train time." + caveats(a.cpu, a.missing))
+        return (f"Every batch size ran out of memory: batch {min(b.batch for b in a.batches)} does not fit (OOM), nor "
+                "any larger, so none has a train time." + caveats(a.cpu, a.missing))
     if not ok:
         return (f"No batch size has a train time yet on {a.device}." + caveats(a.cpu, a.missing)).strip()
     times = [f"{secs(t)} using {'mini-batch' if i == 0 else 'batch'} size {b.batch}" for i, (b, t) in enumerate(ok)]
