@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import Evidence, Measured
+from collect.evidence import Evidence, Measured
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number
 from collect.train.answers_common import caveats, cited, part_a, pct, rows_of, setting_notes, where

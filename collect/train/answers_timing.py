@@ -10,7 +10,7 @@ from typing import Any, Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.findings import Measured, listing
+from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.train.answers_common import (at_batches, caveats, cited, figure, part_a, rows_of, secs, setting_notes,
                                           where)

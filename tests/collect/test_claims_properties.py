@@ -41,7 +41,7 @@ def answered(results):
     loaded = Loaded("generated", tuple(cells.values()), envelopes=envelopes.frame())
     present = kinds.present(loaded)
     tables = {k: t for kind in present for k, t in kind.tables(loaded).items()}
-    return tuple(a for kind in present for a in answer_all(kind.questions, tables, ())), tables
+    return tuple(a for kind in present for a in answer_all(kind.questions, tables)), tables
 
 
 @st.composite
@@ -173,5 +173,5 @@ def test_a_comparative_word_within_the_threshold_fails(run8):
 
 
 def claims_evidence(table, row):
-    from collect.findings import Evidence
+    from collect.evidence import Evidence
     return Evidence(table, row, "fabricated")
