@@ -9,7 +9,9 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.evidence import Evidence, Measured, listing, shown
+from collect.questions import values
 from collect.render import percent, seconds
+from collect.verdict import Difference, difference
 from collect.train.labels import Namer, device, on_cpu, present
 
 
@@ -44,6 +46,16 @@ def rows_of(table: pd.DataFrame, where: Optional[pd.Series] = None) -> list[tupl
     if where is not None:
         table = table[where.to_numpy(dtype=bool)]
     return [(int(i), r) for i, r in zip(table.index, table.itertuples(index=False), strict=True)]
+
+
+POINT = 2.0  # percentage points: a smaller accuracy difference is none (a seed's spread is about half a point;
+# the large batch and its remedies move the accuracy by tens)
+
+
+def points_against(new: Measured, base: Measured) -> Difference:
+    """An accuracy against another as a difference in percentage points over their repeats
+    (collect.verdict.difference, threshold POINT): the "N points lower" a sentence cites is its delta."""
+    return difference([100 * v for v in values(base)], [100 * v for v in values(new)], POINT)
 
 
 def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]:

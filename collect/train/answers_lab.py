@@ -12,10 +12,10 @@ from typing import Any, Optional
 import collect.train.formulas as f
 from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.train.answers_common import caveats, cited, figure, pct, rows_of, secs, setting_notes, where
+from collect.train.answers_common import caveats, cited, figure, pct, points_against, rows_of, secs, setting_notes, where
 from collect.train.grids import lr_rule, setup_name
 from collect.train.labels import Namer, missing_reason, present
-from collect.verdict import Verdict
+from collect.verdict import Difference, Verdict
 
 DATA_BOUND = 0.3  # data wait at least this share of the timed epoch: the loader is the bottleneck
 COMM_BOUND = 0.3  # exposed communication at least this share: the all-reduce is
@@ -284,7 +284,7 @@ class BestAnswer(Record):
     accuracy: Optional[Measured]
     runner_up: str
     runner_accuracy: Optional[Measured]
-    verdict: Optional[Verdict]  # the runner-up against the best
+    verdict: Optional[Difference]  # the runner-up against the best, in points
     notes: tuple[str, ...] = ()
 
 
@@ -303,7 +303,7 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
     from collect.evidence import Evidence
     evidence = tuple(Evidence("sweep", int(r.Index), lr_rule(r)) for r in rows[:2])
     return BestAnswer(evidence, (), bool((two.dataset == "synthetic").any()), setup_name(best), lr_rule(best), a,
-                      lr_rule(second) if second is not None else "", b, against(b, a) if b else None,
+                      lr_rule(second) if second is not None else "", b, points_against(b, a) if b else None,
                       setting_notes(tables.get("train_cells"), rows[:2]))
 
 

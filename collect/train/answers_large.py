@@ -12,13 +12,13 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.evidence import Evidence, Measured
-from collect.questions import Record, Tables, Words, against, one_run_note, says
+from collect.questions import Record, Tables, Words, one_run_note, says
 from collect.render import number
-from collect.train.answers_common import caveats, cited, part_a, pct, rows_of, setting_notes, where
+from collect.train.answers_common import caveats, cited, part_a, pct, points_against, rows_of, setting_notes, where
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
 from collect.train.tables import CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
-from collect.verdict import Verdict
+from collect.verdict import Difference
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Q41Answer(Record):
     synthetic: bool
     baseline: Optional[Run5]
     large: Optional[Run5]  # the largest batch on 4 GPUs without remedy that ran
-    gap: Optional[Verdict]  # its accuracy against the baseline's
+    gap: Optional[Difference]  # its accuracy against the baseline's, in points
     q1_largest: Optional[int]
     planned: tuple[str, ...] = ()  # the 5-epoch runs planned without a result, each with why
     notes: tuple[str, ...] = ()
@@ -77,7 +77,7 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     if large is None:
         missing.append(f"no 4-GPU run of {Q4_EPOCH} epochs without remedy has a result: add one at Q1's largest batch")
     b, l_ = (_run5(base[1], namer) if base else None), (_run5(large[1], namer) if large else None)
-    gap = against(l_.accuracy, b.accuracy) if b and l_ else None
+    gap = points_against(l_.accuracy, b.accuracy) if b and l_ else None
     used = [x for x in (base, large) if x]
     device, cpu = where(r.gpu_model for _, r in used)
     synthetic = any(r.dataset == "synthetic" for _, r in used)
@@ -97,12 +97,12 @@ def q41_text(a: Q41Answer) -> str:
         parts.append(f"The baseline, this study's batch {Q4_BASELINE_BATCH} on 1 GPU (for Lab 2's), reaches "
                      f"{number(a.baseline.loss.value, 4)} and {pct(a.baseline.accuracy)}.")
     if a.gap and a.large and a.baseline:
-        d = 100 * (a.large.accuracy.value - a.baseline.accuracy.value)
+        d = a.gap.delta
         parts.append("The large batch's accuracy is " + says(a.gap, Words(
             f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
             "not clearly different from the baseline's")) + (
             ": with the same epochs it takes far fewer, larger steps at the same learning rate." if a.gap.direction < 0
-            or (a.gap.one_run and a.gap.ratio < 1 - a.gap.threshold) else "."))
+            or (a.gap.one_run and a.gap.delta < -a.gap.threshold) else "."))
     if not parts and a.planned:
         return (f"The study's {Q4_EPOCH}-epoch runs have no result: {'; '.join(a.planned[:3])}"
                 + (f" and {len(a.planned) - 3} more" if len(a.planned) > 3 else "") + "." + caveats(a.cpu, ()))
@@ -123,8 +123,8 @@ LINEAR, WARMUP = "linear scaling", "linear scaling with warmup"
 class RemedyRun:
     remedy: str
     run: Run5
-    against_none: Optional[Verdict]  # its accuracy against no remedy at the same batch
-    against_baseline: Optional[Verdict]  # against Lab 2's baseline: equivalent -> the gap is closed
+    against_none: Optional[Difference]  # its accuracy against no remedy at the same batch, in points
+    against_baseline: Optional[Difference]  # against the baseline: equivalent -> the gap is closed
     diverged: bool  # its 5th epoch's loss is above DIVERGED_LOSS
 
 
@@ -193,8 +193,9 @@ def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5],
     if row is None:
         return None
     run = _run5(row[1], namer)
-    return RemedyRun(_remedy_of(row[1]) or run.remedy, run, against(run.accuracy, plain.accuracy) if plain else None,
-                     against(run.accuracy, base.accuracy) if base else None, run.loss.value > DIVERGED_LOSS)
+    return RemedyRun(_remedy_of(row[1]) or run.remedy, run,
+                     points_against(run.accuracy, plain.accuracy) if plain else None,
+                     points_against(run.accuracy, base.accuracy) if base else None, run.loss.value > DIVERGED_LOSS)
 
 
 def q42_text(a: Q42Answer) -> str:

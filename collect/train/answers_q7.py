@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from collect.evidence import Measured
-from collect.questions import Tables, Words, against, one_run_note, says
-from collect.train.answers_common import caveats, figure, part_a, pct, rows_of, setting_notes
+from collect.questions import Tables, Words, one_run_note, says
+from collect.train.answers_common import caveats, figure, part_a, pct, points_against, rows_of, setting_notes
 from collect.train.answers_large import DDPAnswer, _ddp_runs, ddp_answer
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason
 from collect.train.tables import CONFIG, Q4_EPOCH, largest_fitting_batch
-from collect.verdict import Verdict
+from collect.verdict import Difference
 
 GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
 
@@ -33,7 +33,7 @@ class Q7Answer(DDPAnswer):
     synthetic: bool
     only: Optional[Measured]  # its test accuracy after the last epoch
     broadcast: Optional[Measured]  # the same configuration's with the buffers broadcast
-    verdict: Optional[Verdict]  # only against broadcast
+    verdict: Optional[Difference]  # only against broadcast, in points
     study_gpus: int = GPUS  # the most GPUs a DDP run of the study has (the question's case is GPUS)
     remedies: bool = False  # Q4.2 measured a remedy (linear scaling) at a large batch
     notes: tuple[str, ...] = ()
@@ -76,7 +76,7 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
     a = ddp_answer(tables, prefer_batch=batch)
     assert a is not None  # part_a holds
     acc, base = figure(only, "test_accuracy"), figure(partner, "test_accuracy")
-    v = against(acc, base) if acc and base else None
+    v = points_against(acc, base) if acc and base else None
     status = "" if only is None else str(only.status) if only.status != "failed" else missing_reason(only)
     synthetic = only is not None and only.dataset == "synthetic"
     b = None if batch is None else int(batch)

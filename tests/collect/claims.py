@@ -154,7 +154,8 @@ def setting_said(a: Any, tables: Tables) -> list[str]:
 
 def _beyond(v: Any) -> bool:
     """Beyond the threshold: by the verdict, or one run a side past it."""
-    return v.outcome == "beyond" or (v.one_run and abs(v.ratio - 1) > v.threshold)
+    change = v.ratio - 1 if hasattr(v, "ratio") else v.delta
+    return v.outcome == "beyond" or (v.one_run and abs(change) > v.threshold)
 
 
 def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
