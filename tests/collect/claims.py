@@ -183,3 +183,21 @@ def evidence_real(a: Any, tables: Tables) -> list[str]:
     """Every evidence row names a table the study has and a row inside it."""
     return [f"{e.table} row {e.row}" for e in a.record.evidence
             if e.table not in tables or e.table == "train_cells" or not 0 <= e.row < len(tables[e.table])]
+
+
+# --- Part B (the ptq kind) ------------------------------------------------------------------------------
+
+
+def ptq_violations(answer: Any) -> list[str]:
+    """Part B's invariants: each "N points lower/higher" equals its verdict's paired delta, and says lower or
+    higher only beyond the threshold; synthetic data is said."""
+    r, out = answer.record, []
+    accuracies = [getattr(r, f, None) for f in ("main", "float_bias", "int_bias")]
+    cited = [a for a in accuracies if a is not None]
+    for m in re.finditer(r"(\d+\.\d\d) points (lower|higher)", answer.text):
+        match = [a for a in cited if f"{abs(a.verdict.delta):.2f}" == m.group(1)]
+        if not match:
+            out.append(f"{m.group(0)} is no verdict's delta")
+        elif not _beyond(match[0].verdict) or (m.group(2) == "lower") != (match[0].verdict.delta < 0):
+            out.append(f"{m.group(0)} without a verdict beyond the threshold that way")
+    return [f"{answer.id}: {v}" for v in out]

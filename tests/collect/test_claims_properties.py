@@ -104,17 +104,23 @@ def test_lab_like_answers_keep_every_invariant(results):
     assert not bad, bad
 
 
+RUN6_TGZ = RUN7_TGZ.with_name("h200x2-run6-results.tgz")
+REAL = {RUN7_TGZ: ("r7a", "r7b", "r7f", "lab7"), RUN6_TGZ: ("r6a", "r6f", "lab")}  # training sets of the tarballs
+
+
 @pytest.fixture(scope="module")
 def real_sets(tmp_path_factory):
     root = tmp_path_factory.mktemp("real")
-    with tarfile.open(RUN7_TGZ) as tar:
-        tar.extractall(root, members=[m for m in tar.getmembers() if m.name.split("/")[1:2] in (["r7a"], ["r7f"])],
-                       filter="data")
-    sets = {"run8": shutil.copytree(REAL_HW5, root / "hw5"), "r7a": root / "runs" / "r7a", "r7f": root / "runs" / "r7f"}
+    sets = {"run8": shutil.copytree(REAL_HW5, root / "hw5")}
+    for tgz, names in REAL.items():
+        with tarfile.open(tgz) as tar:
+            tar.extractall(root, members=[m for m in tar.getmembers() if m.name.split("/")[1:2] in [[n] for n in names]],
+                           filter="data")
+        sets.update({name: root / "runs" / name for name in names})
     return {name: collect(path) for name, path in sets.items()}
 
 
-@pytest.mark.parametrize("name", ["run8", "r7a", "r7f"])
+@pytest.mark.parametrize("name", ["run8", *[n for names in REAL.values() for n in names]])
 def test_the_committed_result_sets_keep_every_invariant(real_sets, name):
     c = real_sets[name]
     assert c.answers
@@ -175,3 +181,43 @@ def test_a_comparative_word_within_the_threshold_fails(run8):
 def claims_evidence(table, row):
     from collect.evidence import Evidence
     return Evidence(table, row, "fabricated")
+
+
+# --- Part B -------------------------------------------------------------------------------------------
+
+
+@st.composite
+def ptq_study(draw):
+    """Two to four training seeds, each a notebook of six accuracies near 50% (a variant up to 15 points off
+    its float network), one seed failed or not."""
+    from tests.factories import ptq_cell, ptq_result
+
+    seeds = draw(st.integers(2, 4))
+    base = draw(st.floats(0.45, 0.8))  # the factory's sweep takes up to 40 points off Net float
+    out = []
+    for i in range(seeds):
+        f, fb = base + draw(st.floats(-0.02, 0.02)), base + draw(st.floats(-0.02, 0.02))
+        off = [draw(st.floats(-0.15, 0.02)) for _ in range(4)]
+        out.append(ptq_result(ptq_cell(i), (f, f + off[0], f + off[1], fb, fb + off[2], fb + off[3])))
+    if draw(st.booleans()):
+        out[-1] = ptq_result(ptq_cell(seeds - 1), status="failed")
+    return out
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(ptq_study())
+def test_part_b_answers_keep_every_invariant(tmp_path_factory, results):
+    from tests.collect.dirs import write_ptq
+
+    answers = collect(write_ptq(tmp_path_factory.mktemp("ptq"), results, planned=())).answers
+    bad = [v for a in answers for v in claims.ptq_violations(a)]
+    assert not bad, bad
+
+
+def test_a_ptq_points_other_than_its_verdicts_fails(tmp_path):
+    from tests.collect.dirs import write_ptq
+
+    q5 = next(a for a in collect(write_ptq(tmp_path)).answers if a.id == "B.Q5")
+    d = q5.record.float_bias.verdict.delta
+    wrong = q5.text.replace(f"{abs(d):.2f} points", f"{abs(d) + 3:.2f} points")
+    assert wrong != q5.text and claims.ptq_violations(SimpleNamespace(id=q5.id, text=wrong, record=q5.record))
