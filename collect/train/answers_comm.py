@@ -101,17 +101,30 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                  if s.share >= BOUND and f"{s.setup} at batch {s.batch}" not in bound)
     groups = [g for g in _by_setup(tuple(splits)).values() if len(g) >= 2]
     falls = (sum(g[-1].share < g[0].share for g in groups), len(groups))
-    cited_rows = _cited_first(used, splits)
-    return Q31Answer(cited(namer, cited_rows[:12]), tuple(missing), device, cpu, tuple(splits), bound, loader,
+    trend = groups[0] if groups else next(iter(_by_setup(tuple(splits)).values()), [])
+    named = [f"{s.setup} at batch {s.batch}" for s in trend[:1] + trend[-1:]] + list(loader[:1])
+    named += [x for listed in (bound, left) for x in shown(listed)]
+    rows = cited_first(used, [f"{s.setup} at batch {s.batch}" for s in splits], named)
+    return Q31Answer(cited(namer, rows), tuple(missing), device, cpu, tuple(splits), bound, loader,
                      _q3_because(tuple(splits)), left, groups[0][0].setup if groups else "", falls,
-                     setting_notes(tables.get("train_cells"), (r for _, r in cited_rows[:12]), False))
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False))
 
 
-def _cited_first(used: list[tuple[int, Any]], splits: list[Split]) -> list[tuple[int, Any]]:
-    """The rows in the order the answer cites them (the first setup's, then by setup), so that the rows the
-    paragraph quotes are among the evidence."""
-    order = {(s.setup, s.batch): k for k, s in enumerate(_ordered(splits))}
-    return [u for _, u in sorted(zip(splits, used, strict=True), key=lambda x: order[x[0].setup, x[0].batch])]
+CITED = 24  # evidence rows an answer lists at most: those its paragraph names first
+
+
+def shown(listed: tuple[str, ...]) -> list[str]:
+    """The entries of a "<setup> at batch <b>" list the paragraph names (at_batches: its first SETUPS setups)."""
+    setups = list(dict.fromkeys(x.split(" at batch ")[0] for x in listed))[:SETUPS]
+    return [x for x in listed if x.split(" at batch ")[0] in setups]
+
+
+def cited_first(used: list[tuple[int, Any]], names: list[str], named: list[str]) -> list[tuple[int, Any]]:
+    """The rows (`used`, named `names`) the paragraph names first, in its order, then the rest, CITED at most:
+    the rows holding the numbers a sentence quotes are among the evidence."""
+    order = {name: k for k, name in enumerate(dict.fromkeys(named))}
+    ranked = sorted(zip(names, used, strict=True), key=lambda x: order.get(x[0], len(order)))
+    return [u for _, u in ranked][:CITED]
 
 
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:
@@ -316,12 +329,13 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     loader = tuple(f"{u.setup} at batch {u.batch}" for u in found if u.basis == "estimated" and u.cause == Cause.LOADER)
     basis = "measured" if any(u.basis == "measured" for u in found) else "estimated" if found else ""
     ranged = [u for u in found if u.basis == basis]
-    pairs = sorted(zip(found, used, strict=True), key=lambda x: (x[0].basis != basis, x[0].gbps not in (
-        min((u.gbps for u in ranged), default=0), max((u.gbps for u in ranged), default=0))))
-    rows = [p[1] for p in pairs]
-    return Q32Answer(cited(namer, rows[:12]), tuple(missing), device, cpu, gradients, tuple(found),
+    ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
+            if u]
+    rows = cited_first(used, [f"{u.setup} at batch {u.batch}" for u in found],
+                       [f"{u.setup} at batch {u.batch}" for u in ends] + shown(loader))
+    return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
                      busbw_because(ranged), loader, basis, len(found) - len(ranged),
-                     setting_notes(tables.get("train_cells"), (r for _, r in rows[:12]), False))
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False))
 
 
 def _rate(value: Any) -> bool:

@@ -107,15 +107,18 @@ def _cells(tables: Tables) -> pd.DataFrame:
 
 
 def named_exist(a: Any, tables: Tables) -> list[str]:
-    """Every setup the text names is among the cells; every batch it names ran or is one the answer asks to
-    add (after "add"), or Q7's question's case."""
+    """Every setup the text names is among the cells (and, before the note, in an evidence row); every batch
+    it names ran or is one the answer asks to add (after "add"), or Q7's question's case."""
     cells = _cells(tables)
     setups = {setup_name(r) for r in cells.itertuples(index=False)}
     batches = set(cells.batch_per_gpu.astype(int)) | set(cells.global_batch.dropna().astype(int))
     out = []
+    labels = " | ".join(e.label for e in a.record.evidence)
     for name in set(re.findall(r"\d+ (?:nodes x \d+ )?GPUs?, (?:DDP|DataParallel)", a.text)):
         if name not in setups:
             out.append(f"setup {name!r} not among the cells")
+        elif name in a.text.split(" Note: ")[0] and a.record.evidence and name not in labels:
+            out.append(f"setup {name!r} named but in no evidence row")
     asks = a.text.split("add ", 1)[0] if a.id != "A.Q7" else a.text.split("question's case", 1)[0].split("add ", 1)[0]
     for b in (int(x.replace(",", "")) for x in re.findall(r"batch(?: size)? (\d[\d,]*)", asks)):
         if b not in batches and b != 128:
