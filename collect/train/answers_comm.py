@@ -266,7 +266,7 @@ def _cost(v: Optional[Verdict]) -> str:
 class BusbwBecause(StrEnum):
     BELOW = "below"  # every share cited under FAR_BELOW: the time holds more than bytes on the link
     NEAR = "near"  # every share cited between NEAR and 1
-    SPREAD = "spread"  # the shares cited run from under FAR_BELOW to NEAR or more: some runs near the link, some not
+    SPREAD = "spread"  # the shares cited run from under FAR_BELOW to NEAR or more
     ABOVE = "above"  # above: the backward pass hides part of the all-reduce
     UNMEASURED = "unmeasured"
 
@@ -377,8 +377,8 @@ def q32_text(a: Q32Answer) -> str:
         text += {BusbwBecause.BELOW: ", far below the link: the time holds more than bytes on the wire (bucket "
                                      "latency, the slowest rank).",
                  BusbwBecause.NEAR: ": within a factor of two of the link's speed in every run.",
-                 BusbwBecause.SPREAD: ": some runs near the link's speed, others far below it (bucket latency, the "
-                                      "slowest rank).",
+                 BusbwBecause.SPREAD: ": from far below the link to within a factor of two of it (bucket latency, "
+                                      "the slowest rank).",
                  BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
                                      "exposed is shorter than the transfer."}[a.because]
         if a.basis == "measured" and a.because != BusbwBecause.ABOVE:

@@ -94,7 +94,7 @@ def q41_text(a: Q41Answer) -> str:
                      f"{a.large.batch} on {a.large.setup} (global batch {a.large.global_batch}) are "
                      f"{number(a.large.loss.value, 4)} and {pct(a.large.accuracy)}.")
     if a.baseline:
-        parts.append(f"The baseline, this study's batch {Q4_BASELINE_BATCH} on 1 GPU (for Lab 2's), reaches "
+        parts.append(f"The baseline, this study's batch {Q4_BASELINE_BATCH} on 1 GPU (standing in for Lab 2's), reaches "
                      f"{number(a.baseline.loss.value, 4)} and {pct(a.baseline.accuracy)}.")
     if a.gap and a.large and a.baseline:
         d = a.gap.delta
