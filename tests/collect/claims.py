@@ -204,3 +204,37 @@ def ptq_violations(answer: Any) -> list[str]:
         elif not _beyond(match[0].verdict) or (m.group(2) == "lower") != (match[0].verdict.delta < 0):
             out.append(f"{m.group(0)} without a verdict beyond the threshold that way")
     return [f"{answer.id}: {v}" for v in out]
+
+
+# --- the all-reduce kind --------------------------------------------------------------------------------
+
+
+def allreduce_violations(answer: Any, tables: Tables) -> list[str]:
+    """The all-reduce answers' invariants against allreduce_sizes: the peak cited is the setup's highest
+    busbw; each size's regime is its share of that peak against the thresholds the answer states, every size
+    in exactly one; the gradient's share of the peak is its busbw over the peak and its regime that share's."""
+    from collect.allreduce.tables import BANDWIDTH_SHARE, LATENCY_SHARE
+
+    sizes = tables["allreduce_sizes"]
+    by = {name: g for name, g in sizes.groupby("setup", sort=False)}
+    r, out = answer.record, []
+
+    def regime(s: float) -> str:
+        return "latency-bound" if s < LATENCY_SHARE else "bandwidth-bound" if s >= BANDWIDTH_SHARE else "between"
+
+    for p in getattr(r, "peaks", ()):
+        if p.busbw_gbps.value != by[p.setup].busbw_gbps.max():
+            out.append(f"{p.setup}: peak {p.busbw_gbps.value} is not its highest busbw")
+    for g in getattr(r, "setups", ()):
+        group = by[g.setup]
+        peak = group.busbw_gbps.max()
+        if hasattr(g, "latency_bytes"):
+            named = {**{b: "latency-bound" for b in g.latency_bytes}, **{b: "between" for b in g.between_bytes},
+                     **{b: "bandwidth-bound" for b in g.bandwidth_bytes}}
+            want = {int(row.bytes): regime(row.busbw_gbps / peak) for row in group.itertuples()}
+            if named != want or len(g.latency_bytes) + len(g.between_bytes) + len(g.bandwidth_bytes) != len(want):
+                out.append(f"{g.setup}: regimes {named} against {want}")
+        else:
+            if abs(g.share_of_peak - g.busbw_gbps.value / peak) > 1e-9 or g.regime != regime(g.share_of_peak):
+                out.append(f"{g.setup}: gradient at {g.share_of_peak:.3f} of the peak, '{g.regime}'")
+    return [f"{answer.id}: {v}" for v in out]

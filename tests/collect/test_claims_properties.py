@@ -18,6 +18,7 @@ from collect.load import Envelopes, compact, envelope_row
 from collect.loaded import KindCell, Loaded
 from collect.questions import answer_all
 from collect.report import collect
+from collect.view import DEFAULT_VIEW
 from jobs.core.cell import kind_of
 from tests.collect import claims
 from tests.collect.dirs import REAL_HW5, RUN7_TGZ
@@ -40,7 +41,7 @@ def answered(results):
         cells[result.cell_id] = KindCell(kind_of(fields), result.cell_id, fields, result.status, kind.keep(result))
     loaded = Loaded("generated", tuple(cells.values()), envelopes=envelopes.frame())
     present = kinds.present(loaded)
-    tables = {k: t for kind in present for k, t in kind.tables(loaded).items()}
+    tables = {k: t for kind in present for k, t in kind.tables(loaded, DEFAULT_VIEW).items()}
     return tuple(a for kind in present for a in answer_all(kind.questions, tables)), tables
 
 
@@ -221,3 +222,48 @@ def test_a_ptq_points_other_than_its_verdicts_fails(tmp_path):
     d = q5.record.float_bias.verdict.delta
     wrong = q5.text.replace(f"{abs(d):.2f} points", f"{abs(d) + 3:.2f} points")
     assert wrong != q5.text and claims.ptq_violations(SimpleNamespace(id=q5.id, text=wrong, record=q5.record))
+
+
+# --- the all-reduce kind ------------------------------------------------------------------------------
+
+
+@st.composite
+def allreduce_study(draw):
+    """One or two setups (4 GPUs; 2 nodes x 2 GPUs), each a sweep 8 B .. 64 MiB (x4) with a random latency and
+    link speed, one or three repeats, one repeat failed or not."""
+    from jobs.allreduce.cell import AllreduceCell
+    from tests.factories import allreduce_result
+
+    out = []
+    for nodes in draw(st.lists(st.sampled_from((1, 2)), min_size=1, max_size=2, unique=True)):
+        latency, link = draw(st.floats(5e-6, 100e-6)), draw(st.floats(1e9, 300e9))
+        for r in range(draw(st.sampled_from((1, 3)))):
+            c = AllreduceCell(nodes=nodes, gpus_per_node=4 // nodes, min_bytes=8, max_bytes=2**26, factor=4, repeat=r)
+            jitter = draw(st.floats(0.95, 1.05))
+            fate = draw(st.sampled_from(("ok", "ok", "ok", "failed")))
+            out.append(allreduce_result(c, {n: (latency + n / link) * jitter for n in c.sizes()}, status=fate))
+    return out
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(allreduce_study())
+def test_allreduce_answers_keep_every_invariant(results):
+    answers, tables = answered(results)
+    bad = [v for a in answers for v in claims.allreduce_violations(a, tables)]
+    assert not bad, bad
+
+
+def test_a_wrong_regime_fails(tmp_path):
+    from tests.collect.dirs import write_allreduce
+
+    c = collect(write_allreduce(tmp_path))
+    regimes = next(a for a in c.answers if a.id == "allreduce.regimes")
+    s = regimes.record.setups[0]
+    moved = dataclasses.replace(s, latency_bytes=s.latency_bytes[1:], bandwidth_bytes=s.bandwidth_bytes + s.latency_bytes[:1])
+    bad = SimpleNamespace(id=regimes.id, text=regimes.text, record=dataclasses.replace(regimes.record, setups=(moved,)))
+    assert claims.allreduce_violations(bad, c.tables)
+    peak = next(a for a in c.answers if a.id == "allreduce.peak")
+    p = peak.record.peaks[0]
+    low = dataclasses.replace(p, busbw_gbps=dataclasses.replace(p.busbw_gbps, value=p.busbw_gbps.value / 2))
+    assert claims.allreduce_violations(SimpleNamespace(id=peak.id, text=peak.text, record=dataclasses.replace(
+        peak.record, peaks=(low,))), c.tables)
