@@ -27,7 +27,7 @@ from tests.factories import cell, train_result
 # the exposed all-reduce's share of an epoch: 0 (all hidden) or at least 0.1% (a subnormal rate's printing is
 # issue 36 item 9's)
 EXPOSED = st.one_of(st.just(0.0), st.floats(0.001, 0.5))
-EXAMPLES = settings(max_examples=40, deadline=None, derandomize=True,
+EXAMPLES = settings(max_examples=30, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -97,7 +97,7 @@ def test_hw5_like_answers_keep_every_invariant(results):
     assert not bad, bad
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(study(lab=True))
 def test_lab_like_answers_keep_every_invariant(results):
     answers, tables = answered(results)
@@ -205,7 +205,7 @@ def ptq_study(draw):
     return out
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(ptq_study())
 def test_part_b_answers_keep_every_invariant(tmp_path_factory, results):
     from tests.collect.dirs import write_ptq
