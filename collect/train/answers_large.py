@@ -182,7 +182,8 @@ def q42_answer(tables: Tables) -> Optional[Q42Answer]:
         missing.append("no run with linear LR scaling alone: add lr_scaling = \"linear\" to Q4's large-batch cells")
     if WARMUP not in planned:
         missing.append("no run with warmup: add warmup_epochs = 2 with lr_scaling = \"linear\"")
-    used = [x for x in (base, plain.get(batch), done.get((batch, LINEAR)), done.get((batch, WARMUP))) if x]
+    at_q41 = [plain.get(largest), done.get((largest, LINEAR)), done.get((largest, WARMUP))] if at_largest else []
+    used = [x for x in (base, plain.get(batch), done.get((batch, LINEAR)), done.get((batch, WARMUP)), *at_q41) if x]
     _, cpu = where(r.gpu_model for _, r in used)
     return Q42Answer(cited(namer, used), tuple(missing), any(r.dataset == "synthetic" for _, r in used), cpu, batch,
                      largest, lin, warm, b, p, at_largest, not_run,

@@ -171,3 +171,10 @@ def test_part_b_q5_points_are_the_tables_paired_delta(tmp_path):
     results = [ptq_result(ptq_cell(i), (0.5, 0.5, 0.5, f, b, f)) for i, (f, b) in enumerate(pairs)]
     text = _answers(write_ptq(tmp_path, results, planned=()))["B.Q5"].text
     assert "10.00 points" not in text.split("Quantized to int32")[0] and "1.00 points" in text, text
+
+
+def test_q42_cites_the_rows_of_q41s_batch_it_quotes(real):
+    """Run 8's Q4.2 quotes linear scaling at 8192 per GPU (13.12%) against no remedy there (36.42%): both rows
+    are among its evidence (the q4 table names its rows without their remedy)."""
+    labels = [e.label for e in real["run8"]["A.Q4.2"].record.evidence]
+    assert sum("batch 8192" in x for x in labels) == 2, labels
