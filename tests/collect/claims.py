@@ -24,7 +24,7 @@ def violations(answer: Any, tables: Tables) -> list[str]:
     """Every invariant `answer` (an Answered: id, text, record) breaks against `tables`."""
     out: list[str] = []
     for check in (opens_yes_no, trend_sign, threshold_list, range_one_column, percents_shown, named_exist,
-                  nodes_need_hosts, setting_said, comparative_needs_verdict, evidence_real):
+                  nodes_need_hosts, setting_said, comparative_needs_verdict, evidence_real, accuracies_in_evidence):
         out += [f"{answer.id}: {check.__name__}: {v}" for v in check(answer, tables)]
     return out
 
@@ -238,3 +238,19 @@ def allreduce_violations(answer: Any, tables: Tables) -> list[str]:
             if abs(g.share_of_peak - g.busbw_gbps.value / peak) > 1e-9 or g.regime != regime(g.share_of_peak):
                 out.append(f"{g.setup}: gradient at {g.share_of_peak:.3f} of the peak, '{g.regime}'")
     return [f"{answer.id}: {v}" for v in out]
+
+
+ACCURACY_COLUMNS = ("accuracy", "accuracy_min", "accuracy_max", "test_accuracy", "test_accuracy_min",
+                    "test_accuracy_max")
+
+
+def accuracies_in_evidence(a: Any, tables: Tables) -> list[str]:
+    """Every accuracy the paragraph quotes (before the note) is a value of one of its evidence rows."""
+    if a.id not in ("A.Q4.1", "A.Q4.2", "lab.scaling", "lab.best", "lab.workers"):
+        return []
+    held = set()
+    for e in a.record.evidence:
+        row = tables[e.table].iloc[e.row]
+        held |= {f"{100 * float(row[c]):.2f}" for c in ACCURACY_COLUMNS if c in row.index and row[c] == row[c]}
+    quoted = re.findall(r"(\d+\.\d\d)%", a.text.split(" Note: ")[0])
+    return [f"{q}% in no evidence row" for q in quoted if q not in held]

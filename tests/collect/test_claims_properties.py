@@ -164,6 +164,9 @@ def test_each_invariant_fails_on_a_fabricated_bad_answer(run8):
     _fails(claims.nodes_need_hosts, _bad(a["A.Q2"], a["A.Q2"].text.replace(claims.HOST_CAVEAT, "")), t)
     _fails(claims.comparative_needs_verdict, _bad(a["A.Q2"], a["A.Q2"].text + " would be worse"), t)
     _fails(claims.evidence_real, _bad(a["A.Q5"], evidence=(claims_evidence("train_cells", 0),)), t)
+    q42 = a["A.Q4.2"]
+    _fails(claims.accuracies_in_evidence, _bad(q42, evidence=tuple(e for e in q42.record.evidence
+                                                                   if "8192" not in e.label)), t)
 
 
 def test_an_unsaid_precision_fails(real_sets):
