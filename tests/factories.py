@@ -56,7 +56,8 @@ def train_result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: fl
     A result that is not ok has `error` (or "<status>: by hand") and no findings, in every kind."""
     if env is None:
         env = {"gpu_model": gpu_model, "gpus_visible": c.gpus_per_node, "driver": "550.54", "torch": "2.5.1",
-               "cuda": "12.4", "cudnn": 90100, "nccl": "2.21.5", "python": "3.11.7", "hostnames": ["node1"],
+               "cuda": "12.4", "cudnn": 90100, "nccl": "2.21.5", "python": "3.11.7",
+               "hostnames": [f"node{i + 1}" for i in range(c.nodes)],
                "started_at": STARTED, "ended_at": ENDED}
     out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=Status(status), env=env,
                  run_seed=c.run_seed if seeded else None, peak_mem_gib=peak_mem_gib)

@@ -11,10 +11,10 @@ from typing import Optional
 import pandas as pd
 
 from collect.evidence import Evidence, Measured, listing, shown
-from collect.ptq.checks import IntegerRun, SweepChoice, integer_runs, sweep_choices
-from collect.questions import Question, Record, Tables, Words, against, one_run_note, says
+from collect.ptq.checks import POINTS, IntegerRun, SweepChoice, integer_runs, sweep_choices
+from collect.questions import Question, Record, Tables, Words, one_run_note, says
 from collect.render import percent
-from collect.verdict import Verdict
+from collect.verdict import Difference, paired
 
 
 class PartB(StrEnum):
@@ -25,14 +25,14 @@ class PartB(StrEnum):
     Q5 = "B.Q5"
 
 
-SYNTHETIC = "the data is synthetic (random images), so the accuracies say nothing of CIFAR-10"
+SYNTHETIC = "the data is synthetic (a colour per class plus noise), not CIFAR-10"
 
 
 def _pct(m: Measured) -> str:
     return shown(m, lambda v: percent(v, 2))
 
 
-def _notes(tables: Tables, *verdicts: Optional[Verdict]) -> str:
+def _notes(tables: Tables, *verdicts: Optional[Difference]) -> str:
     cells = tables["ptq_cells"]
     parts = [SYNTHETIC] if (cells.dataset == "synthetic").any() else []
     missing = cells[cells.status != "ok"]
@@ -87,7 +87,7 @@ class Accuracy(Record):
     base: str
     accuracy: Measured
     base_accuracy: Measured
-    verdict: Verdict  # the variant's accuracy against its float network's, over the seeds
+    verdict: Difference  # the seeds' paired deltas (variant - float, in points) against no change, 1-point threshold
 
 
 def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
@@ -100,12 +100,15 @@ def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
     if v is None or b is None or pd.isna(v.accuracy) or pd.isna(b.accuracy):
         return None
     a, f = Measured.of(v, "accuracy"), Measured.of(b, "accuracy")
+    deltas = (v.delta_values or (v.delta,)) if not pd.isna(v.delta) else (v.accuracy - b.accuracy,)
     return Accuracy((Evidence("ptq_notebook", int(v.Index), variant), Evidence("ptq_notebook", int(b.Index), base)), (),
-                    str(setup), variant, base, a, f, against(a, f))
+                    str(setup), variant, base, a, f, paired([POINTS * d for d in deltas], 1.0))
 
 
 def _change(a: Accuracy) -> str:
-    d = 100 * (a.accuracy.value - a.base_accuracy.value)
+    """The table's paired delta in points (the median over seeds of the variant less its float network),
+    worded by the paired verdict over those same deltas (1-point threshold)."""
+    d = a.verdict.delta
     return says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from it",
                                  f"not clearly different ({d:+.2f} points)"))
 
@@ -139,7 +142,7 @@ def q2_text(q: Quantized) -> str:
     if q.main is None:
         return "No seed quantized the weights yet." + q.notes
     a = q.main
-    lower = a.verdict.direction < 0 or (a.verdict.one_run and a.verdict.ratio < 1 - a.verdict.threshold)
+    lower = says(a.verdict, Words("lower", "-", "-", "-")) == "lower"
     why = (", because a few large weights set each layer's scale and leave the rest few levels" if lower else
            ", because 255 levels over each layer's range leave a rounding error far below the weights' spread")
     return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|), the network reaches "

@@ -3,13 +3,14 @@ estimate T1/N and TN - T1/N, the exposed all-reduce where measured), and the ban
 gradients' all-reduce used, against the busbw the job measured."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
 
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number, seconds
-from collect.train.answers_common import at_batches, caveats, cited, part_a, figure, rows_of, where
+from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict
 
@@ -61,6 +62,10 @@ class Q31Answer(Record):
     bound: tuple[str, ...]  # setups at a batch where communication is at least BOUND of the train time (but loader)
     loader: tuple[str, ...]  # setups at a batch whose estimate the data loader's wait explains (Cause.LOADER)
     because: Q3Because
+    left_out: tuple[str, ...] = ()  # at or past BOUND but not communication: "<setup> at batch <b>" (its cause)
+    trend_setup: str = ""  # the setup whose first and last batch the trend cites
+    falls: tuple[int, int] = (0, 0)  # setups (of 2+ batches) whose share falls from the smallest batch, of all
+    notes: tuple[str, ...] = ()
 
 
 def _setup_groups(rows: list[tuple[int, Any]], namer: Namer) -> dict[str, list[tuple[int, Any]]]:
@@ -92,8 +97,34 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
     device, cpu = where(r.gpu_model for _, r in used)
     bound = communication_bound(splits)
     loader = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits) if s.cause == Cause.LOADER)
-    return Q31Answer(cited(namer, used[:12]), tuple(missing), device, cpu, tuple(splits), bound, loader,
-                     _q3_because(tuple(splits)))
+    left = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits)
+                 if s.share >= BOUND and f"{s.setup} at batch {s.batch}" not in bound)
+    groups = [g for g in _by_setup(tuple(splits)).values() if len(g) >= 2]
+    falls = (sum(g[-1].share < g[0].share for g in groups), len(groups))
+    trend = groups[0] if groups else next(iter(_by_setup(tuple(splits)).values()), [])
+    named = [f"{s.setup} at batch {s.batch}" for s in trend[:1] + trend[-1:]] + list(loader[:1])
+    named += [x for listed in (bound, left) for x in shown(listed)]
+    rows = cited_first(used, [f"{s.setup} at batch {s.batch}" for s in splits], named)
+    return Q31Answer(cited(namer, rows), tuple(missing), device, cpu, tuple(splits), bound, loader,
+                     _q3_because(tuple(splits)), left, groups[0][0].setup if groups else "", falls,
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False))
+
+
+CITED = 24  # evidence rows an answer lists at most: those its paragraph names first
+
+
+def shown(listed: tuple[str, ...]) -> list[str]:
+    """The entries of a "<setup> at batch <b>" list the paragraph names (at_batches: its first SETUPS setups)."""
+    setups = list(dict.fromkeys(x.split(" at batch ")[0] for x in listed))[:SETUPS]
+    return [x for x in listed if x.split(" at batch ")[0] in setups]
+
+
+def cited_first(used: list[tuple[int, Any]], names: list[str], named: list[str]) -> list[tuple[int, Any]]:
+    """The rows (`used`, named `names`) the paragraph names first, in its order, then the rest, CITED at most:
+    the rows holding the numbers a sentence quotes are among the evidence."""
+    order = {name: k for k, name in enumerate(dict.fromkeys(named))}
+    ranked = sorted(zip(names, used, strict=True), key=lambda x: order.get(x[0], len(order)))
+    return [u for _, u in ranked][:CITED]
 
 
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:
@@ -138,10 +169,10 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
     groups = [g for g in _by_setup(splits).values() if len(g) >= 2]
     if not groups:
         return Q3Because.ONE_BATCH
-    falls = sum(g[-1].share < g[0].share for g in groups)
-    if falls * 2 > len(groups):
+    g = groups[0]  # the setup the answer cites: its own ends decide the trend word
+    if g[-1].share < g[0].share:
         return Q3Because.FEWER_STEPS
-    if _loader_at_large(groups[0]):
+    if _loader_at_large(g):
         return Q3Because.LOADER_AT_LARGE
     return Q3Because.NOT_FALLING
 
@@ -156,7 +187,7 @@ def q31_text(a: Q31Answer) -> str:
     text = ("Compute = T1/N (Q1's 1-GPU train time over N GPUs); communication = TN - T1/N, TN the N-GPU train "
             "time (Table 2)")
     groups = _by_setup(a.splits)
-    first = next(iter(groups.values()), [])
+    first = groups.get(a.trend_setup) or next(iter(groups.values()), [])
     if first:
         ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
         text += f". On {a.device}, {first[0].setup}: " + ", ".join(
@@ -169,16 +200,21 @@ def q31_text(a: Q31Answer) -> str:
     if a.bound:
         bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
         text += f" Communication-bound (at least {BOUND:.0%}): {at_batches(bound, SETUPS)}."
-    elif not any(s.share >= BOUND for s in a.splits):
-        text += " Every run is computation-bound (communication under half its train time)."
-    return text + caveats(a.cpu, a.missing, one_run_note(*(s.verdict for s in a.splits)))
+    if a.left_out and set(a.left_out) <= set(a.loader):
+        text += f" The loader's runs are left out of that list, though at {BOUND:.0%} or more."
+    elif a.left_out:
+        left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
+        text += f" Left out though at {BOUND:.0%} or more (the loader, or TN not above T1/N): {at_batches(left, SETUPS)}."
+    if a.splits and not any(s.share >= BOUND for s in a.splits):
+        every = "Every run is" if len(a.splits) > 1 else "The one run is"
+        text += f" {every} computation-bound (communication under half its train time)."
+    return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     """How communication's share moves with the batch and why (Q3Because), then the data loader's part
     (the setup named where it is not the one listed first)."""
-    groups = [g for g in _by_setup(a.splits).values() if len(g) >= 2]
-    g = groups[0] if groups else []
+    g = _by_setup(a.splits).get(a.trend_setup, [])
     on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
     if a.because == Q3Because.LOADER_AT_LARGE:
         more = len([x for x in a.loader if x != f"{g[-1].setup} at batch {g[-1].batch}"])
@@ -187,13 +223,16 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
                 f"rest is the data loader's wait ({seconds(g[-1].data_wait_s)} s), not the network" + (f", as in {more} more runs"
                                                                                               if more else "") + _STALLS)
     if a.because == Q3Because.FEWER_STEPS:
-        text = (f" Communication's share falls with the batch: fewer steps, so fewer all-reduces "
-                f"({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch}{on}).")
+        most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""
+        text = (f" Communication's share falls with the batch{on}{most}: fewer steps, so fewer all-reduces "
+                f"({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch}).")
     elif a.because == Q3Because.UNMEASURABLE:
         text = (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
                 "spread and no trend with the batch is claimed.")
     elif a.because == Q3Because.NOT_FALLING:
-        text = " Communication's share does not fall with the batch here, although an epoch has fewer all-reduces."
+        text = (f" Communication's share does not fall with the batch{on} ({g[0].share:.0%} to {g[-1].share:.0%}), although "
+                "an epoch has fewer all-reduces" + (f"; it falls in {a.falls[0]} of {a.falls[1]} setups." if a.falls[1] > 1
+                                                    else "."))
     else:
         text = ""
     return text + _loader_text(a)
@@ -225,13 +264,15 @@ def _cost(v: Optional[Verdict]) -> str:
 
 
 class BusbwBecause(StrEnum):
-    BELOW = "below"  # well under the link's busbw: the exposed time holds more than bytes on the link
-    NEAR = "near"
+    BELOW = "below"  # every share cited under FAR_BELOW: the time holds more than bytes on the link
+    NEAR = "near"  # every share cited between NEAR and 1
+    SPREAD = "spread"  # the shares cited run from under FAR_BELOW to NEAR or more
     ABOVE = "above"  # above: the backward pass hides part of the all-reduce
     UNMEASURED = "unmeasured"
 
 
 FAR_BELOW = 0.5  # a utilization under this share of the busbw is far below the link
+NEAR = 0.5  # every share cited at least this: within a factor of two of the link's speed
 
 
 @dataclass(frozen=True)
@@ -255,6 +296,14 @@ class Q32Answer(Record):
     utilizations: tuple[Utilization, ...]
     because: BusbwBecause
     loader: tuple[str, ...]  # estimated rates whose time the data loader's wait explains: lower bounds
+    basis: str = ""  # the column the range and shares are read from: "measured" where any run measured, else "estimated"
+    other: int = 0  # rows of the other column (left out of the range, counted)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ranged(self) -> tuple[Utilization, ...]:
+        """The rows the range and the shares cite: those of `basis`."""
+        return tuple(u for u in self.utilizations if u.basis == self.basis)
 
 
 def q32_answer(tables: Tables) -> Optional[Q32Answer]:
@@ -264,9 +313,9 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     namer = Namer(t3, "table3")
     found, used, missing = [], [], []
     for i, r in rows_of(t3):
-        measured = present(r.util_measured_gbps)
+        measured = _rate(r.util_measured_gbps)  # an exposed all-reduce of 0 s (all hidden) gives no rate
         gbps = r.util_measured_gbps if measured else r.util_est_gbps
-        if r.status != "ok" or not present(gbps):
+        if r.status != "ok" or not _rate(gbps):
             missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no communication time'})")
             continue
         share = r.share_measured if measured else r.share_est
@@ -278,41 +327,64 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     device, cpu = where(r.gpu_model for _, r in used)
     gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
     loader = tuple(f"{u.setup} at batch {u.batch}" for u in found if u.basis == "estimated" and u.cause == Cause.LOADER)
-    return Q32Answer(cited(namer, used[:12]), tuple(missing), device, cpu, gradients, tuple(found), _busbw_because(found),
-                     loader)
+    basis = "measured" if any(u.basis == "measured" for u in found) else "estimated" if found else ""
+    ranged = [u for u in found if u.basis == basis]
+    ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
+            if u]
+    rows = cited_first(used, [f"{u.setup} at batch {u.batch}" for u in found],
+                       [f"{u.setup} at batch {u.batch}" for u in ends] + shown(loader))
+    return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
+                     busbw_because(ranged), loader, basis, len(found) - len(ranged),
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False))
 
 
-def _busbw_because(found: list[Utilization]) -> BusbwBecause:
-    shares = [u.share for u in found if present(u.share)]
+def _rate(value: Any) -> bool:
+    """A rate that can be cited: there, finite and above 0."""
+    return present(value) and math.isfinite(float(value)) and float(value) > 0
+
+
+def busbw_because(ranged: list[Utilization]) -> BusbwBecause:
+    """The word for the shares of busbw the answer cites (one column's): BELOW where all are under
+    FAR_BELOW, NEAR where all lie in [NEAR, 1], ABOVE where one passes 1, SPREAD otherwise."""
+    shares = [u.share for u in ranged if present(u.share)]
     if not shares:
         return BusbwBecause.UNMEASURED
     if max(shares) > 1:
         return BusbwBecause.ABOVE
-    return BusbwBecause.BELOW if max(shares) < FAR_BELOW else BusbwBecause.NEAR
+    if max(shares) < FAR_BELOW:
+        return BusbwBecause.BELOW
+    return BusbwBecause.NEAR if min(shares) >= NEAR else BusbwBecause.SPREAD
 
 
 def q32_text(a: Q32Answer) -> str:
     text = (f"A ring all-reduce (Patarasuk and Yuan) of P = {a.gradients:,} 4-byte gradients over N GPUs takes "
-            "t = 2(N-1)/N x 4P / B at link bandwidth B (N-1 reduce-scatter and N-1 all-gather steps). Bandwidth "
-            "utilization = steps x 2(N-1)/N x 4P / communication time (Table 2).")
-    if a.utilizations:
-        low, high = min(a.utilizations, key=lambda u: u.gbps), max(a.utilizations, key=lambda u: u.gbps)
+            "t = 2(N-1)/N x 4P / B at link bandwidth B. Utilization = steps x 2(N-1)/N x 4P / communication time.")
+    ranged = a.ranged
+    if ranged:
+        low, high = min(ranged, key=lambda u: u.gbps), max(ranged, key=lambda u: u.gbps)
         ends = [f"{number(u.gbps)} GB/s ({u.setup}, batch {u.batch})" for u in ([low] if low is high else [low, high])]
-        text += f" Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}." if len(ends) > 1 else f"{ends[0]}.")
-    shares = [u.share for u in a.utilizations if present(u.share)]
+        column = "DDP's measured all-reduce" if a.basis == "measured" else "the estimate TN - T1/N"
+        other = f" ({a.other} more from the estimate)" if a.other and a.basis == "measured" else ""
+        text += (f" Table 3 on {a.device}, from {column}{other}: " + (f"from {ends[0]} to {ends[1]}." if len(ends) > 1
+                                                                 else f"{ends[0]}."))
+    shares = [u.share for u in ranged if present(u.share)]
     if a.because == BusbwBecause.UNMEASURED:
         text += " No run measured the link's busbw, so there is nothing to hold these against (DDP cells measure it)."
     else:
-        bus = max(u.busbw_gbps for u in a.utilizations if present(u.busbw_gbps))
+        bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
         span = f"{min(shares):.0%}-{max(shares):.0%}" if len(shares) > 1 else f"{shares[0]:.0%}"
         text += f" That is {span} of the busbw the jobs measured (up to {bus:.1f} GB/s)"
         text += {BusbwBecause.BELOW: ", far below the link: the time holds more than bytes on the wire (bucket "
                                      "latency, the slowest rank).",
-                 BusbwBecause.NEAR: ": the gradients' all-reduce runs near the link's speed.",
+                 BusbwBecause.NEAR: ": within a factor of two of the link's speed in every run.",
+                 BusbwBecause.SPREAD: ": from far below the link to within a factor of two of it (bucket latency, "
+                                      "the slowest rank).",
                  BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
                                      "exposed is shorter than the transfer."}[a.because]
+        if a.basis == "measured" and a.because != BusbwBecause.ABOVE:
+            text += " (DDP hides part of its all-reduce in the backward pass: a rate from the exposed time is no link speed.)"
     if a.loader:
         loader = [(u.setup, u.batch) for u in a.utilizations if f"{u.setup} at batch {u.batch}" in a.loader]
         text += (f" Rates from TN - T1/N are lower bounds where the data loader's wait fills that time (Q3.1): "
                  f"{at_batches(loader, SETUPS)}.")
-    return text + caveats(a.cpu, a.missing)
+    return text + caveats(a.cpu, a.missing, list(a.notes))

@@ -9,12 +9,14 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.evidence import Evidence, Measured, listing, shown
+from collect.questions import values
 from collect.render import percent, seconds
+from collect.verdict import Difference, difference
 from collect.train.labels import Namer, device, on_cpu, present
 
 
 CPU_CAVEAT = "these ran on a CPU, not a GPU: the times describe that CPU"
-SYNTHETIC = "the data is synthetic (random images), so the accuracies say nothing of CIFAR-10"
+HOMEWORK = ("fp32", "faithful")  # the homework's precision and pipeline: any other is said in the answer
 
 
 def where(models: Iterable[Any]) -> tuple[str, bool]:
@@ -46,6 +48,16 @@ def rows_of(table: pd.DataFrame, where: Optional[pd.Series] = None) -> list[tupl
     return [(int(i), r) for i, r in zip(table.index, table.itertuples(index=False), strict=True)]
 
 
+POINT = 2.0  # percentage points: a smaller accuracy difference is none (a seed's spread is about half a point;
+# the large batch and its remedies move the accuracy by tens)
+
+
+def points_against(new: Measured, base: Measured) -> Difference:
+    """An accuracy against another as a difference in percentage points over their repeats
+    (collect.verdict.difference, threshold POINT): the "N points lower" a sentence cites is its delta."""
+    return difference([100 * v for v in values(base)], [100 * v for v in values(new)], POINT)
+
+
 def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]:
     return tuple(namer.evidence(i, r) for i, r in rows)
 
@@ -74,6 +86,51 @@ def caveats(cpu: bool, missing: Iterable[str], notes: Iterable[str] = ()) -> str
         parts.append(f"{len(missing)} configurations have no figure (" + ", ".join(f"{n} {w}" for w, n in why.items())
                      + "; named in the table)")
     return (" Note: " + "; ".join(parts) + ".") if parts else ""
+
+
+def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: bool = True) -> tuple[str, ...]:
+    """What the cited rows' own settings make of their numbers, each said once: synthetic data (what it
+    is: a colour per class plus noise, jittered where the cells jitter it), a precision or pipeline
+    other than the homework's fp32 loop, and setups of N nodes whose results ran on fewer hosts (by
+    their hostnames in `cells`, the train_cells frame). The data is said only where the answer cites an
+    `accuracy`."""
+    rows = list(rows)
+    notes = []
+    jitters = sorted({float(r.colour_jitter) for r in rows if r.dataset == "synthetic" and accuracy})
+    if jitters:
+        jitter = (f", colour jittered by {listing([f'{j:g}' for j in jitters if j])} levels" if any(jitters)
+                  else "")
+        notes.append(f"the data is synthetic (a colour per class plus noise{jitter}), not CIFAR-10")
+    other = sorted({(str(r.precision), str(r.pipeline)) for r in rows} - {HOMEWORK})
+    if other:
+        said = listing([f"{p} on the {q} pipeline" + (" (data kept on the GPU)" if q == "fast" else "") for p, q in other])
+        notes.append(f"these ran in {said}, not the homework's fp32 loop")
+    short = one_host(cells, rows)
+    if short:
+        notes.append(f"{listing(short)} ran on fewer hosts than nodes (its hostnames): no network")
+    return tuple(notes)
+
+
+def hosts(value: Any) -> int:
+    """The distinct hosts of a result's `hosts` ("n1,n2,n1" -> 2; not recorded -> 0)."""
+    return len({h for h in value.split(",") if h}) if isinstance(value, str) else 0
+
+
+def one_host(cells: Optional[pd.DataFrame], rows: Iterable[Any]) -> tuple[str, ...]:
+    """The multi-node setups among `rows` none of whose ok results ran on as many hosts as nodes."""
+    setups = {(r.engine, int(r.nodes), int(r.gpus_per_node)) for r in rows if int(r.nodes) > 1}
+    if not setups:
+        return ()
+    out = []
+    for engine, nodes, per_node in sorted(setups):
+        seen = 0
+        if cells is not None and "hosts" in cells:
+            mine = cells[(cells.engine == engine) & (cells.nodes == nodes) & (cells.gpus_per_node == per_node)
+                         & (cells.status == "ok")]
+            seen = max((hosts(h) for h in mine.hosts), default=0)
+        if seen < nodes:
+            out.append(f"the {nodes}-node setup" if len(setups) == 1 else f"{nodes} nodes x {per_node} GPUs")
+    return tuple(out)
 
 
 def part_a(tables: Mapping[str, pd.DataFrame]) -> bool:

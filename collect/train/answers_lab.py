@@ -10,12 +10,12 @@ from typing import Any, Optional
 
 
 import collect.train.formulas as f
-from collect.evidence import Measured
+from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.train.answers_common import SYNTHETIC, caveats, cited, figure, pct, rows_of, secs, where
+from collect.train.answers_common import caveats, cited, figure, pct, points_against, rows_of, secs, setting_notes, where
 from collect.train.grids import lr_rule, setup_name
 from collect.train.labels import Namer, missing_reason, present
-from collect.verdict import Verdict
+from collect.verdict import Difference, Verdict
 
 DATA_BOUND = 0.3  # data wait at least this share of the timed epoch: the loader is the bottleneck
 COMM_BOUND = 0.3  # exposed communication at least this share: the all-reduce is
@@ -56,6 +56,7 @@ class UtilAnswer(Record):
     utils: tuple[Util, ...]
     data_share: float  # data wait / epoch of the 1-GPU timed epoch
     because: UtilBecause
+    notes: tuple[str, ...] = ()
 
 
 def _timed(tables: Tables, r: Any) -> Optional[Any]:
@@ -81,7 +82,8 @@ def util_answer(tables: Tables) -> Optional[UtilAnswer]:
     because = (UtilBecause.UNSAMPLED if not sampled else UtilBecause.DATA if present(share) and share >= DATA_BOUND
                else UtilBecause.HIGH if min(sampled) >= 90 else UtilBecause.SMALL_BATCH)
     device, cpu = where(r.gpu_model for _, r in ok)
-    return UtilAnswer(cited(namer, ok[:6]), (), device, cpu, utils, share, because)
+    return UtilAnswer(cited(namer, ok[:6]), (), device, cpu, utils, share, because,
+                      setting_notes(tables.get("train_cells"), (r for _, r in ok[:6]), False))
 
 
 def util_text(a: UtilAnswer) -> str:
@@ -95,7 +97,7 @@ def util_text(a: UtilAnswer) -> str:
                                       "more loader workers, or mixed precision with data kept on the GPU.",
              UtilBecause.HIGH: " The GPU is already busy; a larger batch would add little.",
              UtilBecause.UNSAMPLED: ""}[a.because]
-    return text + caveats(a.cpu, a.missing)
+    return text + caveats(a.cpu, a.missing, list(a.notes))
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class FullRunAnswer(Record):
     device: str
     cpu: bool
     runs: tuple[FullRun, ...]
+    notes: tuple[str, ...] = ()
 
 
 def full_run_answer(tables: Tables) -> Optional[FullRunAnswer]:
@@ -120,7 +123,8 @@ def full_run_answer(tables: Tables) -> Optional[FullRunAnswer]:
     device, cpu = where(r.gpu_model for _, r in ok)
     runs = tuple(FullRun(setup_name(r), int(r.epochs), figure(r, "time_to_train_s")) for _, r in ok)  # type: ignore[arg-type]
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
-    return FullRunAnswer(cited(namer, ok[:6]), missing, device, cpu, runs)
+    return FullRunAnswer(cited(namer, ok[:6]), missing, device, cpu, runs,
+                         setting_notes(tables.get("train_cells"), (r for _, r in ok), False))
 
 
 def full_run_text(a: FullRunAnswer) -> str:
@@ -131,7 +135,7 @@ def full_run_text(a: FullRunAnswer) -> str:
             "summed, data loading included, the test evaluation after each epoch not).")
     if len(a.runs) > 1:
         text += " " + "; ".join(f"{r.setup}: {secs(r.time)}" for r in a.runs[1:]) + "."
-    return text + caveats(a.cpu, a.missing)
+    return text + caveats(a.cpu, a.missing, list(a.notes))
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,8 @@ class ScalingAnswer(Record):
     synthetic: bool
     runs: tuple[Scaled, ...]
     bottleneck: str  # "data loading", "communication", "compute" (of the least efficient run), or ""
+    one_wait_share: float = float("nan")  # the 1-GPU run's data wait share of its timed epoch (why efficiency > 1)
+    notes: tuple[str, ...] = ()
 
 
 def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
@@ -177,8 +183,10 @@ def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
                                            else "compute")
     device, cpu = where(r.gpu_model for _, r in ok)
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
+    one_cell = _timed(tables, one) if one is not None else None
     return ScalingAnswer(cited(namer, ok[:6]), missing, device, cpu, any(r.dataset == "synthetic" for _, r in ok),
-                         tuple(runs), bottleneck)
+                         tuple(runs), bottleneck, _share(one_cell, "timed_data_wait_s"),
+                         setting_notes(tables.get("train_cells"), (r for _, r in ok)))
 
 
 def _share(cell: Optional[Any], column: str) -> float:
@@ -198,13 +206,21 @@ def scaling_text(a: ScalingAnswer) -> str:
             item += f", speedup {s.speedup:.2f}x ({how}), scaling efficiency {s.efficiency:.0%}"
         items.append(item)
     text = f"On {a.device}: " + "; ".join(items) + "." if items else "No run has finished yet."
-    worst = min((s for s in a.runs if s.gpus > 1 and present(s.efficiency)), key=lambda s: s.efficiency, default=None)
+    multi = [s for s in a.runs if s.gpus > 1 and present(s.efficiency)]
+    worst = min(multi, key=lambda s: s.efficiency, default=None)
+    above = [s for s in multi if s.efficiency > 1]
+    if above:
+        why = (f"the 1-GPU run waits on its loader {a.one_wait_share:.0%} of its timed epoch, a wait N loaders split"
+               if present(a.one_wait_share) and a.one_wait_share >= 0.05 else "1 GPU is slower per image")
+        text += f" Efficiency above 100% ({listing([s.setup for s in above])}): {why}."
     if worst and a.bottleneck:
         why = {"data loading": f"its timed epoch waits on data {worst.data_share:.0%} of the time",
                "communication": f"its exposed all-reduce is {worst.comm_share:.0%} of the timed epoch",
                "compute": "neither data wait nor exposed communication is a large share of its epoch"}[a.bottleneck]
-        text += f" The bottleneck of the least efficient, {worst.setup}, is {a.bottleneck}: {why}."
-    return text + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(*(s.faster for s in a.runs)))
+        who = (f"the least efficient, {worst.setup}," if len({s.setup for s in multi}) > 1
+               else f"{worst.setup} (the only multi-GPU setup)")
+        text += f" The bottleneck of {who} is {a.bottleneck}: {why}."
+    return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.faster for s in a.runs)))
 
 
 @dataclass(frozen=True)
@@ -221,6 +237,7 @@ class WorkersAnswer(Record):
     cpu: bool
     batch_per_gpu: int
     runs: tuple[WorkersRun, ...]
+    notes: tuple[str, ...] = ()
 
 
 def workers_answer(tables: Tables) -> Optional[WorkersAnswer]:
@@ -230,11 +247,22 @@ def workers_answer(tables: Tables) -> Optional[WorkersAnswer]:
     namer = Namer(test, "test", {"lr", "lr_scaling", "lr_ref_batch", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"})
     rows = [(i, r) for i, r in rows_of(test) if r.nodes > 1 and not r.warmup_epochs and r.status == "ok"]
     if not rows:
-        return WorkersAnswer((), ("no run on 2 nodes: add nodes = 2",), False, False, 0, ())
+        return WorkersAnswer((), _no_nodes(tables), False, False, 0, ())
     _, cpu = where(r.gpu_model for _, r in rows)
     runs = tuple(WorkersRun(setup_name(r), int(r.global_batch), lr_rule(r), figure(r, "test_accuracy")) for _, r in rows)
     return WorkersAnswer(cited(namer, rows), (), any(r.dataset == "synthetic" for _, r in rows), cpu,
-                         int(rows[0][1].batch_per_gpu), runs)
+                         int(rows[0][1].batch_per_gpu), runs, setting_notes(tables.get("train_cells"), (r for _, r in rows)))
+
+
+def _no_nodes(tables: Tables) -> tuple[str, ...]:
+    """Why no run on 2 nodes speaks: the 2-node cells planned without a result (with why), else none planned."""
+    cells = tables["train_cells"]
+    planned = cells[(cells.nodes > 1) & (cells.status != "ok")] if len(cells) else cells
+    if len(planned):
+        why = sorted({missing_reason(r) for r in planned.itertuples(index=False)})
+        return (f"the study's {len(planned)} run{'s' * (len(planned) > 1)} on 2 nodes "
+                f"{'have' if len(planned) > 1 else 'has'} no result ({'; '.join(why[:2])})",)
+    return ("this study's plan has no cell on 2 nodes (add nodes = 2 where the cluster has two)",)
 
 
 def workers_text(a: WorkersAnswer) -> str:
@@ -245,7 +273,7 @@ def workers_text(a: WorkersAnswer) -> str:
             f"{r.global_batch} on {r.setup}. The learning rate must grow with it (Goyal et al.'s linear rule, lr x global "
             "batch / 128, with warmup) to keep the accuracy: ")
     text += "; ".join(f"LR {w.lr_rule}: test accuracy {pct(w.accuracy) if w.accuracy else 'not recorded'}" for w in a.runs)
-    return text + "." + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic)
+    return text + "." + caveats(a.cpu, a.missing, list(a.notes))
 
 
 @dataclass(frozen=True)
@@ -256,7 +284,8 @@ class BestAnswer(Record):
     accuracy: Optional[Measured]
     runner_up: str
     runner_accuracy: Optional[Measured]
-    verdict: Optional[Verdict]  # the runner-up against the best
+    verdict: Optional[Difference]  # the runner-up against the best, in points
+    notes: tuple[str, ...] = ()
 
 
 def best_answer(tables: Tables) -> Optional[BestAnswer]:
@@ -265,7 +294,7 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
     sweep = tables["sweep"].reset_index(drop=True)
     two = sweep[(sweep.nodes > 1) & (sweep.status == "ok") & sweep.test_accuracy.notna()] if len(sweep) else sweep
     if not len(two):
-        return BestAnswer((), ("no run on 2 nodes with test accuracy",), False, "", "", None, "", None, None)
+        return BestAnswer((), _no_nodes(tables), False, "", "", None, "", None, None)
     ranked = two.sort_values("test_accuracy", ascending=False)
     rows = list(ranked.itertuples())
     best = rows[0]
@@ -274,7 +303,8 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
     from collect.evidence import Evidence
     evidence = tuple(Evidence("sweep", int(r.Index), lr_rule(r)) for r in rows[:2])
     return BestAnswer(evidence, (), bool((two.dataset == "synthetic").any()), setup_name(best), lr_rule(best), a,
-                      lr_rule(second) if second is not None else "", b, against(b, a) if b else None)
+                      lr_rule(second) if second is not None else "", b, points_against(b, a) if b else None,
+                      setting_notes(tables.get("train_cells"), rows[:2]))
 
 
 def best_text(a: BestAnswer) -> str:
@@ -284,4 +314,4 @@ def best_text(a: BestAnswer) -> str:
     if a.verdict and a.runner_accuracy:
         text += " The next, LR " + a.runner_up + f" at {pct(a.runner_accuracy)}, is " + says(a.verdict, Words(
             "lower", "higher", "not distinguishable from it", "not clearly lower: more repeats would tell")) + "."
-    return text + caveats(False, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(a.verdict))
+    return text + caveats(False, a.missing, list(a.notes) + one_run_note(a.verdict))

@@ -1,5 +1,5 @@
-"""Part A Q4.1-Q7 as records and paragraphs: the 5th epoch at the largest batch against Lab 2's
-batch 128; Goyal et al.'s two remedies and whether this run's cells show each closing the gap;
+"""Part A Q4.1-Q7 as records and paragraphs: the 5th epoch at the largest batch against the study's
+baseline (batch 128 on 1 GPU); Goyal et al.'s two remedies and whether this run's cells show each closing the gap;
 and the essay questions (set_epoch, what DDP sends besides gradients, gradients alone at the largest
 batch on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence), or the reasoning and
 the cell to add where no run measured it."""
@@ -10,16 +10,16 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.evidence import Measured
-from collect.questions import Record, Tables, Words, against, one_run_note, says
+from collect.evidence import Evidence, Measured
+from collect.questions import Record, Tables, Words, one_run_note, says
 from collect.render import number
 from jobs.core.bandwidth import bytes_text
 from collect.train.formulas import DIVERGED_LOSS
-from collect.train.answers_common import SYNTHETIC, caveats, part_a, cited, pct, rows_of, where
+from collect.train.answers_common import caveats, cited, part_a, pct, points_against, rows_of, setting_notes, where
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
-from collect.train.tables import Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
-from collect.verdict import Verdict
+from collect.train.tables import CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
+from collect.verdict import Difference
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class Run5:
     loss: Measured
     accuracy: Measured
     lr: float  # the learning rate at the end of the 5th epoch (NaN: not recorded)
+    gpus: int = 1
+    warmup_steps: int = 0  # SGD steps of its warmup: warmup epochs x ceil(train images / global batch)
 
 
 @dataclass(frozen=True)
@@ -42,14 +44,17 @@ class Q41Answer(Record):
     synthetic: bool
     baseline: Optional[Run5]
     large: Optional[Run5]  # the largest batch on 4 GPUs without remedy that ran
-    gap: Optional[Verdict]  # its accuracy against the baseline's
+    gap: Optional[Difference]  # its accuracy against the baseline's, in points
     q1_largest: Optional[int]
+    planned: tuple[str, ...] = ()  # the 5-epoch runs planned without a result, each with why
+    notes: tuple[str, ...] = ()
 
 
 def _run5(r: Any, namer: Namer) -> Run5:
     lr = float(r.epoch_lr) if present(getattr(r, "epoch_lr", None)) else float("nan")
+    steps = int(r.warmup_epochs) * -(-int(r.train_images) // int(r.global_batch))
     return Run5(namer.name(r, batch=False), int(r.batch_per_gpu), int(r.global_batch), remedy_name(r),
-                Measured.of(r, "loss"), Measured.of(r, "accuracy"), lr)
+                Measured.of(r, "loss"), Measured.of(r, "accuracy"), lr, int(r.gpus), steps)
 
 
 def _q4_rows(tables: Tables) -> tuple[pd.DataFrame, Namer, list[tuple[int, Any]], Optional[tuple[int, Any]]]:
@@ -73,35 +78,40 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     if large is None:
         missing.append(f"no 4-GPU run of {Q4_EPOCH} epochs without remedy has a result: add one at Q1's largest batch")
     b, l_ = (_run5(base[1], namer) if base else None), (_run5(large[1], namer) if large else None)
-    gap = against(l_.accuracy, b.accuracy) if b and l_ else None
+    gap = points_against(l_.accuracy, b.accuracy) if b and l_ else None
     used = [x for x in (base, large) if x]
     device, cpu = where(r.gpu_model for _, r in used)
     synthetic = any(r.dataset == "synthetic" for _, r in used)
+    planned = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows_of(q4) if r.status != "ok")
     return Q41Answer(cited(namer, used), tuple(missing), device, cpu, synthetic, b, l_, gap,
-                     largest_fitting_batch(tables["q1"]))
+                     largest_fitting_batch(tables["q1"]), planned,
+                     setting_notes(tables.get("train_cells"), (r for _, r in used)))
 
 
 def q41_text(a: Q41Answer) -> str:
     parts = []
     if a.large:
         parts.append(f"The average training loss and training accuracy for the {Q4_EPOCH}th epoch for batch size per GPU "
-                     f"{a.large.batch} on 4 GPUs (global batch {a.large.global_batch}) are {number(a.large.loss.value, 4)} "
-                     f"and {pct(a.large.accuracy)}.")
+                     f"{a.large.batch} on {a.large.setup} (global batch {a.large.global_batch}) are "
+                     f"{number(a.large.loss.value, 4)} and {pct(a.large.accuracy)}.")
     if a.baseline:
-        parts.append(f"Lab 2's batch {Q4_BASELINE_BATCH} on 1 GPU reaches {number(a.baseline.loss.value, 4)} and "
-                     f"{pct(a.baseline.accuracy)}.")
+        parts.append(f"The baseline, this study's batch {Q4_BASELINE_BATCH} on 1 GPU (standing in for Lab 2's), reaches "
+                     f"{number(a.baseline.loss.value, 4)} and {pct(a.baseline.accuracy)}.")
     if a.gap and a.large and a.baseline:
-        d = 100 * (a.large.accuracy.value - a.baseline.accuracy.value)
+        d = a.gap.delta
         parts.append("The large batch's accuracy is " + says(a.gap, Words(
             f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
             "not clearly different from the baseline's")) + (
             ": with the same epochs it takes far fewer, larger steps at the same learning rate." if a.gap.direction < 0
-            or (a.gap.one_run and a.gap.ratio < 1 - a.gap.threshold) else "."))
+            or (a.gap.one_run and a.gap.delta < -a.gap.threshold) else "."))
+    if not parts and a.planned:
+        return (f"The study's {Q4_EPOCH}-epoch runs have no result: {'; '.join(a.planned[:3])}"
+                + (f" and {len(a.planned) - 3} more" if len(a.planned) > 3 else "") + "." + caveats(a.cpu, ()))
     if not parts:
         parts.append(f"This study has no {Q4_EPOCH}-epoch run to answer Q4.1 from.")
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
         parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
-    return " ".join(parts) + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(a.gap))
+    return " ".join(parts) + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(a.gap))
 
 
 # --- Q4.2 -------------------------------------------------------------------------------------------
@@ -113,8 +123,8 @@ LINEAR, WARMUP = "linear scaling", "linear scaling with warmup"
 class RemedyRun:
     remedy: str
     run: Run5
-    against_none: Optional[Verdict]  # its accuracy against no remedy at the same batch
-    against_baseline: Optional[Verdict]  # against Lab 2's baseline: equivalent -> the gap is closed
+    against_none: Optional[Difference]  # its accuracy against no remedy at the same batch, in points
+    against_baseline: Optional[Difference]  # against the baseline: equivalent -> the gap is closed
     diverged: bool  # its 5th epoch's loss is above DIVERGED_LOSS
 
 
@@ -130,6 +140,7 @@ class Q42Answer(Record):
     plain: Optional[Run5]  # no remedy, at `batch`
     at_largest: tuple[RemedyRun, ...]  # the remedies that ran at Q4.1's batch, where it is not `batch`
     not_run: tuple[NotRun, ...]  # remedy cells at `batch` or Q4.1's planned without a result
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,18 +182,21 @@ def q42_answer(tables: Tables) -> Optional[Q42Answer]:
         missing.append("no run with linear LR scaling alone: add lr_scaling = \"linear\" to Q4's large-batch cells")
     if WARMUP not in planned:
         missing.append("no run with warmup: add warmup_epochs = 2 with lr_scaling = \"linear\"")
-    used = [x for x in (base, plain.get(batch), done.get((batch, LINEAR)), done.get((batch, WARMUP))) if x]
+    at_q41 = [plain.get(largest), done.get((largest, LINEAR)), done.get((largest, WARMUP))] if at_largest else []
+    used = [x for x in (base, plain.get(batch), done.get((batch, LINEAR)), done.get((batch, WARMUP)), *at_q41) if x]
     _, cpu = where(r.gpu_model for _, r in used)
     return Q42Answer(cited(namer, used), tuple(missing), any(r.dataset == "synthetic" for _, r in used), cpu, batch,
-                     largest, lin, warm, b, p, at_largest, not_run)
+                     largest, lin, warm, b, p, at_largest, not_run,
+                     setting_notes(tables.get("train_cells"), (r for _, r in used)))
 
 
 def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5], base: Optional[Run5]) -> Optional[RemedyRun]:
     if row is None:
         return None
     run = _run5(row[1], namer)
-    return RemedyRun(_remedy_of(row[1]) or run.remedy, run, against(run.accuracy, plain.accuracy) if plain else None,
-                     against(run.accuracy, base.accuracy) if base else None, run.loss.value > DIVERGED_LOSS)
+    return RemedyRun(_remedy_of(row[1]) or run.remedy, run,
+                     points_against(run.accuracy, plain.accuracy) if plain else None,
+                     points_against(run.accuracy, base.accuracy) if base else None, run.loss.value > DIVERGED_LOSS)
 
 
 def q42_text(a: Q42Answer) -> str:
@@ -203,8 +217,22 @@ def q42_text(a: Q42Answer) -> str:
     own = [f"{m.remedy} at batch {m.batch} ({m.why})" for m in a.not_run if m.batch == a.batch]
     if own:
         text += " No result: " + "; ".join(own) + "."
+    text += _warmup_steps(a.warmup)
     verdicts = [v for r in (a.linear, a.warmup) if r for v in (r.against_none, r.against_baseline)]
-    return text + caveats(a.cpu, a.missing, [SYNTHETIC] * a.synthetic + one_run_note(*verdicts))
+    return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
+
+
+GOYAL_WARMUP_STEPS = 5 * -(-1_281_167 // 8192)  # Goyal et al.: 5 epochs of ImageNet at batch 8192 (785 steps)
+
+
+def _warmup_steps(w: Optional[RemedyRun]) -> str:
+    """The warmup counted in SGD steps, and what so few steps cannot test."""
+    if w is None or not w.run.warmup_steps:
+        return ""
+    text = f" Its warmup is {w.run.warmup_steps:,} SGD steps at global batch {w.run.global_batch:,}"
+    if w.run.warmup_steps < GOYAL_WARMUP_STEPS // 10:
+        text += f" (Goyal et al.: {GOYAL_WARMUP_STEPS}): too few to test their warmup, so no evidence against it"
+    return text + "."
 
 
 def _short(remedy: str) -> str:
@@ -268,12 +296,24 @@ class DDPRun:
 
 
 def _ddp_runs(tables: Tables) -> tuple[list[tuple[int, Any]], Optional[pd.DataFrame]]:
+    """The ok DDP results with DDP's own evidence whose broadcast_buffers agrees with their cell's (one
+    that disagrees cannot say which side it measured), and the cells' frame."""
     frame = tables.get("train_cells")
     if frame is None or "ddp_grad_bytes" not in frame:
         return [], None
     cells = frame.reset_index(drop=True)
     ok = (cells.status == "ok") & cells.ddp_grad_bytes.notna()
-    return [(i, r) for i, r in rows_of(cells, ok) if r.status == "ok" and present(r.ddp_grad_bytes)], cells
+    return [(i, r) for i, r in rows_of(cells, ok) if r.status == "ok" and present(r.ddp_grad_bytes)
+            and bool(r.ddp_broadcast_buffers) == bool(r.broadcast_buffers)], cells
+
+
+def _disagree(tables: Tables) -> int:
+    """DDP results whose evidence says broadcast_buffers otherwise than their cell."""
+    frame = tables.get("train_cells")
+    if frame is None or "ddp_grad_bytes" not in frame:
+        return 0
+    has = (frame.status == "ok") & frame.ddp_grad_bytes.notna()
+    return int((has & (frame.ddp_broadcast_buffers.astype(bool) != frame.broadcast_buffers.astype(bool))).sum())
 
 
 def _ddp(r: Any) -> DDPRun:
@@ -288,11 +328,26 @@ class DDPAnswer(Record):
     run: Optional[DDPRun]  # the run whose numbers the answer reads
     gradients_only: Optional[DDPRun]  # Q7: a run with broadcast_buffers off
 
+    @property
+    def reshuffles(self) -> bool:
+        """The run's own overlaps show set_epoch changing the order: fewer positions repeat with it."""
+        return self.run is not None and self.run.overlap_with < self.run.overlap_without
 
-def _cells_evidence(cells: Optional[pd.DataFrame], rows: list[tuple[int, Any]]) -> tuple:
-    from collect.evidence import Evidence
-    return tuple(Evidence("train_cells", i, f"{r.gpus} GPUs, {r.engine}, batch {r.batch_per_gpu} (cell {r.cell_id})")
-                 for i, r in rows)
+
+def _cells_evidence(tables: Tables, rows: list[tuple[int, Any]]) -> tuple:
+    """The test table's row of each run's configuration (its result file, named by cell id, holds the
+    DDP evidence the answer quotes)."""
+    test = tables.get("test")
+    if test is None or not len(test):
+        return ()
+    test = test.reset_index(drop=True)
+    out = []
+    for _, r in rows:
+        same = (test.engine == r.engine) & (test.gpus == r.gpus) & (test.batch_per_gpu == r.batch_per_gpu)
+        at = next((i for i, t in rows_of(test, same) if all(getattr(t, c) == getattr(r, c) for c in CONFIG)), None)
+        if at is not None:
+            out.append(Evidence("test", at, f"{r.gpus} GPUs, {r.engine}, batch {r.batch_per_gpu} (result {r.cell_id})"))
+    return tuple(out)
 
 
 def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[DDPAnswer]:
@@ -303,32 +358,43 @@ def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[D
         runs = sorted(runs, key=lambda x: (x[1].batch_per_gpu != prefer_batch, -x[1].gpus))
     main = next(((i, r) for i, r in runs if bool(r.ddp_broadcast_buffers)), runs[0] if runs else None)
     off = next(((i, r) for i, r in runs if not bool(r.ddp_broadcast_buffers)), None)
-    missing = () if runs else ("no result records DDP's own evidence (written before jobs measured it): rerun a DDP "
-                               "cell to measure it",)
+    missing: tuple[str, ...] = () if runs else (
+        "no result records DDP's own evidence (written before jobs measured it): rerun a DDP cell to measure it",)
+    bad = _disagree(tables)
+    if bad:
+        missing += (f"{bad} DDP result{'s' * (bad > 1)} whose evidence disagrees with its cell on broadcast_buffers "
+                    "left out",)
     used = [x for x in (main, off) if x]
-    return DDPAnswer(_cells_evidence(cells, used), missing, _ddp(main[1]) if main else None, _ddp(off[1]) if off else None)
+    return DDPAnswer(_cells_evidence(tables, used), missing, _ddp(main[1]) if main else None,
+                     _ddp(off[1]) if off else None)
 
 
 def q5_text(a: DDPAnswer) -> str:
-    text = ("One needs to set the epoch because DistributedSampler shuffles each rank's shard with a generator seeded by "
-            "seed + epoch: without set_epoch(epoch) every epoch draws the same order, so each rank sees the same "
-            "samples in the same sequence every epoch. It does not synchronize the processes (DDP's all-reduce does).")
-    if a.run:
+    text = ("One needs to set the epoch because DistributedSampler draws one permutation of the whole data set from a "
+            "generator seeded by seed + epoch, then gives each rank every N-th sample of it: without "
+            "set_epoch(epoch) every epoch draws the same permutation, so each rank gets the same samples in the same "
+            "order every epoch; with it, both the order and which samples a rank gets change. It does not "
+            "synchronize the processes (DDP's all-reduce does).")
+    if a.run and a.reshuffles:
         text += (f" Measured on {a.run.setup} at batch {a.run.batch}: {a.run.overlap_without:.0%} of a rank's sample "
                  f"positions repeat from epoch 1 to 2 without set_epoch, {a.run.overlap_with:.1%} with it.")
+    elif a.run:
+        text += (f" The run on {a.run.setup} at batch {a.run.batch} does not show it: {a.run.overlap_without:.1%} of a "
+                 f"rank's positions repeat without set_epoch and {a.run.overlap_with:.1%} with it, so its evidence "
+                 "is not read as a measurement here.")
     return text + caveats(False, a.missing)
 
 
 def q6_text(a: DDPAnswer) -> str:
     if a.run is None:
-        return ("No, gradients are not the only message: DDP also broadcasts the parameters and buffers from rank 0 "
+        return ("No, the parameters and buffers are also communicated: DDP broadcasts them from rank 0 "
                 "once when it wraps the model, and, with broadcast_buffers on (the default), rank 0's buffers (BatchNorm's "
                 "running mean and variance) before every forward; BatchNorm statistics are not all-reduced unless "
                 "SyncBatchNorm is used." + caveats(False, a.missing))
     r = a.run
     per_step = f"{bytes_text(r.buffer_bytes)} of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
                "before every forward" if r.buffer_bytes else "no buffer broadcast (broadcast_buffers off)"
-    return (f"No, gradients are not the only message. Measured on {r.setup} at batch {r.batch}: each step all-reduces "
-            f"{bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and {bytes_text(r.init_bytes)} of "
+    return (f"No, the parameters and buffers are also communicated. Measured on {r.setup} at batch {r.batch}: each step "
+            f"all-reduces {bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and {bytes_text(r.init_bytes)} of "
             "parameters and buffers broadcast once when DDP wraps the model. The statistics are copied from rank 0, "
             "not reduced (only SyncBatchNorm reduces them)." + caveats(False, a.missing))

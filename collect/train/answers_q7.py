@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from collect.evidence import Measured
-from collect.questions import Tables, Words, against, one_run_note, says
-from collect.train.answers_common import SYNTHETIC, caveats, figure, part_a, pct, rows_of
+from collect.questions import Tables, Words, one_run_note, says
+from collect.train.answers_common import caveats, figure, part_a, pct, points_against, rows_of, setting_notes
 from collect.train.answers_large import DDPAnswer, _ddp_runs, ddp_answer
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason
 from collect.train.tables import CONFIG, Q4_EPOCH, largest_fitting_batch
-from collect.verdict import Verdict
+from collect.verdict import Difference
 
 GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
 
@@ -33,7 +33,16 @@ class Q7Answer(DDPAnswer):
     synthetic: bool
     only: Optional[Measured]  # its test accuracy after the last epoch
     broadcast: Optional[Measured]  # the same configuration's with the buffers broadcast
-    verdict: Optional[Verdict]  # only against broadcast
+    verdict: Optional[Difference]  # only against broadcast, in points
+    study_gpus: int = GPUS  # the most GPUs a DDP run of the study has (the question's case is GPUS)
+    remedies: bool = False  # Q4.2 measured a remedy (linear scaling) at a large batch
+    notes: tuple[str, ...] = ()
+
+    @property
+    def okay(self) -> bool:
+        """The answer's Yes: no measured accuracy says gradients alone are worse (a verdict below, or one run
+        below by more than the threshold)."""
+        return self.verdict is None or says(self.verdict, Words("lower", "-", "-", "-")) != "lower"
 
 
 def _gradients_only(tables: Tables) -> tuple[Optional[Any], Optional[Any]]:
@@ -67,12 +76,17 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
     a = ddp_answer(tables, prefer_batch=batch)
     assert a is not None  # part_a holds
     acc, base = figure(only, "test_accuracy"), figure(partner, "test_accuracy")
-    v = against(acc, base) if acc and base else None
+    v = points_against(acc, base) if acc and base else None
     status = "" if only is None else str(only.status) if only.status != "failed" else missing_reason(only)
     synthetic = only is not None and only.dataset == "synthetic"
     b = None if batch is None else int(batch)
+    test = tables.get("test")
+    most = int(test[test.engine == "ddp"].gpus.max()) if test is not None and (test.engine == "ddp").any() else GPUS
+    q4 = tables["q4"]
+    remedies = bool(len(q4)) and bool(((q4.lr_scaling == "linear") & (q4.status == "ok")).any())
+    notes = setting_notes(tables.get("train_cells"), [r for r in (only, partner) if r is not None])
     return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, b, GPUS, None if b is None else b * GPUS, epochs,
-                    batch in ddp, status, synthetic, acc, base, v)
+                    batch in ddp, status, synthetic, acc, base, v, most, remedies, notes)
 
 
 def _ddp_on_4(tables: Tables) -> dict[int, int]:
@@ -89,10 +103,15 @@ def _ddp_on_4(tables: Tables) -> dict[int, int]:
 
 
 def q7_text(a: Q7Answer) -> str:
-    text = (f"Communicating only the gradients keeps the weights identical on the {a.gpus} GPUs (each applies the same "
-            "averaged update), but not BatchNorm's running statistics: each rank's drift apart, and evaluation uses "
-            "rank 0's. ")
     at = f"batch {a.batch} per GPU on {a.gpus} GPUs" if a.batch else f"the largest batch that fits on {a.gpus} GPUs"
+    glob = f" at a global batch of {a.global_batch}" if a.global_batch else ""
+    if a.okay:
+        text = (f"Yes, it is okay because every rank applies the same averaged gradient, so the weights stay identical "
+                f"on the {a.gpus} GPUs{glob}; only BatchNorm's running statistics (used at evaluation) drift apart, and "
+                "Goyal et al. [4] keep BatchNorm's statistics per worker anyway. ")
+    else:
+        text = (f"No, because without the buffer broadcast each rank's BatchNorm running statistics drift apart and "
+                f"evaluation uses rank 0's, which cost accuracy here{glob}. ")
     if a.verdict and a.only and a.broadcast:
         word = says(a.verdict, Words("lower", "higher", "not distinguishable", "not clearly different"))
         text += (f"Measured at {at} ({a.epochs} epochs): test accuracy {pct(a.only)} with gradients only against "
@@ -102,21 +121,17 @@ def q7_text(a: Q7Answer) -> str:
                  "that configuration with the buffers broadcast has one to hold it against. ")
     elif a.status:
         why = "its result has none" if a.status == "ok" else a.status
-        text += f"The study's gradients-only cell at {at} has no test accuracy ({why}). "
+        text += f"The study's gradients-only cell at {at} has no test accuracy ({why}): this is reasoning, not measured. "
     elif not _spread(a):
         beside = f", {a.epochs} epochs, beside the study's run of it" if a.beside else ""
-        text += f"No run measured it: add a DDP cell with broadcast_buffers = false at {at}{beside}. "
+        text += f"This is reasoning, not measured: add a DDP cell with broadcast_buffers = false at {at}{beside}. "
     text += _spread(a)
-    glob = f"at a global batch of {a.global_batch}" if a.global_batch else "at a large global batch"
-    lower = a.verdict is not None and says(a.verdict, Words("lower", "-", "-", "-")) == "lower"
-    if a.verdict is not None and not lower:
-        text += (f"So yes for the weights {glob}: rank 0's own statistics evaluated as well here; keep the buffer "
-                 "broadcast (or SyncBatchNorm) wherever another rank's statistics are used.")
-    else:
-        text += (f"So no, not sufficient {glob}: keep the buffer broadcast or use SyncBatchNorm; the large batch's "
-                 "accuracy also needs Goyal et al.'s remedies, which Q4.2 measures.")
-    notes = [SYNTHETIC] * (a.synthetic and a.verdict is not None) + one_run_note(a.verdict)
-    return text + caveats(False, a.missing if not (a.gradients_only or a.verdict) else (), notes)
+    if a.study_gpus < a.gpus:
+        text += f"The question's case is {a.gpus} GPUs; this study's DDP runs use at most {a.study_gpus}. "
+    if a.remedies:
+        text += "The large batch's accuracy itself needs Goyal et al.'s remedies (Q4.2). "
+    notes = list(a.notes) * (a.verdict is not None) + one_run_note(a.verdict)
+    return text.rstrip() + caveats(False, a.missing if not (a.gradients_only or a.verdict) else (), notes)
 
 
 def _spread(a: Q7Answer) -> str:

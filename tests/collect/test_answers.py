@@ -57,7 +57,7 @@ def test_q4_numbers_by_hand(hw5):
     assert (a.large.batch, a.large.global_batch) == (2048, 8192)
     assert (a.large.loss.value, a.large.accuracy.value) == pytest.approx((0.6444, 0.2750))
     assert a.baseline.accuracy.value == pytest.approx(0.7955)
-    assert a.gap.ratio == pytest.approx(0.2750 / 0.7955)
+    assert a.gap.delta == pytest.approx(100 * (0.2750 - 0.7955))  # in points: the "52.05 points lower" cited
     b = hw5["A.Q4.2"].record
     assert b.linear.run.accuracy.value == pytest.approx(0.55) and b.warmup.run.accuracy.value == pytest.approx(0.78)
 
@@ -80,7 +80,7 @@ def test_golden_q42_paragraph(hw5):
 def test_answers_stay_short(hw5):
     """Issue 28: each answer a short paragraph (the real set's, tests/collect/test_answers_real.py)."""
     words = {k: len(a.text.split()) for k, a in hw5.items()}
-    assert max(words.values()) <= 130, words
+    assert max(words.values()) <= 175, words  # issue 35: the caveats a claim needs cost words
 
 
 def answers_of(tmp_path, repeats=3, **kwargs):
@@ -94,7 +94,10 @@ def test_comparative_words_with_repeats(tmp_path, monkeypatch):
 
     monkeypatch.setattr(dirs, "HW5_SPREAD", (1.0, 0.995, 1.005))
     a = answers_of(tmp_path / "a", q4=dict(HW5_Q4, warmup=(0.55, 0.7955)))
-    assert "it takes less time" in a["A.Q1"].text and "Strong scaling (the global batch fixed) would be worse" in a["A.Q2"].text
+    assert "it takes less time" in a["A.Q1"].text
+    # 6 rows of the strong table worse beyond the threshold, 3 equivalent (at 512): not "would be worse" (issue 35)
+    assert "Strong scaling (the global batch fixed) is worse in 6 and better in 0 of the strong table's 9 rows" in \
+        a["A.Q2"].text and "would be worse" not in a["A.Q2"].text
     assert "points lower" in a["A.Q4.1"].text and "with warmup reaches 79.55% (79.15%-79.95% over 3 runs), higher than " \
         "without it, closing the gap to the baseline" in a["A.Q4.2"].text
     monkeypatch.setattr(dirs, "HW5_SPREAD", (1.0, 0.98, 1.02))
@@ -181,8 +184,8 @@ def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
            and r.cell.get("nodes", 1) == 1]
     assert len(ddp) == 1
     ddp[0].body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 25, 1.0, 0.004, 0.0)
-    other = next(r for r in results if r.cell["engine"] == "ddp" and r.cell["batch_per_gpu"] == 128
-                 and r.cell["gpus_per_node"] == 4)
+    other = train_result(cell("ddp", 128, 4, broadcast_buffers=False))  # its evidence agrees with its cell (issue 36)
+    results.append(other)
     other.body.ddp_evidence = DDPEvidence(4, 44_695_848, 0, 44_734_256, False, 98, 1.0, 0.01, 0.12)
     from tests.factories import write_results
     answers = {a.id: a for a in collect(write_results(tmp_path, results, study="hw5")).answers}
@@ -240,9 +243,10 @@ def test_q7_reads_the_gradients_only_cell_and_its_verdict_chooses_the_answer(tmp
     assert (r.batch, r.global_batch, r.status) == (2048, 8192, "ok")
     assert (r.only.value, r.broadcast.value) == pytest.approx((0.30, 0.42))
     assert "test accuracy 30.00% with gradients only against 42.00% with the buffers broadcast" in lower.text
-    assert "So no, not sufficient at a global batch of 8192" in lower.text and "add a DDP cell" not in lower.text
+    assert lower.text.startswith("No, because") and "global batch of 8192" in lower.text
+    assert "add a DDP cell" not in lower.text
     same = _with_gradients_only(tmp_path / "same", only=0.42)
-    assert "So yes for the weights at a global batch of 8192" in same.text
+    assert same.text.startswith("Yes, it is okay because") and "global batch of 8192" in same.text
 
 
 def test_q42_says_a_remedy_run_without_result_where_no_smaller_batch_has_every_remedy(tmp_path):

@@ -19,7 +19,8 @@ def test_each_part_b_question_once_by_hand(tmp_path, capsys, monkeypatch):
     assert tuple(answers) == PART_B
     q2 = answers["B.Q2"].record.main
     assert sorted(q2.accuracy.values) == [0.51, 0.52, 0.53] and q2.base_accuracy.value == pytest.approx(0.52)  # seeds' Net W8
-    assert q2.verdict.ratio == pytest.approx(0.52 / 0.52)
+    # the paired verdict over the seeds' deltas, Net W8 less Net float: +1, -1, 0 points -> median 0
+    assert q2.verdict.delta == pytest.approx(0.0) and q2.verdict.n_b == 3
     q1, q3 = answers["B.Q1"].record, answers["B.Q3"].record
     assert q1.wider == ("conv1", "conv2", "fc1", "fc2", "fc3") and q1.narrower == ()  # 3 sigma [-0.29, 0.31] vs 0.25
     assert q3.wider == ("input",) and q3.narrower == ("conv1", "conv2", "fc1", "fc2", "fc3")  # [-1, 3] vs [0, 9]

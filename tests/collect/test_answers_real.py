@@ -134,4 +134,4 @@ def test_q7_names_the_cell_to_add_beside_the_studys_run_of_the_questions_case(re
 def test_every_part_a_answer_fits_a_short_paragraph(real):
     """Issue 28: a short paragraph each; the real set's answers ran to 187 words before."""
     words = {k: len(a.text.split()) for k, a in real.items() if k.startswith("A.")}
-    assert len(words) == 9 and max(words.values()) <= 130, words
+    assert len(words) == 9 and max(words.values()) <= 175, words  # issue 35: the caveats a claim needs

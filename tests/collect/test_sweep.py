@@ -64,15 +64,14 @@ def test_the_sweep_table_holds_the_swept_setup_sorted_by_test_accuracy(tmp_path)
 
 def test_the_best_configuration_is_named_with_its_spread_and_its_lead_over_the_next(tmp_path):
     """linear + 1 warmup epoch: 90.00% (89.50-90.50); the next, sqrt + 1: 86.00% (85.00-87.00).
-    The verdict on the next against the best, logs of 0.86 +- 0.01 and 0.90 +- 0.005: ratio 0.956,
-    interval below 1 and outside the 5% band? 0.956 > 1/1.05 = 0.952: inside it, so not "lower"
-    beyond the threshold; the details show the verdict's numbers."""
+    The verdict on the next against the best is a difference in points (issue 35): -4, its interval
+    below 0 and past the 2-point threshold: lower; the details show the verdict's numbers."""
     answer = best(collect(lab_dir(tmp_path, CLEAR)))
     assert "The best test accuracy on 2 nodes x 2 GPUs, DDP is 90.00% (89.50%-90.50% over 3 runs)" in answer.text
     assert "The next, LR sqrt" in answer.text and "86.00% (85.00%-87.00% over 3 runs)" in answer.text
     assert [e.table for e in answer.record.evidence] == ["sweep", "sweep"] and answer.record.evidence[0].row == 0
     verdict = next(line for line in answer.details if line.startswith("verdict: "))
-    assert verdict.startswith(f"verdict: {0.86 / 0.90:.2f}x (")
+    assert verdict.startswith("verdict: -4 (") and "below, beyond" in verdict and "is lower" in answer.text
 
 
 def test_the_answer_follows_the_best_when_it_changes(tmp_path):
@@ -82,11 +81,11 @@ def test_the_answer_follows_the_best_when_it_changes(tmp_path):
 
 
 def test_a_best_within_the_spread_of_the_next_is_not_told_apart(tmp_path):
-    """linear + 1: 88% (86-90); sqrt + 1: 87% (86-88): ratio 0.989, well inside the 5% band with
+    """linear + 1: 88% (86-90); sqrt + 1: 87% (86-88): 1 point apart, inside the 2-point band with
     a wide interval: never "lower"."""
     answer = best(collect(lab_dir(tmp_path, CLOSE)))
     assert "is lower" not in answer.text
-    assert any(line.startswith("verdict: 0.99x (") and ("equivalent" in line or "inconclusive" in line)
+    assert any(line.startswith("verdict: -1 (") and ("equivalent" in line or "inconclusive" in line)
                for line in answer.details)
 
 

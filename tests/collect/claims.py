@@ -1,0 +1,256 @@
+"""The invariants every training answer keeps (issue 35 item 4): each claim agrees with the numbers its
+record holds, checked on the record where the claim is structured and on the text for its wording.
+`violations(answer, tables)` lists what an answer breaks ([] when none); tests/collect/
+test_claims_properties.py runs it over generated result sets, the committed real ones, and a
+fabricated bad answer per invariant."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from collect.train.answers_comm import BOUND, NEAR, FAR_BELOW, BusbwBecause, Q3Because
+from collect.train.answers_common import hosts
+from collect.train.answers_timing import StrongClaim, strong_word
+from collect.train.grids import setup_name
+
+Tables = Mapping[str, pd.DataFrame]
+HOST_CAVEAT = "fewer hosts than nodes"
+
+
+def violations(answer: Any, tables: Tables) -> list[str]:
+    """Every invariant `answer` (an Answered: id, text, record) breaks against `tables`."""
+    out: list[str] = []
+    for check in (opens_yes_no, trend_sign, threshold_list, range_one_column, percents_shown, named_exist,
+                  nodes_need_hosts, setting_said, comparative_needs_verdict, evidence_real, accuracies_in_evidence):
+        out += [f"{answer.id}: {check.__name__}: {v}" for v in check(answer, tables)]
+    return out
+
+
+def opens_yes_no(a: Any, tables: Tables) -> list[str]:
+    """Q6 and Q7 open with Yes or No (the assignment's form)."""
+    if a.id in ("A.Q6", "A.Q7") and not re.match(r"(Yes|No)\b", a.text):
+        return [f"opens {a.text[:20]!r}"]
+    return []
+
+
+def trend_sign(a: Any, tables: Tables) -> list[str]:
+    """A trend word agrees with the sign of the numbers it cites: Q1's less/more time with the ratio of
+    the times shown; Q3.1's "falls" with its cited setup's first and last share."""
+    r, out = a.record, []
+    if a.id == "A.Q1" and r.trend is not None:
+        if "it takes less time" in a.text and not r.trend.ratio < 1:
+            out.append(f"'less time' at ratio {r.trend.ratio:.3f}")
+        if "it takes more time" in a.text and not r.trend.ratio > 1:
+            out.append(f"'more time' at ratio {r.trend.ratio:.3f}")
+    if a.id == "A.Q3.1" and "share falls with the batch" in a.text:
+        group = sorted((s for s in r.splits if s.setup == r.trend_setup), key=lambda s: s.batch)
+        if r.because != Q3Because.FEWER_STEPS or not group or not group[-1].share < group[0].share:
+            out.append("'falls' where the cited setup's share does not")
+    return out
+
+
+def threshold_list(a: Any, tables: Tables) -> list[str]:
+    """Q3.1's communication-bound list and what it leaves out hold exactly the runs at or past BOUND."""
+    if a.id != "A.Q3.1":
+        return []
+    r = a.record
+    at = {f"{s.setup} at batch {s.batch}" for s in r.splits if s.share >= BOUND}
+    listed = set(r.bound) | set(r.left_out)
+    out = [f"{x} at or past {BOUND:.0%} neither listed nor left out" for x in sorted(at - listed)]
+    out += [f"{x} listed below {BOUND:.0%}" for x in sorted(listed - at)]
+    if r.left_out and "left out" not in a.text.lower():
+        out.append("runs left out without saying so")
+    return out
+
+
+def range_one_column(a: Any, tables: Tables) -> list[str]:
+    """Q3.2's two ends and its shares come from one column, and the words fit the shares cited."""
+    if a.id != "A.Q3.2" or not a.record.utilizations:
+        return []
+    r, out = a.record, []
+    ranged = [u for u in r.utilizations if u.basis == r.basis]
+    shown = [float(x.replace(",", "")) for x in re.findall(r"([\d,.]+) GB/s \(", a.text)]
+    want = sorted({round(u.gbps, 2) for u in (min(ranged, key=lambda u: u.gbps), max(ranged, key=lambda u: u.gbps))})
+    if sorted({round(x, 2) for x in shown}) != want and not (len(want) == 1 and shown and round(shown[0], 2) == want[0]):
+        out.append(f"ends {shown} are not {r.basis}'s {want}")
+    shares = [u.share for u in ranged]
+    if "near the link" in a.text or r.because == BusbwBecause.NEAR:
+        if r.because == BusbwBecause.NEAR and min(shares) < NEAR:
+            out.append(f"'near' at a share of {min(shares):.0%}")
+    if r.because == BusbwBecause.BELOW and max(shares) >= FAR_BELOW:
+        out.append(f"'far below' at a share of {max(shares):.0%}")
+    return out
+
+
+def percents_shown(a: Any, tables: Tables) -> list[str]:
+    """"N points" is the difference of the two accuracies shown; Q3.2's span is its shares'."""
+    r, out = a.record, []
+    if a.id == "A.Q4.1" and r.large and r.baseline:
+        m = re.search(r"([\d.]+) points (lower|higher)", a.text)
+        if m:
+            d = 100 * (r.large.accuracy.value - r.baseline.accuracy.value)
+            if f"{abs(d):.2f}" != m.group(1) or (m.group(2) == "lower") != (d < 0):
+                out.append(f"{m.group(0)} against {d:.2f}")
+    if a.id == "A.Q3.2" and r.ranged:
+        shares = [u.share for u in r.ranged]
+        m = re.search(r"That is (\d+)%(?:-(\d+)%)? of the busbw", a.text)
+        if m and (int(m.group(1)), int(m.group(2) or m.group(1))) != (round(100 * min(shares)), round(100 * max(shares))):
+            out.append(f"span {m.group(0)} against {min(shares):.0%}-{max(shares):.0%}")
+    return out
+
+
+def _cells(tables: Tables) -> pd.DataFrame:
+    return tables["train_cells"]
+
+
+def named_exist(a: Any, tables: Tables) -> list[str]:
+    """Every setup the text names is among the cells (and, before the note, in an evidence row); every batch
+    it names ran or is one the answer asks to add (after "add"), or Q7's question's case."""
+    cells = _cells(tables)
+    setups = {setup_name(r) for r in cells.itertuples(index=False)}
+    batches = set(cells.batch_per_gpu.astype(int)) | set(cells.global_batch.dropna().astype(int))
+    out = []
+    labels = " | ".join(e.label for e in a.record.evidence)
+    for name in set(re.findall(r"\d+ (?:nodes x \d+ )?GPUs?, (?:DDP|DataParallel)", a.text)):
+        if name not in setups:
+            out.append(f"setup {name!r} not among the cells")
+        elif name in a.text.split(" Note: ")[0] and a.record.evidence and name not in labels:
+            out.append(f"setup {name!r} named but in no evidence row")
+    asks = a.text.split("add ", 1)[0] if a.id != "A.Q7" else a.text.split("question's case", 1)[0].split("add ", 1)[0]
+    for b in (int(x.replace(",", "")) for x in re.findall(r"batch(?: size)? (\d[\d,]*)", asks)):
+        if b not in batches and b != 128:
+            out.append(f"batch {b} not among the cells")
+    return out
+
+
+def nodes_need_hosts(a: Any, tables: Tables) -> list[str]:
+    """"N nodes" cited (before the note) needs a result of that setup on N hosts, or the caveat."""
+    cells = _cells(tables)
+    out = []
+    for nodes in {int(n) for n in re.findall(r"(\d+) nodes x", a.text.split(" Note: ")[0])}:  # the note names
+        # cells without a result too
+        mine = cells[(cells.nodes == nodes) & (cells.status == "ok")]
+        if max((hosts(h) for h in mine.hosts), default=0) < nodes and HOST_CAVEAT not in a.text:
+            out.append(f"'{nodes} nodes' without {nodes} hosts or the caveat")
+    return out
+
+
+def setting_said(a: Any, tables: Tables) -> list[str]:
+    """A precision or pipeline other than fp32 / faithful among the rows an answer cites is said."""
+    out = []
+    for e in a.record.evidence:
+        table = tables.get(e.table)
+        if table is None or e.row >= len(table):
+            continue
+        row = table.iloc[e.row]
+        if getattr(row, "status", "ok") != "ok":  # a row without a result quotes no number
+            continue
+        if row.precision != "fp32" and str(row.precision) not in a.text:
+            out.append(f"{row.precision} not said")
+        if row.pipeline != "faithful" and f"{row.pipeline} pipeline" not in a.text:
+            out.append(f"{row.pipeline} pipeline not said")
+    return sorted(set(out))
+
+
+def _beyond(v: Any) -> bool:
+    """Beyond the threshold: by the verdict, or one run a side past it."""
+    change = v.ratio - 1 if hasattr(v, "ratio") else v.delta
+    return v.outcome == "beyond" or (v.one_run and abs(change) > v.threshold)
+
+
+def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
+    """No comparative word without a verdict beyond the threshold: Q1's less/more time, Q4.1's points,
+    Q2's "Slower than 1 GPU" list and its strong-scaling claim."""
+    r, out = a.record, []
+    if a.id == "A.Q1" and r.trend is not None and re.search(r"it takes (less|more) time", a.text) and not _beyond(r.trend):
+        out.append(f"less/more time within the threshold (ratio {r.trend.ratio:.3f})")
+    if a.id == "A.Q4.1" and r.gap is not None and re.search(r"points (lower|higher)", a.text) and not _beyond(r.gap):
+        out.append("points lower/higher within the threshold")
+    if a.id == "A.Q2":
+        m = re.search(r"Slower than 1 GPU: ([^.]*)\.", a.text)
+        slow = {(s.setup, s.batch) for s in r.speedups if _beyond(s.verdict) and s.verdict.ratio > 1}
+        if m and not slow:
+            out.append("'Slower than 1 GPU' with none beyond the threshold")
+        if r.strong_claim in (StrongClaim.WORSE, StrongClaim.BETTER) and any(
+                strong_word(p.verdict) != str(r.strong_claim) for p in r.strongs):
+            out.append(f"strong scaling {r.strong_claim} where a row says otherwise")
+        if "would be worse" in a.text and r.strong_claim != StrongClaim.WORSE:
+            out.append("'would be worse' without every row worse")
+    return out
+
+
+def evidence_real(a: Any, tables: Tables) -> list[str]:
+    """Every evidence row names a table the study has and a row inside it."""
+    return [f"{e.table} row {e.row}" for e in a.record.evidence
+            if e.table not in tables or e.table == "train_cells" or not 0 <= e.row < len(tables[e.table])]
+
+
+# --- Part B (the ptq kind) ------------------------------------------------------------------------------
+
+
+def ptq_violations(answer: Any) -> list[str]:
+    """Part B's invariants: each "N points lower/higher" equals its verdict's paired delta, and says lower or
+    higher only beyond the threshold; synthetic data is said."""
+    r, out = answer.record, []
+    accuracies = [getattr(r, f, None) for f in ("main", "float_bias", "int_bias")]
+    cited = [a for a in accuracies if a is not None]
+    for m in re.finditer(r"(\d+\.\d\d) points (lower|higher)", answer.text):
+        match = [a for a in cited if f"{abs(a.verdict.delta):.2f}" == m.group(1)]
+        if not match:
+            out.append(f"{m.group(0)} is no verdict's delta")
+        elif not _beyond(match[0].verdict) or (m.group(2) == "lower") != (match[0].verdict.delta < 0):
+            out.append(f"{m.group(0)} without a verdict beyond the threshold that way")
+    return [f"{answer.id}: {v}" for v in out]
+
+
+# --- the all-reduce kind --------------------------------------------------------------------------------
+
+
+def allreduce_violations(answer: Any, tables: Tables) -> list[str]:
+    """The all-reduce answers' invariants against allreduce_sizes: the peak cited is the setup's highest
+    busbw; each size's regime is its share of that peak against the thresholds the answer states, every size
+    in exactly one; the gradient's share of the peak is its busbw over the peak and its regime that share's."""
+    from collect.allreduce.tables import BANDWIDTH_SHARE, LATENCY_SHARE
+
+    sizes = tables["allreduce_sizes"]
+    by = {name: g for name, g in sizes.groupby("setup", sort=False)}
+    r, out = answer.record, []
+
+    def regime(s: float) -> str:
+        return "latency-bound" if s < LATENCY_SHARE else "bandwidth-bound" if s >= BANDWIDTH_SHARE else "between"
+
+    for p in getattr(r, "peaks", ()):
+        if p.busbw_gbps.value != by[p.setup].busbw_gbps.max():
+            out.append(f"{p.setup}: peak {p.busbw_gbps.value} is not its highest busbw")
+    for g in getattr(r, "setups", ()):
+        group = by[g.setup]
+        peak = group.busbw_gbps.max()
+        if hasattr(g, "latency_bytes"):
+            named = {**{b: "latency-bound" for b in g.latency_bytes}, **{b: "between" for b in g.between_bytes},
+                     **{b: "bandwidth-bound" for b in g.bandwidth_bytes}}
+            want = {int(row.bytes): regime(row.busbw_gbps / peak) for row in group.itertuples()}
+            if named != want or len(g.latency_bytes) + len(g.between_bytes) + len(g.bandwidth_bytes) != len(want):
+                out.append(f"{g.setup}: regimes {named} against {want}")
+        else:
+            if abs(g.share_of_peak - g.busbw_gbps.value / peak) > 1e-9 or g.regime != regime(g.share_of_peak):
+                out.append(f"{g.setup}: gradient at {g.share_of_peak:.3f} of the peak, '{g.regime}'")
+    return [f"{answer.id}: {v}" for v in out]
+
+
+ACCURACY_COLUMNS = ("accuracy", "accuracy_min", "accuracy_max", "test_accuracy", "test_accuracy_min",
+                    "test_accuracy_max")
+
+
+def accuracies_in_evidence(a: Any, tables: Tables) -> list[str]:
+    """Every accuracy the paragraph quotes (before the note) is a value of one of its evidence rows."""
+    if a.id not in ("A.Q4.1", "A.Q4.2", "lab.scaling", "lab.best", "lab.workers"):
+        return []
+    held = set()
+    for e in a.record.evidence:
+        row = tables[e.table].iloc[e.row]
+        held |= {f"{100 * float(row[c]):.2f}" for c in ACCURACY_COLUMNS if c in row.index and row[c] == row[c]}
+    quoted = re.findall(r"(\d+\.\d\d)%", a.text.split(" Note: ")[0])
+    return [f"{q}% in no evidence row" for q in quoted if q not in held]

@@ -1,0 +1,272 @@
+"""Issue 35 item 4: the answers' invariants (tests/collect/claims.py) on a few hundred generated training
+result sets (hw5-like and lab-like: missing cells, OOM, one or three repeats, one host or two, CPU or GPU,
+fp32 or bf16, jitter or not, loader-bound or not), on the committed real sets, and each invariant shown
+to fail on a fabricated bad answer. Tables are built in memory (no files): the whole file runs in seconds."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tarfile
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from collect import kinds
+from collect.kinds import registry as kinds_registry
+from collect.load import Envelopes, compact, envelope_row
+from collect.cells import KindCell, Loaded
+from collect.questions import answer_all
+from collect.report import collect
+from collect.view import DEFAULT_VIEW
+from jobs.core.cell import kind_of
+from tests.collect import claims
+from tests.collect.dirs import REAL_HW5, RUN7_TGZ
+from tests.factories import cell, train_result
+
+# the exposed all-reduce's share of an epoch: 0 (all hidden) or at least 0.1% (a subnormal rate's printing is
+# issue 36 item 9's)
+EXPOSED = st.one_of(st.just(0.0), st.floats(0.001, 0.5))
+EXAMPLES = settings(max_examples=30, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def answered(results):
+    """Every answer of `results` and the tables they were built from, as collect builds them, in memory."""
+    registry, envelopes, cells = kinds_registry(), Envelopes(), {}
+    for result in results:
+        kind = registry[kind_of(result.cell)]
+        fields = compact(result.cell)
+        envelopes.add(envelope_row(result), kind.environment(result))
+        cells[result.cell_id] = KindCell(kind_of(fields), result.cell_id, fields, result.status, kind.keep(result))
+    loaded = Loaded("generated", tuple(cells.values()), envelopes=envelopes.frame())
+    present = kinds.present(loaded)
+    tables = {k: t for kind in present for k, t in kind.tables(loaded, DEFAULT_VIEW).items()}
+    return tuple(a for kind in present for a in answer_all(kind.questions, tables)), tables
+
+
+@st.composite
+def study(draw, lab: bool = False):
+    """A random training study: its cells' shape, then each cell's fate (ok, OOM, failed, missing)."""
+    repeats = draw(st.sampled_from((1, 3)))
+    batches = draw(st.lists(st.sampled_from((32, 128, 512)), min_size=1, max_size=3, unique=True))
+    gpus = draw(st.lists(st.sampled_from((2, 4)), min_size=1, max_size=2, unique=True))
+    two_nodes, two_hosts = draw(st.booleans()), draw(st.booleans())
+    setting = draw(st.sampled_from(({}, {"precision": "bf16", "pipeline": "fast"})))
+    data = draw(st.sampled_from(({}, {"dataset": "synthetic", "train_images": 50_000, "colour_jitter": 20.0})))
+    model = draw(st.sampled_from(("NVIDIA H100 80GB HBM3", "cpu")))
+    loader = draw(st.floats(0.0, 0.7))  # the share of an epoch spent waiting on data
+    fields = {**setting, **data, **({"epochs": 5, "timed_epoch": 2, "lr_scaling": "linear"} if lab else {})}
+    out = []
+    for r in range(repeats):
+        k = draw(st.floats(0.97, 1.03))
+        engines = ("ddp",) if lab or setting else ("dp", "ddp")  # the fast pipeline runs no DataParallel
+        shapes = [("single", 1, 1)] + [(e, g, 1) for g in gpus for e in engines]
+        shapes += [("ddp", 4, 2)] * two_nodes
+        for engine, g, nodes in shapes:
+            for b in batches:
+                fate = draw(st.sampled_from(("ok",) * 6 + ("oom", "failed", "missing")))
+                if fate == "missing":
+                    continue
+                c = cell(engine, b, g, nodes=nodes, repeat=r, **fields)
+                speed = draw(st.floats(0.3, 1.2)) * g * (b / 32) ** 0.3
+                epoch = 100.0 / speed * k
+                env = None
+                if nodes > 1 and not two_hosts:
+                    env = {"gpu_model": model, "hostnames": ["node1"], "started_at": "2025-04-01T10:00:00+00:00",
+                           "ended_at": "2025-04-01T10:05:00+00:00"}
+                out.append(train_result(c, fate if fate != "ok" else "ok", epoch_s=epoch, train_s=epoch * (1 - loader),
+                                        comm_exposed_s=epoch * draw(EXPOSED) if engine == "ddp" else None,
+                                        busbw_gbps=draw(st.floats(20.0, 300.0)) if g > 1 else None, gpu_model=model,
+                                        env=env, test_accuracies=[0.5, 0.6, 0.7, 0.75, 0.8] if lab else None))
+        if not lab:
+            five = dict(epochs=5, timed_epoch=5, repeat=r, **setting, **data)
+            out.append(train_result(cell("single", 128, **five), accuracies=[0.2, 0.4, 0.5, 0.6, 0.7 * k]))
+            for remedy in ({}, {"lr_scaling": "linear"}, {"lr_scaling": "linear", "warmup_epochs": 2}):
+                fate = draw(st.sampled_from(("ok", "ok", "failed", "oom")))
+                acc = draw(st.floats(0.1, 0.8))
+                out.append(train_result(cell("ddp", 512, 4, **five, **remedy), fate, accuracies=[acc / 2] * 4 + [acc]))
+    return out
+
+
+@EXAMPLES
+@given(study())
+def test_hw5_like_answers_keep_every_invariant(results):
+    answers, tables = answered(results)
+    bad = [v for a in answers for v in claims.violations(a, tables)]
+    assert not bad, bad
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(study(lab=True))
+def test_lab_like_answers_keep_every_invariant(results):
+    answers, tables = answered(results)
+    bad = [v for a in answers for v in claims.violations(a, tables)]
+    assert not bad, bad
+
+
+RUN6_TGZ = RUN7_TGZ.with_name("h200x2-run6-results.tgz")
+REAL = {RUN7_TGZ: ("r7a", "r7b", "r7f", "lab7"), RUN6_TGZ: ("r6a", "r6f", "lab")}  # training sets of the tarballs
+
+
+@pytest.fixture(scope="module")
+def real_sets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("real")
+    sets = {"run8": shutil.copytree(REAL_HW5, root / "hw5")}
+    for tgz, names in REAL.items():
+        with tarfile.open(tgz) as tar:
+            tar.extractall(root, members=[m for m in tar.getmembers() if m.name.split("/")[1:2] in [[n] for n in names]],
+                           filter="data")
+        sets.update({name: root / "runs" / name for name in names})
+    return {name: collect(path) for name, path in sets.items()}
+
+
+@pytest.mark.parametrize("name", ["run8", *[n for names in REAL.values() for n in names]])
+def test_the_committed_result_sets_keep_every_invariant(real_sets, name):
+    c = real_sets[name]
+    assert c.answers
+    bad = [v for a in c.answers for v in claims.violations(a, c.tables)]
+    assert not bad, bad
+
+
+# --- each invariant fails on a fabricated bad answer --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def run8(real_sets):
+    c = real_sets["run8"]
+    return {a.id: a for a in c.answers}, c.tables
+
+
+def _bad(answer, text=None, **fields):
+    record = dataclasses.replace(answer.record, **fields) if fields else answer.record
+    return SimpleNamespace(id=answer.id, text=answer.text if text is None else text, record=record)
+
+
+def _fails(check, answer, tables):
+    assert check(answer, tables), f"{check.__name__} let a bad answer pass"
+
+
+def test_each_invariant_fails_on_a_fabricated_bad_answer(run8):
+    a, t = run8
+    _fails(claims.opens_yes_no, _bad(a["A.Q7"], "Communicating only the gradients keeps ..."), t)
+    _fails(claims.trend_sign, _bad(a["A.Q3.1"], a["A.Q3.1"].text + " Communication's share falls with the batch."), t)
+    q1 = a["A.Q1"]
+    _fails(claims.trend_sign, _bad(q1, q1.text.replace("it takes less time", "it takes more time")), t)
+    _fails(claims.threshold_list, _bad(a["A.Q3.1"], bound=a["A.Q3.1"].record.bound[:1]), t)
+    q32 = a["A.Q3.2"]
+    est = next(u for u in q32.record.utilizations if u.basis == "estimated")
+    _fails(claims.range_one_column, _bad(q32, q32.text.replace("from 7.42 GB/s", f"from {est.gbps:.2f} GB/s")), t)
+    _fails(claims.range_one_column, _bad(q32, because=claims.BusbwBecause.NEAR), t)
+    _fails(claims.percents_shown, _bad(a["A.Q4.1"], a["A.Q4.1"].text.replace("63.57 points", "54.00 points")), t)
+    _fails(claims.percents_shown, _bad(q32, q32.text.replace("That is 3%-64%", "That is 7%-62%")), t)
+    _fails(claims.named_exist, _bad(q1, q1.text + " 8 GPUs, DDP at batch 96 is faster."), t)
+    _fails(claims.nodes_need_hosts, _bad(a["A.Q2"], a["A.Q2"].text.replace(claims.HOST_CAVEAT, "")), t)
+    _fails(claims.comparative_needs_verdict, _bad(a["A.Q2"], a["A.Q2"].text + " would be worse"), t)
+    _fails(claims.evidence_real, _bad(a["A.Q5"], evidence=(claims_evidence("train_cells", 0),)), t)
+    q42 = a["A.Q4.2"]
+    _fails(claims.accuracies_in_evidence, _bad(q42, evidence=tuple(e for e in q42.record.evidence
+                                                                   if "8192" not in e.label)), t)
+
+
+def test_an_unsaid_precision_fails(real_sets):
+    c = real_sets["r7f"]
+    q1 = next(a for a in c.answers if a.id == "A.Q1")
+    _fails(claims.setting_said, _bad(q1, q1.text.replace("bf16", "").replace("fast pipeline", "")), c.tables)
+
+
+def test_a_comparative_word_within_the_threshold_fails(run8):
+    """Run 8's Q1 from 2048 to 8192: 2.39 -> 2.35 s, one run, 1.8% (inside 5%): "less time" for that pair fails."""
+    a, t = run8
+    q1 = a["A.Q1"]
+    _fails(claims.comparative_needs_verdict, _bad(q1, trend=q1.record.plateau_verdict), t)
+
+
+def claims_evidence(table, row):
+    from collect.evidence import Evidence
+    return Evidence(table, row, "fabricated")
+
+
+# --- Part B -------------------------------------------------------------------------------------------
+
+
+@st.composite
+def ptq_study(draw):
+    """Two to four training seeds, each a notebook of six accuracies near 50% (a variant up to 15 points off
+    its float network), one seed failed or not."""
+    from tests.factories import ptq_cell, ptq_result
+
+    seeds = draw(st.integers(2, 4))
+    base = draw(st.floats(0.45, 0.8))  # the factory's sweep takes up to 40 points off Net float
+    out = []
+    for i in range(seeds):
+        f, fb = base + draw(st.floats(-0.02, 0.02)), base + draw(st.floats(-0.02, 0.02))
+        off = [draw(st.floats(-0.15, 0.02)) for _ in range(4)]
+        out.append(ptq_result(ptq_cell(i), (f, f + off[0], f + off[1], fb, fb + off[2], fb + off[3])))
+    if draw(st.booleans()):
+        out[-1] = ptq_result(ptq_cell(seeds - 1), status="failed")
+    return out
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(ptq_study())
+def test_part_b_answers_keep_every_invariant(tmp_path_factory, results):
+    from tests.collect.dirs import write_ptq
+
+    answers = collect(write_ptq(tmp_path_factory.mktemp("ptq"), results, planned=())).answers
+    bad = [v for a in answers for v in claims.ptq_violations(a)]
+    assert not bad, bad
+
+
+def test_a_ptq_points_other_than_its_verdicts_fails(tmp_path):
+    from tests.collect.dirs import write_ptq
+
+    q5 = next(a for a in collect(write_ptq(tmp_path)).answers if a.id == "B.Q5")
+    d = q5.record.float_bias.verdict.delta
+    wrong = q5.text.replace(f"{abs(d):.2f} points", f"{abs(d) + 3:.2f} points")
+    assert wrong != q5.text and claims.ptq_violations(SimpleNamespace(id=q5.id, text=wrong, record=q5.record))
+
+
+# --- the all-reduce kind ------------------------------------------------------------------------------
+
+
+@st.composite
+def allreduce_study(draw):
+    """One or two setups (4 GPUs; 2 nodes x 2 GPUs), each a sweep 8 B .. 64 MiB (x4) with a random latency and
+    link speed, one or three repeats, one repeat failed or not."""
+    from jobs.allreduce.cell import AllreduceCell
+    from tests.factories import allreduce_result
+
+    out = []
+    for nodes in draw(st.lists(st.sampled_from((1, 2)), min_size=1, max_size=2, unique=True)):
+        latency, link = draw(st.floats(5e-6, 100e-6)), draw(st.floats(1e9, 300e9))
+        for r in range(draw(st.sampled_from((1, 3)))):
+            c = AllreduceCell(nodes=nodes, gpus_per_node=4 // nodes, min_bytes=8, max_bytes=2**26, factor=4, repeat=r)
+            jitter = draw(st.floats(0.95, 1.05))
+            fate = draw(st.sampled_from(("ok", "ok", "ok", "failed")))
+            out.append(allreduce_result(c, {n: (latency + n / link) * jitter for n in c.sizes()}, status=fate))
+    return out
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(allreduce_study())
+def test_allreduce_answers_keep_every_invariant(results):
+    answers, tables = answered(results)
+    bad = [v for a in answers for v in claims.allreduce_violations(a, tables)]
+    assert not bad, bad
+
+
+def test_a_wrong_regime_fails(tmp_path):
+    from tests.collect.dirs import write_allreduce
+
+    c = collect(write_allreduce(tmp_path))
+    regimes = next(a for a in c.answers if a.id == "allreduce.regimes")
+    s = regimes.record.setups[0]
+    moved = dataclasses.replace(s, latency_bytes=s.latency_bytes[1:], bandwidth_bytes=s.bandwidth_bytes + s.latency_bytes[:1])
+    bad = SimpleNamespace(id=regimes.id, text=regimes.text, record=dataclasses.replace(regimes.record, setups=(moved,)))
+    assert claims.allreduce_violations(bad, c.tables)
+    peak = next(a for a in c.answers if a.id == "allreduce.peak")
+    p = peak.record.peaks[0]
+    low = dataclasses.replace(p, busbw_gbps=dataclasses.replace(p.busbw_gbps, value=p.busbw_gbps.value / 2))
+    assert claims.allreduce_violations(SimpleNamespace(id=peak.id, text=peak.text, record=dataclasses.replace(
+        peak.record, peaks=(low,))), c.tables)
