@@ -137,23 +137,97 @@ class TrainBody:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Optional[TrainBody]:
-        """Every field's type checked; NaN and infinities back from their strings. None when the
-        run recorded nothing (a failed or OOM run)."""
+        """Every field's type and range checked (RANGES), NaN and infinities back from their strings;
+        TypeError or ValueError naming the field. None when the run recorded nothing (a failed or OOM run)."""
         if "epochs" in data and not isinstance(data["epochs"], list):
-            raise TypeError(f"epochs must be a list, got {data['epochs']!r}")
+            raise TypeError(f"epochs must be a list, got {reprlib.repr(data['epochs'])}")
         for name in ("timed", "comm", "gpu_util", "ddp_evidence"):
             if data.get(name) is not None and not isinstance(data[name], dict):
-                raise TypeError(f"{name} must be an object or null, got {data[name]!r}")
-        if not all(isinstance(e, dict) for e in data.get("epochs") or []):
-            raise TypeError("epochs must be a list of objects")
-        comm = CommStats(**floats_back(data["comm"])) if data.get("comm") else None
+                raise TypeError(f"{name} must be an object or null, got {reprlib.repr(data[name])}")
+        epochs = [EpochStats(**checked(e, f"epochs[{i}]")) for i, e in enumerate(data.get("epochs") or [])]
+        comm = CommStats(**checked(data["comm"], "comm")) if data.get("comm") else None
         if comm is not None:
-            comm.sizes = [floats_back(size) if isinstance(size, dict) else size for size in comm.sizes]
-        body = cls(epochs=[EpochStats(**floats_back(e)) for e in data.get("epochs") or []],
-                   timed=Timed(**floats_back(data["timed"])) if data.get("timed") else None, comm=comm,
-                   gpu_util=floats_back(data["gpu_util"]) if data.get("gpu_util") else None,
+            if not isinstance(comm.sizes, list):
+                raise TypeError(f"comm.sizes must be a list, got {reprlib.repr(comm.sizes)}")
+            comm.sizes = [checked(size, f"comm.sizes[{i}]", "size") for i, size in enumerate(comm.sizes)]
+        body = cls(epochs=epochs, timed=Timed(**checked(data["timed"], "timed", "timed")) if data.get("timed") else None,
+                   comm=comm, gpu_util=checked(data["gpu_util"], "gpu_util", "gpu") if data.get("gpu_util") else None,
                    ddp_evidence=None if data.get("ddp_evidence") is None else DDPEvidence.from_dict(data["ddp_evidence"]))
         return body if body != cls() else None
+
+
+# What each entry of a training result may hold, by its key (BLOCK_RANGES: in a block whose keys mean
+# other things): a whole number from its least ("whole", 1), a finite number above or from a least,
+# a fraction, a percentage, a loss (>= 0; NaN or inf: a diverged run), text or a list; "null": or None.
+WHOLE_MAX = 2**53  # beyond this a count is no count a run made (10**400 would overflow every float)
+RANGES: dict[str, Any] = {
+    "epoch": ("whole", 1), "images": ("whole", 0), "test_images": ("whole", 0, "null"),
+    "epoch_s": ("above", 0.0), "train_s": ("above", 0.0), "images_per_s": ("from", 0.0), "lr": ("from", 0.0),
+    "data_wait_s": ("from", 0.0), "h2d_s": ("from", 0.0), "compute_s": ("from", 0.0),
+    "comm_exposed_s": ("from", 0.0, "null"), "eval_s": ("from", 0.0, "null"),
+    "loss": ("loss",), "test_loss": ("loss", "null"), "accuracy": ("fraction",), "test_accuracy": ("fraction", "null"),
+    "world_size": ("whole", 1), "grad_bytes": ("whole", 0), "allreduce_s": ("above", 0.0),
+    "algbw_gbps": ("from", 0.0), "busbw_gbps": ("from", 0.0), "exposed_per_step_s": ("from", 0.0, "null"),
+    "backend": ("text",), "sizes": ("list",),
+}
+BLOCK_RANGES: dict[str, dict[str, Any]] = {
+    "timed": {"epoch": ("whole", 1), "epoch_s": ("above", 0.0), "train_s": ("above", 0.0)},
+    "size": {"bytes": ("whole", 0), "seconds": ("above", 0.0), "algbw_gbps": ("from", 0.0), "busbw_gbps": ("from", 0.0)},
+    "gpu": {"samples": ("whole", 0), "gpus": ("whole", 0), "util_mean_pct": ("percent",),
+            "util_median_pct": ("percent",), "interval_s": ("from", 0.0), "mem_used_max_gib": ("from", 0.0)},
+}
+
+
+def checked(data: Any, where: str, block: str = "") -> dict[str, Any]:
+    """`data`'s entries, each checked against its range (RANGES, or BLOCK_RANGES[block] where given, whose
+    keys are the only ones known there), floats as floats; TypeError or ValueError naming `where`.key."""
+    if not isinstance(data, dict):
+        raise TypeError(f"{where} must be an object, got {reprlib.repr(data)}")
+    ranges = BLOCK_RANGES[block] if block else RANGES
+    out = {}
+    for key, value in floats_back(data).items():
+        if key not in ranges and block != "gpu":  # a GPU sampler may add figures: each a number >= 0
+            raise ValueError(f"{where}.{key} is not a field of it; valid fields: {', '.join(ranges)}")
+        out[key] = in_range(value, f"{where}.{key}", ranges.get(key, ("from", 0.0, "null")))
+    return out
+
+
+_BOUNDS = {"fraction": (0.0, 1.0), "percent": (0.0, 100.0), "loss": (0.0, math.inf)}
+
+
+def in_range(value: Any, where: str, rule: tuple) -> Any:
+    """`value` when it holds what `rule` allows (RANGES' words), a number as a float; else TypeError or
+    ValueError naming `where` and what it may hold."""
+    kind, nullable = rule[0], "null" in rule
+    if value is None and nullable:
+        return None
+    if kind == "text" or kind == "list":
+        wanted = str if kind == "text" else list
+        if not isinstance(value, wanted):
+            raise TypeError(f"{where} must be a {'string' if kind == 'text' else 'list'}, got {reprlib.repr(value)}")
+        return value
+    if kind == "whole":
+        if isinstance(value, bool) or not isinstance(value, int) or not rule[1] <= value <= WHOLE_MAX:
+            raise ValueError(f"{where} must be a whole number in {rule[1]} .. 2**53, got {reprlib.repr(value)}")
+        return value
+    number = _float(value, where)
+    low, high = _BOUNDS.get(kind) or (rule[1], math.inf)
+    if kind == "loss" and (math.isnan(number) or number == math.inf):
+        return number  # a diverged run
+    above = kind == "above"
+    if not (math.isfinite(number) and (number > low if above else number >= low) and number <= high):
+        span = f"{low:g} .. {high:g}" if high < math.inf else f"{'above' if above else '>='} {low:g}, finite"
+        raise ValueError(f"{where} must be a number {span}{' or null' if nullable else ''}, got {reprlib.repr(value)}")
+    return number
+
+
+def _float(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{where} must be a number, got {reprlib.repr(value)}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{where} must be a finite number, got {reprlib.repr(value)}") from None
 
 
 def train_body(result: Result) -> TrainBody:
