@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from jobs.core.text import visible
 from orchestrator.commands.common import print_errors, results_dir_for
 from orchestrator.errors import PlanError
 
@@ -23,7 +24,8 @@ def add_arguments(p) -> None:
     p.add_argument("--threshold", metavar="PCT", type=percent, default=0.05,
                    help="with --compare: the change that matters, in %% (default 5%%)")
     p.add_argument("--fail-on", metavar="WORD:PCT", type=fail_on, default=None,
-                   help="with --compare: exit 1 when a configuration is slower (or worse) beyond PCT: slower:5%%")
+                   help="with --compare: exit 1 when B regressed: a configuration slower (or worse) beyond PCT, "
+                   "new failures, vanished runs or collapsed values; exit 2 when nothing could be compared: slower:5%%")
 
 
 def names(text: str) -> tuple[str, ...]:
@@ -64,7 +66,6 @@ def refuse_without_compare(args) -> None:
 def run_compare(args, console: Console) -> int:
     from collect.compare import compare_dirs  # pandas: only for this verb
     from collect.compare.pairing import UnknownField
-    from collect.compare.table import worse_beyond
 
     a_dir, b_dir = Path(args.compare), results_dir_for(args)
     for where in (a_dir, b_dir):
@@ -75,20 +76,49 @@ def run_compare(args, console: Console) -> int:
     except UnknownField as exc:
         return print_errors([str(exc)]) or 2
     written, error = _write(comparison, Path(args.out) if args.out else b_dir, args.report)
-    failed = worse_beyond(comparison, *args.fail_on) if args.fail_on else []
     if args.json:
         from collect.compare.render import to_json
 
         print(to_json(comparison, [str(p) for p in written]))
     else:
         _print(console, comparison, written)
-    if failed:
-        word, threshold = args.fail_on
-        configs = len({(r.kind, r.config) for r in failed})
-        print(f"fail-on {word}:{100 * threshold:g}%: {configs} configuration{'s' if configs > 1 else ''} {word} beyond "
-              f"{100 * threshold:g}% ({len(failed)} figure{'s' if len(failed) > 1 else ''}), the first: {failed[0].config}, "
-              f"{failed[0].title}: {failed[0].text}", file=sys.stderr)
-    return print_errors([error] if error else []) or (1 if failed else 0)
+    code = fail_on_code(comparison, args.fail_on) if args.fail_on else 0
+    return print_errors([error] if error else []) or code
+
+
+SAID = 5  # regressions listed on stderr; the rest counted
+
+
+def fail_on_code(comparison, fail_on: tuple[str, float]) -> int:
+    """--fail-on's exit code, said on stderr: 2 when no configuration is in both sets; 1 when B regressed
+    (collect.compare.guard: slower or worse, new failures, vanished runs, collapsed values); 2 when no
+    configuration has figures on both sides or one has one run a side (nothing can be called slower); else 0."""
+    from collect.compare.guard import guard
+
+    word, threshold = fail_on
+    flag = f"fail-on {word}:{100 * threshold:g}%"
+    found = guard(comparison, word, threshold)
+    if found.paired == 0:
+        return print_errors([f"{flag}: nothing was compared: no configuration is in both sets ({comparison.a_name}, "
+                             f"{comparison.b_name}); a guard that compares nothing does not pass"]) or 2
+    if found.regressions:
+        configs = len({r.config for r in found.regressions})
+        print(visible(f"{flag}: {len(found.regressions)} regression{'s' if len(found.regressions) > 1 else ''} in "
+                      f"{configs} configuration{'s' if configs > 1 else ''}:"), file=sys.stderr)
+        for r in found.regressions[:SAID]:
+            print(visible(f"  {r.config}, {r.metric}: {r.why}"), file=sys.stderr)
+        if len(found.regressions) > SAID:
+            print(f"  (and {len(found.regressions) - SAID} more)", file=sys.stderr)
+        return 1
+    if found.compared == 0:
+        return print_errors([f"{flag}: nothing was compared: no configuration has a figure in both sets "
+                             "(OOM or failed on a side); a guard that compares nothing does not pass"]) or 2
+    if found.one_run:
+        n = len(found.one_run)
+        return print_errors([f"{flag}: {n} configuration{'s have' if n > 1 else ' has'} one run a side, so no spread "
+                             f"is measured and no change can be called {word} (the first: {found.one_run[0]}); "
+                             "run 2 or more repeats of each in both sets"]) or 2
+    return 0
 
 
 def _print(console: Console, comparison, written) -> None:

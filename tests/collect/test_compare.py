@@ -148,13 +148,14 @@ def test_report_writes_its_section_and_the_ratio_plot(two_sets, capsys, tmp_path
 
 
 @pytest.mark.parametrize("fail_on, code", [("slower:5%", 1), ("slower:15%", 0), ("worse:5", 1)])
-def test_fail_on_exits_1_when_a_configuration_is_slower_beyond_it(two_sets, capsys, fail_on, code):
-    a, b = two_sets
+def test_fail_on_exits_1_when_a_configuration_is_slower_beyond_it(tmp_path, capsys, fail_on, code):
+    a = write_results(tmp_path / "a", repeats(SINGLE, 10.0) + repeats(DDP, 6.0))
+    b = write_results(tmp_path / "b", repeats(SINGLE, 11.0) + repeats(DDP, 6.0))
     got, _, err = cli(capsys, "collect", "--results", b, "--compare", a, "--fail-on", fail_on)
     assert got == code
     if code:
-        assert err.startswith(f"fail-on {fail_on.split(':')[0]}:5%: ")
-        assert "1 GPU, batch 128" in err
+        assert err.startswith(f"fail-on {fail_on.split(':')[0]}:5%: 3 regressions in 1 configuration:\n")
+        assert "1 GPU, timed epoch: 10.0% slower" in err
 
 
 @pytest.mark.parametrize("bad", ["faster:5%", "slower", "slower:-3%", "slower:lots"])
