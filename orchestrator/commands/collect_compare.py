@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.text import Text
 
 from jobs.core.text import visible
 from orchestrator.commands.common import print_errors, results_dir_for
@@ -123,13 +122,13 @@ def fail_on_code(comparison, fail_on: tuple[str, float]) -> int:
 
 def _print(console: Console, comparison, written) -> None:
     from collect.compare.render import grid, header_lines
-    from collect.render import print_grids
+    from collect.render import console_text, print_grids
 
     for line in header_lines(comparison):
-        console.print(Text(line))
+        console.print(console_text(line))  # the other set's environment is whatever its files say
     print_grids(console, [grid(comparison)])
     if written:
-        console.print(Text("written: " + ", ".join(str(p) for p in written)))
+        console.print(console_text("written: " + ", ".join(str(p) for p in written)))
 
 
 def _write(comparison, out: Path, report: bool) -> tuple[list[Path], str]:
