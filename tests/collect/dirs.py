@@ -182,7 +182,7 @@ def hw5_results(repeats: int = 1, q4: dict = HW5_Q4) -> list[Result]:
             t = HW5_TRAIN[n, b]
             out.append(train_result(cell("dp", b, n, repeat=r), epoch_s=epoch * k, train_s=t * k))
             out.append(train_result(cell("ddp", b, n, repeat=r), epoch_s=0.9 * epoch * k, train_s=t * k, h2d_s=1.0,
-                                    compute_s=HW5_Q1[b][1] / n * k, comm_exposed_s=(t - HW5_Q1[b][1] / n) * k,
+                                    compute_s=HW5_Q1[b][1] / n * k, comm_exposed_s=max(0.0, t - HW5_Q1[b][1] / n) * k,
                                     busbw_gbps=40.0))
         for b, epoch in HW5_NODES.items():
             out.append(train_result(cell("ddp", b, 4, nodes=2, repeat=r), epoch_s=epoch * k, train_s=0.9 * epoch * k,
