@@ -24,7 +24,7 @@ from collect.loaded import ENV_KEYS, ENVELOPE_COLUMNS, KindCell, Loaded
 from collect.spent import read_spent
 from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
-from jobs.core.layout import PLAN_FILE, result_files
+from jobs.core.layout import PLAN_FILE, result_files, unreadable_dir
 from jobs.core.plan_file import cell_dicts
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
@@ -96,6 +96,8 @@ def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
     dir's spent.json."""
     kinds = kinds_registry()  # each kind's keep and environment
     results_dir = Path(results_dir)
+    if why := unreadable_dir(results_dir):
+        raise ResultError(why)
     study, planned = read_plan_cells(results_dir)
     cells: dict[str, KindCell] = {}
     envelopes = Envelopes()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from jobs.core.layout import unreadable_dir
 from jobs.core.text import visible
 from orchestrator.commands.common import print_errors, results_dir_for
 from orchestrator.errors import PlanError
@@ -70,6 +71,8 @@ def run_compare(args, console: Console) -> int:
     for where in (a_dir, b_dir):
         if not where.is_dir():
             raise PlanError(f"no results dir {where}; pass --compare and --results the dirs of two studies' results")
+        if why := unreadable_dir(where):
+            raise PlanError(why)
     try:
         comparison = compare_dirs(a_dir, b_dir, args.ignore, args.threshold)
     except UnknownField as exc:

@@ -12,22 +12,13 @@ import pytest
 from collect.compare import compare_dirs
 from collect.compare.pairing import pair
 from collect.comparable import Run
+from tests.collect.dirs import DDP, SINGLE, repeats
 from tests.factories import allreduce_result, cell, ptq_cell, ptq_result, train_result, write_results
 from tests.helpers import cli
 from orchestrator.cli import main
 from jobs.allreduce.cell import AllreduceCell
 
 H100 = "NVIDIA H100 80GB HBM3"
-JITTER = (1.0, 1.01, 0.99)  # three repeats, 1% apart
-
-
-def repeats(c_fields: dict, epoch_s: float, gpu_model: str = "NVIDIA H200", status: str = "ok", runs: int = 3):
-    return [train_result(cell(repeat=r, **c_fields), status, epoch_s=epoch_s * JITTER[r], train_s=0.8 * epoch_s * JITTER[r],
-                         gpu_model=gpu_model) for r in range(runs)]
-
-
-SINGLE = dict(engine="single", b=128, gpus=1)
-DDP = dict(engine="ddp", b=128, gpus=2)
 BIG = dict(engine="single", b=4096, gpus=1)
 
 

@@ -2,7 +2,7 @@
 the one escape of each sink: collect.render.console_text on the console, md_text in compare.md."""
 from __future__ import annotations
 
-from tests.collect.test_compare import SINGLE, JITTER
+from tests.collect.dirs import JITTER, SINGLE
 from tests.factories import cell, train_result, write_results
 from tests.helpers import cli
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.collect.test_compare import DDP, JITTER, SINGLE, repeats
+from tests.collect.dirs import DDP, JITTER, SINGLE, repeats
 from tests.factories import cell, ptq_cell, ptq_result, train_result, write_results
 from tests.helpers import cli
 
