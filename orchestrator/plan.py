@@ -406,8 +406,8 @@ def _swap_in(stage: Path, results_dir: Path) -> None:
 
 def read_plan(results_dir: Path) -> Plan:
     path = Path(results_dir) / PLAN_FILE
-    if Path(results_dir).is_dir() and (why := unreadable_dir(results_dir, listing=False)):
-        raise PlanError(why)
+    if Path(results_dir).is_dir() and (unreadable := unreadable_dir(results_dir, listing=False)):
+        raise PlanError(unreadable)
     if not path.exists():
         raise PlanError(f"no plan in {results_dir}; run `python -m orchestrator plan` first (same --study/--results)")
     try:
