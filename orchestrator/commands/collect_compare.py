@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from rich.console import Console
 
 from jobs.core.layout import unreadable_dir
 from jobs.core.text import visible
-from orchestrator.commands.common import print_errors, results_dir_for
+from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
 from orchestrator.errors import PlanError
 
 FAIL_WORDS = ("slower", "worse")  # slower: a time or rate; worse: any metric with a better way (accuracy too)
@@ -63,20 +64,42 @@ def refuse_without_compare(args) -> None:
         raise PlanError(f"{given[0]} compares two result sets: add --compare OTHER (the results dir to compare with)")
 
 
+def refuse_with_compare(args) -> None:
+    """What shows collect's tables and answers means nothing to the comparison's grid: refused, not ignored."""
+    from collect.options import OPTIONS
+
+    flags = [("--question", args.question, ""), ("--tables", args.tables, False), ("--findings", args.findings, False)]
+    flags += [(o.flag, getattr(args, o.dest), o.default) for options in OPTIONS.values() for o in options]
+    given = [flag for flag, value, default in flags if value != default]
+    if given:
+        raise PlanError(f"{given[0]} shows collect's tables and answers, not a comparison: leave it out with --compare "
+                        "(compare.csv has every row)")
+
+
 def run_compare(args, console: Console) -> int:
     from collect.compare import compare_dirs  # pandas: only for this verb
     from collect.compare.pairing import UnknownField
+    from collect.load import SkippedFile
 
+    refuse_with_compare(args)
     a_dir, b_dir = Path(args.compare), results_dir_for(args)
     for where in (a_dir, b_dir):
         if not where.is_dir():
             raise PlanError(f"no results dir {where}; pass --compare and --results the dirs of two studies' results")
         if why := unreadable_dir(where):
             raise PlanError(why)
+    if args.study is not None or not args.results:  # as collect: another study's plan is refused
+        check_study(args, planned_study(b_dir), b_dir)
     try:
-        comparison = compare_dirs(a_dir, b_dir, args.ignore, args.threshold)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SkippedFile)
+            comparison = compare_dirs(a_dir, b_dir, args.ignore, args.threshold)
     except UnknownField as exc:
         return print_errors([str(exc)]) or 2
+    for w in caught:  # pass on the others as they came
+        if not issubclass(w.category, SkippedFile):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    print_warnings([str(w.message) for w in caught if issubclass(w.category, SkippedFile)])
     written, error = _write(comparison, Path(args.out) if args.out else b_dir, args.report)
     if args.json:
         from collect.compare.render import to_json
