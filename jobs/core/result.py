@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import reprlib
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -23,6 +22,7 @@ from jobs.core.phases import Phases
 from jobs.core.regular_file import RESULT_MAX, NotRegular, TooLarge, read_regular
 
 SCHEMA_VERSION = 1
+PEAK_MEM_MAX_GIB = 1e6  # no device holds a petabyte: beyond is a hand-edited or damaged file
 
 
 class Status(StrEnum):
@@ -139,8 +139,8 @@ class Result:
         _check_cell(result, kind.cell.from_dict(result.cell))
         _check_env(result.env)
         peak = result.peak_mem_gib
-        if peak is not None and not (0 <= peak < (math.inf if isinstance(peak, float) else 2**53)):
-            raise ValueError(f"peak_mem_gib must be a finite number >= 0 or null, got {reprlib.repr(peak)}")
+        if peak is not None and not 0 <= peak <= PEAK_MEM_MAX_GIB:  # NaN fails too; an int is compared exactly
+            raise ValueError(f"peak_mem_gib must be a number 0 .. {PEAK_MEM_MAX_GIB:g} (GiB) or null, got {reprlib.repr(peak)}")
         return result
 
 

@@ -8,6 +8,7 @@ import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from jobs.core.phases import MAX_PHASE_S
 from jobs.core.result import Result, floats_back
 
 
@@ -157,24 +158,28 @@ class TrainBody:
 
 
 # What each entry of a training result may hold, by its key (BLOCK_RANGES: in a block whose keys mean
-# other things): a whole number from its least ("whole", 1), a finite number above or from a least,
-# a fraction, a percentage, a loss (>= 0; NaN or inf: a diverged run), text or a list; "null": or None.
+# other things): a whole number from its least, a number within its bounds (a time from a nanosecond to
+# a year: a ratio of two never overflows nor reaches 0), a loss (>= 0; NaN or inf: a diverged run), text
+# or a list; "null": or None.
 WHOLE_MAX = 2**53  # beyond this a count is no count a run made (10**400 would overflow every float)
-RANGES: dict[str, Any] = {
+YEAR_S = MAX_PHASE_S
+TIME = ("number", 1e-9, YEAR_S)  # a whole epoch, an all-reduce
+SPAN = ("number", 0.0, YEAR_S)  # a part of one: may be 0
+RATE = ("number", 0.0, 1e12)  # images/s, GB/s, GiB, a learning rate
+FRACTION, PERCENT = ("number", 0.0, 1.0), ("number", 0.0, 100.0)
+RANGES: dict[str, tuple] = {
     "epoch": ("whole", 1), "images": ("whole", 0), "test_images": ("whole", 0, "null"),
-    "epoch_s": ("above", 0.0), "train_s": ("above", 0.0), "images_per_s": ("from", 0.0), "lr": ("from", 0.0),
-    "data_wait_s": ("from", 0.0), "h2d_s": ("from", 0.0), "compute_s": ("from", 0.0),
-    "comm_exposed_s": ("from", 0.0, "null"), "eval_s": ("from", 0.0, "null"),
-    "loss": ("loss",), "test_loss": ("loss", "null"), "accuracy": ("fraction",), "test_accuracy": ("fraction", "null"),
-    "world_size": ("whole", 1), "grad_bytes": ("whole", 0), "allreduce_s": ("above", 0.0),
-    "algbw_gbps": ("from", 0.0), "busbw_gbps": ("from", 0.0), "exposed_per_step_s": ("from", 0.0, "null"),
-    "backend": ("text",), "sizes": ("list",),
+    "epoch_s": TIME, "train_s": TIME, "images_per_s": RATE, "lr": RATE, "data_wait_s": SPAN, "h2d_s": SPAN,
+    "compute_s": SPAN, "comm_exposed_s": SPAN + ("null",), "eval_s": SPAN + ("null",),
+    "loss": ("loss",), "test_loss": ("loss", "null"), "accuracy": FRACTION, "test_accuracy": FRACTION + ("null",),
+    "world_size": ("whole", 1), "grad_bytes": ("whole", 0), "allreduce_s": TIME, "algbw_gbps": RATE,
+    "busbw_gbps": RATE, "exposed_per_step_s": SPAN + ("null",), "backend": ("text",), "sizes": ("list",),
 }
-BLOCK_RANGES: dict[str, dict[str, Any]] = {
-    "timed": {"epoch": ("whole", 1), "epoch_s": ("above", 0.0), "train_s": ("above", 0.0)},
-    "size": {"bytes": ("whole", 0), "seconds": ("above", 0.0), "algbw_gbps": ("from", 0.0), "busbw_gbps": ("from", 0.0)},
-    "gpu": {"samples": ("whole", 0), "gpus": ("whole", 0), "util_mean_pct": ("percent",),
-            "util_median_pct": ("percent",), "interval_s": ("from", 0.0), "mem_used_max_gib": ("from", 0.0)},
+BLOCK_RANGES: dict[str, dict[str, tuple]] = {
+    "timed": {"epoch": ("whole", 1), "epoch_s": TIME, "train_s": TIME},
+    "size": {"bytes": ("whole", 0), "seconds": TIME, "algbw_gbps": RATE, "busbw_gbps": RATE},
+    "gpu": {"samples": ("whole", 0), "gpus": ("whole", 0), "util_mean_pct": PERCENT, "util_median_pct": PERCENT,
+            "interval_s": SPAN, "mem_used_max_gib": RATE},
 }
 
 
@@ -188,22 +193,18 @@ def checked(data: Any, where: str, block: str = "") -> dict[str, Any]:
     for key, value in floats_back(data).items():
         if key not in ranges and block != "gpu":  # a GPU sampler may add figures: each a number >= 0
             raise ValueError(f"{where}.{key} is not a field of it; valid fields: {', '.join(ranges)}")
-        out[key] = in_range(value, f"{where}.{key}", ranges.get(key, ("from", 0.0, "null")))
+        out[key] = in_range(value, f"{where}.{key}", ranges.get(key, RATE + ("null",)))
     return out
-
-
-_BOUNDS = {"fraction": (0.0, 1.0), "percent": (0.0, 100.0), "loss": (0.0, math.inf)}
 
 
 def in_range(value: Any, where: str, rule: tuple) -> Any:
     """`value` when it holds what `rule` allows (RANGES' words), a number as a float; else TypeError or
     ValueError naming `where` and what it may hold."""
-    kind, nullable = rule[0], "null" in rule
+    kind, nullable = rule[0], rule[-1] == "null"
     if value is None and nullable:
         return None
-    if kind == "text" or kind == "list":
-        wanted = str if kind == "text" else list
-        if not isinstance(value, wanted):
+    if kind in ("text", "list"):
+        if not isinstance(value, str if kind == "text" else list):
             raise TypeError(f"{where} must be a {'string' if kind == 'text' else 'list'}, got {reprlib.repr(value)}")
         return value
     if kind == "whole":
@@ -211,12 +212,11 @@ def in_range(value: Any, where: str, rule: tuple) -> Any:
             raise ValueError(f"{where} must be a whole number in {rule[1]} .. 2**53, got {reprlib.repr(value)}")
         return value
     number = _float(value, where)
-    low, high = _BOUNDS.get(kind) or (rule[1], math.inf)
-    if kind == "loss" and (math.isnan(number) or number == math.inf):
-        return number  # a diverged run
-    above = kind == "above"
-    if not (math.isfinite(number) and (number > low if above else number >= low) and number <= high):
-        span = f"{low:g} .. {high:g}" if high < math.inf else f"{'above' if above else '>='} {low:g}, finite"
+    if kind == "loss" and (number >= 0 or math.isnan(number)):
+        return number  # NaN or inf: a diverged run
+    low, high = (0.0, math.inf) if kind == "loss" else rule[1:3]
+    if not low <= number <= high:
+        span = ">= 0" if kind == "loss" else f"{low:g} .. {high:g}"
         raise ValueError(f"{where} must be a number {span}{' or null' if nullable else ''}, got {reprlib.repr(value)}")
     return number
 
