@@ -192,5 +192,5 @@ def unreadable_files(bad: list[tuple[Path, ResultError]]) -> ResultError:
     """One error for several unreadable result files: how many, the first's reason, the others named."""
     others = [str(path) for path, _ in bad[1:NAMED_FILES]]
     more = f" (and {len(bad) - NAMED_FILES} more)" if len(bad) > NAMED_FILES else ""
-    return ResultError(f"{len(bad)} result files are unreadable; move them aside and rerun `submit` to redo those "
-                       f"cells. The first: {bad[0][1]}; the others: {', '.join(others)}{more}")
+    return ResultError(f"{len(bad)} result files cannot be read. The first: {bad[0][1]}; the others (`collect` on a "
+                       f"dir of each says why and what to do): {', '.join(others)}{more}")

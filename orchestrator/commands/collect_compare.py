@@ -34,13 +34,13 @@ def names(text: str) -> tuple[str, ...]:
 
 
 def percent(text: str) -> float:
-    """"5%" or "5" -> 0.05: a percentage above 0 (argparse names the flag when it is not)."""
+    """"5%" or "5" -> 0.05: a percentage above 0 and below 1000 (argparse names the flag when it is not)."""
     try:
         value = float(text.strip().removesuffix("%")) / 100
     except ValueError:
         value = 0.0
     if not 0 < value < 10:
-        raise argparse.ArgumentTypeError(f"must be a percentage above 0, like 5%, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a percentage above 0 and below 1000, like 5%, got {text!r}")
     return value
 
 
@@ -52,8 +52,8 @@ def fail_on(text: str) -> tuple[str, float]:
             return word, percent(amount)
     except argparse.ArgumentTypeError:
         pass
-    raise argparse.ArgumentTypeError(f"must be WORD:PCT with WORD one of {', '.join(FAIL_WORDS)} and PCT above 0, "
-                                     f"like slower:5%, got {text!r}")
+    raise argparse.ArgumentTypeError(f"must be WORD:PCT with WORD one of {', '.join(FAIL_WORDS)} and PCT above 0 and "
+                                     f"below 1000, like slower:5%, got {text!r}")
 
 
 def refuse_without_compare(args) -> None:
