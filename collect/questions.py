@@ -18,7 +18,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.findings import Evidence, Finding, Measured
-from collect.verdict import Verdict, verdict
+from collect.verdict import Verdict, at_zero, verdict
 
 Tables = Mapping[str, pd.DataFrame]
 WORDS = 120  # an answer's words at most (the console's screen holds every answer of a study)
@@ -109,8 +109,10 @@ def values(m: Measured) -> tuple[float, ...]:
 
 def against(new: Measured, base: Measured) -> Verdict:
     """The verdict on `new` against `base` (collect.verdict over their per-repeat values: the ratio
-    new / base, its interval, and direction +1 when new is above base beyond the threshold)."""
-    return verdict(values(base), values(new))
+    new / base, its interval, and direction +1 when new is above base beyond the threshold); where a
+    value is 0 (a diverged run's accuracy: no ratio's interval), collect.verdict.at_zero."""
+    a, b = values(base), values(new)
+    return at_zero(a, b) if 0 in a + b else verdict(a, b)
 
 
 @dataclass(frozen=True)

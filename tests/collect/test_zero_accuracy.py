@@ -1,0 +1,44 @@
+"""An accuracy of 0 (a diverged run) is a value a real run writes: the answers compare it (collect.
+verdict.at_zero: no ratio's interval exists), never a ValueError out of the ratio rule."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from collect.report import collect
+from collect.verdict import BEYOND, EQUIVALENT, INCONCLUSIVE, at_zero
+from tests.collect.dirs import hw5_results
+from tests.factories import cell, train_result, write_results
+
+
+@pytest.mark.parametrize("a, b, outcome, direction, ratio", [
+    ((0.8, 0.81, 0.79), (0.0, 0.0, 0.0), BEYOND, -1, 0.0),  # every run collapsed: a total change
+    ((0.0, 0.0), (0.5, 0.6), BEYOND, 1, math.inf),
+    ((0.0, 0.0), (0.0, 0.0), EQUIVALENT, 0, 1.0),
+    ((0.8, 0.81, 0.79), (0.0, 0.8, 0.81), INCONCLUSIVE, 0, 0.8 / 0.8),  # one repeat diverged: no spread in logs
+    ((0.8,), (0.0,), INCONCLUSIVE, 0, 0.0),  # one run a side: inconclusive by the rule
+])
+def test_a_side_at_zero_has_a_verdict_without_an_interval(a, b, outcome, direction, ratio):
+    v = at_zero(a, b)
+    assert (v.outcome, v.direction, v.ratio) == (outcome, direction, ratio)
+    assert math.isnan(v.low) and math.isnan(v.high) and (v.n_a, v.n_b) == (len(a), len(b))
+
+
+def test_q7_with_a_diverged_gradients_only_run_answers(tmp_path):
+    results = [r for r in hw5_results() if not (r.cell["engine"] == "ddp" and r.cell["batch_per_gpu"] == 512
+                                                and r.cell["gpus_per_node"] == 4 and r.cell["epochs"] == 2)]
+    results += [train_result(cell("ddp", 512, 4), test_accuracies=[0.4, 0.8]),
+                train_result(cell("ddp", 512, 4, broadcast_buffers=False), test_accuracies=[0.0, 0.0])]
+    a = {x.id: x for x in collect(write_results(tmp_path, results, study="hw5")).answers}["A.Q7"]
+    assert "test accuracy 0.00% with gradients only against 80.00% with the buffers broadcast (lower)" in a.text
+
+
+def test_a_training_accuracy_of_zero_answers_q4(tmp_path):
+    results = hw5_results()
+    for r in results:
+        if r.cell["epochs"] == 5 and r.status == "ok":
+            for e in r.body.epochs:
+                e.accuracy = 0.0
+    answers = {x.id: x for x in collect(write_results(tmp_path, results, study="hw5")).answers}
+    assert "A.Q4.2" in answers
