@@ -1,5 +1,6 @@
-"""An accuracy of 0 (a diverged run) is a value a real run writes: the answers compare it (collect.
-verdict.at_zero: no ratio's interval exists), never a ValueError out of the ratio rule."""
+"""An accuracy of 0 and a NaN loss (a diverged run) are values a real run writes: the answers compare
+an accuracy of 0 (collect.verdict.at_zero: no ratio's interval exists), never a ValueError out of the
+ratio rule, and call a NaN loss diverged."""
 from __future__ import annotations
 
 import math
@@ -42,3 +43,12 @@ def test_a_training_accuracy_of_zero_answers_q4(tmp_path):
                 e.accuracy = 0.0
     answers = {x.id: x for x in collect(write_results(tmp_path, results, study="hw5")).answers}
     assert "A.Q4.2" in answers
+
+
+def test_a_nan_loss_is_a_diverged_run_in_q4(tmp_path):
+    results = hw5_results()
+    for r in results:
+        if r.cell["epochs"] == 5 and r.cell["lr_scaling"] == "linear" and not r.cell["warmup_epochs"] and r.status == "ok":
+            r.body.epochs[-1].loss = math.nan  # the usual divergence
+    a = {x.id: x for x in collect(write_results(tmp_path, results, study="hw5")).answers}["A.Q4.2"]
+    assert "Linear scaling diverged at the scaled rate 0.1 (5th-epoch loss NaN; 0.64 without)" in a.text
