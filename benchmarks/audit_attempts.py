@@ -300,7 +300,7 @@ def _nan_loss(tmp: Path) -> str:
             r.body.epochs[-1].loss = float("nan")
     d = write_results(tmp / "h", results, study="hw5")
     r = cli("collect", "--results", d)
-    return clean(r) or ("" if "Linear scaling diverged" in r.out else "Q4.2 does not say diverged")
+    return clean(r) or ("" if "Linear scaling diverged" in " ".join(r.out.split()) else "Q4.2 does not say diverged")
 
 
 # --- 6: dirs you cannot read (as the user nobody) ------------------------------------------------------------
