@@ -216,6 +216,13 @@ def _collect_escapes(tmp: Path) -> str:
     return clean(r) or ", ".join(raw)
 
 
+@attempt("2", "status: a failed cell's hostile error text")
+def _status_escapes(tmp: Path) -> str:
+    d = write_results(tmp / "s", [train_result(cell(**SINGLE), "failed", error=HOSTILE)])
+    r = cli("status", "--results", d)
+    return clean(r) or ("raw ESC or BEL on the console" if "\x1b" in r.out + r.err or "\x07" in r.out + r.err else "")
+
+
 # --- 3-5: results checked on read ---------------------------------------------------------------------
 
 @attempt("3", "a result's cell edited (batch 32 -> 128)")
@@ -227,6 +234,14 @@ def _cell_edited(tmp: Path) -> str:
     data["cell"]["batch_per_gpu"] = 128
     path.write_text(json.dumps(data))
     return one_error(cli("collect", "--results", d), path.name, "cell_id")
+
+
+@attempt("3", "status: a result's cell edited")
+def _status_edited(tmp: Path) -> str:
+    d = write_results(tmp / "s", repeats(SINGLE, 10.0, runs=1))
+    path = edit(d, "cell.batch_per_gpu", 32)
+    r = cli("status", "--results", d)
+    return exits(r, 2, path.name, "cell_id")
 
 
 @attempt("3", "one file copied under two other ids")
