@@ -6,6 +6,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from collect.details import verdict_text
+from collect.verdict import BEYOND, verdict
 from jobs.core.layout import result_files
 from jobs.core.result import Result, read_result
 from jobs.train.result import train_body
@@ -39,16 +41,18 @@ def spread(values: list[float]) -> str:
 
 def reference_table(results_dir: Path, results: list[Result]) -> list[str]:
     """The plain homework loop against the faithful cells, per configuration: medians over
-    repeats with their range, and faithful / reference of the medians (target <= 1.02). Both
-    sides' "epoch - wait" is the epoch less the time blocked on the loader (host clock), the
-    one figure the plain loop can give without timing its steps."""
+    repeats with their range, and faithful / reference of the medians with the one rule's verdict
+    (collect.verdict, threshold 2%: the target is "not slower beyond 2%"; MISS where it is, PASS
+    where it is not, UNSETTLED where the repeats cannot tell). Both sides' "epoch - wait" is the
+    epoch less the time blocked on the loader (host clock), the one figure the plain loop can give
+    without timing its steps."""
     runs: dict[tuple, list[dict]] = {}
     for path in sorted((results_dir / "reference").glob("*.json")):
         ref = json.loads(path.read_text())
         engine = "single" if ref["gpus"] == 1 else "ddp"
         runs.setdefault((engine, ref["gpus"], ref["batch_per_gpu"]), []).append(ref["epochs"][-1])
     lines = ["| engine | GPUs | batch/GPU | runs | reference epoch s | faithful epoch s | ratio | reference epoch - wait s "
-             "| faithful epoch - wait s | ratio | <= 1.02 |", "|" + "---|" * 11]
+             "| faithful epoch - wait s | ratio | verdict (2%) | target |", "|" + "---|" * 12]
     for (engine, gpus, batch), refs in sorted(runs.items()):
         mine = [{"epoch_s": e.epoch_s, "train_s": e.epoch_s - e.data_wait_s}
                 for r in results if train_body(r).timed and r.cell["pipeline"] == "faithful" and r.cell["engine"] == engine
@@ -56,12 +60,21 @@ def reference_table(results_dir: Path, results: list[Result]) -> list[str]:
                 for e in [train_body(r).epochs[train_body(r).timed.epoch - 1]]]
         if not mine:
             continue
-        ratios = [statistics.median([t[k] for t in mine]) / statistics.median([e[k] for e in refs])
-                  for k in ("epoch_s", "train_s")]
+        verdicts = [verdict([e[k] for e in refs], [t[k] for t in mine], threshold=0.02) for k in ("epoch_s", "train_s")]
         lines.append(f"| {engine} | {gpus} | {batch} | {len(refs)} + {len(mine)} | {spread([e['epoch_s'] for e in refs])} "
-                     f"| {spread([t['epoch_s'] for t in mine])} | {ratios[0]:.3f} | {spread([e['train_s'] for e in refs])} "
-                     f"| {spread([t['train_s'] for t in mine])} | {ratios[1]:.3f} | {'PASS' if max(ratios) <= 1.02 else 'MISS'} |")
+                     f"| {spread([t['epoch_s'] for t in mine])} | {verdicts[0].ratio:.3f} "
+                     f"| {spread([e['train_s'] for e in refs])} "
+                     f"| {spread([t['train_s'] for t in mine])} | {verdicts[1].ratio:.3f} "
+                     f"| {'; '.join(verdict_text(v) for v in verdicts)} | {target(verdicts)} |")
     return lines if len(lines) > 2 else []
+
+
+def target(verdicts) -> str:
+    """MISS where a verdict finds the faithful side slower beyond the threshold; UNSETTLED where one
+    cannot tell (one run a side, or an interval reaching past the threshold); PASS otherwise."""
+    if any(v.outcome == BEYOND and v.direction > 0 for v in verdicts):
+        return "MISS"
+    return "PASS" if all(v.outcome == BEYOND or v.outcome == "equivalent" for v in verdicts) else "UNSETTLED"
 
 
 def main(results_dir: Path) -> None:
@@ -100,11 +113,12 @@ def main(results_dir: Path) -> None:
     job = next((train_body(r).comm for r in results if train_body(r).comm and r.cell["pipeline"] == "fast"), None)
     if plain_file.is_file() and job:
         plain = next(p for p in json.loads(plain_file.read_text()) if p["bytes"] == job.grad_bytes)
-        gap = abs(job.busbw_gbps - plain["busbw_gbps"]) / plain["busbw_gbps"]
-        checks.append((f"in-job busbw (44.7 MB, {job.world_size} GPUs) within 15% of plain", f"{job.busbw_gbps:.1f} vs {plain['busbw_gbps']:.1f} GB/s ({gap:.1%})", gap <= 0.15))
+        v = verdict([plain["busbw_gbps"]], [job.busbw_gbps], threshold=0.15)  # one figure a side: never settled
+        checks.append((f"in-job busbw (44.7 MB, {job.world_size} GPUs) within 15% of plain",
+                       f"{job.busbw_gbps:.1f} vs {plain['busbw_gbps']:.1f} GB/s: {verdict_text(v)}", v.outcome == "equivalent"))
     for name, value, ok in checks:
-        verdict = "not run" if value in ([], None) else ("PASS" if ok else "MISS")
-        print(f"- {verdict} {name}: {value}")
+        outcome = "not run" if value in ([], None) else ("PASS" if ok else "MISS")
+        print(f"- {outcome} {name}: {value}")
 
 
 if __name__ == "__main__":

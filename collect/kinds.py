@@ -1,7 +1,7 @@
 """What collect does per kind of cell (the kinds of jobs.core.kinds): each kind turns its loaded cells
 into its tables, their grids, the tables written as CSV, the report's plots, what its results
-add to the report's environment, and its findings (collect.findings: each question answered from
-the tables).
+add to the report's environment, and its questions (collect.questions: each answered from the
+tables, with its details).
 
 collect.report builds the tables of the kinds present in the results dir and its plan, and
 counts the status of every cell, of any kind. Each kind's package (collect.<kind>) defines its
@@ -19,7 +19,6 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.comparable import Runs, no_runs
-from collect.findings import Finding, no_findings
 from collect.loaded import Loaded
 from collect.questions import Question
 from collect.render import Grid
@@ -45,7 +44,6 @@ class KindTables:
     # not the plot of the same key
     environment: Callable[[Result], Mapping[str, Any]] = lambda result: {}  # a result's entries for the report's
     # environment beside its env (collect.report.ENV_ROWS: "backend")
-    findings: Callable[[Tables], tuple[Finding, ...]] = no_findings  # the questions' answers, from the tables
     questions: tuple[Question, ...] = ()  # the questions its tables answer, in the hand-in's order (collect.questions)
     runs: Callable[[Loaded], Runs] = no_runs  # each cell as a Run for `collect --compare` (collect.comparable)
     label: Optional[Callable[[Mapping[str, Any], Collection[str]], str]] = None  # a configuration named by the

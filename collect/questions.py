@@ -1,10 +1,12 @@
 """The question, collect's unit: each kind declares its questions (collect.<kind>.questions), each an
 id, a title, the tables and plots it shows, a pure function from the tables to a typed answer record
 (numbers, verdicts, evidence rows) and a renderer that words the record as the assignment's
-expected answer. Order, presence and the `--json` schema come from those lists. Kind-agnostic.
+expected answer, and its details (collect.details: the lines beneath it, from the same record).
+Order, presence and the `--json` schema come from those lists. Kind-agnostic. Adding a question
+touches its kind's questions file (and one test): nothing here, nor in the report.
 
-Every comparative word of an answer is chosen by collect.verdict.verdict over each side's
-per-repeat values (`between`, `says`); a figure with repeats is shown with its range.
+Every comparative word of an answer and its details is chosen by collect.verdict over each side's
+per-repeat values (`against`, `says`); a figure with repeats is shown with its range.
 """
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import Evidence, Finding, Measured
-from collect.verdict import Verdict, at_zero, verdict
+from collect.details import record_details
+from collect.evidence import Evidence, Measured
+from collect.sides import Sides
+from collect.verdict import Difference, Verdict, at_zero, verdict
 
 Tables = Mapping[str, pd.DataFrame]
 WORDS = 120  # an answer's words at most (the console's screen holds every answer of a study)
@@ -43,7 +47,7 @@ def _flat(value: Any, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
-            if f.name not in ("evidence", "missing"):
+            if f.name not in ("evidence", "missing") and not f.metadata.get("cells"):
                 out.update(_flat(getattr(value, f.name), f"{prefix}{f.name}."))
         return out
     key = prefix.rstrip(".")
@@ -60,7 +64,8 @@ def _flat(value: Any, prefix: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Question:
     """One question of a kind: `answer` returns its record (None: the study's cells cannot speak to
-    it, so it is not asked), `render` words it; `findings`: the finding tags grouped under it."""
+    it, so it is not asked), `render` words it, `details` gives the lines beneath it from the same
+    record (by default every field of it: collect.details.record_details)."""
 
     id: StrEnum
     title: str
@@ -68,17 +73,17 @@ class Question:
     plots: tuple[str, ...]
     answer: Callable[[Tables], Optional[Record]]
     render: Callable[[Any], str]
-    findings: tuple[str, ...] = ()
+    details: Callable[[Any], tuple[str, ...]] = record_details
 
 
 @dataclass(frozen=True)
 class Answered:
-    """A question with its record, the paragraph, and the findings grouped under it."""
+    """A question with its record, the paragraph, and its details (both from the record)."""
 
     question: Question
     record: Record
     text: str
-    findings: tuple[Finding, ...] = ()
+    details: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -88,17 +93,16 @@ class Answered:
         return {"question": self.id, "title": self.question.title, "text": self.text,
                 "numbers": self.record.numbers(), "missing": list(self.record.missing),
                 "evidence": [e.to_dict() for e in self.record.evidence],
-                "tables": list(self.question.tables), "findings": [f.to_dict() for f in self.findings]}
+                "tables": list(self.question.tables), "details": list(self.details)}
 
 
-def answer_all(questions: Sequence[Question], tables: Tables, findings: Sequence[Finding]) -> tuple[Answered, ...]:
-    """Each question the tables speak to, in the declared order, with the findings tagged for it."""
+def answer_all(questions: Sequence[Question], tables: Tables) -> tuple[Answered, ...]:
+    """Each question the tables speak to, in the declared order: its record, paragraph and details."""
     out = []
     for q in questions:
         record = q.answer(tables)
         if record is not None:
-            tags = {str(t) for t in q.findings} | {str(q.id)}
-            out.append(Answered(q, record, q.render(record), tuple(f for f in findings if f.question in tags)))
+            out.append(Answered(q, record, q.render(record), q.details(record)))
     return tuple(out)
 
 
@@ -109,10 +113,12 @@ def values(m: Measured) -> tuple[float, ...]:
 
 def against(new: Measured, base: Measured) -> Verdict:
     """The verdict on `new` against `base` (collect.verdict over their per-repeat values: the ratio
-    new / base, its interval, and direction +1 when new is above base beyond the threshold); where a
-    value is 0 (a diverged run's accuracy: no ratio's interval), collect.verdict.at_zero."""
+    new / base, its interval, and direction +1 when new is above base beyond the threshold), with
+    the cells of each side (collect.settle); where a value is 0 (a diverged run's accuracy: no
+    ratio's interval), collect.verdict.at_zero."""
     a, b = values(base), values(new)
-    return at_zero(a, b) if 0 in a + b else verdict(a, b)
+    judged = at_zero(a, b) if 0 in a + b else verdict(a, b)
+    return dataclasses.replace(judged, sides=Sides(a, b, base.cells, new.cells))
 
 
 @dataclass(frozen=True)
@@ -126,7 +132,7 @@ class Words:
     unsure: str = "not clearly different from"
 
 
-def says(v: Verdict, words: Words) -> str:
+def says(v: Verdict | Difference, words: Words) -> str:
     """The word the verdict chose: beyond (below or above, by direction), equivalent, inconclusive.
     With one run on a side the verdict is inconclusive by rule: the word then says which way the one
     run went (or `same` within the threshold), and the answer says once that no spread was measured
@@ -136,13 +142,14 @@ def says(v: Verdict, words: Words) -> str:
     if v.outcome == "equivalent":
         return words.same
     if v.one_run:
-        if abs(v.ratio - 1) <= v.threshold:
+        change = v.ratio - 1 if isinstance(v, Verdict) else v.delta
+        if abs(change) <= v.threshold:
             return words.same
-        return words.below if v.ratio < 1 else words.above
+        return words.below if change < 0 else words.above
     return words.unsure
 
 
-def one_run_note(*verdicts: Optional[Verdict]) -> list[str]:
+def one_run_note(*verdicts: Optional[Verdict | Difference]) -> list[str]:
     """What the answer says once where a comparison rests on single runs: its words are the runs' as
     measured, not a verdict over a spread."""
     if any(v is not None and v.one_run for v in verdicts):

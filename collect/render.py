@@ -121,17 +121,19 @@ def print_grids(console: Console, grids) -> None:
     console.width = terminal
 
 
-def print_findings(console: Console, findings) -> None:
-    """The findings (collect.findings) after the tables: each "question  sentence", as text."""
-    if not findings:
+def print_details(console: Console, answers) -> None:
+    """Each answer's details (collect.details: from the record its paragraph is worded from), after
+    the answers: each "question  line", as text."""
+    if not any(a.details for a in answers):
         return
-    console.print(Text("Findings, computed from the tables above (`collect --json` lists each with its numbers "
-                       "and the table rows they come from):", style="bold"))
-    table = Table.grid(padding=(0, 2))  # the question, then its sentence wrapped beside it
+    console.print(Text("Details, from the records the answers are worded from (`collect --json` lists them with "
+                       "the numbers and the table rows they come from):", style="bold"))
+    table = Table.grid(padding=(0, 2))  # the question, then its line wrapped beside it
     table.add_column(no_wrap=True, style="bold")
     table.add_column()
-    for finding in findings:
-        table.add_row(console_text(finding.question), console_text(finding.text))
+    for a in answers:
+        for line in a.details:
+            table.add_row(console_text(a.id), console_text(line))
     console.print(table)
 
 

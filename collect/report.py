@@ -13,7 +13,6 @@ import jinja2
 import pandas as pd
 
 from collect import kinds, render
-from collect.findings import Finding
 from collect.questions import Answered, answer_all
 from collect.load import load
 from collect.loaded import ENVELOPE_COLUMNS, Loaded
@@ -47,7 +46,6 @@ class Collected:
     kind_names: tuple[str, ...]  # the kinds whose tables these are (collect.kinds)
     out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
     unwritten: str = ""  # why a file could not be written (the tables are still here)
-    findings: tuple[Finding, ...] = ()  # each kind's findings, from its tables (collect.findings)
     answers: tuple[Answered, ...] = ()  # each kind's questions answered, in their declared order (collect.questions)
 
     @property
@@ -68,8 +66,7 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     present = kinds.present(loaded)  # each kind present builds its own tables
     built = {key: table for kind in present for key, table in kind.tables(loaded, view).items()}
     grid_list = tuple(grid for kind in present for grid in kind.grids(built, view))
-    findings = tuple(finding for kind in present for finding in kind.findings(built))
-    answers = tuple(a for kind in present for a in answer_all(kind.questions, built, findings))
+    answers = tuple(a for kind in present for a in answer_all(kind.questions, built))
     csv = [key for kind in present for key in kind.files]
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
@@ -81,7 +78,7 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     }
     written, unwritten = write_files(out, files)
     return Collected(results_dir, loaded.study, envelopes(loaded), built, grid_list, written,
-                     tuple(kind.name for kind in present), out, unwritten, findings, answers)
+                     tuple(kind.name for kind in present), out, unwritten, answers)
 
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:
@@ -153,26 +150,20 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     return env
 
 
-def _finding(f: Finding) -> dict[str, str]:
-    return dict(question=f.question, text=f.text, evidence=f.evidence_text())
-
-
 def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[str, list]:
-    """The report's parts: each answer with its tables (and their plots) and its findings; the tables no
-    answer shows (`others`), and the findings no answer holds (`loose`)."""
+    """The report's parts: each answer with its tables (and their plots) and its details; the tables no
+    answer shows (`others`)."""
     grids = {g.key: g for g in collected.grids}
     answers: list[dict] = []
     shown: set[str] = set()
-    held: set[int] = set()
     for a in collected.answers:
         keys = [k for k in a.question.tables if k in grids and k not in shown]
         shown.update(keys)
-        held.update(id(f) for f in a.findings)
         answers.append(dict(id=a.id, anchor=a.id.lower().replace(".", "-"), title=a.question.title, text=a.text,
-                            evidence=render.evidence_text(a), findings=[_finding(f) for f in a.findings],
+                            evidence=render.evidence_text(a), details=list(a.details),
                             sections=[dict(grid=grids[k], plot_keys=plots[k]) for k in keys]))
     others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids if g.key not in shown]
-    return dict(answers=answers, others=others, loose=[_finding(f) for f in collected.findings if id(f) not in held])
+    return dict(answers=answers, others=others)
 
 
 def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:

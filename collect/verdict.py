@@ -1,30 +1,42 @@
-"""The one verdict rule: two groups of repeats (a and b) of one figure, their ratio with an
-interval, and one of three verdicts. Used by the findings, the answers and `collect --compare`.
+"""The one comparison rule: two groups of repeats (a and b) of one figure, how b differs from a
+with an interval, and one of three verdicts. Every comparative word goes through it: the answers
+and their details (collect.questions), `collect --compare` and the benchmarks' summaries.
 
-The method, for positive values (seconds, images/s, GB/s, accuracy):
+Two scales, one rule. `verdict` compares positive values (seconds, images/s, GB/s) by their ratio;
+`difference` compares values on their own scale (accuracy deltas in points, values at or below
+zero) by b - a. Both judge a centre c and an interval c -+ h against a band (-w, w) around "no
+difference" (0):
 
-    ratio   r = median(b) / median(a)
-    log values  x = ln a_i, y = ln b_i; their sample variances s_a^2, s_b^2 (n - 1 in the divisor)
+    ratio (verdict):       x = ln a_i, y = ln b_i, c = ln(median(b) / median(a)), w = ln(1 + t)
+    difference:            x = a_i,    y = b_i,    c = median(b) - median(a),      w = t
+    s_a^2, s_b^2  the sample variances of x and y (n - 1 in the divisor)
     se      = sqrt(pi/2) * sqrt(s_a^2 / n_a + s_b^2 / n_b)     (Welch; sqrt(pi/2): a median's
               standard error over a mean's, for normal values, so the interval holds for medians)
     df      = (s_a^2/n_a + s_b^2/n_b)^2 / ((s_a^2/n_a)^2/(n_a-1) + (s_b^2/n_b)^2/(n_b-1)), rounded down
-    interval (low, high) = r * exp(-+ q * se), q = the t quantile at (1 + confidence) / 2 with df
+    h       = q * se, q = the t quantile at (1 + confidence) / 2 with df
+    interval: ratio r * exp(-+ h) with r = exp(c); difference c -+ h
 
-A Welch t-interval on the log values, centred on the ratio of medians (robust to one slow repeat)
-and widened to a median's standard error.
-It is exact arithmetic, no random draws: the same inputs always give the same verdict.
+A Welch t-interval centred on the medians' ratio or difference (robust to one slow repeat) and
+widened to a median's standard error. It is exact arithmetic, no random draws: the same inputs
+always give the same verdict. The threshold t is a fraction for a ratio (0.05 = 5%) and in the
+values' own unit for a difference (0.01 = 1 point of an accuracy held as a fraction).
 
-The verdict, with the practical threshold t (0.05 = 5%) and its band (1/(1+t), 1+t):
-    beyond      the interval excludes 1 (a difference is measured) and r lies outside the band
-                (it is larger than the threshold); direction +1 when b is above a, -1 below;
-    equivalent  the interval lies inside the band: any difference is smaller than t;
+The verdict:
+    beyond      the interval excludes "no difference" (c - h > 0 or c + h < 0) and |c| > w: a
+                difference is measured and it is larger than the threshold; direction +1 when b is
+                above a, -1 below;
+    equivalent  the interval lies within the band (-w <= c - h and c + h <= w): any difference is
+                at most t;
     inconclusive otherwise, with roughly how many repeats per side would settle it.
 
-Why "r outside the band" and not "the whole interval outside it": at n = 5 per side with 3% noise
+Why "|c| > w" and not "the whole interval outside the band": at n = 5 per side with 3% noise
 a 10% change would be found only about a third of the time by the stricter rule; this one finds
-it about 9 times in 10 while a same-distribution pair is called "beyond" under 5% of the time (tests/collect
-/test_verdict.py simulates both). The interval is always shown beside the verdict, so a "beyond"
-whose interval reaches into the band says so.
+it about 9 times in 10 while a same-distribution pair is called "beyond" under 5% of the time
+(tests/collect/test_verdict.py simulates both). The interval is always shown beside the verdict,
+so a "beyond" whose interval reaches into the band says so.
+
+Both comparisons with w allow for rounding (ROUNDING, relative): 0.51 - 0.52 is -0.0100000000000000009
+in floats, a drop of exactly 1 point, within a 1-point threshold, not beyond it.
 
 One run on either side: no spread is measured, always inconclusive (`one_run`).
 """
@@ -33,12 +45,15 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
 
+from collect.sides import Sides
+
 BEYOND, EQUIVALENT, INCONCLUSIVE = "beyond", "equivalent", "inconclusive"
 MEDIAN_SE = math.sqrt(math.pi / 2)  # a median's standard error over a mean's, for normal values
+ROUNDING = 1e-9  # relative: a centre or an end equal to the band up to floats' rounding counts as on it
 MOST_REPEATS = 1000  # repeats_needed is capped here: a difference this close to the threshold is never settled
 
 
@@ -56,6 +71,9 @@ class Verdict:
     n_a: int
     n_b: int
     repeats_needed: Optional[int]  # inconclusive only: roughly how many repeats per side would settle it
+    # What was compared, with the cells each side's values come from, where an answer says (`submit --settle`
+    # adds repeats to them): not numbers, so not in `collect --json`'s numbers, and no part of the verdict's equality.
+    sides: Optional[Sides] = field(default=None, compare=False, metadata={"cells": True})
 
     @property
     def one_run(self) -> bool:
@@ -69,35 +87,86 @@ class Verdict:
 
 
 def verdict(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, confidence: float = 0.95) -> Verdict:
-    """The verdict on b against a (module docstring: the formula and the rule). ValueError when a
-    side is empty, holds a NaN, infinite or non-positive value, or the threshold or confidence is
-    out of range."""
-    values_a, values_b = _positive("a", a), _positive("b", b)
-    xs, ys = [math.log(v) for v in values_a], [math.log(v) for v in values_b]
+    """The verdict on b against a by their ratio (module docstring: the formula and the rule).
+    ValueError when a side is empty, holds a NaN, infinite or non-positive value, or the threshold
+    or confidence is out of range."""
+    values_a, values_b = _numbers("a", a, positive=True), _numbers("b", b, positive=True)
+    _check(threshold, confidence, "a positive fraction (0.05 = 5%)")
+    ratio = statistics.median(values_b) / statistics.median(values_a)
+    low, high, outcome, direction, needed = _judge([math.log(v) for v in values_a], [math.log(v) for v in values_b],
+                                                   math.log(ratio), math.log1p(threshold), confidence)
+    return Verdict(ratio, math.exp(low), math.exp(high), outcome, direction, threshold, len(values_a),
+                   len(values_b), needed)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The comparison of b against a on the values' own scale: delta = median(b) - median(a), its
+    interval (low, high) and the verdict (the module's docstring: the rule, with w = threshold)."""
+
+    delta: float  # median(b) - median(a), in the values' unit
+    low: float  # the delta's interval, lower end (95% by default)
+    high: float  # upper end
+    outcome: str  # "beyond" | "equivalent" | "inconclusive"
+    direction: int  # +1: b above a beyond the threshold, -1: below, 0 otherwise
+    threshold: float  # the practical threshold in the values' unit, e.g. 0.01 (1 point of a fraction)
+    n_a: int
+    n_b: int
+    repeats_needed: Optional[int]  # inconclusive only: roughly how many repeats per side would settle it
+
+    @property
+    def one_run(self) -> bool:
+        """A side with a single run: no spread measured, so always inconclusive."""
+        return min(self.n_a, self.n_b) < 2
+
+
+def difference(a: Sequence[float], b: Sequence[float], threshold: float, confidence: float = 0.95) -> Difference:
+    """The verdict on b against a by their difference b - a, for values of any sign (accuracy
+    deltas, changes at or below zero); the threshold is in the values' unit. Example: a = 0.50,
+    0.52, 0.54 and b = 0.40, 0.42, 0.44, threshold 0.01: delta -0.10, s^2 = 0.0004 a side, se =
+    1.2533 sqrt(2 x 0.0004 / 3) = 0.020466, df 4, q 2.7764, interval -0.1568 .. -0.0432: beyond,
+    direction -1. ValueError as `verdict`, but a value may be zero or negative."""
+    values_a, values_b = _numbers("a", a, positive=False), _numbers("b", b, positive=False)
+    _check(threshold, confidence, "positive, in the values' unit (0.01 = 1 point of a fraction)")
+    delta = statistics.median(values_b) - statistics.median(values_a)
+    low, high, outcome, direction, needed = _judge(values_a, values_b, delta, threshold, confidence)
+    return Difference(delta, low, high, outcome, direction, threshold, len(values_a), len(values_b), needed)
+
+
+def paired(deltas: Sequence[float], threshold: float, confidence: float = 0.95) -> Difference:
+    """The verdict on paired deltas (b_i - a_i of the same seed) against no change: `difference`
+    of the deltas against as many zeros, so only the deltas' spread counts (df = n - 1, a one-sample
+    interval)."""
+    return difference([0.0] * len(deltas), deltas, threshold, confidence)
+
+
+def _check(threshold: float, confidence: float, unit: str) -> None:
     if not threshold > 0 or math.isinf(threshold):
-        raise ValueError(f"threshold must be a positive fraction (0.05 = 5%), not {threshold}")
+        raise ValueError(f"threshold must be {unit}, not {threshold}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1 (0.95 = 95%), not {confidence}")
-    ratio = statistics.median(values_b) / statistics.median(values_a)
-    band = math.log1p(threshold)
+
+
+def _judge(xs: list[float], ys: list[float], centre: float, band: float,
+           confidence: float) -> tuple[float, float, str, int, Optional[int]]:
+    """The rule on one scale (the module's docstring): the interval centre -+ h, the outcome, the
+    direction and, inconclusive with repeats, the repeats a side that would settle it."""
     if min(len(xs), len(ys)) < 2:
-        return Verdict(ratio, math.nan, math.nan, INCONCLUSIVE, 0, threshold, len(xs), len(ys), None)
+        return math.nan, math.nan, INCONCLUSIVE, 0, None
     var_a, var_b = variance(xs), variance(ys)
     se = MEDIAN_SE * math.sqrt(var_a / len(xs) + var_b / len(ys))
     half = t_quantile((1 + confidence) / 2, welch_df(var_a, len(xs), var_b, len(ys))) * se
-    centre = math.log(ratio)
     low, high = centre - half, centre + half
-    if (low > 0 or high < 0) and abs(centre) > band:
-        outcome, direction, needed = BEYOND, (1 if centre > 0 else -1), None
-    elif -band < low and high < band:
-        outcome, direction, needed = EQUIVALENT, 0, None
-    else:
-        needed = repeats_needed(centre, var_a, var_b, band, confidence, min(len(xs), len(ys)) + 1)
-        outcome, direction = INCONCLUSIVE, 0
-    return Verdict(ratio, math.exp(low), math.exp(high), outcome, direction, threshold, len(xs), len(ys), needed)
+    edge = band * (1 + ROUNDING)
+    if (low > 0 or high < 0) and abs(centre) > edge:
+        return low, high, BEYOND, (1 if centre > 0 else -1), None
+    if -edge <= low and high <= edge:
+        return low, high, EQUIVALENT, 0, None
+    needed = repeats_needed(centre, var_a, var_b, band, confidence, min(len(xs), len(ys)) + 1)
+    return low, high, INCONCLUSIVE, 0, needed
 
 
-def _positive(side: str, values: Sequence[float]) -> list[float]:
+def _numbers(side: str, values: Sequence[float], positive: bool) -> list[float]:
     """A side's values as floats; ValueError naming the side when one cannot be used."""
     if len(values) == 0:
         raise ValueError(f"side {side} has no values: a verdict needs at least one run on each side")
@@ -107,8 +176,9 @@ def _positive(side: str, values: Sequence[float]) -> list[float]:
             number = float(value)
         except (TypeError, ValueError):
             number = math.nan
-        if not (math.isfinite(number) and number > 0):
-            raise ValueError(f"side {side} holds {value!r}: every value must be a finite number above 0")
+        if not math.isfinite(number) or (positive and number <= 0):
+            raise ValueError(f"side {side} holds {value!r}: every value must be a finite number"
+                             + (" above 0" if positive else ""))
         numbers.append(number)
     return numbers
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -91,8 +92,11 @@ def settle(monitor: Monitor) -> Report:
 
 def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, time_min: Optional[int] = None,
            test_only: bool = False, client: Optional[SlurmClient] = None, budget_gpu_hours: Optional[float] = None,
-           within_budget: bool = False) -> SubmitReport:
-    """`budget_gpu_hours`: the cap for this submit (None: the plan's [cluster] budget_gpu_hours, 0 none)."""
+           within_budget: bool = False, only: Optional[Collection[str]] = None,
+           before_queue: Optional[Callable[[], None]] = None) -> SubmitReport:
+    """`budget_gpu_hours`: the cap for this submit (None: the plan's [cluster] budget_gpu_hours, 0 none).
+    `only`: queue none but these cells (`submit --settle`'s new repeats); `before_queue`: called once the
+    budget allows them, before they are queued (`--settle` writes the plan that holds them)."""
     executor = pick_executor(executor)
     if test_only and executor != "slurm":
         raise UserError("--test-only asks sbatch to check the request: it needs SLURM (sbatch on PATH)")
@@ -107,7 +111,7 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         if report.registry_errors:  # what is queued cannot be known: queue nothing
             raise RegistryError(report.registry_errors[0])
         usable = [r for r in report.rows if r.cell_id not in report.unreadable]  # never overwrite those
-        todo = [r.cell_id for r in usable if is_due(r.state, retry_failed)]
+        todo = [r.cell_id for r in usable if is_due(r.state, retry_failed) and (only is None or r.cell_id in only)]
         retryable = 0 if retry_failed else sum(r.state.is_retryable for r in usable)
         if test_only:
             checks = test_arrays(plan, todo, client, time_min)
@@ -118,6 +122,8 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         book = budget.ledger(plan, monitor, report.rows, budget_gpu_hours)
         due = len(todo)
         todo = budget.within(book, todo, within_budget, retry_failed)
+        if todo and before_queue is not None:
+            before_queue()
         if todo and executor == "slurm":
             calls = queue_on_slurm(plan, todo, client, time_min)
         elif todo:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Optional
 
-from collect.allreduce import compare, findings, grids, rows, tables
+from collect.allreduce import compare, grids, rows, tables
+from collect.allreduce.questions import QUESTIONS
 from collect.kinds import KindTables, Tables
 from jobs.allreduce.result import AllreduceFindings
 from jobs.core.result import Result
@@ -25,6 +26,6 @@ KIND = KindTables(
     lambda loaded, view: tables.build(rows.allreduce_rows(loaded.of_kind("allreduce"))),
     grids.build,
     ("allreduce_sizes", "allreduce_marked", "allreduce_cells"), _plots,
-    {"allreduce_marked": "allreduce_busbw_vs_size"}, environment=_environment, findings=findings.build,
-    runs=compare.runs,
+    {"allreduce_marked": "allreduce_busbw_vs_size"}, environment=_environment,
+    questions=QUESTIONS, runs=compare.runs,
 )

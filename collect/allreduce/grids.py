@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from collect.allreduce.rows import UNREADABLE
-from collect.allreduce.tables import BANDWIDTH_SHARE, LATENCY_FACTOR, MARKED
+from collect.allreduce.tables import BANDWIDTH_SHARE, BETWEEN, LATENCY_SHARE, MARKED
 from collect.render import Grid, status_text
 from collect.repeats import ranged
 from collect.view import DEFAULT_VIEW, View, shown
@@ -22,8 +22,8 @@ FORMULAS = ["algbw = bytes / time (GB/s = 1e9 bytes/s); busbw = algbw x 2(N-1)/N
             "divided by iters; the mean over ranks"]
 SPREAD = ("median over repeats (the setup's ok cells), min-max beside it; * marks a spread (max - min) / median "
           "above 5%")
-REGIMES = (f"latency-bound: time <= {LATENCY_FACTOR:g} x the setup's least time (its smallest sizes'); bandwidth-bound: "
-           f"busbw >= {BANDWIDTH_SHARE:.0%} of the setup's peak busbw (medians)")
+REGIMES = (f"latency-bound: busbw below {LATENCY_SHARE:.0%} of the setup's peak busbw (most of the time is the fixed "
+           f"cost); bandwidth-bound: at least {BANDWIDTH_SHARE:.0%} of it (medians)")
 NAMES = dict((nbytes, what) for nbytes, what in MARKED)
 
 
@@ -48,8 +48,7 @@ def share(value: float) -> str:
 
 
 def regime(row) -> str:
-    marks = [name for name, on in (("latency", row.latency_bound), ("bandwidth", row.bandwidth_bound)) if on]
-    return " + ".join(marks) + "-bound" if marks else ""
+    return "" if row.regime == BETWEEN else str(row.regime)
 
 
 def size_name(nbytes: int) -> str:

@@ -1,9 +1,11 @@
 """The all-reduce study's tables as pure functions over its rows (collect.allreduce.rows).
 
 A setup's repeats are its cells that differ only in `repeat`; a figure over repeats is the median
-over the ok cells, with min and max beside it. Regimes are read off the medians of one setup:
-latency-bound sizes take at most LATENCY_FACTOR x its least time (its smallest sizes'); bandwidth-bound sizes
-reach at least BANDWIDTH_SHARE of its peak busbw.
+over the ok cells, with min and max beside it. Regimes are read off the medians of one setup, by
+how close a size's busbw is to the setup's peak (share_of_peak): latency-bound below LATENCY_SHARE,
+bandwidth-bound from BANDWIDTH_SHARE, "between" in between. Under the usual model of one call,
+time = a + n / B (a fixed cost a, then n bytes at the link's rate B), busbw / peak is about the
+share of the time spent moving bytes: below half, most of the time is the fixed cost.
 """
 from __future__ import annotations
 
@@ -13,24 +15,28 @@ from collect.allreduce.rows import AllreduceRows
 from collect.repeats import setup_runs
 from jobs.core.bandwidth import DDP_BUCKET_BYTES, RESNET18_GRADIENT_BYTES
 
-LATENCY_FACTOR = 2.0
+LATENCY_SHARE = 0.5
 BANDWIDTH_SHARE = 0.8
 RANGED = ("seconds", "algbw_gbps", "busbw_gbps")
 MARKED = ((RESNET18_GRADIENT_BYTES, "ResNet-18 gradient"), (DDP_BUCKET_BYTES, "DDP bucket"))
-SIZE_COLUMNS = (["setup", "bytes", *RANGED, *(f"{v}_{s}" for v in RANGED for s in ("min", "max")), "repeats"]
-                + ["floor_seconds", "peak_busbw_gbps", "share_of_peak", "latency_bound", "bandwidth_bound"])
+SIZE_COLUMNS = (["setup", "bytes", *RANGED, *(f"{v}_{s}" for v in RANGED for s in ("min", "max")), "repeats",
+                 "busbw_gbps_values"]
+                + ["peak_busbw_gbps", "share_of_peak", "latency_bound", "bandwidth_bound", "regime"])
+LATENCY, BETWEEN, BANDWIDTH = "latency-bound", "between", "bandwidth-bound"
 MARKED_COLUMNS = ["setup", "what", *SIZE_COLUMNS[1:]]
 
 
 def by_size(sizes: pd.DataFrame) -> pd.DataFrame:
     """Per setup and size, over its ok repeats: seconds, algbw_gbps, busbw_gbps = the median,
-    with <v>_min and <v>_max; repeats = how many. Example: busbw 10, 12, 11 -> 11 (10-12), 3.
+    with <v>_min and <v>_max, and busbw_gbps_values (each repeat's, for collect.verdict; not in the
+    CSV: collect.report.KEPT_OUT); repeats = how many. Example: busbw 10, 12, 11 -> 11 (10-12), 3.
     Setups keep the order they first appear in; sizes ascend within each."""
     if sizes.empty:
-        return pd.DataFrame(columns=SIZE_COLUMNS[:SIZE_COLUMNS.index("repeats") + 1])
+        return pd.DataFrame(columns=SIZE_COLUMNS[:SIZE_COLUMNS.index("busbw_gbps_values") + 1])
     groups = sizes.groupby(["setup", "bytes"], sort=False)
     table = pd.concat([groups[list(RANGED)].median(), groups[list(RANGED)].min().add_suffix("_min"),
-                       groups[list(RANGED)].max().add_suffix("_max"), groups.size().rename("repeats")],
+                       groups[list(RANGED)].max().add_suffix("_max"), groups.size().rename("repeats"),
+                       groups.busbw_gbps.agg(tuple).rename("busbw_gbps_values")],
                       axis=1).reset_index()
     order = {setup: i for i, setup in enumerate(dict.fromkeys(sizes.setup))}
     table = table.assign(_order=table.setup.map(order)).sort_values(["_order", "bytes"], kind="stable")
@@ -39,23 +45,22 @@ def by_size(sizes: pd.DataFrame) -> pd.DataFrame:
 
 def regimes(table: pd.DataFrame) -> pd.DataFrame:
     """Per setup s and size b (medians over repeats):
-        floor_seconds(s) = min over b of seconds: the smallest size's time, were the sweep
-            noiseless (time grows with size); the first size's own can carry start-up noise (2 H200s:
-            8 B 24-60 us, every size from 16 B to 64 KiB 21-23 us), which would mark 16 MiB latency-bound;
         peak_busbw_gbps(s) = max over b of busbw;
         share_of_peak = busbw / peak_busbw_gbps(s);
-        latency_bound = seconds <= 2 x floor_seconds(s): the time is still the fixed cost;
-        bandwidth_bound = busbw >= 0.8 x peak_busbw_gbps(s): the link is nearly saturated.
-    Example: times 10, 12, 30 us and busbw 0.1, 5, 9 GB/s -> latency-bound 10 and 12 us (<= 20);
-    peak 9, bandwidth-bound the 9 (>= 7.2); share 0.011, 0.56, 1."""
+        latency_bound = share_of_peak < 0.5: most of the time is the fixed cost;
+        bandwidth_bound = share_of_peak >= 0.8: the link is nearly saturated;
+        regime = "latency-bound", "bandwidth-bound" or "between" (0.5 <= share < 0.8).
+    Example: busbw 0.1, 5, 9 GB/s -> peak 9, share 0.011, 0.56, 1: latency-bound the 0.1, between
+    the 5 (56% of the peak is not latency-bound), bandwidth-bound the 9 (>= 7.2)."""
     if table.empty:
         return table.reindex(columns=SIZE_COLUMNS)
     groups = table.groupby("setup", sort=False)
-    floor = groups.seconds.transform("min")
     peak = groups.busbw_gbps.transform("max")
-    return table.assign(floor_seconds=floor, peak_busbw_gbps=peak, share_of_peak=table.busbw_gbps / peak,
-                        latency_bound=table.seconds <= LATENCY_FACTOR * floor,
-                        bandwidth_bound=table.busbw_gbps >= BANDWIDTH_SHARE * peak)
+    share = table.busbw_gbps / peak
+    latency, bandwidth = share < LATENCY_SHARE, share >= BANDWIDTH_SHARE
+    regime = latency.map({True: LATENCY, False: BETWEEN}).where(~bandwidth, BANDWIDTH)
+    return table.assign(peak_busbw_gbps=peak, share_of_peak=share, latency_bound=latency, bandwidth_bound=bandwidth,
+                        regime=regime)
 
 
 def marked(table: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from typing import Optional
 
 from collect.kinds import KindTables, Tables
-from collect.ptq import compare, findings, grids, rows, tables
+from collect.ptq import compare, grids, rows, tables
 from collect.ptq.questions import QUESTIONS
 
 
@@ -23,5 +23,5 @@ KIND = KindTables(
     _plots,
     {"ptq_weights": "ptq_weight_histograms", "ptq_activations": "ptq_activation_histograms",
      "ptq_sweep_activations": "ptq_accuracy_vs_bits"},
-    findings=findings.build, questions=QUESTIONS, runs=compare.runs, keep=rows.keep,
+    questions=QUESTIONS, runs=compare.runs, keep=rows.keep,
 )

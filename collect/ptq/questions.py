@@ -3,13 +3,15 @@ weights' and activations' ranges against their 3-sigma ranges and which to quant
 quantized network's accuracy against its float network over the training seeds (collect.verdict)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Optional
 
 import pandas as pd
 
-from collect.findings import Evidence, Measured, listing, shown
+from collect.evidence import Evidence, Measured, listing, shown
+from collect.ptq.checks import IntegerRun, SweepChoice, integer_runs, sweep_choices
 from collect.questions import Question, Record, Tables, Words, against, one_run_note, says
 from collect.render import percent
 from collect.verdict import Verdict
@@ -112,6 +114,8 @@ def _change(a: Accuracy) -> str:
 class Quantized(Record):
     main: Optional[Accuracy]
     notes: str
+    sweep: tuple[SweepChoice, ...] = ()  # the sweep's choices of this part (weights: Q2, activations: Q4)
+    integer: tuple[IntegerRun, ...] = ()  # Q4: the integer-only runs against the float simulation
 
 
 def _quantized(tables: Tables, variant: str, base: str) -> Optional[Quantized]:
@@ -120,6 +124,15 @@ def _quantized(tables: Tables, variant: str, base: str) -> Optional[Quantized]:
         return None
     return Quantized(a.evidence if a else (), () if a else (f"no {variant} result",), a,
                      _notes(tables, a.verdict if a else None))
+
+
+def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool) -> Optional[Quantized]:
+    """The answer with what it rests on beyond the notebook (collect.ptq.checks), for its details."""
+    if q is None:
+        return None
+    sweep, swept = sweep_choices(tables["ptq_sweep"], part)
+    runs, ran = integer_runs(tables["ptq_integer"]) if integer else ((), ())
+    return dataclasses.replace(q, evidence=q.evidence + swept + ran, sweep=sweep, integer=runs)
 
 
 def q2_text(q: Quantized) -> str:
@@ -171,14 +184,14 @@ def bias_text(a: Bias) -> str:
 
 QUESTIONS = (
     Question(PartB.Q1, "Visualize weights", ("ptq_weights",), ("ptq_weights",),
-             lambda t: _ranges(t, "ptq_weights", "weights"), ranges_text, ("B.Q1",)),
-    Question(PartB.Q2, "Quantize weights", ("ptq_notebook",), (), lambda t: _quantized(t, "Net W8", "Net float"),
-             q2_text, ("B.Q2", "B")),
+             lambda t: _ranges(t, "ptq_weights", "weights"), ranges_text),
+    Question(PartB.Q2, "Quantize weights", ("ptq_notebook", "ptq_sweep_weights"), (),
+             lambda t: with_checks(_quantized(t, "Net W8", "Net float"), t, "weights", False), q2_text),
     Question(PartB.Q3, "Visualize activations", ("ptq_activations",), ("ptq_activations",),
-             lambda t: _ranges(t, "ptq_activations", "activations"), ranges_text, ("B.Q3",)),
-    Question(PartB.Q4, "Quantize activations", ("ptq_notebook", "ptq_integer"), (),
-             lambda t: _quantized(t, "Net W8A8", "Net float"), q4_text, ("B.Q4", "B.integer")),
-    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text, ("B.Q5", "B.sweep")),
+             lambda t: _ranges(t, "ptq_activations", "activations"), ranges_text),
+    Question(PartB.Q4, "Quantize activations", ("ptq_notebook", "ptq_integer", "ptq_sweep_activations"), (),
+             lambda t: with_checks(_quantized(t, "Net W8A8", "Net float"), t, "activations", True), q4_text),
+    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text),
 )
 
 

@@ -23,13 +23,13 @@ METHOD_TEXT = {"max": "max", "3sigma": "3 sigma", "mse": "MSE-optimal"}
 
 def over_seeds(variants: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per group of `keys`: accuracy, delta = the median over its ok seeds, with <v>_min, <v>_max
-    (and accuracy_values: each seed's, for collect.verdict; not in the CSV);
+    (and accuracy_values, delta_values: each seed's, for collect.verdict; not in the CSV);
     loss = median; repeats = seeds; order = the first position among the cell's variants.
     Example: accuracies 0.50, 0.54, 0.52 -> 0.52 (0.50-0.54), repeats 3."""
     groups = variants.groupby(keys, sort=False, dropna=False)
     stats = [groups[list(RANGED) + ["loss"]].median(), groups[list(RANGED)].min().add_suffix("_min"),
              groups[list(RANGED)].max().add_suffix("_max"),
-             groups[["accuracy"]].agg(lambda column: tuple(column.dropna())).add_suffix("_values"),
+             groups[["accuracy", "delta"]].agg(lambda column: tuple(column.dropna())).add_suffix("_values"),
              groups.training_seed.nunique().rename("repeats"),
              groups.order.min()]
     return pd.concat(stats, axis=1).reset_index()

@@ -10,7 +10,7 @@ from collect.kinds import KindTables
 from collect.loaded import Loaded
 from collect.render import Grid
 from collect.view import DEFAULT_VIEW, View, shown
-from collect.train import compare, findings, grids, overhead, spent, sweep, tables
+from collect.train import compare, grids, overhead, spent, sweep, tables
 from collect.train.frame import backend, frames, keep
 from collect.train.labels import config_label
 from collect.train.questions import QUESTIONS
@@ -81,5 +81,5 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
     build_tables, build_grids, TABLE_FILES + sweep.FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS, environment=backend,
-    findings=findings.build, questions=QUESTIONS, runs=compare.runs, label=config_label, keep=keep,
+    questions=QUESTIONS, runs=compare.runs, label=config_label, keep=keep,
 )

@@ -4,38 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import Evidence, Measured, listing, shown
+from collect.evidence import Evidence, Measured, listing, shown
 from collect.render import percent, seconds
 from collect.train.labels import Namer, device, on_cpu, present
-
-
-class PartA(StrEnum):
-    """Part A's questions (the assignment's numbering)."""
-
-    Q1 = "A.Q1"
-    Q2 = "A.Q2"
-    Q3_1 = "A.Q3.1"
-    Q3_2 = "A.Q3.2"
-    Q4_1 = "A.Q4.1"
-    Q4_2 = "A.Q4.2"
-    Q5 = "A.Q5"
-    Q6 = "A.Q6"
-    Q7 = "A.Q7"
-
-
-class Lab(StrEnum):
-    """The multi-GPU lab's questions."""
-
-    UTILIZATION = "lab.utilization"
-    FULL_RUN = "lab.full_run"
-    SCALING = "lab.scaling"
-    WORKERS = "lab.workers"
-    BEST = "lab.best"
 
 
 CPU_CAVEAT = "these ran on a CPU, not a GPU: the times describe that CPU"

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 
 import collect.train.formulas as f
-from collect.findings import Measured
+from collect.evidence import Measured
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.train.answers_common import SYNTHETIC, caveats, cited, figure, pct, rows_of, secs, where
 from collect.train.grids import lr_rule, setup_name
@@ -271,7 +271,7 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
     best = rows[0]
     second = rows[1] if len(rows) > 1 else None
     a, b = Measured.of(best, "test_accuracy"), Measured.of(second, "test_accuracy") if second is not None else None
-    from collect.findings import Evidence
+    from collect.evidence import Evidence
     evidence = tuple(Evidence("sweep", int(r.Index), lr_rule(r)) for r in rows[:2])
     return BestAnswer(evidence, (), bool((two.dataset == "synthetic").any()), setup_name(best), lr_rule(best), a,
                       lr_rule(second) if second is not None else "", b, against(b, a) if b else None)

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import Measured
+from collect.evidence import Measured
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number
 from collect.train.answers_common import SYNTHETIC, caveats, part_a, cited, pct, rows_of, where
@@ -291,7 +291,7 @@ class DDPAnswer(Record):
 
 
 def _cells_evidence(cells: Optional[pd.DataFrame], rows: list[tuple[int, Any]]) -> tuple:
-    from collect.findings import Evidence
+    from collect.evidence import Evidence
     return tuple(Evidence("train_cells", i, f"{r.gpus} GPUs, {r.engine}, batch {r.batch_per_gpu} (cell {r.cell_id})")
                  for i, r in rows)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from collect.findings import Measured
+from collect.evidence import Measured
 from collect.questions import Tables, Words, against, one_run_note, says
 from collect.train.answers_common import SYNTHETIC, caveats, figure, part_a, pct, rows_of
 from collect.train.answers_large import DDPAnswer, _ddp_runs, ddp_answer

@@ -10,7 +10,7 @@ from typing import Any, Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.findings import Measured, listing
+from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.train.answers_common import at_batches, caveats, cited, part_a, figure, rows_of, secs, where
 from collect.train.grids import setup_name

@@ -1,8 +1,7 @@
-"""How the training findings name what they speak of: a row of a table (its setup and batch),
+"""How the training answers name what they speak of: a row of a table (its setup and batch),
 the device it ran on, and the 1-GPU run a speedup is measured against."""
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Collection, Iterable, Mapping
 from types import SimpleNamespace
@@ -10,7 +9,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.findings import Evidence, Measured
+from collect.evidence import Evidence
 from collect.render import status_text
 from collect.train.grids import SHOWN, row_name, setup_name, varying
 from collect.train.tables import BASE_KEYS
@@ -28,30 +27,14 @@ def device(models: Iterable[Any]) -> str:
     return " and ".join(names) or "an unrecorded device"
 
 
-def ok_rows(table: pd.DataFrame) -> list[tuple[int, Any]]:
-    """(position, row) of the rows whose configuration has an ok result."""
-    return [(i, r) for i, r in enumerate(table.itertuples(index=False)) if r.status == "ok"]
-
-
 class Namer:
     """Names a table's rows as its grid does: the setup, the fields that vary among the rows
-    beyond those named, and the batch per GPU. Reads the rows once (`rows`, `ok`): a table may
-    hold 100,000."""
+    beyond those named, and the batch per GPU."""
 
     def __init__(self, table: pd.DataFrame, key: str, shown: Optional[set[str]] = None) -> None:
         self.key = key
         self.table = table
         self.fields = varying(table, (shown or set()) | SHOWN)
-
-    @functools.cached_property
-    def rows(self) -> list[tuple[int, Any]]:
-        """(position, row) of every row."""
-        return list(enumerate(self.table.itertuples(index=False)))
-
-    @functools.cached_property
-    def ok(self) -> list[tuple[int, Any]]:
-        """(position, row) of the rows whose configuration has an ok result."""
-        return [(i, r) for i, r in self.rows if r.status == "ok"]
 
     def name(self, row: Any, batch: bool = True) -> str:
         text = row_name(row, self.fields)
@@ -76,11 +59,6 @@ def missing_reason(row: Any) -> str:
 def present(value: Any) -> bool:
     """A number that is there (not None, not NaN)."""
     return value is not None and not (isinstance(value, float) and math.isnan(value))
-
-
-def one_gpu_times(q1: pd.DataFrame, column: str = "epoch_s") -> dict[tuple, tuple[int, Any, Measured]]:
-    """Each ok 1-GPU timing run of Q1 by its BASE_KEYS: (position in q1, row, its `column` over repeats)."""
-    return {base_key(r): (i, r, Measured.of(r, column)) for i, r in ok_rows(q1) if present(getattr(r, column))}
 
 
 SETUP_FIELDS = ("engine", "nodes", "gpus_per_node")

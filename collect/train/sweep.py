@@ -46,7 +46,8 @@ METRICS = {m.column: m for m in (Metric("test_accuracy", False, "final test accu
 DEFAULT_METRIC = "test_accuracy"
 VALUES = ["test_accuracy", "time_to_train_s", "images_per_s"]
 COLUMNS = (CONFIG + ["gpus", "global_batch", "status", "repeats", "runs", "seeding", "gpu_model", "error"]
-           + [f"{v}{end}" for v in VALUES for end in ("", "_min", "_max")] + ["test_loss", "lr_after_warmup"])
+           + [f"{v}{end}" for v in VALUES for end in ("", "_min", "_max")] + ["test_loss", "lr_after_warmup"]
+           + ["test_accuracy_values"])  # each repeat's, for the verdict on the best against the next (not in the CSV)
 FORMULA = ("images/s = epochs x training images / time to train (its min and max from the time's max and min); "
            "sorted by the metric, the best first; rows without it last")
 
@@ -75,7 +76,7 @@ def sweep_table(test: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFram
     table["images_per_s_max"] = images / table.time_to_train_s_min
     table = table[COLUMNS].sort_values(chosen.column, ascending=chosen.lower_is_better, na_position="last",
                                        kind="stable").reset_index(drop=True)
-    table.attrs["sort"] = chosen.column  # the findings name the best by it
+    table.attrs["sort"] = chosen.column  # the answer names the best by it
     return table
 
 

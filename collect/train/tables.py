@@ -70,8 +70,9 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     skipped > not submitted); repeats = ok runs, runs = all cells; seeding = how the ok repeats
     were seeded (repeat_seeding). Each value in `ranged` also gets its spread over the ok
     repeats: `<value>_min` and `<value>_max`, and the values themselves, `<value>_values` (a tuple,
-    for collect.verdict; not written to the CSV files: collect.report.KEPT_OUT)."""
-    spread = [f"{v}_{end}" for v in ranged for end in ("min", "max", "values")]
+    for collect.verdict; not written to the CSV files: collect.report.KEPT_OUT); with them the ok
+    repeats' ids, `cell_id_values` (the cells a verdict's side comes from: collect.settle)."""
+    spread = [f"{v}_{end}" for v in ranged for end in ("min", "max", "values")] + (["cell_id_values"] if ranged else [])
     columns = CONFIG + TABLE_EXTRA + values + spread
     if cells.empty:
         return pd.DataFrame(columns=columns)
@@ -91,11 +92,13 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
 
 def repeat_values(ok: DataFrameGroupBy, ranged: tuple[str, ...]) -> pd.DataFrame:
     """`<value>_values`: each configuration's ok values of each column in `ranged` as a tuple (NaN
-    left out), by the groups' keys. Sliced from one array per column by the groups' positions: a
-    function called per group took 70 s at 100,000 configurations."""
+    left out), and `cell_id_values` their cells' ids, by the groups' keys. Sliced from one array
+    per column by the groups' positions: a function called per group took 70 s at 100,000
+    configurations."""
     positions = ok.indices
     keys = pd.MultiIndex.from_tuples(list(positions), names=CONFIG)
-    columns = {}
+    ids = ok.obj["cell_id"].to_numpy(dtype=object)
+    columns = {"cell_id_values": [tuple(ids[i]) for i in positions.values()]}
     for name in ranged:
         column = ok.obj[name].to_numpy(dtype=float)
         columns[f"{name}_values"] = [tuple(v[~np.isnan(v)].tolist()) for v in (column[i] for i in positions.values())]
@@ -180,8 +183,8 @@ def table1(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
         table = table[table.batch_per_gpu.isin(multi)].reset_index(drop=True)
     table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_s, table.epoch_s, strict=True)]
     table["efficiency"] = [f.efficiency(s, n) for s, n in zip(table.speedup, table.gpus, strict=True)]
-    keep = CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "epoch_s_values", "train_s", "t1_s",
-                                   "t1_s_status", "speedup", "efficiency"]
+    keep = CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "epoch_s_values", "cell_id_values",
+                                   "train_s", "t1_s", "t1_s_status", "speedup", "efficiency"]
     return table[keep]
 
 
@@ -196,7 +199,7 @@ def strong_scaling(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) 
     base = table[table.engine == "single"][BASE_KEYS + ["epoch_s", "status"]]
     base = base.rename(columns={"batch_per_gpu": "global_batch", "epoch_s": "t1_strong_s", "status": "t1_strong_status"})
     multi = table[table.gpus > 1][CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "epoch_s_values",
-                                                         "train_s"]]
+                                                         "cell_id_values", "train_s"]]
     keys = [k for k in BASE_KEYS if k != "batch_per_gpu"] + ["global_batch"]
     out = multi.merge(base, on=keys, how="inner")
     out["speedup"] = [f.speedup(a, b) for a, b in zip(out.t1_strong_s, out.epoch_s, strict=True)]
@@ -222,7 +225,7 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     table["compute_measured_s"] = table.timed_h2d_s + table.timed_compute_s - table.timed_comm_exposed_s
     table["data_wait_s"] = table.timed_data_wait_s
     keep = CONFIG + TABLE_EXTRA + ["t1_train_s", "t1_train_s_status", "train_s", "train_s_min", "train_s_max",
-                                   "train_s_values", "compute_est_s", "comm_est_s",
+                                   "train_s_values", "cell_id_values", "compute_est_s", "comm_est_s",
                                    "compute_measured_s", "comm_measured_s", "data_wait_s", "comm_grad_bytes",
                                    "comm_busbw_gbps"]
     return table[keep]

@@ -24,8 +24,8 @@ def register(verbs, common) -> None:
     add_options(p)  # each kind's own (collect.options)
     p.add_argument("--tables", action="store_true", help="print every table after the answers (they are in tables.md "
                    "and the CSV files either way)")
-    p.add_argument("--findings", action="store_true", help="print the findings, grouped under their answer")
-    p.add_argument("--question", metavar="ID", default="", help="print one question's answer, its tables and findings "
+    p.add_argument("--findings", action="store_true", help="print each answer's details (what its record holds)")
+    p.add_argument("--question", metavar="ID", default="", help="print one question's answer, its tables and details "
                    "(e.g. A.Q2 or Q2; a wrong id lists them)")
     collect_compare.add_arguments(p)
     p.set_defaults(run=run)
@@ -64,9 +64,8 @@ def run(args, console: Console) -> int:
     if args.json:
         tables = {key: json.loads(as_written(collected.tables[key]).to_json(orient="records"))
                   for key in collected.table_files}
-        findings = [f.to_dict() for f in collected.findings]
         answers = [a.to_dict() for a in collected.answers]
-        print(json.dumps(dict(tables, answers=answers, findings=findings,
+        print(json.dumps(dict(tables, answers=answers,
                               written=[str(p) for p in collected.written + report]), indent=1))
         return print_errors(errors) or 0
     answers = chosen(collected.answers, args.question)
@@ -75,6 +74,7 @@ def run(args, console: Console) -> int:
     if report and not report_error:
         console.print(visible(f"report: {report[0]} (self-contained), {report[1]} with its plots in {out / 'plots'}/; "
                               f"answers: {out / 'answers.md'}"), highlight=False)
+    settle_lines(console, results_dir, answers, collected.cells)  # --question: its own
     footer(console, collected, shown, args)
     return print_errors(errors) or 0
 
@@ -93,8 +93,8 @@ def chosen(answers, question: str):
 
 def show(console: Console, collected, answers, args) -> bool:
     """The answers first; the tables after them where asked (--tables, --question: its own) or where no kind
-    of the study declares a question; the findings where asked. True when the tables were printed."""
-    from collect.render import print_answers, print_findings, print_grids
+    of the study declares a question; the answers' details where asked. True when the tables were printed."""
+    from collect.render import print_answers, print_details, print_grids
 
     print_answers(console, answers)
     keys = {key for a in answers for key in a.question.tables}
@@ -102,16 +102,43 @@ def show(console: Console, collected, answers, args) -> bool:
              tuple(g for g in collected.grids if g.key in keys) if args.question else ())
     print_grids(console, grids)
     if args.findings:
-        print_findings(console, [f for a in answers for f in a.findings] if args.question else collected.findings)
+        print_details(console, answers)
     return bool(grids)
 
 
 def footer(console: Console, collected, tables_shown: bool, args) -> None:
-    """Where everything is: the tables' files, the findings, the flags that show them."""
+    """Where everything is: the tables' files, the answers' details, the flags that show them."""
     out = collected.out_dir or collected.results_dir
     if collected.written:
         console.print(visible(f"tables: {out / 'tables.md'}, tables.tex and {len(collected.table_files)} CSV files in {out}/"
                               + ("" if tables_shown else "; print them with --tables")), highlight=False)
-    if collected.findings and not args.findings:
-        console.print(f"findings: {len(collected.findings)}, each under its answer: --findings (one question: "
+    details = sum(len(a.details) for a in collected.answers)
+    if details and not args.findings:
+        console.print(f"details: {details} lines beneath the answers: --findings (one question: "
                       "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)
+
+
+SETTLE_LISTED = 5  # comparisons `collect` lists before its summary line; `submit --settle --dry-run` lists all
+
+
+def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
+    """Which answers are provisional (orchestrator.readiness), and what would settle their
+    inconclusive comparisons (orchestrator.settle), where there is a plan: its cells' states are
+    `cells`' status column (collect.load: a result's, else the registry's)."""
+    from jobs.core.states import CellState
+    from orchestrator import readiness, settle
+    from orchestrator.plan import read_plan
+
+    try:
+        plan = read_plan(results_dir)
+    except PlanError:  # results without a plan: nothing to repeat
+        return
+    states = {cid: CellState.DONE if status == "ok" else CellState(status)
+              for cid, status in zip(cells.cell_id, cells.status, strict=True)}
+    provisional = readiness.provisional_line(plan, states)
+    if provisional:
+        console.print(provisional, markup=False, highlight=False, soft_wrap=True)
+    found, _, estimates = settle.plan_for(plan, answers)
+    if found.steps:
+        for line in settle.lines(found, estimates, SETTLE_LISTED):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.text import Text
 
 from jobs.core.text import visible
-from orchestrator import budget, display, summary
+from orchestrator import budget, display, readiness, summary
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors, print_warnings
 from jobs.core.states import CellState
 from orchestrator.status import Monitor, Report
@@ -79,7 +79,8 @@ def live_view(plan, monitor: Monitor, report: Report, args, width: int) -> Group
 def parts(plan, monitor: Monitor, report: Report, args, width: int) -> list:
     """The summary, or the cells listed; then the study's GPU-hours: spent, still to come, the budget.
     A list longer than display.RICH_ROWS is a str of plain text (rich would lay it out for minutes)."""
-    lines = Text("\n".join(budget.status_lines(budget.ledger(plan, monitor, report.rows))))
+    lines = Text("\n".join(budget.status_lines(budget.ledger(plan, monitor, report.rows))
+                            + readiness.status_lines(plan, report.rows)))
     if not listed(args, report):
         return [display.summary_view(plan, report.rows, width), lines]
     chosen = summary.matching(report.rows, args.state, args.grep)

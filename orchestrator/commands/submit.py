@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from jobs.core.text import visible
 from orchestrator import budget, display, summary
+from orchestrator.commands import settle
 from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
 from orchestrator.plan import Plan
 from jobs.core.states import CellState
@@ -37,11 +38,16 @@ def register(verbs, common) -> None:
                    help="queue only the first cells, in plan order, that fit the budget")
     p.add_argument("--wait", action="store_true", help="show progress until every cell has ended")
     add_interval(p, "polls with --wait")
+    settle.add_arguments(p)
     p.set_defaults(run=run)
 
 
 def run(args, console: Console) -> int:
     plan = planned(args)
+    if args.settle:
+        queued = settle.run_settle(args, console, plan)
+        return wait_for(queued, console, interval_for(args, queued)) if args.wait and queued else 0
+    settle.refuse_without_settle(args)
     report = submit(plan, args.executor, retry_failed=args.retry_failed, time_min=args.time_min,
                     test_only=args.test_only, budget_gpu_hours=args.budget_gpu_hours,
                     within_budget=args.within_budget)

@@ -128,7 +128,7 @@ def test_console_fits_one_screen_at_100_columns(tmp_path, capsys, monkeypatch):
         assert len(lines) <= 100, len(lines)
         heads = [line.split()[0] for line in lines if line.startswith("A.Q")]
         assert tuple(heads) == PART_A
-        assert any(line.startswith("tables: ") for line in lines[-4:]) and lines[-1].startswith("findings: ")
+        assert any(line.startswith("tables: ") for line in lines[-4:]) and lines[-1].startswith("details: ")
 
 
 def test_one_question_and_the_json(tmp_path, capsys):
@@ -143,7 +143,7 @@ def test_one_question_and_the_json(tmp_path, capsys):
     answers = json.loads(capsys.readouterr().out)["answers"]
     assert [a["question"] for a in answers] == list(PART_A)
     q1 = answers[0]
-    assert set(q1) == {"question", "title", "text", "numbers", "missing", "evidence", "tables", "findings"}
+    assert set(q1) == {"question", "title", "text", "numbers", "missing", "evidence", "tables", "details"}
     assert q1["numbers"]["largest_fit"] == 2048 and q1["evidence"][0]["table"] == "q1"
     assert (path / "answers.md").read_text().count("## A.Q") == 9
 

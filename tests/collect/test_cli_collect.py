@@ -19,7 +19,7 @@ DDP_ROW = "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |"  # Table 1: b=3
 
 def test_collect_json_has_every_table_and_names_the_files_it_wrote(mixed_dir, capsys):
     out = cli_json(capsys, "collect", "--results", mixed_dir)
-    assert set(out) == {*TABLES, "answers", "answers", "findings", "written"}
+    assert set(out) == {*TABLES, "answers", "written"}
     row = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 32)
     assert (row["nodes"], row["status"], row["epoch_s"], row["speedup"]) == (1, "ok", 25.0, 1.6)
     failed = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 128)

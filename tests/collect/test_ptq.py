@@ -151,7 +151,7 @@ def test_the_training_report_keeps_its_heading(mixed_dir):
 def test_collect_json_gives_the_ptq_tables(ptq_dir, capsys):
     out = cli_json(capsys, "collect", "--results", ptq_dir)
     assert set(out) == {"ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep",
-                        "ptq_cells", "answers", "findings", "written"}
+                        "ptq_cells", "answers", "written"}
     assert [r["name"] for r in out["ptq_notebook"]] == list(NOTEBOOK)
 
 

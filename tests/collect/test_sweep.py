@@ -1,6 +1,7 @@
-"""The sweep table and its finding (collect/train/sweep.py, findings_sweep.py): the lab's sweep of the
-LR rule x warmup on 2 nodes x 2 GPUs, three seeded repeats each, worked by hand; the best
-configuration named with its spread, when it changes and when the next is within its spread.
+"""The sweep table and its answer (collect/train/sweep.py; the lab's best-accuracy question,
+collect.train.answers_lab): the lab's sweep of the LR rule x warmup on 2 nodes x 2 GPUs, three
+seeded repeats each, worked by hand; the best configuration named with its spread, when it changes
+and when the next is not told apart from it (collect.verdict).
 
 Every run: 5 epochs, the timed one (2nd) 10 s and the others 1.5 x 10 s: 70 s to train;
 images/s = 5 x 50,000 / 70 = 3,571.4. The final test accuracy is the 5th epoch's.
@@ -30,9 +31,10 @@ def two_by_two(rule: str, warmup: int, repeat: int = 0):
 
 def lab_dir(path, finals, epoch_s=None, pending=()):
     """The sweep's results (and the 1-GPU run, a setup of one configuration: no sweep of its own);
-    `pending`: configurations submitted, with no result yet."""
+    `pending`: configurations submitted, with no result yet. The 1-GPU run warms up, so it is no
+    Part A timing run and the study is the lab's (its best-accuracy question is asked)."""
     epoch_s = epoch_s or {}
-    results = [train_result(cell("single", 128, epochs=5), test_accuracies=[0.5, 0.6, 0.7, 0.75, 0.79])]
+    results = [train_result(cell("single", 128, epochs=5, lr_scaling="linear", warmup_epochs=1), test_accuracies=[0.5, 0.6, 0.7, 0.75, 0.79])]
     results += [train_result(two_by_two(rule, warmup, i), epoch_s=epoch_s.get((rule, warmup), 10.0),
                              test_accuracies=[0.3, 0.5, 0.6, 0.7, final])
                 for (rule, warmup), runs in finals.items() for i, final in enumerate(runs)]
@@ -40,8 +42,9 @@ def lab_dir(path, finals, epoch_s=None, pending=()):
     return write_results(path, results, planned=waiting, submitted=waiting)
 
 
-def sweep_finding(collected):
-    return [f for f in collected.findings if f.question == "sweep"]
+def best(collected):
+    """The lab's best-accuracy answer (None where the study does not ask it)."""
+    return next((a for a in collected.answers if a.id == "lab.best"), None)
 
 
 def test_the_sweep_table_holds_the_swept_setup_sorted_by_test_accuracy(tmp_path):
@@ -60,33 +63,31 @@ def test_the_sweep_table_holds_the_swept_setup_sorted_by_test_accuracy(tmp_path)
 
 
 def test_the_best_configuration_is_named_with_its_spread_and_its_lead_over_the_next(tmp_path):
-    """linear + 1 warmup epoch: 90.00% (89.50-90.50); the next, sqrt + 1: 86.00% (85.00-87.00):
-    4 points apart, more than either spread (1 and 2 points)."""
-    found = sweep_finding(collect(lab_dir(tmp_path, CLEAR)))
-    assert len(found) == 1
-    assert found[0].text == (
-        "2 nodes x 2 GPUs, DDP, batch 128 per GPU, 5 epochs: the best final test accuracy, 90.00% (89.50%-90.50% over "
-        "3 runs), with lr_scaling = linear, warmup_epochs = 1; 4.00 points above the next, 86.00% (85.00%-87.00% over 3 "
-        "runs) with lr_scaling = sqrt, warmup_epochs = 1.")
-    assert found[0].numbers["best_test_accuracy"] == 0.90 and found[0].numbers["next_test_accuracy"] == 0.86
-    assert [e.table for e in found[0].evidence] == ["sweep", "sweep"] and found[0].evidence[0].row == 0
+    """linear + 1 warmup epoch: 90.00% (89.50-90.50); the next, sqrt + 1: 86.00% (85.00-87.00).
+    The verdict on the next against the best, logs of 0.86 +- 0.01 and 0.90 +- 0.005: ratio 0.956,
+    interval below 1 and outside the 5% band? 0.956 > 1/1.05 = 0.952: inside it, so not "lower"
+    beyond the threshold; the details show the verdict's numbers."""
+    answer = best(collect(lab_dir(tmp_path, CLEAR)))
+    assert "The best test accuracy on 2 nodes x 2 GPUs, DDP is 90.00% (89.50%-90.50% over 3 runs)" in answer.text
+    assert "The next, LR sqrt" in answer.text and "86.00% (85.00%-87.00% over 3 runs)" in answer.text
+    assert [e.table for e in answer.record.evidence] == ["sweep", "sweep"] and answer.record.evidence[0].row == 0
+    verdict = next(line for line in answer.details if line.startswith("verdict: "))
+    assert verdict.startswith(f"verdict: {0.86 / 0.90:.2f}x (")
 
 
-def test_the_finding_follows_the_best_when_it_changes(tmp_path):
-    found = sweep_finding(collect(lab_dir(tmp_path, SQRT_BEST)))
-    assert "the best final test accuracy, 93.00% (92.50%-93.50% over 3 runs), with lr_scaling = sqrt, warmup_epochs = 1; " \
-           "3.00 points above the next, 90.00% (89.50%-90.50% over 3 runs) with lr_scaling = linear, warmup_epochs = 1." \
-           in found[0].text
+def test_the_answer_follows_the_best_when_it_changes(tmp_path):
+    answer = best(collect(lab_dir(tmp_path, SQRT_BEST)))
+    assert "is 93.00% (92.50%-93.50% over 3 runs), with LR sqrt" in answer.text
+    assert "90.00% (89.50%-90.50% over 3 runs)" in answer.text
 
 
-def test_a_best_within_the_spread_of_the_next_is_said_not_told_apart(tmp_path):
-    """linear + 1: 88% (86-90), spread 4 points; sqrt + 1: 87% (86-88) and sqrt + 0: 85% (84-86) are
-    within 4 points of it; linear + 0: 83% (82-84) is 5 points off, none: 8."""
-    found = sweep_finding(collect(lab_dir(tmp_path, CLOSE)))
-    assert "with lr_scaling = linear, warmup_epochs = 1; the next, 87.00% (86.00%-88.00% over 3 runs) with " \
-           "lr_scaling = sqrt, warmup_epochs = 1, is within the spread: the sweep does not tell them apart (2 of the " \
-           "other 4 are within it)." in found[0].text
-    assert found[0].numbers["within_spread"] == 2
+def test_a_best_within_the_spread_of_the_next_is_not_told_apart(tmp_path):
+    """linear + 1: 88% (86-90); sqrt + 1: 87% (86-88): ratio 0.989, well inside the 5% band with
+    a wide interval: never "lower"."""
+    answer = best(collect(lab_dir(tmp_path, CLOSE)))
+    assert "is lower" not in answer.text
+    assert any(line.startswith("verdict: 0.99x (") and ("equivalent" in line or "inconclusive" in line)
+               for line in answer.details)
 
 
 def test_sort_by_time_to_train_puts_the_fastest_first(tmp_path):
@@ -95,24 +96,20 @@ def test_sort_by_time_to_train_puts_the_fastest_first(tmp_path):
     collected = collect(results, view=View(sort="time_to_train_s"))
     table = collected.tables["sweep"]
     assert (table.lr_scaling[0], table.warmup_epochs[0], table.time_to_train_s[0]) == ("sqrt", 0, pytest.approx(56.0))
-    assert "the best time to train, 56.00 s (all 3 runs), with lr_scaling = sqrt, warmup_epochs = 0; 14.00 s below " \
-           "the next" in sweep_finding(collected)[0].text
     fastest = collect(results, view=View(sort="images_per_s")).tables["sweep"].iloc[0]
     assert (fastest.lr_scaling, fastest.images_per_s) == ("sqrt", pytest.approx(250_000 / 56))
 
 
-def test_configurations_without_a_result_come_last_and_are_said(tmp_path):
+def test_configurations_without_a_result_come_last(tmp_path):
     collected = collect(lab_dir(tmp_path, CLEAR, pending=[("sqrt", 2)]))
     table = collected.tables["sweep"]
     assert (table.lr_scaling.iloc[-1], table.warmup_epochs.iloc[-1], table.status.iloc[-1]) == ("sqrt", 2, "pending")
-    assert sweep_finding(collected)[0].text.endswith(
-        "; without a result: lr_scaling = sqrt, warmup_epochs = 2 (pending).")
 
 
 def test_a_study_that_sweeps_nothing_has_no_sweep_table(tmp_path):
     collected = collect(write_results(tmp_path, [train_result(cell("single", 32)), train_result(cell("ddp", 32, 2))]))
     assert collected.tables["sweep"].empty and "sweep" not in [g.key for g in collected.grids]
-    assert not sweep_finding(collected)
+    assert best(collected) is None or best(collected).record.accuracy is None
     assert (tmp_path / "sweep.csv").read_text().startswith("engine,batch_per_gpu,")  # the CSV, header only
 
 

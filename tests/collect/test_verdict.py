@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from collect.verdict import t_cdf, t_quantile, verdict, welch_df
+from collect.verdict import difference, paired, t_cdf, t_quantile, verdict, welch_df
 
 SPREAD = [-0.01, 0.0, 0.01]  # log offsets: three runs 1% apart
 
@@ -88,6 +88,63 @@ def test_a_threshold_or_confidence_out_of_range_is_a_clear_error():
         verdict([1.0], [1.0], threshold=0)
     with pytest.raises(ValueError, match="confidence"):
         verdict([1.0], [1.0], confidence=1.0)
+
+
+def test_a_ten_point_accuracy_drop_is_beyond_by_the_difference():
+    # a 0.50, 0.52, 0.54; b 0.40, 0.42, 0.44: delta -0.10, s^2 = 0.0004 a side, se = 1.2533 sqrt(2 x 0.0004 / 3)
+    # = 0.020466, df 4, q 2.7764, half 0.056822: -0.1568 .. -0.0432 excludes 0 and |-0.10| > 0.01
+    v = difference([0.50, 0.52, 0.54], [0.40, 0.42, 0.44], threshold=0.01)
+    assert v.outcome == "beyond" and v.direction == -1 and v.delta == pytest.approx(-0.10)
+    assert (v.low, v.high) == (pytest.approx(-0.15682, abs=1e-5), pytest.approx(-0.04318, abs=1e-5))
+    assert v.repeats_needed is None and not v.one_run
+
+
+def test_values_at_or_below_zero_are_compared_on_their_own_scale():
+    # a -1.1, -1, -0.9; b -0.1, 0, 0.1: delta +1, s^2 = 0.01 a side, se = 1.2533 sqrt(0.02 / 3) = 0.10233,
+    # half 2.7764 x 0.10233 = 0.28412: 0.716 .. 1.284, beyond a threshold of 0.5
+    v = difference([-1.1, -1.0, -0.9], [-0.1, 0.0, 0.1], threshold=0.5)
+    assert v.outcome == "beyond" and v.direction == 1
+    assert (v.low, v.high) == (pytest.approx(0.71588, abs=1e-5), pytest.approx(1.28412, abs=1e-5))
+
+
+def test_a_difference_within_a_narrow_interval_is_equivalent_and_a_wide_one_inconclusive():
+    # both sides 1.0, 1.1, 1.2: delta 0, half 0.28412 (as above): inside (-0.5, 0.5), not inside (-0.1, 0.1)
+    assert difference([1.0, 1.1, 1.2], [1.0, 1.1, 1.2], threshold=0.5).outcome == "equivalent"
+    wide = difference([1.0, 1.1, 1.2], [1.0, 1.1, 1.2], threshold=0.1)
+    assert wide.outcome == "inconclusive" and wide.direction == 0 and wide.repeats_needed is not None
+
+
+def test_paired_deltas_are_judged_against_no_change_by_their_own_spread():
+    # deltas -0.05, -0.06, -0.07 against zeros: s^2 = 0.0001 and 0, se = 1.2533 sqrt(0.0001 / 3) = 0.0072361,
+    # df = (e)^2 / (e^2 / 2) = 2, q 4.3027, half 0.031135: -0.0911 .. -0.0289, beyond -1 point
+    v = paired([-0.05, -0.06, -0.07], threshold=0.01)
+    assert v.outcome == "beyond" and v.direction == -1 and v.delta == pytest.approx(-0.06)
+    assert (v.low, v.high) == (pytest.approx(-0.091135, abs=1e-5), pytest.approx(-0.028865, abs=1e-5))
+
+
+def test_a_drop_of_exactly_the_threshold_is_within_it_despite_rounding():
+    # 100 x (0.51 - 0.52) = -1.0000000000000009 points, three seeds alike: no spread, on the 1-point edge
+    deltas = [100 * (0.51 - 0.52)] * 3
+    assert deltas[0] < -1.0
+    v = paired(deltas, threshold=1.0)
+    assert v.outcome == "equivalent" and v.direction == 0
+
+
+def test_one_run_a_side_is_inconclusive_for_a_difference_too():
+    v = difference([0.5], [0.1, 0.1], threshold=0.01)
+    assert v.outcome == "inconclusive" and v.one_run and v.delta == pytest.approx(-0.4)
+    assert math.isnan(v.low) and v.repeats_needed is None
+    assert paired([-0.3], threshold=0.01).one_run
+
+
+@pytest.mark.parametrize("a, b, threshold, named", [
+    ([], [1.0], 0.01, "side a has no values"),
+    ([0.0], [float("nan")], 0.01, "side b holds nan"),
+    ([0.0], [1.0], 0.0, "threshold must be positive"),
+])
+def test_a_difference_that_cannot_be_judged_is_a_clear_error(a, b, threshold, named):
+    with pytest.raises(ValueError, match=named):
+        difference(a, b, threshold)
 
 
 def test_t_distribution_matches_the_tables():

@@ -1,0 +1,215 @@
+"""`submit --settle`: the extra repeats that settle the answers' inconclusive comparisons (pure, but
+the cost: orchestrator.budget). collect.settle says which comparisons and how many runs per side
+the rule asks (collect.settle_rule: a pilot to 3 runs a side, then one sized second stage, final);
+here those runs become new cells of the plan: each a repeat of a side's configuration (the same
+cell but its `repeat`, so a new cell id and its own seed: jobs.core.cell.run_seed), numbered after
+the configuration's highest repeat, from collect.settle_rule.STAGE_TWO for the second stage. A
+cell already planned counts as a run, whatever its state (a failed one is retried, not replaced:
+`submit --retry-failed`); nothing measured is run again. A comparison whose two sides both hold
+second-stage repeats is final: no more rounds.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from collect.questions import Answered
+from collect.settle import SECOND_ROUND, Undecided, undecided
+from collect.settle_rule import DEFAULT_MAX_REPEATS, STAGE_TWO
+from jobs.core.cell import StudyCell
+from orchestrator import budget
+from orchestrator.estimate import Estimate
+from orchestrator.plan import Plan, group_arrays
+
+
+@dataclass(frozen=True)
+class Config:
+    """A configuration of the plan: its cells (repeats of one another), the highest repeat number,
+    and whether it holds second-stage repeats."""
+
+    first: StudyCell  # its first cell in plan order: the new repeats copy it
+    planned: int
+    top: int
+    second: bool
+
+
+@dataclass(frozen=True)
+class Step:
+    """One comparison's part of the settle plan: the runs per side its round asks, `final` (its
+    second stage is planned: its next verdict is its last), `capped` (the rule asked for more than
+    --max-repeats)."""
+
+    undecided: Undecided
+    a: Config
+    b: Config
+    runs: int  # runs per side this round brings each side to (at most --max-repeats)
+    final: bool = False
+    capped: bool = False
+
+
+@dataclass(frozen=True)
+class SettlePlan:
+    steps: tuple[Step, ...]  # every inconclusive comparison with cells in the plan
+    cells: tuple[StudyCell, ...]  # the new repeats, in the order of the steps
+    max_repeats: int
+
+    @property
+    def configurations(self) -> int:
+        return len({_key(c) for c in self.cells})
+
+
+def _key(cell: StudyCell) -> tuple:
+    """A configuration: its kind and its cell's fields but its repeat."""
+    values = _but_repeat(type(cell))(cell)
+    try:
+        hash(values)
+    except TypeError:  # a list among them
+        values = tuple(map(_hashable, values))
+    return (type(cell), values)
+
+
+@functools.cache
+def _but_repeat(cls: type) -> Callable[[Any], tuple]:
+    """One getter of a cell class's fields but `repeat` (100,000 cells: a tenth of a second)."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name != "repeat"]
+    getter = operator.attrgetter(*names)
+    return lambda cell: getter(cell) if len(names) > 1 else (getter(cell),)
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(map(_hashable, value)) if isinstance(value, list) else value
+
+
+def configs(plan: Plan, cell_ids: Iterable[str]) -> dict[str, Config]:
+    """The configuration of each given cell (by its id), from one pass over the plan's cells."""
+    planned = set(plan.cell_ids)
+    wanted = {cid: _key(plan.cell(cid)) for cid in cell_ids if cid in planned and _repeats(plan.cell(cid))}
+    keys = set(wanted.values())
+    found: dict[tuple, list[StudyCell]] = {}
+    for cell in plan.cells:
+        if _repeats(cell):
+            key = _key(cell)
+            if key in keys:
+                found.setdefault(key, []).append(cell)
+    out = {}
+    for cid, key in wanted.items():
+        cells = found[key]
+        numbers = [c.repeat for c in cells]  # type: ignore[attr-defined]
+        out[cid] = Config(cells[0], len(cells), max(numbers), max(numbers) >= STAGE_TWO)
+    return out
+
+
+def _repeats(cell: StudyCell) -> bool:
+    """A kind whose cells repeat by their `repeat` field (every kind here: others cannot be settled)."""
+    return _has_repeat(type(cell))
+
+
+@functools.cache
+def _has_repeat(cls: type) -> bool:
+    return "repeat" in {f.name for f in dataclasses.fields(cls)}
+
+
+def settle_plan(plan: Plan, found: Sequence[Undecided], max_repeats: int = DEFAULT_MAX_REPEATS) -> SettlePlan:
+    """The new repeats for `found` (collect.settle.undecided): per configuration, the most any of its
+    comparisons asks, capped at `max_repeats` runs in all; comparisons whose cells are not in the
+    plan are left out."""
+    by_cell = configs(plan, {u.a_cells[0] for u in found} | {u.b_cells[0] for u in found})
+    steps, wanted, second = [], dict[tuple, int](), set[tuple]()
+    for u in found:
+        a, b = by_cell.get(u.a_cells[0]), by_cell.get(u.b_cells[0])
+        if a is None or b is None:
+            continue
+        if a.second and b.second:
+            steps.append(Step(u, a, b, 0, final=True))
+            continue
+        runs = min(u.runs, max_repeats)
+        steps.append(Step(u, a, b, runs, capped=u.runs > max_repeats))
+        for side in (a, b):
+            key = _key(side.first)
+            wanted[key] = max(wanted.get(key, 0), runs)
+            if u.round == SECOND_ROUND:
+                second.add(key)
+    return SettlePlan(tuple(steps), tuple(_new_cells(steps, wanted, second)), max_repeats)
+
+
+def _new_cells(steps: Sequence[Step], wanted: Mapping[tuple, int], second: set[tuple]) -> list[StudyCell]:
+    cells, done = [], set()
+    for step in steps:
+        for side in (step.a, step.b):
+            key = _key(side.first)
+            if key in done or step.final:
+                continue
+            done.add(key)
+            start = max(side.top + 1, STAGE_TWO) if key in second else side.top + 1
+            cells += [dataclasses.replace(side.first, repeat=start + i)  # type: ignore[type-var]
+                      for i in range(max(wanted[key] - side.planned, 0))]
+    return cells
+
+
+def extended(plan: Plan, cells: Sequence[StudyCell]) -> Plan:
+    """The plan with `cells` added at its end, arrays grouped again (an array keeps its name and its
+    cells' order: new cells join the end of their shape's array)."""
+    every = plan.cells + tuple(cells)
+    return dataclasses.replace(plan, cells=every, arrays=group_arrays(every, plan.cluster))
+
+
+def gpu_hours(settle: SettlePlan, estimates: Mapping[str, Estimate]) -> float:
+    return sum(estimates[c.cell_id].gpu_hours for c in settle.cells)
+
+
+def plan_for(plan: Plan, answers: Sequence[Answered], max_repeats: int = DEFAULT_MAX_REPEATS
+             ) -> tuple[SettlePlan, Plan, dict[str, Estimate]]:
+    """The settle plan of these answers, the plan it extends, and every cell's GPU-hour estimate
+    in it (the new ones from the measured pace of finished cells of their shape: orchestrator.estimate)."""
+    settle = settle_plan(plan, undecided(answers), max_repeats)
+    bigger = extended(plan, settle.cells)
+    return settle, bigger, budget.plan_estimates(bigger) if settle.cells else {}
+
+
+def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0) -> list[str]:
+    """The summary, then one indented line per comparison (the first `limit` of them, the rest counted;
+    0: all)."""
+    added: dict[tuple, tuple[int, float]] = {}  # per configuration: its new runs and their GPU-hours
+    for cell in settle.cells:
+        n, hours = added.get(_key(cell), (0, 0.0))
+        added[_key(cell)] = (n + 1, hours + estimates[cell.cell_id].gpu_hours)
+    shown = settle.steps[:limit] if limit else settle.steps
+    out = [summary(settle, estimates) + (":" if shown else "")]
+    out += ["  " + step_line(step, added.get(_key(step.a.first), (0, 0.0)), added.get(_key(step.b.first), (0, 0.0)))
+            for step in shown]
+    if len(settle.steps) > len(shown):
+        out.append(f"  ... and {len(settle.steps) - len(shown):,} more: `submit --settle --dry-run` lists them all")
+    return out
+
+
+def step_line(step: Step, a: tuple[int, float], b: tuple[int, float]) -> str:
+    """"A.Q2 speedups.0.verdict: ddp-2g-b32-e2 vs single-1g-b32-e2 1.07x (0.95-1.22, 3+3 runs): second
+    stage to 9 a side, +6 +6, 0.12 GPU-h". a, b: each side's new runs and their GPU-hours (a side
+    shared by several comparisons gets the most any of them asks, once)."""
+    u, v = step.undecided, step.undecided.verdict
+    spread = "no spread" if v.one_run else f"{v.low:.2f}-{v.high:.2f}"
+    head = (f"{u.question} {u.field}: {step.b.first.label} vs {step.a.first.label} {v.ratio:.2f}x "
+            f"({spread}, {v.n_b}+{v.n_a} runs)")
+    if step.final:
+        return f"{head}: final, its second stage is planned"
+    capped = f" (--max-repeats; the rule asks {u.runs})" if step.capped else ""
+    if not a[0] and not b[0]:
+        return f"{head}: {u.round} to {step.runs} a side{capped}, planned already"
+    return f"{head}: {u.round} to {step.runs} a side{capped}, +{b[0]} +{a[0]}, {budget.hours(a[1] + b[1])} GPU-h"
+
+
+def summary(settle: SettlePlan, estimates: Mapping[str, Estimate]) -> str:
+    """"3 answer(s) hold inconclusive words; `submit --settle` adds 14 runs of 5 configurations, about 0.40 GPU-h"."""
+    answers = len({s.undecided.question for s in settle.steps})
+    if not settle.steps:
+        return "no answer holds an inconclusive word that more runs could settle"
+    final = sum(s.final for s in settle.steps)
+    tail = f"; {final} comparison(s) are final after their second stage" if final else ""
+    if not settle.cells:
+        return f"{answers} answer(s) hold inconclusive words; the runs the rule asks for are planned already{tail}"
+    return (f"{answers} answer(s) hold inconclusive words; `submit --settle` adds {len(settle.cells)} runs of "
+            f"{settle.configurations} configurations, about {budget.hours(gpu_hours(settle, estimates))} GPU-h{tail}")

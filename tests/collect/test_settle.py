@@ -1,0 +1,140 @@
+"""When an answer is inconclusive: on a fabricated hw5 set with one repeat, `collect` names each
+comparison that leaves a word undecided and what settling it costs, `submit --settle --dry-run`
+prints the same plan, `submit --settle` queues exactly those runs (new repeats: new ids and seeds,
+nothing measured again) within the budget, and once they have results the words are decided."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from collect.settle import PILOT_ROUND, SECOND_ROUND, answers_of, undecided
+from collect.settle_rule import STAGE_TWO
+from jobs.core.cell import run_seed
+from jobs.core.result import write_result
+from orchestrator import settle
+from orchestrator import submit as submit_module
+from orchestrator.machine import Machine
+from orchestrator.plan import read_plan
+from tests.collect.dirs import hw5_results, write_hw5
+from tests.helpers import cli
+
+SUMMARY = "5 answer(s) hold inconclusive words; `submit --settle` adds 46 runs of 23 configurations, about"
+
+
+@pytest.fixture
+def queued(monkeypatch) -> list[list[str]]:
+    """The local executor's queue, recorded instead of started (each call's cell ids), on a machine
+    that can run every hw5 cell (as the GPU node the student would run it on)."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids: calls.append(list(ids)))
+    monkeypatch.setattr(submit_module, "this_machine", lambda: Machine(gpus=0, cpus=64))
+    return calls
+
+
+def _lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if " vs " in line or "inconclusive words" in line]
+
+
+def test_collect_names_the_comparisons_and_their_cost_and_the_dry_run_prints_that_plan(tmp_path, capsys, queued):
+    results = write_hw5(tmp_path / "hw5", 1)
+    plan_before = (results / "plan.json").read_bytes()
+    code, out, _ = cli(capsys, "collect", "--results", results)
+    assert code == 0
+    shown = _lines(out)
+    assert shown[0].startswith(SUMMARY) and shown[0].endswith("GPU-h:")
+    assert shown[1].startswith("  A.Q1 trend: single-1g-b2048-e2 vs single-1g-b32-e2 0.76x (no spread, 1+1 runs): "
+                               "pilot to 3 a side, +2 +2, ")
+    assert len(shown) == 1 + 5 and "... and 32 more: `submit --settle --dry-run` lists them all" in out
+    code, out, _ = cli(capsys, "submit", "--results", results, "--settle", "--dry-run", "--executor", "local")
+    assert code == 0 and "nothing queued (--dry-run)" in out
+    planned = _lines(out)
+    assert len(planned) == 1 + 37  # the same summary, then every comparison
+    assert planned[:6] == shown
+    assert (results / "plan.json").read_bytes() == plan_before and queued == []
+
+
+def test_submit_settle_queues_exactly_the_new_repeats_and_then_the_words_are_decided(tmp_path, capsys, queued):
+    results = write_hw5(tmp_path / "hw5", 1)
+    before = read_plan(results)
+    found, _, _ = settle.plan_for(before, answers_of(results))
+    code, out, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 0, err
+    assert "local: submitted 46 new repeat(s) (--settle)" in out
+    after = read_plan(results)
+    new = [c for c in after.cells if c.cell_id not in set(before.cell_ids)]
+    assert queued == [[c.cell_id for c in found.cells]] and [c.cell_id for c in new] == queued[0]
+    assert {c.repeat for c in new} == {1, 2}  # the pilot: repeats 1 and 2 of each one-run configuration
+    seeds = {run_seed(c.seed, c.repeat) for c in new}  # each repeat a seed of its own: not the measured run's (0)
+    assert len(seeds) == 2 and 0 not in seeds
+    # the runs end with the times the simulated truth gives (hw5's figures, repeats 2% apart)
+    for result in hw5_results(3):
+        if result.cell_id in queued[0]:
+            write_result(results, result)
+    left = undecided(answers_of(results))
+    assert not [u for u in left if u.question == "A.Q2"]  # every speedup is now decided
+    assert len(left) < 37 and all(u.round == SECOND_ROUND for u in left)  # the rest: a second stage sized
+    # the second round: repeats numbered from STAGE_TWO, for the configurations still undecided only
+    code, out, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 0, err
+    second = [c for c in read_plan(results).cells if c.cell_id not in set(after.cell_ids)]
+    assert second and min(c.repeat for c in second) == STAGE_TWO and queued[1] == [c.cell_id for c in second]
+    undecided_cells = {cid for u in left for cid in (u.a_cells[0], u.b_cells[0])}
+    configs = {(c.engine, c.gpus, c.batch_per_gpu, c.epochs) for c in after.cells if c.cell_id in undecided_cells}
+    assert {(c.engine, c.gpus, c.batch_per_gpu, c.epochs) for c in second} <= configs
+    code, out, _ = cli(capsys, "submit", "--results", results, "--settle", "--dry-run")
+    assert code == 0 and ": final, its second stage is planned" in out  # the rule allows no third round
+    assert "`submit --settle` adds" not in out
+
+
+def test_settle_refuses_past_the_budget_and_caps_the_repeats(tmp_path, capsys, queued):
+    results = write_hw5(tmp_path / "hw5", 1)
+    plan_before = (results / "plan.json").read_bytes()
+    code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local",
+                       "--budget-gpu-hours", "1")
+    assert code == 2 and "over budget: the 46 cell(s) due need about" in err
+    assert (results / "plan.json").read_bytes() == plan_before and queued == []
+    code, out, _ = cli(capsys, "submit", "--results", results, "--settle", "--dry-run", "--max-repeats", "2")
+    assert "pilot to 2 a side (--max-repeats; the rule asks 3), +1 +1" in out
+    assert "adds 23 runs of 23 configurations" in out
+    code, _, err = cli(capsys, "submit", "--results", results, "--max-repeats", "2")
+    assert code == 2 and "go with --settle" in err
+
+
+def test_a_comparison_whose_second_stage_is_planned_is_final(tmp_path):
+    results = write_hw5(tmp_path / "hw5", 1)
+    plan = read_plan(results)
+    answers = answers_of(results)
+    step = settle.settle_plan(plan, undecided(answers)).steps[0]
+    assert step.undecided.round == PILOT_ROUND and not step.final
+    seconds = [type(c).from_dict({**c.to_dict(), "repeat": STAGE_TWO}) for c in (step.a.first, step.b.first)]
+    again = settle.settle_plan(settle.extended(plan, seconds), undecided(answers)).steps[0]
+    assert again.final and "final, its second stage is planned" in settle.step_line(again, (0, 0.0), (0, 0.0))
+
+
+def test_json_numbers_hold_no_cells(tmp_path, capsys):
+    results = write_hw5(tmp_path / "hw5", 1)
+    code, out, _ = cli(capsys, "collect", "--results", results, "--json")
+    numbers = json.loads(out)["answers"][0]["numbers"]
+    assert code == 0 and not [k for k in numbers if "sides" in k or "cells" in k]
+
+
+def test_settle_lines_fit_the_answers_dir_without_a_plan(tmp_path, capsys):
+    results = write_hw5(tmp_path / "hw5", 1)
+    (Path(results) / "plan.json").unlink()
+    code, out, _ = cli(capsys, "collect", "--results", results)
+    assert code == 0 and "inconclusive words" not in out
+
+
+def test_collect_on_a_partial_set_marks_the_provisional_answers(tmp_path, capsys):
+    from orchestrator.study import load_study
+    from tests.factories import write_results
+
+    results = write_results(tmp_path / "hw5", hw5_results(1)[:20], planned=load_study("hw5").cells, study="hw5")
+    code, out, _ = cli(capsys, "collect", "--results", results)
+    assert code == 0
+    assert ("provisional answers (from some of their cells; `status` says which they wait on): A.Q1 (6 of 18 "
+            "cells), A.Q2 (20 of 63 cells)") in out
+    # the study's own repeats are planned: nothing to add until they have run
+    assert "the runs the rule asks for are planned already" in out and "pilot to 3 a side, planned already" in out
