@@ -270,21 +270,14 @@ def t_cdf(x: float, df: int) -> float:
     return (1 + math.copysign(two_sided, x)) / 2
 
 
-def at_zero(a: Sequence[float], b: Sequence[float], threshold: float = 0.05) -> Verdict:
-    """The verdict where a side holds a 0 (a diverged run's accuracy), which has no log and so no
-    ratio's interval (low, high: NaN). Every run of one side at 0 and every run of the other above it:
-    beyond, the change being total (ratio 0, or infinite when b is the side above); both at 0:
-    equivalent (ratio 1); a side mixing 0 and values above it: inconclusive (its spread has no
-    log). One run a side stays inconclusive, as by the rule (its ratio says which way it went)."""
-    xs, ys = [float(v) for v in a], [float(v) for v in b]
-    if not xs or not ys or min(xs + ys) < 0 or 0 not in xs + ys:
-        raise ValueError("at_zero compares values >= 0 of which one is 0, at least one a side")
+def at_zero(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, confidence: float = 0.95) -> Verdict:
+    """The ratio's verdict where a value is 0 (a diverged run's accuracy), which has no log: the
+    difference rule's outcome (`difference`), its threshold the same share of the larger median (5% of
+    0.80: 0.04), as a Verdict whose ratio is median(b) / median(a) (1 where both are 0, infinite where
+    a's alone is) and whose interval is none (NaN). Example: a = 0.80, 0.81, 0.79 and b = 0, 0, 0:
+    delta -0.80, beyond, direction -1, ratio 0."""
+    xs, ys = _numbers("a", a, positive=False), _numbers("b", b, positive=False)
     ma, mb = statistics.median(xs), statistics.median(ys)
-    ratio = 1.0 if ma == mb == 0 else (mb / ma if ma > 0 else math.inf)
-    outcome, direction = INCONCLUSIVE, 0
-    if min(len(xs), len(ys)) >= 2:
-        if max(xs) == max(ys) == 0:
-            outcome = EQUIVALENT
-        elif (max(xs) == 0 and min(ys) > 0) or (max(ys) == 0 and min(xs) > 0):
-            outcome, direction = BEYOND, (1 if mb > ma else -1)
-    return Verdict(ratio, math.nan, math.nan, outcome, direction, threshold, len(xs), len(ys), None)
+    d = difference(xs, ys, threshold * (max(ma, mb) or max(xs + ys) or 1.0), confidence)
+    ratio = mb / ma if ma > 0 else (1.0 if mb == 0 else math.inf)
+    return Verdict(ratio, math.nan, math.nan, d.outcome, d.direction, threshold, d.n_a, d.n_b, d.repeats_needed)

@@ -1,6 +1,6 @@
 """An accuracy of 0 and a NaN loss (a diverged run) are values a real run writes: the answers compare
-an accuracy of 0 (collect.verdict.at_zero: no ratio's interval exists), never a ValueError out of the
-ratio rule, and call a NaN loss diverged."""
+an accuracy of 0 (collect.verdict.at_zero: the difference rule where a ratio has no log), never a
+ValueError out of the ratio rule, and call a NaN loss diverged."""
 from __future__ import annotations
 
 import math
@@ -15,9 +15,9 @@ from tests.factories import cell, train_result, write_results
 
 @pytest.mark.parametrize("a, b, outcome, direction, ratio", [
     ((0.8, 0.81, 0.79), (0.0, 0.0, 0.0), BEYOND, -1, 0.0),  # every run collapsed: a total change
-    ((0.0, 0.0), (0.5, 0.6), BEYOND, 1, math.inf),
+    ((0.0, 0.0, 0.0), (0.5, 0.51, 0.52), BEYOND, 1, math.inf),
     ((0.0, 0.0), (0.0, 0.0), EQUIVALENT, 0, 1.0),
-    ((0.8, 0.81, 0.79), (0.0, 0.8, 0.81), INCONCLUSIVE, 0, 0.8 / 0.8),  # one repeat diverged: no spread in logs
+    ((0.8, 0.81, 0.79), (0.0, 0.8, 0.81), INCONCLUSIVE, 0, 1.0),  # one repeat of three diverged: a wide spread
     ((0.8,), (0.0,), INCONCLUSIVE, 0, 0.0),  # one run a side: inconclusive by the rule
 ])
 def test_a_side_at_zero_has_a_verdict_without_an_interval(a, b, outcome, direction, ratio):
