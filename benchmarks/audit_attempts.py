@@ -261,7 +261,8 @@ BAD_VALUES = [  # (item, where, value): each makes one error line naming the fie
     ("5", "epochs.1.epoch_s", "Infinity"), ("5", "epochs.0.epoch", None), ("5", "timed.epoch", "2"),
     ("5", "epochs.0.images", 10**400), ("5", "timed.epoch_s", 10**400), ("5", "gpu_util.util_median_pct", 10**400),
     ("5", "peak_mem_gib", 10**400), ("5", "epochs.1.loss", "a string"), ("8", "timed.epoch_s", 1e300),
-    ("8", "timed.epoch_s", 1e-300), ("8", "timed.epoch_s", 5e-324), ("9", "peak_mem_gib", 1e24),
+    ("8", "timed.epoch_s", 1e-300), ("8", "timed.epoch_s", 5e-324), ("8", "epochs.1.images_per_s", 5e-324),
+    ("8", "comm.busbw_gbps", 1e300), ("9", "peak_mem_gib", 1e24),
 ]
 for _item, _where, _value in BAD_VALUES:
     @attempt(_item, f"{_where} = {label(_value)}")

@@ -159,13 +159,13 @@ class TrainBody:
 
 # What each entry of a training result may hold, by its key (BLOCK_RANGES: in a block whose keys mean
 # other things): a whole number from its least, a number within its bounds (a time from a nanosecond to
-# a year: a ratio of two never overflows nor reaches 0), a loss (>= 0; NaN or inf: a diverged run), text
-# or a list; "null": or None.
+# a year, a rate 0 or from 1e-9 to 1e12: a ratio of two never overflows nor reaches 0), a loss (>= 0;
+# NaN or inf: a diverged run), text or a list; "null": or None.
 WHOLE_MAX = 2**53  # beyond this a count is no count a run made (10**400 would overflow every float)
 YEAR_S = MAX_PHASE_S
 TIME = ("number", 1e-9, YEAR_S)  # a whole epoch, an all-reduce
 SPAN = ("number", 0.0, YEAR_S)  # a part of one: may be 0
-RATE = ("number", 0.0, 1e12)  # images/s, GB/s, GiB, a learning rate
+RATE = ("rate", 1e-9, 1e12)  # images/s, GB/s, GiB, a learning rate: 0, or within these
 FRACTION, PERCENT = ("number", 0.0, 1.0), ("number", 0.0, 100.0)
 RANGES: dict[str, tuple] = {
     "epoch": ("whole", 1), "images": ("whole", 0), "test_images": ("whole", 0, "null"),
@@ -212,11 +212,11 @@ def in_range(value: Any, where: str, rule: tuple) -> Any:
             raise ValueError(f"{where} must be a whole number in {rule[1]} .. 2**53, got {reprlib.repr(value)}")
         return value
     number = _float(value, where)
-    if kind == "loss" and (number >= 0 or math.isnan(number)):
-        return number  # NaN or inf: a diverged run
+    if kind == "loss" and (number >= 0 or math.isnan(number)) or kind == "rate" and number == 0:
+        return number  # a loss of NaN or inf: a diverged run; a rate of 0: nothing moved
     low, high = (0.0, math.inf) if kind == "loss" else rule[1:3]
     if not low <= number <= high:
-        span = ">= 0" if kind == "loss" else f"{low:g} .. {high:g}"
+        span = ">= 0" if kind == "loss" else f"{'0 or ' if kind == 'rate' else ''}{low:g} .. {high:g}"
         raise ValueError(f"{where} must be a number {span}{' or null' if nullable else ''}, got {reprlib.repr(value)}")
     return number
 

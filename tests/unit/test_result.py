@@ -293,6 +293,7 @@ def edited(data: dict, where: str, value) -> dict:
     ("peak_mem_gib", "NaN"), ("comm.busbw_gbps", "Infinity"), ("comm.grad_bytes", 1.5), ("epochs.0.loss", -1.0),
     ("comm.sizes.0.seconds", 0), ("epochs.0.lr", "0.1"),
     ("timed.epoch_s", 1e300), ("epochs.0.epoch_s", 5e-324), ("peak_mem_gib", 1e30),  # a ratio of two would overflow
+    ("epochs.1.images_per_s", 5e-324), ("comm.busbw_gbps", 1e13),
 ])
 def test_a_value_no_run_writes_is_one_result_error_naming_file_and_field(tmp_path, where, value):
     data = result("ok").to_dict()
