@@ -52,3 +52,9 @@ def test_a_nan_loss_is_a_diverged_run_in_q4(tmp_path):
             r.body.epochs[-1].loss = math.nan  # the usual divergence
     a = {x.id: x for x in collect(write_results(tmp_path, results, study="hw5")).answers}["A.Q4.2"]
     assert "Linear scaling diverged at the scaled rate 0.1 (5th-epoch loss NaN; 0.64 without)" in a.text
+
+
+def test_a_verdict_at_zero_is_worded_without_an_interval():
+    from collect.details import verdict_text
+
+    assert verdict_text(at_zero((0.8, 0.81, 0.79), (0.0, 0.0, 0.0))) == "0.00x: below, beyond the 5% threshold"
