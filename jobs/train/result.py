@@ -8,8 +8,9 @@ import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from jobs.core.atomic import NON_FINITE
 from jobs.core.phases import MAX_PHASE_S
-from jobs.core.result import Result, floats_back
+from jobs.core.result import Result
 
 
 @dataclass
@@ -167,6 +168,7 @@ TIME = ("number", 1e-9, YEAR_S)  # a whole epoch, an all-reduce
 SPAN = ("number", 0.0, YEAR_S)  # a part of one: may be 0
 RATE = ("rate", 1e-9, 1e12)  # images/s, GB/s, GiB, a learning rate: 0, or within these
 FRACTION, PERCENT = ("number", 0.0, 1.0), ("number", 0.0, 100.0)
+NUMBERS = ("number", "rate")  # the kinds with bounds (low, high)
 RANGES: dict[str, tuple] = {
     "epoch": ("whole", 1), "images": ("whole", 0), "test_images": ("whole", 0, "null"),
     "epoch_s": TIME, "train_s": TIME, "images_per_s": RATE, "lr": RATE, "data_wait_s": SPAN, "h2d_s": SPAN,
@@ -190,10 +192,17 @@ def checked(data: Any, where: str, block: str = "") -> dict[str, Any]:
         raise TypeError(f"{where} must be an object, got {reprlib.repr(data)}")
     ranges = BLOCK_RANGES[block] if block else RANGES
     out = {}
-    for key, value in floats_back(data).items():
-        if key not in ranges and block != "gpu":  # a GPU sampler may add figures: each a number >= 0
+    for key, value in data.items():
+        rule = ranges.get(key)
+        if rule is None and block != "gpu":  # a GPU sampler may add figures: each a number >= 0
             raise ValueError(f"{where}.{key} is not a field of it; valid fields: {', '.join(ranges)}")
-        out[key] = in_range(value, f"{where}.{key}", ranges.get(key, RATE + ("null",)))
+        if rule is not None and (value is None and rule[-1] == "null" or type(value) is float and rule[0] in NUMBERS
+                                 and rule[1] <= value <= rule[2] or type(value) is int and rule[0] == "whole"
+                                 and rule[1] <= value <= WHOLE_MAX):
+            out[key] = value  # the common cases, without a call (100,000 results hold millions of them)
+            continue
+        value = NON_FINITE.get(value, value) if isinstance(value, str) else value  # NaN and infinities as written
+        out[key] = in_range(value, f"{where}.{key}", rule or RATE + ("null",))
     return out
 
 
