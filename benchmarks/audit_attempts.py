@@ -373,7 +373,7 @@ for _mode, _verb in [(0o000, "collect"), (0o000, "status"), (0o000, "compare"), 
 # --- 10-13 ---------------------------------------------------------------------------------------------
 
 def seal_said(tmp: Path, make: Callable[[Path], Path]) -> str:
-    from jobs.core import sealed
+    from results_format import sealed_json as sealed
 
     key = make(tmp)
     os.environ[sealed.KEY_ENV] = str(key)
@@ -413,7 +413,7 @@ for _name, _make in [("mode 0644", _key("0" * 64, 0o644)), ("a symlink", _link),
 
 @attempt("10", "a corrupt seal key (63 characters) is replaced")
 def _corrupt_key(tmp: Path) -> str:
-    from jobs.core import sealed
+    from results_format import sealed_json as sealed
 
     key = _key("0" * 63, 0o600)(tmp)
     os.environ[sealed.KEY_ENV] = str(key)

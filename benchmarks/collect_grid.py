@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from jobs.core.layout import result_files, result_path  # noqa: E402
-from jobs.core.plan_file import cell_dicts  # noqa: E402
+from results_format.plan_file import cell_dicts  # noqa: E402
 from jobs.core.result import Result  # noqa: E402
 from jobs.train.cell import Cell  # noqa: E402
 from jobs.train.result import EpochStats, Timed, TrainBody  # noqa: E402

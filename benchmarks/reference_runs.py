@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from jobs.core.result import read_good_result
-from orchestrator.plan import read_plan
+from orchestrator.plan.plan import read_plan
 
 HERE = Path(__file__).resolve().parent
 

@@ -47,11 +47,11 @@ sys.path.insert(0, str(ROOT))
 
 from jobs.core.result import Result, write_result  # noqa: E402
 from jobs.train.result import EpochStats, Timed, TrainBody  # noqa: E402
-from jobs.core import registry  # noqa: E402
-from orchestrator.plan import Plan, read_plan  # noqa: E402
-from orchestrator.recovery import submission_of  # noqa: E402
-from jobs.core.registry import Intent, Submission  # noqa: E402
-from orchestrator.sbatch import job_name  # noqa: E402
+from results_format import registry  # noqa: E402
+from orchestrator.plan.plan import Plan, read_plan  # noqa: E402
+from orchestrator.slurm.recovery import submission_of  # noqa: E402
+from results_format.registry import Intent, Submission  # noqa: E402
+from orchestrator.slurm.sbatch import job_name  # noqa: E402
 
 SHIMMED = ("sbatch", "squeue", "sacct", "scontrol", "scancel")
 STUDY = """name = "scale"
@@ -177,7 +177,7 @@ def main() -> None:
         plan = read_plan(results)
         fake_done(results, plan, args.cells // 2)
         gone = plan.cell_ids[args.cells // 2:args.cells // 2 + 100]
-        registry.append(results, [Submission(cid, "slurm", f"1_{i}", "n1-g1-t1", "2026-01-01T00:00:00+00:00")
+        registry.append_entries(results, [Submission(cid, "slurm", f"1_{i}", "n1-g1-t1", "2026-01-01T00:00:00+00:00")
                                   for i, cid in enumerate(gone)])
         status_s, out = timed_status(env, common, calls)
         states = Counter(c["state"] for c in json.loads(out)["cells"])
@@ -283,7 +283,7 @@ def fabricate(results: Path, plan: Plan, canned: Path, failed: int = 100) -> Non
                              f"billing=1,cpu=1,gres/gpu=1,node=1|{name}")
             else:
                 squeue.append(f"{sub.job_id}|PENDING|0:00||Priority|{name}")
-    registry.append(results, records)
+    registry.append_entries(results, records)
     (canned / "squeue.txt").write_text("\n".join(squeue) + "\n")
     (canned / "sacct.txt").write_text("\n".join(sacct) + "\n")
 

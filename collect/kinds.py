@@ -19,7 +19,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.comparable import Runs, no_runs
-from collect.loaded import Loaded
+from collect.cells import Loaded
 from collect.questions import Question
 from collect.render import Grid
 from collect.view import View
@@ -49,7 +49,7 @@ class KindTables:
     label: Optional[Callable[[Mapping[str, Any], Collection[str]], str]] = None  # a configuration named by the
     # fields that vary, in the kind's words (collect --compare; None: name=value)
     keep: Callable[[Result], Any] = lambda result: result  # what its tables read of a result, made as each file is
-    # read (collect.load: KindCell.result): the whole Result, or less (a study may hold 100,000 results)
+    # read (collect.load: KindCell.kept): the whole Result, or less (a study may hold 100,000 results)
 
 
 # Adding a kind: its package name here (collect.<kind> defines KIND), and nothing else on this side.

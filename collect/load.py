@@ -1,11 +1,11 @@
 """Every result file of a results dir, and every planned cell, as one KindCell each, of any kind.
 
 collect reads JSON only: the result files, the plan's cell list (plan.json) and the
-submission record (registry.jsonl, read by jobs.core.registry). A planned cell with no
+submission record (registry.jsonl, read by results_format.registry). A planned cell with no
 result is pending when the registry has a submission for it (submitted, not ended), failed (or
 timed out, cancelled) when spent.json records that submission's job as ended, skipped when the
 local executor did not start it (this machine cannot run it), else not submitted
-(jobs.core.states.CellState's words). Each kind's package in collect turns its cells into
+(results_format.states.CellState's words). Each kind's package in collect turns its cells into
 its tables (collect.kinds); nothing here knows a kind.
 """
 from __future__ import annotations
@@ -20,16 +20,16 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.kinds import registry as kinds_registry
-from collect.loaded import ENV_KEYS, ENVELOPE_COLUMNS, KindCell, Loaded
-from collect.spent import read_spent
+from collect.cells import ENV_KEYS, ENVELOPE_COLUMNS, KindCell, Loaded
+from collect.spent_json import read_spent
 from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, result_files, unreadable_dir
-from jobs.core.plan_file import cell_dicts
+from results_format.plan_file import cell_dicts
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
-from jobs.core import registry
-from jobs.core.states import ENDED_WORDS, SLURM_STATES, CellState
+from results_format import registry
+from results_format.states import ENDED_WORDS, SLURM_STATES, CellState
 
 def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
     """The study's name and its cells (field dicts), from plan.json; none if absent."""
@@ -51,7 +51,7 @@ def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, An
 
 def registry_states(results_dir: Path, spent: Optional[pd.DataFrame] = None) -> dict[str, CellState]:
     """PENDING for each cell with a submission in registry.jsonl, SKIPPED for one the local
-    executor did not start since (this machine cannot run it), and where `spent` (collect.spent:
+    executor did not start since (this machine cannot run it), and where `spent` (collect.spent_json:
     what the jobs held, measured from the scheduler or the local processes) records the cell's
     latest job as ended, the state its word gives (ended_state): that job ended without a result.
     Corrupt lines are passed over (`status` is the verb that reports them)."""
@@ -92,7 +92,7 @@ def envelope_row(result: Result) -> dict[str, Any]:
 def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
     """Every cell of the plan and every result file, each file read once and kept as its kind
     keeps it (collect.kinds). A corrupt result file raises ResultError naming it (never a silent
-    skip). `spent`: spent.json's content measured just now (collect.spent); None: the results
+    skip). `spent`: spent.json's content measured just now (collect.spent_json); None: the results
     dir's spent.json."""
     kinds = kinds_registry()  # each kind's keep and environment
     results_dir = Path(results_dir)

@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from jobs.core.result import Status
-from jobs.core.states import CellState
-from jobs.core.text import visible
+from results_format.states import CellState
+from results_format.text import visible
 
 MAX_WIDTH = 320  # characters: wider tables are squeezed by rich
 
@@ -69,7 +69,7 @@ def percent(value, digits: int = 1) -> str:
 
 def console_text(text: str) -> Text:
     """A text for the console, as text: never markup ("[pipeline=fast]"), a control character shown
-    as its escape (an error's ESC sequences, jobs.core.text.visible)."""
+    as its escape (an error's ESC sequences, results_format.text.visible)."""
     return Text(visible(text))
 
 
@@ -199,7 +199,7 @@ LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\i
 
 
 # A cell's status in the order views list them: a result's (answers first, then what went wrong),
-# then a cell without one, in jobs.core.states' words (as `status` shows them)
+# then a cell without one, in results_format.states' words (as `status` shows them)
 STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(
     (Status.OK, Status.OOM, Status.TIMEOUT, Status.FAILED, CellState.PENDING, CellState.SKIPPED,
      CellState.NOT_SUBMITTED))}

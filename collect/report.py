@@ -15,7 +15,7 @@ import pandas as pd
 from collect import kinds, render
 from collect.questions import Answered, answer_all
 from collect.load import load
-from collect.loaded import ENVELOPE_COLUMNS, Loaded
+from collect.cells import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
@@ -58,7 +58,7 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
             view: View = DEFAULT_VIEW) -> Collected:
     """Every table from the results dir; writes tables.md, tables.tex and one CSV per table in
     `out_dir` (default: the results dir). A file that cannot be written is said in `unwritten`.
-    `spent`: what the jobs held, measured just now (collect.spent), written as spent.json too;
+    `spent`: what the jobs held, measured just now (collect.spent_json), written as spent.json too;
     None: the results dir's spent.json, if any. `view`: the rows the grids show (the CSVs have all)."""
     results_dir = Path(results_dir)
     out = Path(out_dir) if out_dir else results_dir

@@ -13,7 +13,7 @@ from typing import Optional
 import pandas as pd
 
 from collect.render import Grid
-from jobs.core.states import CellState
+from results_format.states import CellState
 
 MAX_ROWS = 30  # a table's rows on the console; the homework's largest table (hw5) has 28
 NO_RESULT = (CellState.PENDING, CellState.SKIPPED, CellState.NOT_SUBMITTED)  # a planned cell's, in collect.load

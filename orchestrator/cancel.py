@@ -6,13 +6,13 @@ import signal
 from pathlib import Path
 from typing import Optional
 
-from jobs.core import registry
-from orchestrator.local_jobs import LOCAL_JOB_MARKER, QUEUE_MARKER, pid_alive
-from orchestrator.plan import Plan
-from jobs.core.registry import Cancelled, Submission
-from orchestrator.slurm_client import SlurmClient
-from jobs.core.states import LIVE_WORDS
-from orchestrator.status import Monitor
+from results_format import registry
+from orchestrator.local.processes import LOCAL_JOB_MARKERS, QUEUE_MARKERS, pid_alive
+from orchestrator.plan.plan import Plan
+from results_format.registry import Cancelled, Submission
+from orchestrator.slurm.slurm_client import SlurmClient
+from results_format.states import LIVE_WORDS
+from orchestrator.watch.status import Monitor
 
 
 def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None) -> list[str]:
@@ -33,7 +33,7 @@ def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None
             _stop_local(subs[cid], stop_queue=queued_locally <= set(local))
         job_ids = tuple(slurm + [subs[c].job_id or f"queue-{subs[c].queue_pid}" for c in local])
         if job_ids:
-            registry.append(results_dir, [Cancelled(job_ids, registry.now_iso())])
+            registry.append_entries(results_dir, [Cancelled(job_ids, registry.now_iso())])
     return live
 
 
@@ -51,8 +51,8 @@ def _stop_local(sub: Submission, stop_queue: bool) -> None:
     before a preemption). Each pid is checked to be ours first."""
     queue = sub.queue_pid if stop_queue else None
     job = int(sub.job_id) if sub.job_id else None
-    for pid, marker, sig in ((queue, QUEUE_MARKER, signal.SIGTERM), (job, LOCAL_JOB_MARKER, signal.SIGINT)):
-        if pid and pid_alive(pid, marker):
+    for pid, markers, sig in ((queue, QUEUE_MARKERS, signal.SIGTERM), (job, LOCAL_JOB_MARKERS, signal.SIGINT)):
+        if pid and pid_alive(pid, markers):
             try:
                 os.kill(pid, sig)
             except OSError:

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from jobs.core.cell import CellError
 from jobs.core.result import ResultError
-from jobs.core.text import visible
+from results_format.text import visible
 from orchestrator.commands import cancel, collect, logs, plan, status, submit
 from orchestrator.errors import UserError
 

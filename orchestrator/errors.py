@@ -1,7 +1,7 @@
 """The user's mistakes: each message names the field or file and the fix; the CLI exits 2. UserError and
-RegistryError live in jobs.core.errors (collect and the registry raise them too)."""
+RegistryError live in results_format.errors (collect and the registry raise them too)."""
 
-from jobs.core.errors import RegistryError, UserError
+from results_format.errors import RegistryError, UserError
 
 __all__ = ["UserError", "RegistryError", "StudyError", "PlanError", "SchedulerError", "BudgetError"]
 

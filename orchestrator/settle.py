@@ -21,9 +21,9 @@ from collect.questions import Answered
 from collect.settle import SECOND_ROUND, Undecided, undecided
 from collect.settle_rule import DEFAULT_MAX_REPEATS, STAGE_TWO
 from jobs.core.cell import StudyCell
-from orchestrator import budget
-from orchestrator.estimate import Estimate
-from orchestrator.plan import Plan, group_arrays
+from orchestrator.budget import budget
+from orchestrator.budget.estimate import Estimate
+from orchestrator.plan.plan import Plan, group_arrays
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def gpu_hours(settle: SettlePlan, estimates: Mapping[str, Estimate]) -> float:
 def plan_for(plan: Plan, answers: Sequence[Answered], max_repeats: int = DEFAULT_MAX_REPEATS
              ) -> tuple[SettlePlan, Plan, dict[str, Estimate]]:
     """The settle plan of these answers, the plan it extends, and every cell's GPU-hour estimate
-    in it (the new ones from the measured pace of finished cells of their shape: orchestrator.estimate)."""
+    in it (the new ones from the measured pace of finished cells of their shape: orchestrator.budget.estimate)."""
     settle = settle_plan(plan, undecided(answers), max_repeats)
     bigger = extended(plan, settle.cells)
     return settle, bigger, budget.plan_estimates(bigger) if settle.cells else {}

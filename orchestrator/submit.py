@@ -2,7 +2,7 @@
 
 `submit` queues cells never submitted; `submit --retry-failed` those that ended failed, timed
 out or were cancelled (optionally with a longer time limit); with a GPU-hour budget, only what
-fits it (orchestrator.budget). On SLURM: one sbatch per array
+fits it (orchestrator.budget.budget). On SLURM: one sbatch per array
 chunk (arrays above MaxArraySize are split, each chunk indexed from 0), each preceded by an
 Intent line in the registry (see registry.py). Off-cluster: one detached local queue process.
 The whole decision and submission holds the results dir's submit lock.
@@ -20,20 +20,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from jobs.core import registry
+from results_format import registry
 from jobs.core.regular_file import NotRegular, open_regular
-from orchestrator import budget, machine_lock, slurm_client
-from orchestrator.budget import Ledger
+from orchestrator.budget import budget
+from orchestrator.local import machine_lock
+from orchestrator.slurm import slurm_client
+from orchestrator.budget.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
-from orchestrator.plan import ArrayPlan, Plan, check_results_path
-from orchestrator.local_queue import QUEUE_LOG
-from orchestrator.recovery import INTENT_GRACE_S
-from orchestrator.machine import not_here, this_machine
-from jobs.core.registry import Abandoned, Intent, Skipped
-from orchestrator.sbatch import job_name, render_sbatch
-from orchestrator.slurm_client import SlurmClient
-from jobs.core.states import CellState
-from orchestrator.status import Monitor, Report
+from orchestrator.plan.plan import ArrayPlan, Plan, check_results_path
+from orchestrator.local.queue import QUEUE_LOG
+from orchestrator.slurm.recovery import INTENT_GRACE_S
+from orchestrator.local.machine import not_here, this_machine
+from results_format.registry import Abandoned, Intent, Skipped
+from orchestrator.slurm.sbatch import job_name, render_sbatch
+from orchestrator.slurm.slurm_client import SlurmClient
+from results_format.states import CellState
+from orchestrator.watch.status import Monitor, Report
 
 EXECUTORS = ("auto", "slurm", "local")
 SETTLE_POLL_S = 2.0
@@ -119,9 +121,9 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         calls, not_here = 0, list[tuple[str, str]]()
         if todo and executor == "local":
             todo, not_here = skip_what_cannot_run_here(plan, todo, report)
-        book = budget.ledger(plan, monitor, report.rows, budget_gpu_hours)
+        ledger = budget.ledger_of(plan, monitor, report.rows, budget_gpu_hours)
         due = len(todo)
-        todo = budget.within(book, todo, within_budget, retry_failed)
+        todo = budget.within(ledger, todo, within_budget, retry_failed)
         if todo and before_queue is not None:
             before_queue()
         if todo and executor == "slurm":
@@ -129,7 +131,7 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         elif todo:
             start_local_queue(plan, todo)
     return SubmitReport(executor, tuple(todo), len(report.rows) - len(todo), calls, retryable,
-                        tuple(report.result_errors), not_here=tuple(not_here), ledger=book,
+                        tuple(report.result_errors), not_here=tuple(not_here), ledger=ledger,
                         over_budget=due - len(todo))
 
 
@@ -140,7 +142,7 @@ def skip_what_cannot_run_here(plan: Plan, todo: list[str], report: Report) -> tu
                for cell in cells}
     shown = {r.cell_id: r.detail for r in report.rows if r.state == CellState.SKIPPED}
     new = [Skipped(cid, why, registry.now_iso()) for cid, why in skipped.items() if shown.get(cid) != why]
-    registry.append(Path(plan.results_dir), new)
+    registry.append_entries(Path(plan.results_dir), new)
     return [cid for cid in todo if cid not in skipped], list(skipped.items())
 
 
@@ -170,22 +172,22 @@ def array_limit(plan: Plan, client: SlurmClient) -> int:
 
 def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int]) -> int:
     """Intent line, one sbatch, Submission lines: per chunk. Returns the number of sbatch calls."""
-    from orchestrator.submitit_adapter import submit_slurm_array  # submitit: only when needed
+    from orchestrator.slurm.submitit_adapter import submit_slurm_array  # submitit: only when needed
 
     results_dir = Path(plan.results_dir)
     calls = 0
     for array, chunk in array_chunks(plan, todo, array_limit(plan, client)):
         token = secrets.token_hex(4)
-        registry.append(results_dir, [Intent(token, array.name, job_name(plan, array, token), tuple(chunk),
+        registry.append_entries(results_dir, [Intent(token, array.name, job_name(plan, array, token), tuple(chunk),
                                              registry.now_iso(), plan.recorded(plan.log_dir))])
         try:
             calls += 1
             subs = submit_slurm_array(plan, array, [plan.cell(c) for c in chunk], token, time_min, chunk)
         except SchedulerError as exc:
             if "timed out" not in str(exc):  # a timeout may still have queued it: recovery decides
-                registry.append(results_dir, [Abandoned(token, registry.now_iso(), str(exc))])
+                registry.append_entries(results_dir, [Abandoned(token, registry.now_iso(), str(exc))])
             raise SchedulerError(explain_refusal(str(exc), client, calls - 1)) from exc
-        registry.append(results_dir, subs)
+        registry.append_entries(results_dir, subs)
     return calls
 
 
@@ -227,7 +229,7 @@ def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
         raise UserError(f"{exc}; move it aside") from exc
     with log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator.local_queue", plan.results_dir, *cell_ids],
+            [sys.executable, "-m", "orchestrator.local.queue", plan.results_dir, *cell_ids],
             stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         )
     line = proc.stdout.readline() if proc.stdout else ""

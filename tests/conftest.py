@@ -35,7 +35,7 @@ def machine_lock_dir(tmp_path_factory, monkeypatch) -> None:
 
 @pytest.fixture(autouse=True)
 def seal_key_file(tmp_path_factory, monkeypatch) -> None:
-    """The seals' key (jobs.core.sealed) in the run's own temp dir, not the user's config dir."""
+    """The seals' key (results_format.sealed_json) in the run's own temp dir, not the user's config dir."""
     monkeypatch.setenv("ORCHESTRATOR_SEAL_KEY", str(tmp_path_factory.getbasetemp() / "seal.key"))
 
 

@@ -22,9 +22,9 @@ from jobs.ptq.result import (ActivationLayerStats, Histogram, IntegerAgreement, 
                              PTQOutcome, TensorStats, VariantResult, WeightLayerStats)
 from jobs.train.cell import Cell
 from jobs.train.result import CommStats, EpochStats, Timed, TrainBody
-from orchestrator.plan import build_plan, install_plan
+from orchestrator.plan.plan import build_plan, install_plan
 from jobs.core.phases import Phases
-from orchestrator.study import ClusterSpec, Study
+from orchestrator.plan.study import ClusterSpec, Study
 
 GPU = "NVIDIA H200"
 STARTED, ENDED = "2025-04-01T10:00:00+00:00", "2025-04-01T10:05:00+00:00"

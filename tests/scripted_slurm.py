@@ -6,9 +6,9 @@ import datetime as dt
 import subprocess
 from pathlib import Path
 
-from orchestrator.plan import build_plan, install_plan
-from orchestrator.slurm_client import SlurmClient
-from orchestrator.study import parse_study
+from orchestrator.plan.plan import build_plan, install_plan
+from orchestrator.slurm.slurm_client import SlurmClient
+from orchestrator.plan.study import parse_study
 
 NOW = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 

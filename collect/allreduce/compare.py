@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collect.allreduce.rows import allreduce_rows
 from collect.comparable import Metric, Run, Runs, configuration, figures
-from collect.loaded import Loaded
+from collect.cells import Loaded
 from jobs.allreduce.cell import bytes_text
 
 def runs(loaded: Loaded) -> Runs:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from collect.loaded import KindCell
+from collect.cells import KindCell
 from jobs.allreduce.cell import AllreduceCell, ranks_text
 from jobs.allreduce.result import AllreduceFindings
 
@@ -50,7 +50,7 @@ def varying(cells: list[AllreduceCell]) -> list[str]:
 
 def findings_of(c: KindCell, cell: AllreduceCell) -> AllreduceFindings:
     """The ok result's findings, checked field by field and against the cell that asked for them."""
-    found = c.result.body if c.result is not None else None
+    found = c.kept.body if c.kept is not None else None
     if not isinstance(found, AllreduceFindings):  # types and ranges were checked when the file was read
         raise ValueError("allreduce: an ok result without its findings")
     for name, want in (("world_size", cell.ranks), ("backend", cell.backend), ("device", cell.device)):
@@ -93,7 +93,7 @@ def _rank(cell: AllreduceCell) -> tuple:
 
 
 def _cell_row(c: KindCell, cell: AllreduceCell, setup: str) -> dict[str, Any]:
-    result = c.result
+    result = c.kept
     env = result.env if result is not None else {}
     error = result.error if result is not None else None
     ran_on = _node_count(env)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from collect.comparable import Metric, Run
 from collect.kinds import registry
-from collect.loaded import Loaded
+from collect.cells import Loaded
 
 
 @dataclass(frozen=True)

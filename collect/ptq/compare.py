@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collect.comparable import Metric, Run, Runs, configuration, figures
-from collect.loaded import Loaded
+from collect.cells import Loaded
 from collect.ptq.rows import ptq_rows
 
 REPEAT_FIELDS = ("seed", "repeat")  # what a PTQ cell's repeats differ in

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.loaded import KindCell
+from collect.cells import KindCell
 from jobs.core.atomic import NON_FINITE
 from jobs.core.layout import result_path
 from jobs.ptq.cell import PTQCell
@@ -140,7 +140,7 @@ def ptq_rows(cells: tuple[KindCell, ...]) -> PTQRows:
     out: dict[str, list[dict[str, Any]]] = {k: [] for k in ("cells", "variants", "scales", "weights", "activations")}
     for c in cells:
         base = dict(cell_id=c.cell_id, setup=names[c.cell_id], training_seed=_seed(c))
-        ptq = c.result.body.to_dict() if c.result is not None and c.result.body is not None else None
+        ptq = c.kept.body.to_dict() if c.kept is not None and c.kept.body is not None else None
         try:
             if c.status == "ok" and ptq is None:
                 raise ValueError("an ok result without them")
@@ -161,15 +161,15 @@ def _seed(c: KindCell) -> int:
     """The seed the cell's networks trained with: its result's run_seed; seed + repeat for a result
     written before run_seed (so two cells that trained one seed count once); a cell with no result
     yet will train with PTQCell.training_seed (its fields were checked when read)."""
-    if c.result is None:
+    if c.kept is None:
         return PTQCell.from_dict(c.cell).training_seed
-    if c.result.run_seed is None:
+    if c.kept.run_seed is None:
         return int(c.cell.get("seed", 0)) + int(c.cell.get("repeat", 0))
-    return c.result.run_seed
+    return c.kept.run_seed
 
 
 def _cell_row(c: KindCell, base: dict[str, Any], ptq: Optional[dict[str, Any]]) -> dict[str, Any]:
-    error = c.result.error if c.result is not None else None
+    error = c.kept.error if c.kept is not None else None
     row = dict(base, status=c.status, error=error.strip().splitlines()[-1] if error else None,
                **{k: c.cell.get(k) for k in ("dataset", "train_images", "test_images", "epochs")})
     training = {t["model"]: t for t in (ptq or {}).get("training", [])}

@@ -7,10 +7,10 @@ from typing import Optional
 import pandas as pd
 
 from collect.kinds import KindTables
-from collect.loaded import Loaded
+from collect.cells import Loaded
 from collect.render import Grid
 from collect.view import DEFAULT_VIEW, View, shown
-from collect.train import compare, grids, overhead, spent, sweep, tables
+from collect.train import compare, grids, overhead, gpu_hours, sweep, tables
 from collect.train.frame import backend, frames, keep
 from collect.train.labels import config_label
 from collect.train.questions import QUESTIONS
@@ -37,7 +37,7 @@ def build_tables(loaded: Loaded, view: View = DEFAULT_VIEW) -> dict[str, pd.Data
         "table3": tables.table3(frame, scaling), "test": test,
         "q4": tables.q4_table(frame, epochs),
         "q4_curves": tables.q4_curves(frame, epochs),
-        "spent": spent.spent_table(frame, epochs, loaded.spent),
+        "spent": gpu_hours.spent_table(frame, epochs, loaded.spent),
         "overhead": overhead.overhead_table(frame),
         "sweep": sweep.sweep_table(test, view.sort),
     }
@@ -58,7 +58,7 @@ def build_grids(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tu
         test.noted(grids.accuracy_grid(test.table)),
         q4.noted(grids.q4_grid(q4.table, tables.largest_fitting_batch(built["q1"]))),
         _overhead_grid(built["overhead"], view),
-    ) + sweep.sweep_grids(built, view) + spent.grids(built, view)
+    ) + sweep.sweep_grids(built, view) + gpu_hours.grids(built, view)
 
 
 def _overhead_grid(table: pd.DataFrame, view: View) -> Grid:
@@ -80,6 +80,6 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
 
 KIND = KindTables(
     "train", "Scaling study", "ResNet-18 data-parallel training",
-    build_tables, build_grids, TABLE_FILES + sweep.FILES + spent.FILES, make_plots, PLOT_OF, SECTION_PLOTS, environment=backend,
-    questions=QUESTIONS, runs=compare.runs, label=config_label, keep=keep,
+    build_tables, build_grids, TABLE_FILES + sweep.FILES + gpu_hours.FILES, make_plots, PLOT_OF, SECTION_PLOTS,
+    environment=backend, questions=QUESTIONS, runs=compare.runs, label=config_label, keep=keep,
 )

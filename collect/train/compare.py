@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from collect.comparable import Metric, Run, Runs, configuration, figures
-from collect.loaded import Loaded
+from collect.cells import Loaded
 from collect.train.frame import frames
 
 TRAIN_METRICS = (

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from collect.load import envelope_row, interned
-from collect.loaded import ENV_KEYS, KindCell
+from collect.cells import ENV_KEYS, KindCell
 from jobs.core.phases import Phases
 from jobs.core.result import Result
 from jobs.train.cell import Cell
@@ -113,18 +113,18 @@ def _number(value: Any) -> float:
 def frames(cells: tuple[KindCell, ...]) -> TrainFrames:
     """The training cells (collect.load, each result kept by `keep`) as frames; a planned cell
     without a result has its fields and status, and no numbers."""
-    kept = [c.result for c in cells if c.result is not None]
-    frame = pd.DataFrame.from_records([c.result.texts if c.result is not None else _planned_row(c) for c in cells],
+    kept = [c.kept for c in cells if c.kept is not None]
+    frame = pd.DataFrame.from_records([c.kept.texts if c.kept is not None else _planned_row(c) for c in cells],
                                       columns=TEXT_COLUMNS)
     numbers = np.full((len(cells), len(NUMERIC_COLUMNS)), np.nan)
-    ran = np.array([c.result is not None for c in cells], dtype=bool)
+    ran = np.array([c.kept is not None for c in cells], dtype=bool)
     if kept:
         numbers[ran] = np.frombuffer(b"".join(k.numbers.tobytes() for k in kept)).reshape(len(kept), -1)
     frame = pd.concat([frame, pd.DataFrame(numbers, columns=NUMERIC_COLUMNS)], axis=1)[COLUMNS]
     frame["gpus"] = frame.nodes * frame.gpus_per_node
     frame["global_batch"] = frame.gpus * frame.batch_per_gpu
     values = np.frombuffer(b"".join(k.epochs.tobytes() for k in kept)).reshape(-1, 1 + len(EPOCH_KEYS))
-    ids = [c.cell_id for c in cells if c.result is not None for _ in range(len(c.result.epochs) // values.shape[1])]
+    ids = [c.cell_id for c in cells if c.kept is not None for _ in range(len(c.kept.epochs) // values.shape[1])]
     epochs = pd.DataFrame(values, columns=EPOCH_COLUMNS[1:])
     epochs.insert(0, "cell_id", pd.Series(ids, dtype=object))
     epochs["epoch"] = epochs.epoch.astype(int)

@@ -17,7 +17,7 @@ import collect.train.formulas as f
 from collect.train.grids import caption, repeats_cell, setup_name
 from collect.train.tables import CONFIG
 from collect.view import DEFAULT_VIEW, View, shown
-from jobs.core.errors import UserError
+from results_format.errors import UserError
 
 SWEPT = ("lr", "momentum", "weight_decay", "lr_scaling", "lr_ref_batch", "warmup_epochs", "sync_bn", "seed")
 SETUP = [c for c in CONFIG if c not in SWEPT]  # a setup: what its sweep's configurations share

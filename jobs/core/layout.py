@@ -2,14 +2,14 @@
 collect all read (jobs/ is the one package every other may import).
 
     <cell_id>.json      one result per cell (jobs.core.result)
-    plan.json           the plan: cells, arrays, cluster (orchestrator.plan)
+    plan.json           the plan: cells, arrays, cluster (orchestrator.plan.plan)
     study.toml          the study file the plan was made from
     sbatch/<array>.sh   each array's sbatch text
-    registry.jsonl      cell -> job, appended by submit (jobs.core.registry)
-    spent.json          the GPU-hours each job held, written by `collect` (orchestrator.spent)
+    registry.jsonl      cell -> job, appended by submit (results_format.registry)
+    spent.json          the GPU-hours each job held, written by `collect` (orchestrator.budget.spent)
     .submit.lock        held by submit and cancel
     .status-cache       what status needs of each result file, kept while the file is unchanged
-                        (orchestrator.outcomes); deleting it costs one slower status
+                        (orchestrator.watch.result_cache); deleting it costs one slower status
     checkpoints/<cell_id>.pt   the last finished epoch of a running cell
     nets/<training_id>.pt      a trained PTQ network, reused by every cell that trains the same way
     logs/               every job's stdout and stderr

@@ -5,7 +5,7 @@ from rich.console import Console
 
 from orchestrator.commands.common import planned
 from orchestrator.cancel import cancel
-from orchestrator.selection import select_cells
+from orchestrator.plan.cell_names import select_cells
 from orchestrator.errors import UserError
 
 

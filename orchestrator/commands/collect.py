@@ -9,10 +9,11 @@ from rich.console import Console
 
 from collect.options import add_options, check_options
 from jobs.core.layout import PLAN_FILE, result_files, unreadable_dir
-from jobs.core.text import visible
-from orchestrator.budget import measure_spent
+from results_format.text import visible
+from orchestrator.budget.spent import measure_spent
 from orchestrator.commands import collect_compare
-from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
+from orchestrator.commands.common import check_study, print_errors, print_warnings, results_dir_for
+from orchestrator.plan.plan import planned_study
 from orchestrator.errors import PlanError
 
 
@@ -125,9 +126,10 @@ def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
     """Which answers are provisional (orchestrator.readiness), and what would settle their
     inconclusive comparisons (orchestrator.settle), where there is a plan: its cells' states are
     `cells`' status column (collect.load: a result's, else the registry's)."""
-    from jobs.core.states import CellState
-    from orchestrator import readiness, settle
-    from orchestrator.plan import read_plan
+    from results_format.states import CellState
+    from orchestrator import settle
+    from orchestrator.watch import readiness
+    from orchestrator.plan.plan import read_plan
 
     try:
         plan = read_plan(results_dir)

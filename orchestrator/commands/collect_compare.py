@@ -10,8 +10,9 @@ from pathlib import Path
 from rich.console import Console
 
 from jobs.core.layout import unreadable_dir
-from jobs.core.text import visible
-from orchestrator.commands.common import check_study, planned_study, print_errors, print_warnings, results_dir_for
+from results_format.text import visible
+from orchestrator.commands.common import check_study, print_errors, print_warnings, results_dir_for
+from orchestrator.plan.plan import planned_study
 from orchestrator.errors import PlanError
 
 FAIL_WORDS = ("slower", "worse")  # slower: a time or rate; worse: any metric with a better way (accuracy too)

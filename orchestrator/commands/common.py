@@ -2,18 +2,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 from typing import Optional
 
-from jobs.core.layout import PLAN_FILE
-from jobs.core.regular_file import PLAN_MAX, read_regular
-from jobs.core.text import visible
+from results_format.text import visible
 from orchestrator.errors import PlanError
-from orchestrator.plan import Plan, read_plan
-from orchestrator.study import DEFAULT_STUDY, study_name as name_of_study
+from orchestrator.plan.plan import Plan, read_plan
+from orchestrator.plan.study import DEFAULT_STUDY, study_name as name_of_study
 
 
 def study_name(args) -> str:
@@ -43,17 +40,6 @@ def check_study(args, study: Optional[str], results_dir: Path | str) -> None:
     if study != expected:
         raise PlanError(f"{results_dir} holds a plan of study {study!r}, not {expected!r}; "
                         "pass the matching --study or --results")
-
-
-def planned_study(results_dir: Path) -> Optional[str]:
-    """The study named in the results dir's plan.json, without checking the plan (collect reads
-    JSON only); None where there is none, or none readable (its reader then says why)."""
-    try:
-        data = json.loads(read_regular(Path(results_dir) / PLAN_FILE, "plan file", PLAN_MAX))
-    except (OSError, ValueError, RecursionError):  # NotRegular, TooLarge too
-        return None
-    study = data.get("study") if isinstance(data, dict) else None
-    return study if isinstance(study, str) else None
 
 
 def interval_for(args, plan: Plan) -> float:

@@ -6,12 +6,12 @@ import sys
 from rich.console import Console
 
 from jobs.core.regular_file import NotRegular
-from jobs.core.text import visible
+from results_format.text import visible
 from orchestrator.commands.common import add_interval, interval_for, planned
-from orchestrator.cell_logs import cell_ended, follow, log_files, tail_lines
-from orchestrator.selection import select_cells
+from orchestrator.watch.cell_logs import cell_ended, follow, log_files, tail_lines
+from orchestrator.plan.cell_names import select_cells
 from orchestrator.errors import UserError
-from orchestrator.status import Monitor
+from orchestrator.watch.status import Monitor
 
 
 def register(verbs, common) -> None:

@@ -5,12 +5,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from orchestrator import budget, display, slurm_client
+from orchestrator.budget import budget
+from orchestrator.commands import display
+from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
-from orchestrator.machine import not_here, this_machine
-from orchestrator.plan import Plan, build_plan, check_results_path, install_plan
-from orchestrator.sbatch import render_sbatch
-from orchestrator.study import DEFAULT_STUDY, load_study
+from orchestrator.local.machine import not_here, this_machine
+from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
+from orchestrator.slurm.sbatch import render_sbatch
+from orchestrator.plan.study import DEFAULT_STUDY, load_study
 from orchestrator.submit import EXECUTORS
 
 

@@ -11,10 +11,10 @@ from rich.console import Console
 
 from jobs.core.layout import STUDY_FILE
 from jobs.core.regular_file import PLAN_MAX, read_regular
-from orchestrator import budget
+from orchestrator.budget import budget
 from orchestrator.errors import UserError
-from orchestrator.plan import Plan, install_plan
-from orchestrator.sbatch import render_sbatch
+from orchestrator.plan.plan import Plan, install_plan
+from orchestrator.slurm.sbatch import render_sbatch
 from collect.settle_rule import DEFAULT_MAX_REPEATS  # pandas-free: submit's start-up stays light
 from orchestrator.submit import submit
 

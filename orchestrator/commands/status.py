@@ -11,11 +11,13 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from jobs.core.text import visible
-from orchestrator import budget, display, readiness, summary
+from results_format.text import visible
+from orchestrator.budget import budget
+from orchestrator.commands import display
+from orchestrator.watch import overview, readiness
 from orchestrator.commands.common import add_interval, interval_for, planned, print_errors, print_warnings
-from jobs.core.states import CellState
-from orchestrator.status import Monitor, Report
+from results_format.states import CellState
+from orchestrator.watch.status import Monitor, Report
 
 
 def register(verbs, common) -> None:
@@ -23,7 +25,7 @@ def register(verbs, common) -> None:
                                                           "need a look (failed, running, waiting too long)")
     p.add_argument("--watch", action="store_true", help="refresh in place until every cell has ended")
     add_interval(p, "refreshes")
-    p.add_argument("--all", action="store_true", help=f"list every cell (a study of up to {summary.SMALL_STUDY} "
+    p.add_argument("--all", action="store_true", help=f"list every cell (a study of up to {overview.SMALL_STUDY} "
                                                       "cells always does)")
     p.add_argument("--state", action="append", type=state_arg, default=[], metavar="STATE",
                    help="list the cells in this state (again for more states): "
@@ -37,7 +39,7 @@ def register(verbs, common) -> None:
 
 def state_arg(text: str) -> CellState:
     try:
-        return summary.state_named(text)
+        return overview.state_named(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -68,7 +70,7 @@ def run(args, console: Console) -> int:
 
 
 def listed(args, report: Report) -> bool:
-    return bool(args.all or args.state or args.grep) or len(report.rows) <= summary.SMALL_STUDY
+    return bool(args.all or args.state or args.grep) or len(report.rows) <= overview.SMALL_STUDY
 
 
 def live_view(plan, monitor: Monitor, report: Report, args, width: int) -> Group:
@@ -79,11 +81,11 @@ def live_view(plan, monitor: Monitor, report: Report, args, width: int) -> Group
 def parts(plan, monitor: Monitor, report: Report, args, width: int) -> list:
     """The summary, or the cells listed; then the study's GPU-hours: spent, still to come, the budget.
     A list longer than display.RICH_ROWS is a str of plain text (rich would lay it out for minutes)."""
-    lines = Text("\n".join(budget.status_lines(budget.ledger(plan, monitor, report.rows))
+    lines = Text("\n".join(budget.status_lines(budget.ledger_of(plan, monitor, report.rows))
                             + readiness.status_lines(plan, report.rows)))
     if not listed(args, report):
         return [display.summary_view(plan, report.rows, width), lines]
-    chosen = summary.matching(report.rows, args.state, args.grep)
+    chosen = overview.matching(report.rows, args.state, args.grep)
     title = None
     if args.state or args.grep:
         asked = [f"state {'/'.join(s.value for s in args.state)}"] * bool(args.state) + [f"with {args.grep!r}"] * bool(args.grep)
@@ -98,9 +100,9 @@ def parts(plan, monitor: Monitor, report: Report, args, width: int) -> list:
 def json_text(plan, monitor: Monitor, report: Report, args) -> str:
     """The counts (per state, per array), a record per cell (those --state and --grep choose), the
     GPU-hours. Indented for a small study; one line at scale (the indenting encoder is 10x slower)."""
-    chosen = summary.matching(report.rows, args.state, args.grep)
+    chosen = overview.matching(report.rows, args.state, args.grep)
     data = {"study": plan.study, "warning": report.warning, "errors": report.errors,
-            "skipped_files": report.skipped_files, "counts": summary.state_counts(report.rows),
-            "arrays": summary.array_counts(report.rows, plan), "cells": [r.to_dict() for r in chosen],
-            "gpu_hours": budget.as_json(budget.ledger(plan, monitor, report.rows))}
-    return json.dumps(data, indent=1 if len(report.rows) <= summary.SMALL_STUDY else None)
+            "skipped_files": report.skipped_files, "counts": overview.state_counts(report.rows),
+            "arrays": overview.array_counts(report.rows, plan), "cells": [r.to_dict() for r in chosen],
+            "gpu_hours": budget.as_json(budget.ledger_of(plan, monitor, report.rows))}
+    return json.dumps(data, indent=1 if len(report.rows) <= overview.SMALL_STUDY else None)

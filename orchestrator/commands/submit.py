@@ -8,13 +8,15 @@ from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from jobs.core.text import visible
-from orchestrator import budget, display, summary
+from results_format.text import visible
+from orchestrator.budget import budget
+from orchestrator.commands import display
+from orchestrator.watch import overview
 from orchestrator.commands import settle
 from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
-from orchestrator.plan import Plan
-from jobs.core.states import CellState
-from orchestrator.status import Monitor
+from orchestrator.plan.plan import Plan
+from results_format.states import CellState
+from orchestrator.watch.status import Monitor
 from orchestrator.submit import EXECUTORS, submit
 
 
@@ -109,11 +111,11 @@ def wait_for(plan: Plan, console: Console, interval: float) -> int:
                 break
             time.sleep(interval)
     bad = [r for r in rows if not r.state.is_final and r.state not in (CellState.SKIPPED, CellState.NOT_SUBMITTED)]
-    for r in bad[:summary.SMALL_STUDY]:  # error texts are shown as text: "[/pytorch/...]" is no markup
+    for r in bad[:overview.SMALL_STUDY]:  # error texts are shown as text: "[/pytorch/...]" is no markup
         console.print(Text.assemble((r.state, "red"), visible(f" {r.cell_id} {r.label}: {r.detail}")), soft_wrap=True)
-    if len(bad) > summary.SMALL_STUDY:  # the rest by reason, a line each: 100,000 failing alike take one
-        console.print(f"... and {len(bad) - summary.SMALL_STUDY:,} more that did not end well:", soft_wrap=True)
-        notes = display.failure_notes(bad[summary.SMALL_STUDY:])
+    if len(bad) > overview.SMALL_STUDY:  # the rest by reason, a line each: 100,000 failing alike take one
+        console.print(f"... and {len(bad) - overview.SMALL_STUDY:,} more that did not end well:", soft_wrap=True)
+        notes = display.failure_notes(bad[overview.SMALL_STUDY:])
         if notes:
             console.print(notes, soft_wrap=True)
     return 1 if bad else 0

@@ -28,7 +28,7 @@ def test_a_cell_per_planned_cell_with_its_status(mixed_dir):
     expected.update({c.cell_id: "pending" for c in PENDING} | {c.cell_id: "not submitted" for c in MISSING})
     assert {c.cell_id: c.status for c in loaded.cells} == expected and len(loaded.cells) == len(expected)
     assert loaded.study == "mixed" and loaded.kinds() == ["train"]
-    assert all((c.result is None) == (c.status in ("pending", "not submitted")) for c in loaded.cells)
+    assert all((c.kept is None) == (c.status in ("pending", "not submitted")) for c in loaded.cells)
 
 
 def test_the_frame_has_a_row_per_cell_and_the_epochs_of_each_result(mixed_dir):
@@ -145,6 +145,6 @@ def test_plan_only_gives_cells_not_submitted(tmp_path):
 def test_cells_of_another_kind_are_kept_whole(tmp_path):
     loaded = load(write_ptq(tmp_path))
     assert loaded.kinds() == ["ptq"] and not loaded.of_kind("train")
-    planned = [c for c in loaded.cells if c.result is None]
+    planned = [c for c in loaded.cells if c.kept is None]
     assert [(c.cell_id, c.status, c.cell) for c in planned] == [(ptq_cell(4).cell_id, "not submitted",
                                                                 ptq_cell(4).to_dict())]

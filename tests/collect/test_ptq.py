@@ -203,7 +203,7 @@ def test_a_result_records_its_training_seed_and_old_results_count_seed_plus_repe
 def test_results_are_held_without_histograms_and_the_shown_seed_reads_its_own_again(ptq_dir):
     """Reading a study of 2,000 PTQ results keeps none of their histograms; the one seed whose layers
     are shown (the lowest training seed, repeat 0's) has them, read again from its file."""
-    held = [c.result.body.outcome for c in load(ptq_dir).of_kind("ptq") if c.status == "ok"]
+    held = [c.kept.body.outcome for c in load(ptq_dir).of_kind("ptq") if c.status == "ok"]
     assert len(held) == 3 and all(s.stats.histogram.edges == () == s.stats.histogram.counts
                                   for o in held for s in (*o.weight_stats, *o.activation_stats))
     histograms = collect(ptq_dir).tables["ptq_histograms"]

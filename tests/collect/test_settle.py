@@ -15,8 +15,8 @@ from jobs.core.cell import run_seed
 from jobs.core.result import write_result
 from orchestrator import settle
 from orchestrator import submit as submit_module
-from orchestrator.machine import Machine
-from orchestrator.plan import read_plan
+from orchestrator.local.machine import Machine
+from orchestrator.plan.plan import read_plan
 from tests.collect.dirs import hw5_results, write_hw5
 from tests.helpers import cli
 
@@ -128,7 +128,7 @@ def test_settle_lines_fit_the_answers_dir_without_a_plan(tmp_path, capsys):
 
 
 def test_collect_on_a_partial_set_marks_the_provisional_answers(tmp_path, capsys):
-    from orchestrator.study import load_study
+    from orchestrator.plan.study import load_study
     from tests.factories import write_results
 
     results = write_results(tmp_path / "hw5", hw5_results(1)[:20], planned=load_study("hw5").cells, study="hw5")

@@ -1,15 +1,22 @@
-"""GPU-hours spent per configuration beside those its epochs used (collect/train/spent.py),
-from spent.json's runs, with numbers worked by hand."""
+"""GPU-hours spent per configuration beside those its epochs used (collect/train/gpu_hours.py),
+from spent.json's runs, with numbers worked by hand; and how `collect` measures spent.json
+(orchestrator.budget.spent), reading the registry and the queue without writing either."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 from collect.report import collect
-from orchestrator import budget
+from orchestrator.budget import spent
+from orchestrator.cli import main
+from orchestrator.slurm.slurm_client import SlurmClient
+from results_format import registry
+from results_format.registry import Intent
 from jobs.core.result import ResultError
 from tests.factories import cell, train_result, write_results
+from tests.scripted_slurm import iso, plan_of
 
 ONE, TWO = cell("single", 128), cell("ddp", 128, 2)
 
@@ -63,9 +70,9 @@ def test_a_study_never_submitted_spent_nothing_without_reading_its_cells(tmp_pat
     def unread(*args, **kwargs):
         raise AssertionError("read for nothing")
 
-    monkeypatch.setattr(budget, "read_plan", unread)
-    monkeypatch.setattr(budget, "Monitor", unread)
-    measured, why = budget.measure_spent(results)
+    monkeypatch.setattr(spent, "read_plan", unread)
+    monkeypatch.setattr(spent, "measured_charges", unread)
+    measured, why = spent.measure_spent(results)
     assert why == "" and measured["study"] == "by-hand" and measured["charges"] == []
 
 
@@ -75,9 +82,34 @@ def test_a_study_with_a_submission_is_measured(tmp_path):
     result, 1 GPU; or, in a result written before phases, 10:00 to 10:05)."""
     result = train_result(ONE)
     results = write_results(tmp_path / "r", [result], submitted=[ONE])
-    measured, why = budget.measure_spent(results)
+    measured, why = spent.measure_spent(results)
     assert why == "" and [(c["cell_id"], c["source"], c["elapsed_s"]) for c in measured["charges"]] == [
         (ONE.cell_id, "result", result.phases.total_s())]
     result.phases = None
     results = write_results(tmp_path / "old", [result], submitted=[ONE])
-    assert [c["elapsed_s"] for c in budget.measure_spent(results)[0]["charges"]] == [300.0]
+    assert [c["elapsed_s"] for c in spent.measure_spent(results)[0]["charges"]] == [300.0]
+
+
+def test_collect_charges_an_interrupted_submits_jobs_and_writes_neither_the_registry_nor_the_queue(
+        tmp_path, monkeypatch, capsys):
+    """A submit killed after its sbatch left an intent, and squeue lists the array by its token:
+    collect charges those jobs in spent.json (squeue's elapsed, 1 GPU each) and leaves recording
+    them to `status` or `submit`; registry.jsonl is as it was, and SLURM is only asked (squeue)."""
+    plan = plan_of(tmp_path)
+    name = "s-n1-g1-t1-t9"
+    registry.append_entries(tmp_path, [Intent("t9", "n1-g1-t1", name, plan.cell_ids, iso(600), str(plan.log_dir))])
+    before = (tmp_path / "registry.jsonl").read_bytes()
+    asked = []
+
+    def answer(self, command):
+        asked.append(command[0])
+        listed = "".join(f"77_{i}|RUNNING|1:00|n1|None|{name}\n" for i in range(3)) if command[0] == "squeue" else ""
+        return subprocess.CompletedProcess(command, 0, listed, "")
+
+    monkeypatch.setattr(SlurmClient, "_run", answer)
+    assert main(["collect", "--results", str(tmp_path)]) == 0
+    assert (tmp_path / "registry.jsonl").read_bytes() == before
+    assert asked == ["squeue"]
+    charges = json.loads((tmp_path / "spent.json").read_text())["charges"]
+    assert [(c["cell_id"], c["job_id"], c["source"], c["elapsed_s"], c["live"]) for c in charges] == [
+        (cell_id, f"77_{i}", "squeue", 60.0, True) for i, cell_id in enumerate(plan.cell_ids)]

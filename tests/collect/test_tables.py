@@ -42,7 +42,7 @@ def test_timing_runs_leave_out_remedies_and_other_protocols(tmp_path):
 
 
 def test_hw5_timing_protocol_is_two_epochs_the_second_timed(tmp_path):
-    from orchestrator.study import load_study
+    from orchestrator.plan.study import load_study
 
     frame = training(write_results(tmp_path, planned=load_study("hw5").cells)).frame
     assert tables.timing_protocol(frame) == (2, 2)

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from jobs.core.result import Result, write_result
-from jobs.core import registry
-from orchestrator import budget
+from results_format import registry
+from orchestrator.budget import budget
 from orchestrator.cli import main
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission
-from orchestrator.status import Monitor
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission
+from orchestrator.watch.status import Monitor
 from tests.scripted_slurm import ScriptedSlurm, iso, plan_of
 
 STUDY = """name = "capped"
@@ -59,7 +59,7 @@ def test_ended_jobs_are_charged_from_one_sacct_and_not_asked_about_again(tmp_pat
     a, b = plan.cells
     for c in (a, b):
         write_result(tmp_path, Result(c.cell_id, c.to_dict(), "ok"))
-    registry.append(tmp_path, [Submission(a.cell_id, "slurm", "5_0", "n1-g1-t1", iso(600), token="t"),
+    registry.append_entries(tmp_path, [Submission(a.cell_id, "slurm", "5_0", "n1-g1-t1", iso(600), token="t"),
                                Submission(b.cell_id, "slurm", "5_1", "n1-g1-t1", iso(600), token="t")])
     sacct = ("5_0|REQUEUED|40|n1|0:0|cpu=1,gres/gpu=1,node=1|s-n1-g1-t1-t\n"
              "5_0|COMPLETED|80|n1|0:0|cpu=1,gres/gpu=1,node=1|s-n1-g1-t1-t\n"
@@ -70,21 +70,21 @@ def test_ended_jobs_are_charged_from_one_sacct_and_not_asked_about_again(tmp_pat
     rows = monitor.refresh().rows
     sacct_call = client.commands[1]
     assert "-D" in sacct_call and sacct_call[-2:] == ["-j", "5"]
-    book = budget.ledger(plan, monitor, rows)
-    assert book.spent == pytest.approx((40 + 80 + 60) / 3600)
+    ledger = budget.ledger_of(plan, monitor, rows)
+    assert ledger.spent == pytest.approx((40 + 80 + 60) / 3600)
     monitor.refresh()
     assert client.calls == {"squeue": 2, "sacct": 1}  # both settled: sacct is not asked again
 
 
 def test_running_jobs_are_charged_from_squeue_without_a_sacct(tmp_path):
     plan = plan_of(tmp_path, 1)
-    registry.append(tmp_path, [Submission(plan.cell_ids[0], "slurm", "5_0", "n1-g1-t1", iso(600), token="t")])
+    registry.append_entries(tmp_path, [Submission(plan.cell_ids[0], "slurm", "5_0", "n1-g1-t1", iso(600), token="t")])
     client = ScriptedSlurm(squeue="5_0|RUNNING|2:00|n1|None|s-n1-g1-t1-t\n")
     monitor = Monitor(plan, client)
     rows = monitor.refresh().rows
-    book = budget.ledger(plan, monitor, rows)
+    ledger = budget.ledger_of(plan, monitor, rows)
     assert client.calls == {"squeue": 1}
-    assert book.spent == pytest.approx(120 / 3600) and book.running == book.spent
+    assert ledger.spent == pytest.approx(120 / 3600) and ledger.running == ledger.spent
 
 
 # --- the whole flow through the local executor ------------------------------------------------

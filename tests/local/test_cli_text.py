@@ -8,8 +8,8 @@ from rich.console import Console
 from jobs.core.result import write_result
 from orchestrator.cli import main
 from orchestrator.commands.submit import wait_for
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission, append
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission, append_entries
 from tests.factories import train_result
 from tests.helpers import TINY_LOCAL as STUDY, cell_states, write_study
 GLOO = ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
@@ -21,7 +21,7 @@ def fail_first_cell(results):
     plan = read_plan(results)
     cell = plan.cells[0]
     write_result(results, train_result(cell, "failed", error=f"Traceback ...\n{GLOO}\n"))
-    append(results, [Submission(cell.cell_id, "local", "999999999", plan.array_of(cell.cell_id).name,
+    append_entries(results, [Submission(cell.cell_id, "local", "999999999", plan.array_of(cell.cell_id).name,
                                 "2025-01-01T00:00:00+00:00")])
     return plan
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("orchestrator", "jobs", "collect", "templates")
+SOURCES = ("orchestrator", "jobs", "collect", "results_format", "templates")
 PROJECT_FILES = ("setup.cfg", "pyproject.toml", "README.md")
 
 

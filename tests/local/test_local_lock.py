@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from jobs.core import registry
+from results_format import registry
 from orchestrator.cli import main
-from orchestrator.local_jobs import QUEUE_MARKER, pid_alive
+from orchestrator.local.processes import QUEUE_MARKERS, pid_alive
 from tests.helpers import cell_states, write_study
 
 STUDY = """
@@ -68,4 +68,4 @@ def test_a_second_queue_waits_for_the_cell_a_killed_queue_left_running(study, in
     running = [cid for cid, sub in first.items() if sub.job_id][0]
     assert main(["cancel", "--study", study, running]) == 0
     assert wait_for(study, capsys, ["cancelled", "running"], 60) == ["cancelled", "running"]
-    assert not pid_alive(queue, QUEUE_MARKER)
+    assert not pid_alive(queue, QUEUE_MARKERS)

@@ -5,7 +5,7 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.commands import plan as plan_command
-from orchestrator.machine import Machine
+from orchestrator.local.machine import Machine
 from tests.helpers import TESTS
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import plan as plan_module
+from orchestrator.plan import plan as plan_module
 from tests.helpers import TINY_STUDY, cli, unwritable, write_study
 
 ONE_ARRAY = TINY_STUDY.read_text().split("[[grid]]")[0] + '[[grid]]\nengine = "single"\n'

@@ -1,5 +1,5 @@
 """On a machine without SLURM, `plan` says what the local executor will skip here and why: one
-line per reason, whatever the number of cells, for every kind (orchestrator.machine decides, as
+line per reason, whatever the number of cells, for every kind (orchestrator.local.machine decides, as
 for `submit`)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from orchestrator import slurm_client
+from orchestrator.slurm import slurm_client
 from orchestrator.cli import main
 from tests.helpers import TINY_LOCAL, one_gpu_machine
 

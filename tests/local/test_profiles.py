@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import main
-from orchestrator.cluster import ClusterSpec, ContainerSpec
+from orchestrator.plan.cluster import ClusterSpec, ContainerSpec
 from orchestrator.errors import StudyError
-from orchestrator.plan import build_plan
-from orchestrator.sbatch import render_sbatch
-from orchestrator.study import load_study, parse_study
+from orchestrator.plan.plan import build_plan
+from orchestrator.slurm.sbatch import render_sbatch
+from orchestrator.plan.study import load_study, parse_study
 from orchestrator.submit import array_chunks
 from tests.helpers import TINY_STUDY, write_study
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from jobs.core.result import write_result
-from jobs.core import registry
-from orchestrator import failures
+from results_format import registry
+from orchestrator.watch import why_ended
 from orchestrator.cli import main
-from orchestrator.recovery import INTENT_GRACE_S, recover
-from jobs.core.registry import Intent, Submission
-from orchestrator.slurm_client import JobState
-from orchestrator.status import Monitor, cell_state
+from orchestrator.slurm.recovery import INTENT_GRACE_S, recover
+from results_format.registry import Intent, Submission
+from orchestrator.slurm.slurm_client import JobState
+from orchestrator.watch.status import Monitor, cell_state
 from tests.factories import cell, train_result
 from tests.scripted_slurm import NOW, ScriptedSlurm, iso, plan_of
 
@@ -46,18 +46,18 @@ def test_an_intent_no_job_carries_is_in_flight_then_abandoned():
 
 
 def test_registry_knows_which_intents_are_unconfirmed(tmp_path):
-    registry.append(tmp_path, [intent("t1"), intent("t2", ("d",)), intent("t3", ("e",))])
-    registry.append(tmp_path, [Submission("a", "slurm", "41_0", "x", iso(0), token="t1"),
+    registry.append_entries(tmp_path, [intent("t1"), intent("t2", ("d",)), intent("t3", ("e",))])
+    registry.append_entries(tmp_path, [Submission("a", "slurm", "41_0", "x", iso(0), token="t1"),
                                Submission("d", "slurm", "42_0", "x", iso(0), token="t2"),
                                registry.Abandoned("t3", iso(0), "refused")])
     assert [i.token for i in registry.load(tmp_path).unconfirmed] == ["t1"]  # b and c of t1 never confirmed
 
 
 def test_a_write_cut_short_by_a_kill_loses_only_its_own_line(tmp_path):
-    registry.append(tmp_path, [intent("t1", ("a",))])
+    registry.append_entries(tmp_path, [intent("t1", ("a",))])
     with open(tmp_path / registry.REGISTRY_FILE, "a") as f:
         f.write('{"array": "n1-g1-t1", "cell_id": "a", "exe')  # SIGKILL mid-write
-    registry.append(tmp_path, [intent("t2", ("b",))])
+    registry.append_entries(tmp_path, [intent("t2", ("b",))])
     state = registry.load(tmp_path)
     assert not state.errors and set(state.intents) == {"t1", "t2"}
 
@@ -68,7 +68,7 @@ def test_status_recovers_an_interrupted_submit_and_records_it(tmp_path):
     plan = plan_of(tmp_path)
     ids = [c.cell_id for c in plan.cells]
     name = "s-n1-g1-t1-t9"
-    registry.append(tmp_path, [Intent("t9", "n1-g1-t1", name, tuple(ids), iso(5), str(plan.log_dir))])
+    registry.append_entries(tmp_path, [Intent("t9", "n1-g1-t1", name, tuple(ids), iso(5), str(plan.log_dir))])
     client = ScriptedSlurm(squeue="".join(f"77_{i}|PENDING|0:00||Priority|{name}\n" for i in range(3)))
     report = Monitor(plan, client).refresh()
     assert [(r.state, r.job_id) for r in report.rows] == [("pending", f"77_{i}") for i in range(3)]
@@ -79,7 +79,7 @@ def test_status_recovers_an_interrupted_submit_and_records_it(tmp_path):
 def test_one_squeue_and_one_sacct_per_refresh_for_a_thousand_cells(tmp_path):
     plan = plan_of(tmp_path, 1000)
     ids = [c.cell_id for c in plan.cells]
-    registry.append(tmp_path, [Submission(c, "slurm", f"5_{i}", "n1-g1-t1", iso(600), token="t")
+    registry.append_entries(tmp_path, [Submission(c, "slurm", f"5_{i}", "n1-g1-t1", iso(600), token="t")
                                for i, c in enumerate(ids)])
     squeue = "".join(f"5_{i}|RUNNING|1:00|n1|None|s-n1-g1-t1-t\n" for i in range(500))
     sacct = "".join(f"5_{i}|{'COMPLETED' if i % 2 else 'TIMEOUT'}|60|n2|0:0||s-n1-g1-t1-t\n" for i in range(500, 1000))
@@ -96,7 +96,7 @@ def test_one_squeue_and_one_sacct_per_refresh_for_a_thousand_cells(tmp_path):
 def test_without_accounting_one_warning_and_sacct_is_not_asked_again(tmp_path):
     plan = plan_of(tmp_path, 2)
     a, b = (c.cell_id for c in plan.cells)
-    registry.append(tmp_path, [Submission(a, "slurm", "5_0", "x", iso(600)), Submission(b, "slurm", "5_1", "x", iso(600))])
+    registry.append_entries(tmp_path, [Submission(a, "slurm", "5_0", "x", iso(600)), Submission(b, "slurm", "5_1", "x", iso(600))])
     write_result(tmp_path, train_result(plan.cells[0]))
     client = ScriptedSlurm(squeue="", sacct=None)
     monitor = Monitor(plan, client)
@@ -147,7 +147,7 @@ def test_an_intent_with_a_bad_timestamp_is_an_error_naming_it(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     plan = plan_of(tmp_path / "r")
     bad = Intent("t1", "n1-g1-t1", "s-n1-g1-t1-t1", (plan.cells[0].cell_id,), "nope", str(plan.log_dir))
-    registry.append(Path(plan.results_dir), [bad])
+    registry.append_entries(Path(plan.results_dir), [bad])
     code = main(["status", "--study", "s", "--results", "r", "--json"])
     err = capsys.readouterr().err
     assert code == 2 and "line 1 is corrupt" in err and "created_at" in err, err
@@ -158,7 +158,7 @@ def test_a_job_id_reused_after_a_slurm_restart_is_not_taken_for_the_cells_job(tm
 
     plan = plan_of(tmp_path, 1)
     cid = plan.cell_ids[0]
-    registry.append(tmp_path, [Submission(cid, "slurm", "7_0", "n1-g1-t1", iso(3600), token="old1")])
+    registry.append_entries(tmp_path, [Submission(cid, "slurm", "7_0", "n1-g1-t1", iso(3600), token="old1")])
     squeue = "7_0|RUNNING|1:00|n1|None|other-n1-g1-t1-new2\n"  # SLURM started over: 7_0 is someone else's
     sacct = "7_0|COMPLETED|60|n2|0:0||s-n1-g1-t1-old1\n7_0|RUNNING|60|n1|0:0||other-n1-g1-t1-new2\n"
     client = ScriptedSlurm(squeue, sacct)
@@ -202,4 +202,4 @@ def test_a_python_error_shows_its_last_line_from_the_result_or_the_log():
     ("*** JOB 17 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO JOB REQUEUE ***\nepoch 3/6", ""),
 ])
 def test_without_accounting_the_log_says_why(log, word):
-    assert failures.word_from_log(log) == word
+    assert why_ended.word_from_log(log) == word

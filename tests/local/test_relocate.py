@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from jobs.core.result import write_result
-from jobs.core import registry
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission
+from results_format import registry
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission
 from tests.factories import train_result
 from tests.helpers import cli, cli_json, write_study
 
@@ -38,7 +38,7 @@ def test_a_moved_results_dir_is_read_where_it_is(in_tmp, capsys):
     logs.mkdir()
     (logs / "999999_0_log.out").write_text("epoch 1/1: fine\n")
     (logs / "999999_0_log.err").write_text("")
-    registry.append(old, [Submission(done, "local", "999999", plan.arrays[0].name, registry.now_iso(),
+    registry.append_entries(old, [Submission(done, "local", "999999", plan.arrays[0].name, registry.now_iso(),
                                      str(logs / "999999_0_log.out"), str(logs / "999999_0_log.err"), 999998)])
     new = in_tmp / "elsewhere" / "copy"
     new.parent.mkdir()

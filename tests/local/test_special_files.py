@@ -13,10 +13,10 @@ import pytest
 
 from jobs.core.layout import result_path
 from jobs.core.result import NotRegularFile, read_good_result, read_result
-from jobs.core import registry
+from results_format import registry
 from orchestrator.cli import main
-from jobs.core.errors import RegistryError
-from jobs.core.registry import Submission
+from results_format.errors import RegistryError
+from results_format.registry import Submission
 from tests.helpers import TINY_STUDY, cli, cli_json, one_gpu_machine
 
 
@@ -148,7 +148,7 @@ def test_logs_names_a_log_that_is_no_regular_file(planned, capsys, deadline, spe
     logs.mkdir(exist_ok=True)
     (logs / "1_0_log.out").write_text("epoch 1\n")
     make_special(logs / "1_0_log.err", special)
-    registry.append(planned, [Submission(cell_id, "local", "1", "n1-g1-t1", registry.now_iso(),
+    registry.append_entries(planned, [Submission(cell_id, "local", "1", "n1-g1-t1", registry.now_iso(),
                                          str(logs / "1_0_log.out"), str(logs / "1_0_log.err"), queue_pid=1)])
     code, out, err = cli(capsys, "logs", "--study", TINY_STUDY, cell_id)
     assert code == 0, err
@@ -165,5 +165,5 @@ def test_the_registry_is_never_appended_through_a_link(tmp_path):
     (results / "registry.jsonl").symlink_to(victim)
     sub = Submission("0123456789ab", "local", "1", "n1-g1-t1", registry.now_iso(), queue_pid=1)
     with pytest.raises(RegistryError, match=r"registry \S+ is not a regular file \(a link\)"):
-        registry.append(results, [sub])
+        registry.append_entries(results, [sub])
     assert victim.read_text() == "ssh-ed25519 AAAA me\n"

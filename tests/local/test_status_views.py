@@ -10,8 +10,8 @@ from rich.console import Console
 from jobs.core.result import Result, write_result
 from orchestrator.cli import main
 from orchestrator.commands.submit import wait_for
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission, append
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission, append_entries
 
 GRID = """name = "grid"
 [cluster]
@@ -47,7 +47,7 @@ def grid(in_tmp, capsys):
         write_result(results, Result(cell.cell_id, cell.to_dict(), "ok"))
     failed = plan.cells[3]
     write_result(results, Result(failed.cell_id, failed.to_dict(), "failed", error=f"Traceback ...\n{REASON}\n"))
-    append(results, [Submission(failed.cell_id, "local", "999999999", "n1-g1-t1", "2025-01-01T00:00:00+00:00")])
+    append_entries(results, [Submission(failed.cell_id, "local", "999999999", "n1-g1-t1", "2025-01-01T00:00:00+00:00")])
     return str(study), plan
 
 
@@ -111,7 +111,7 @@ def test_submit_wait_names_at_most_a_screenful_of_cells_that_ended_badly(grid):
     study, plan = grid
     for cell in plan.cells[4:]:  # 36 more fail alike: 37 in all
         write_result(plan.results_dir, Result(cell.cell_id, cell.to_dict(), "failed", error=f"Traceback\n{REASON}\n"))
-    append(plan.results_dir, [Submission(c.cell_id, "local", "999999999", "n1-g1-t1", "2025-01-01T00:00:00+00:00")
+    append_entries(plan.results_dir, [Submission(c.cell_id, "local", "999999999", "n1-g1-t1", "2025-01-01T00:00:00+00:00")
                               for c in plan.cells[4:]])
     console = Console(record=True, width=300, markup=False)
     assert wait_for(plan, console, 0.1) == 1

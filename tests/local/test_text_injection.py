@@ -1,13 +1,13 @@
 """Text another user or a run can write (a result's error, a path) is shown as text: control
-characters visibly on the console (jobs.core.text.visible), Markdown escaped in tables.md and
+characters visibly on the console (results_format.text.visible), Markdown escaped in tables.md and
 report.md (collect.render.md_text), as report.html escapes HTML."""
 from __future__ import annotations
 
 import pytest
 
 from collect.render import Grid, md_text, to_markdown
-from jobs.core.text import visible
-from jobs.core.registry import Submission, append
+from results_format.text import visible
+from results_format.registry import Submission, append_entries
 from tests.factories import cell, train_result, write_results
 from tests.helpers import cli
 
@@ -36,7 +36,7 @@ def hostile_dir(tmp_path):
     """A done cell and a failed one whose error holds escapes, HTML and links (its job gone)."""
     done, failed = cell(), cell(b=128)
     path = write_results(tmp_path / "runs", [train_result(done), train_result(failed, "failed", error=HOSTILE)])
-    append(path, [Submission(failed.cell_id, "local", "999999999", "n1-g1-t1", "2025-01-01T00:00:00+00:00")])
+    append_entries(path, [Submission(failed.cell_id, "local", "999999999", "n1-g1-t1", "2025-01-01T00:00:00+00:00")])
     return path
 
 

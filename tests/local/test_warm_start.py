@@ -2,6 +2,7 @@
 streams, environment, directory, arguments, exit status and signals), and dies with its client."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import socket
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import warm_start
+from orchestrator.local import warm_start
 from tests.two_users import start_as_nobody
 
 TASK = '''
@@ -30,7 +31,7 @@ sys.exit(int(sys.argv[1]))
 '''
 
 
-CODE = str(Path(warm_start.__file__).parents[1])  # the code under test, whichever copy is installed
+CODE = str(Path(warm_start.__file__).parents[2])  # the code under test, whichever copy is installed
 
 
 @pytest.fixture
@@ -48,9 +49,9 @@ def server():
         yield name
 
 
-def start(name, task_dir: Path, *args: str) -> subprocess.Popen:
+def start(name, task_dir: Path, *args: str, module: str = "orchestrator.local.warm_start") -> subprocess.Popen:
     """What submitit's controller does: the command, with the task's streams and environment."""
-    command = [sys.executable, "-m", "orchestrator.warm_start", name, "-u", "-m", "probe_task", *args]
+    command = [sys.executable, "-m", module, name, "-u", "-m", "probe_task", *args]
     out, err = open(task_dir / "out.txt", "w"), open(task_dir / "err.txt", "w")
     with out, err:
         return subprocess.Popen(command, cwd=task_dir, stdout=out, stderr=err,
@@ -64,6 +65,24 @@ def test_a_forked_task_gets_the_command_its_streams_and_its_exit_status(server, 
     assert (task_dir / "err.txt").read_text() == "to stderr\n"
     age = float(out.split("age ")[1].split()[0])
     assert age < 1.0, "forked from the warm server: no interpreter start"
+
+
+def test_a_queue_started_before_the_move_runs_its_server_and_tasks_by_the_old_path(task_dir):
+    """A local queue started before issue 39 runs `python -m orchestrator.warm_start` for both."""
+    alias = importlib.util.find_spec("orchestrator.warm_start")
+    assert alias is not None and alias.origin.startswith(CODE), alias  # not an installed copy's old module
+    name = f"orchestrator-warm-old-{os.getpid()}"
+    server = subprocess.Popen([sys.executable, "-m", "orchestrator.warm_start", "serve", name, "jobs.core.phases"],
+                              stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                              env=dict(os.environ, PYTHONPATH=CODE))
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == warm_start.READY
+        assert start(name, task_dir, "3", module="orchestrator.warm_start").wait(60) == 3
+        age = float((task_dir / "out.txt").read_text().split("age ")[1].split()[0])
+        assert age < 1.0, "forked from the warm server"
+    finally:
+        server.terminate()
+        server.wait(30)
 
 
 def test_without_a_server_the_task_starts_cold_the_same(task_dir):

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from jobs.core import registry
+from results_format import registry
 from orchestrator.cli import main
-from orchestrator.plan import read_plan
-from orchestrator.slurm_client import allocated_gpus
-from jobs.core.states import ENDED_WORDS
+from orchestrator.plan.plan import read_plan
+from orchestrator.slurm.slurm_client import allocated_gpus
+from results_format.states import ENDED_WORDS
 
 pytestmark = pytest.mark.slurm
 

@@ -12,10 +12,10 @@ import pytest
 
 from jobs.core.layout import result_path
 from jobs.core.result import read_result
-from jobs.core import registry
+from results_format import registry
 from orchestrator.cli import main
-from orchestrator.plan import read_plan
-from jobs.core.registry import Submission
+from orchestrator.plan.plan import read_plan
+from results_format.registry import Submission
 from tests.helpers import TESTS, cell_states, cli_json, write_study
 
 pytestmark = pytest.mark.slurm
@@ -97,7 +97,7 @@ def test_without_accounting_status_and_submit_wait_reach_the_end(slurm_cluster, 
         assert subprocess.run(["sacct", "-n"], capture_output=True).returncode != 0
         # a cell whose job left squeue long ago: only sacct could say how it ended
         gone = read_plan(results).cell_ids[2]
-        registry.append(results, [Submission(gone, "slurm", "999999_0", "n1-g1-t1", "2020-01-01T00:00:00+00:00")])
+        registry.append_entries(results, [Submission(gone, "slurm", "999999_0", "n1-g1-t1", "2020-01-01T00:00:00+00:00")])
         capsys.readouterr()
         assert main(["submit", "--study", str(study), "--wait", "--interval", "1"]) == 1
         out = capsys.readouterr().out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.core import registry
+from results_format import registry
 from orchestrator.cli import main
 from tests.helpers import TINY_STUDY, cell_states, cli, unwritable, write_study
 

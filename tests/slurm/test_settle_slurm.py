@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from collect.settle import answers_of, undecided
-from jobs.core import registry
-from orchestrator.plan import read_plan
+from results_format import registry
+from orchestrator.plan.plan import read_plan
 from tests.helpers import cli
 
 pytestmark = pytest.mark.slurm

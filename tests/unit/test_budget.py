@@ -1,5 +1,5 @@
-"""GPU-hours: what each attempt spent (orchestrator.spent), the estimate learnt from finished
-cells (orchestrator.estimate), and the budget's arithmetic and refusal (orchestrator.budget)."""
+"""GPU-hours: what each attempt spent (orchestrator.budget.spent), the estimate learnt from finished
+cells (orchestrator.budget.estimate), and the budget's arithmetic and refusal (orchestrator.budget.budget)."""
 from __future__ import annotations
 
 import pytest
@@ -7,17 +7,17 @@ import pytest
 from jobs.core.result import Result, write_result
 from jobs.train.cell import Cell
 from jobs.train.result import EpochStats, TrainBody
-from orchestrator import budget, estimate, spent
+from orchestrator.budget import budget, estimate, spent
 from orchestrator.cli import main
-from orchestrator.cluster import ClusterSpec
+from orchestrator.plan.cluster import ClusterSpec
 from orchestrator.errors import BudgetError, StudyError, UserError
-from orchestrator.estimate import Estimate, Pace
-from orchestrator.plan import build_plan
-from jobs.core.registry import Submission
-from orchestrator.slurm_client import JobState, allocated_gpus, sacct_rows
-from orchestrator.spent import Seen
-from jobs.core.states import CellState
-from orchestrator.study import Study, parse_study
+from orchestrator.budget.estimate import Estimate, Pace
+from orchestrator.plan.plan import build_plan
+from results_format.registry import Submission
+from orchestrator.slurm.slurm_client import JobState, allocated_gpus, sacct_rows
+from orchestrator.watch.seen import Accounts, Seen
+from results_format.states import CellState
+from orchestrator.plan.study import Study, parse_study
 
 ONE = Cell(engine="single", batch_per_gpu=32, train_images=1000, epochs=2)
 TWO = Cell(engine="ddp", batch_per_gpu=32, gpus_per_node=2, train_images=1000, epochs=2)
@@ -128,10 +128,10 @@ def test_retry_failed_is_refused_once_forgotten_attempts_are_charged(tmp_path):
     plan = plan_of(tmp_path, TWO)
     subs = [sub(TWO, f"{job}_0") for job in (5, 6, 7)]
     seen = Seen(submissions=tuple(subs))
-    book = budget.build_ledger(plan, seen, {TWO.cell_id: CellState.FAILED}, 2.5)
-    assert book.spent == pytest.approx(3.0)
+    ledger = budget.build_ledger(plan, seen, {TWO.cell_id: CellState.FAILED}, 2.5)
+    assert ledger.spent == pytest.approx(3.0)
     with pytest.raises(BudgetError, match="failed cell.s. to retry"):
-        budget.within(book, [TWO.cell_id], within_budget=False, retry=True)
+        budget.within(ledger, [TWO.cell_id], within_budget=False, retry=True)
 
 
 # --- a local job's end: the result's own clock, else its logs' times within bounds -------------------
@@ -148,7 +148,7 @@ def test_a_local_jobs_time_from_its_logs_is_bounded_by_now_and_its_time_limit(tm
     import datetime as dt
     import os
 
-    from orchestrator.local_jobs import local_snapshot
+    from orchestrator.local.processes import local_snapshot
 
     log = tmp_path / "job.out"
     log.write_text("")
@@ -179,7 +179,7 @@ def test_a_cell_no_longer_planned_is_charged_the_gpus_its_array_names(tmp_path):
 
 
 def test_accounts_stop_asking_about_a_job_once_its_last_run_ended():
-    accounts = spent.Accounts()
+    accounts = Accounts()
     subs = [sub(ONE, "5_0"), sub(TWO, "5_1")]
     accounts.record([JobState("5_0", "REQUEUED", 3.0), JobState("5_0", "COMPLETED", 9.0),
                      JobState("5_1", "REQUEUED", 3.0)])
@@ -227,14 +227,14 @@ def test_fitting_takes_the_first_cells_in_order_that_fit_together():
     assert budget.fitting(["a", "b"], ESTIMATES, 0.3) == []
 
 
-def book(budget_h: float, spent_h: float = 0.0, committed=None) -> budget.Ledger:
+def ledger(budget_h: float, spent_h: float = 0.0, committed=None) -> budget.Ledger:
     charge = spent.Charge("x", "1_0", 1, spent_h * 3600, "sacct", "FAILED")
     return budget.Ledger(budget_h, (charge,), ESTIMATES, committed=committed or {})
 
 
 def test_a_submit_over_budget_is_refused_naming_how_many_cells_fit():
     with pytest.raises(BudgetError) as refused:
-        budget.within(book(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], within_budget=False)
+        budget.within(ledger(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], within_budget=False)
     message = str(refused.value)
     assert "the 4 cell(s) due need about 1.30 GPU-h" in message and "spent 0.10 of its 1 GPU-h budget" in message
     assert "0.05 more is committed" in message and "leaving 0.85: 2 of them fit" in message
@@ -242,16 +242,16 @@ def test_a_submit_over_budget_is_refused_naming_how_many_cells_fit():
 
 
 def test_within_budget_queues_the_fitting_cells_and_no_budget_queues_all():
-    assert budget.within(book(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], True) == ["a", "b"]
-    assert budget.within(book(0.0, spent_h=5.0), ["a", "b"], False) == ["a", "b"]
-    assert budget.within(book(2.0), ["a", "b", "c", "d"], False) == ["a", "b", "c", "d"]
+    assert budget.within(ledger(1.0, spent_h=0.1, committed={"y": 0.05}), ["a", "b", "c", "d"], True) == ["a", "b"]
+    assert budget.within(ledger(0.0, spent_h=5.0), ["a", "b"], False) == ["a", "b"]
+    assert budget.within(ledger(2.0), ["a", "b", "c", "d"], False) == ["a", "b", "c", "d"]
     with pytest.raises(UserError, match="--within-budget needs a budget"):
-        budget.within(book(0.0), ["a"], True)
+        budget.within(ledger(0.0), ["a"], True)
 
 
 def test_a_retry_is_charged_against_the_same_budget():
     with pytest.raises(BudgetError, match=r"the 1 failed cell\(s\) to retry need about 0.40 GPU-h.*spent 0.80"):
-        budget.within(book(1.0, spent_h=0.8), ["a"], within_budget=False, retry=True)
+        budget.within(ledger(1.0, spent_h=0.8), ["a"], within_budget=False, retry=True)
 
 
 def test_the_ledger_commits_what_live_cells_still_need(tmp_path):

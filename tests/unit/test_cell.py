@@ -80,7 +80,7 @@ def test_a_field_added_later_leaves_earlier_ids_alone(cell_id, fields):
 
 
 def test_every_hw5_cell_keeps_its_id():
-    from orchestrator.study import load_study
+    from orchestrator.plan.study import load_study
 
     ids = sorted(c.cell_id for c in load_study("hw5").cells if c.broadcast_buffers)  # all but Q7's, added later
     digest = hashlib.sha256(",".join(ids).encode()).hexdigest()[:12]

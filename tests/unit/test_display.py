@@ -1,10 +1,10 @@
-"""orchestrator.display: tables that fit an 80-column terminal, and user texts shown as text."""
+"""orchestrator.commands.display: tables that fit an 80-column terminal, and user texts shown as text."""
 from __future__ import annotations
 
 from rich.console import Console
 
-from orchestrator import display
-from orchestrator.status import CellStatus
+from orchestrator.commands import display
+from orchestrator.watch.status import CellRow
 
 GLOO = ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
         "[127.0.0.1]:20345")
@@ -18,9 +18,9 @@ def render(table, width: int = 80) -> list[str]:
 
 def rows():
     return [
-        CellStatus("83bbb0ab9e5f", "ddp-2x2-b8192-e5-lin-wu2-sbn", "failed", "1234567_12", 3723.0, "gr001", GLOO),
-        CellStatus("0123456789ab", "single-1g-b32-e2", "not submitted"),
-        CellStatus("fedcba987654", "dp-2g-b128-e2", "skipped", detail="needs 2 GPUs, this machine has 1; run it on "
+        CellRow("83bbb0ab9e5f", "ddp-2x2-b8192-e5-lin-wu2-sbn", "failed", "1234567_12", 3723.0, "gr001", GLOO),
+        CellRow("0123456789ab", "single-1g-b32-e2", "not submitted"),
+        CellRow("fedcba987654", "dp-2g-b128-e2", "skipped", detail="needs 2 GPUs, this machine has 1; run it on "
                    "SLURM (submit --executor slurm on a login node) or on a machine with 2 GPUs"),
     ]
 
@@ -41,7 +41,7 @@ def test_a_wide_terminal_shows_the_whole_detail():
 
 
 def test_markup_like_texts_print_as_written(tmp_path):
-    lines = render(display.status_table("study [/]", [CellStatus("c1", "[bold]x", "failed", detail="see [/] and [red]")], 120), 120)
+    lines = render(display.status_table("study [/]", [CellRow("c1", "[bold]x", "failed", detail="see [/] and [red]")], 120), 120)
     text = "\n".join(lines)
     assert "study [/]" in text and "[bold]x" in text and "see [/] and [red]" in text
 
@@ -66,7 +66,7 @@ def test_a_failed_cells_whole_reason_is_below_the_table_at_80_columns_as_text():
 
 
 def test_many_cells_failing_alike_share_one_reason_and_the_list_is_bounded():
-    many = [CellStatus(f"{i:012x}", "single-1g-b32-e2", "failed", detail=f"RuntimeError: cause {i % 30} " + "x" * 80)
+    many = [CellRow(f"{i:012x}", "single-1g-b32-e2", "failed", detail=f"RuntimeError: cause {i % 30} " + "x" * 80)
             for i in range(3000)]
     lines = render(display.status_view("big", many, 80))
     below = lines[len(many) + 2:]  # after the title, the header and a line per cell

@@ -1,6 +1,6 @@
 """Files a labmate (or a careless hand) can write in a results dir: plan.json and .status-cache.
 Every value that reaches an sbatch script or a path is checked on every read; a seal is keyed by
-the user's own secret (jobs.core.sealed), so a forged one is no seal."""
+the user's own secret (results_format.sealed_json), so a forged one is no seal."""
 from __future__ import annotations
 
 import hashlib
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from jobs.core import sealed
+from results_format import sealed_json
 from jobs.core.layout import PLAN_FILE, STATUS_CACHE, result_path
-from jobs.core.sealed import is_sealed, sealed_text
+from results_format.sealed_json import is_sealed, sealed_text
 from orchestrator.errors import PlanError
-from orchestrator.outcomes import Outcomes
-from orchestrator.plan import ResourceShape, build_plan, install_plan, read_plan
-from orchestrator.sbatch import render_sbatch
-from orchestrator.study import load_study
+from orchestrator.watch.result_cache import ResultCache
+from orchestrator.plan.plan import ResourceShape, build_plan, install_plan, read_plan
+from orchestrator.slurm.sbatch import render_sbatch
+from orchestrator.plan.study import load_study
 from tests.factories import cell, train_result, write_results
 from tests.helpers import cli
 
@@ -132,24 +132,24 @@ def test_the_template_quotes_every_value_and_no_value_starts_a_line(tmp_path):
 
 def test_the_seal_key_is_the_users_own_private_file(tmp_path, monkeypatch):
     key = tmp_path / "config" / "seal.key"
-    monkeypatch.setenv(sealed.KEY_ENV, str(key))
+    monkeypatch.setenv(sealed_json.KEY_ENV, str(key))
     text = sealed_text({"a": 1}).encode()
     assert is_sealed(text) and stat.S_IMODE(key.stat().st_mode) == 0o600
     assert not is_sealed(plain_seal(text.decode()).encode())  # anyone's sha256 is no seal
     other = tmp_path / "other.key"
     other.write_text(key.read_text())
     other.chmod(0o644)  # readable by others: no secret
-    monkeypatch.setenv(sealed.KEY_ENV, str(other))
+    monkeypatch.setenv(sealed_json.KEY_ENV, str(other))
     assert not is_sealed(text) and not is_sealed(sealed_text({"a": 1}).encode())
     link = tmp_path / "link.key"
     link.symlink_to(key)
-    monkeypatch.setenv(sealed.KEY_ENV, str(link))
+    monkeypatch.setenv(sealed_json.KEY_ENV, str(link))
     assert not is_sealed(text)
 
 
 def test_without_a_key_nothing_is_sealed_and_plans_are_checked_whole(tmp_path, monkeypatch):
     (tmp_path / "a-file").write_text("")
-    monkeypatch.setenv(sealed.KEY_ENV, str(tmp_path / "a-file" / "seal.key"))  # cannot be made, even by root
+    monkeypatch.setenv(sealed_json.KEY_ENV, str(tmp_path / "a-file" / "seal.key"))  # cannot be made, even by root
     assert not is_sealed(sealed_text({"a": 1}).encode())
     results = tmp_path / "results"
     planned(results)
@@ -161,14 +161,14 @@ def test_without_a_key_nothing_is_sealed_and_plans_are_checked_whole(tmp_path, m
 def test_a_forged_status_cache_cannot_turn_a_done_cell_into_a_failed_one(tmp_path):
     c = cell()
     write_results(tmp_path, [train_result(c)])
-    outcomes = Outcomes(tmp_path)
+    outcomes = ResultCache(tmp_path)
     outcomes.read((c.cell_id,))
     cache = tmp_path / STATUS_CACHE
     os.utime(result_path(tmp_path, c.cell_id), (1, 1))  # older than the racy window: kept in the cache
-    Outcomes(tmp_path).read((c.cell_id,))
+    ResultCache(tmp_path).read((c.cell_id,))
     assert '"ok"' in cache.read_text()
     cache.write_text(plain_seal(cache.read_text().replace('"ok"', '"failed"')))
-    assert Outcomes(tmp_path).read((c.cell_id,))[c.cell_id].status == "ok"
+    assert ResultCache(tmp_path).read((c.cell_id,))[c.cell_id].status == "ok"
 
 
 @pytest.mark.parametrize("bad, said", [
@@ -193,7 +193,7 @@ def test_a_key_that_cannot_be_used_is_said_once_on_stderr(tmp_path, monkeypatch,
             if os.geteuid() != 0:
                 pytest.skip("needs root, to give the key to another user")
             os.chown(key, 65534, 65534)
-    monkeypatch.setenv(sealed.KEY_ENV, str(key))
+    monkeypatch.setenv(sealed_json.KEY_ENV, str(key))
     capsys.readouterr()
     for _ in range(2):
         assert not is_sealed(sealed_text({"a": 1}).encode())
@@ -206,7 +206,7 @@ def test_a_corrupt_key_of_your_own_is_replaced(tmp_path, monkeypatch, capsys, co
     key = tmp_path / "seal.key"
     key.write_text(corrupt)
     key.chmod(0o600)
-    monkeypatch.setenv(sealed.KEY_ENV, str(key))
+    monkeypatch.setenv(sealed_json.KEY_ENV, str(key))
     assert is_sealed(sealed_text({"a": 1}).encode())
     assert len(key.read_text().strip()) == 64 and stat.S_IMODE(key.stat().st_mode) == 0o600
     assert "warning" not in capsys.readouterr().err

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.study import load_study
+from orchestrator.plan.study import load_study
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("orchestrator", "jobs", "collect")
+PACKAGES = ("orchestrator", "jobs", "collect", "results_format")
 
 # sha256 of every cell id of the study, sorted and joined: as planned before jobs/ and collect/
 # became packages per kind (a changed id loses every result written under it). quick: its 2
@@ -72,17 +72,75 @@ def project_modules() -> dict[str, Path]:
 
 KINDS = ("train", "ptq", "allreduce")
 # (modules, what none of them may import): collect reads JSON and imports no orchestrator; jobs never
-# imports orchestrator; the generic job and collect modules import no kind; the generic collect verb
+# imports orchestrator, nor the results dir's format (results_format: the orchestrator's and collect's,
+# which imports neither of them); the generic job and collect modules import no kind; the generic collect verb
 # no kind's collect package (a kind declares its own options: collect.options); the comparison no kind
 # (a kind declares its runs and labeller: collect.comparable)
 RULES = [
     ("collect.", ("orchestrator",)),
-    ("jobs.", ("orchestrator",)),
+    ("jobs.", ("orchestrator", "results_format")),
+    ("results_format.", ("orchestrator", "collect")),
     ("jobs.runtime.", tuple(f"jobs.{kind}" for kind in KINDS)),
     ("jobs.core.", tuple(f"jobs.{kind}" for kind in KINDS)),
     ("orchestrator.commands.collect", tuple(f"collect.{kind}" for kind in KINDS)),
     ("collect.compare", tuple(f"{side}.{kind}" for side in ("collect", "jobs") for kind in KINDS)),
 ]
+
+
+# The orchestrator by role, the lowest first: a module imports only from its own role and those
+# before it (and from jobs/ and results_format/). plan: study files -> Plan; slurm: sbatch, squeue,
+# sacct, submitit's arrays; local: the local executor (its queue, processes, machine lock, warm
+# start), shaped as SLURM's jobs; watch: each cell's state from the registry, results and jobs;
+# budget: GPU-hours spent, estimated and capped; verbs: submit, settle and cancel; cli: the commands and
+# their screens; kept: module paths a job queued before issue 39 still runs by (aliases).
+ROLES = (
+    ("errors", ("orchestrator.errors",)),
+    ("plan", ("orchestrator.plan",)),
+    ("slurm", ("orchestrator.slurm",)),
+    ("local", ("orchestrator.local",)),
+    ("watch", ("orchestrator.watch",)),
+    ("budget", ("orchestrator.budget",)),
+    ("verbs", ("orchestrator.submit", "orchestrator.cancel", "orchestrator.settle")),
+    ("cli", ("orchestrator.cli", "orchestrator.commands", "orchestrator.__main__")),
+    ("kept", ("orchestrator.submitit_adapter", "orchestrator.warm_start")),
+)
+
+
+def role_of(module: str) -> int:
+    """The rank of the module's role in ROLES (-1: none; the orchestrator package itself has none)."""
+    for rank, (_, prefixes) in enumerate(ROLES):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return rank
+    return -1
+
+
+def upward_imports(imports: dict[str, set[str]]) -> list[str]:
+    """Each import of the orchestrator's from a role to a later one: "watch: a.b imports budget: c.d"."""
+    names = [name for name, _ in ROLES]
+    return sorted(f"{names[role_of(a)]}: {a} imports {names[role_of(b)]}: {b}" for a, found in imports.items()
+                  for b in found if role_of(a) >= 0 and role_of(b) > role_of(a))
+
+
+def orchestrator_imports() -> dict[str, set[str]]:
+    modules = project_modules()
+    return {name: {m for m in module_imports(path) if m in modules} for name, path in modules.items()
+            if name.startswith("orchestrator.")}
+
+
+def test_every_orchestrator_module_has_a_role():
+    assert [name for name in orchestrator_imports() if role_of(name) < 0] == []
+
+
+def test_the_roles_import_one_way_only_down():
+    assert upward_imports(orchestrator_imports()) == []
+
+
+def test_an_import_running_back_up_is_named():
+    """The rule catches what it is for: the SLURM client importing why a job ended (watch: as it did, for last_line)."""
+    imports = orchestrator_imports()
+    imports["orchestrator.slurm.slurm_client"] = imports["orchestrator.slurm.slurm_client"] | {"orchestrator.watch.why_ended"}
+    assert upward_imports(imports) == [
+        "slurm: orchestrator.slurm.slurm_client imports watch: orchestrator.watch.why_ended"]
 
 
 @pytest.mark.parametrize("prefix,banned", RULES)

@@ -6,12 +6,13 @@ from rich.console import Console
 from jobs.core.phases import Phases
 from jobs.core.result import Result, write_result
 from jobs.train.result import Timed, TrainBody
-from orchestrator import display, job_time
-from orchestrator.plan import build_plan
-from jobs.core.registry import Submission
-from orchestrator.slurm_client import JobState, Snapshot
-from orchestrator.status import Monitor, statuses
-from orchestrator.study import load_study
+from orchestrator.commands import display
+from orchestrator.watch import job_time
+from orchestrator.plan.plan import build_plan
+from results_format.registry import Submission
+from orchestrator.slurm.slurm_client import JobState, Snapshot
+from orchestrator.watch.status import Monitor, statuses
+from orchestrator.plan.study import load_study
 
 ENV = {"started_at": "2025-01-01T10:00:00+00:00", "ended_at": "2025-01-01T10:02:30+00:00"}
 

@@ -1,10 +1,10 @@
-"""orchestrator.machine: what this machine can run, for the local executor."""
+"""orchestrator.local.machine: what this machine can run, for the local executor."""
 from __future__ import annotations
 
 import pytest
 
 from jobs.train.cell import Cell
-from orchestrator.machine import Machine, count_gpus, why_not_here
+from orchestrator.local.machine import Machine, count_gpus, why_not_here
 
 SMI = "GPU 0: NVIDIA H200 (UUID: GPU-1)\nGPU 1: NVIDIA H200 (UUID: GPU-2)\n"
 

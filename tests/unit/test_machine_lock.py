@@ -1,4 +1,4 @@
-"""orchestrator.machine_lock: a queue starts a cell only when no cell runs on this machine."""
+"""orchestrator.local.machine_lock: a queue starts a cell only when no cell runs on this machine."""
 from __future__ import annotations
 
 import fcntl
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from orchestrator import machine_lock
+from orchestrator.local import machine_lock
 from tests.helpers import TINY_LOCAL, cli, one_gpu_machine
 from tests.two_users import as_nobody
 

@@ -1,4 +1,4 @@
-"""orchestrator.plan: cells grouped into one array per resource shape; GPU-hour estimate; plan.json."""
+"""orchestrator.plan.plan: cells grouped into one array per resource shape; GPU-hour estimate; plan.json."""
 from __future__ import annotations
 
 import json
@@ -9,11 +9,11 @@ import pytest
 from jobs.train.cell import Cell
 from orchestrator.errors import PlanError
 from jobs.core.layout import PLAN_FILE
-from orchestrator.estimate import gpu_hours, profile_pace
-from jobs.core.plan_file import cell_dicts, cells_table
-from orchestrator.plan import Plan, build_plan, group_arrays, install_plan, read_plan, shape_of
-from orchestrator.cluster import ClusterSpec
-from orchestrator.study import load_study, parse_study
+from orchestrator.budget.estimate import gpu_hours, profile_pace
+from results_format.plan_file import cell_dicts, cells_table
+from orchestrator.plan.plan import Plan, build_plan, group_arrays, install_plan, read_plan, shape_of
+from orchestrator.plan.cluster import ClusterSpec
+from orchestrator.plan.study import load_study, parse_study
 
 
 def test_quick_study_groups_into_three_arrays():
@@ -111,7 +111,7 @@ def test_read_plan_on_deeply_nested_json(tmp_path):
         read_plan(tmp_path)
 
 
-# --- plan.json: its cells a table, the file sealed (jobs.core.plan_file, jobs.core.sealed) --------------
+# --- plan.json: its cells a table, the file sealed (results_format.plan_file, results_format.sealed_json) --------------
 
 def test_a_sealed_plan_is_read_without_checking_its_cells_again_and_equals_the_checked_one(tmp_path, monkeypatch):
     plan = build_plan(load_study("hw5"), tmp_path, tmp_path)

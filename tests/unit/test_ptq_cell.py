@@ -7,7 +7,7 @@ import pytest
 from jobs.core.cell import run_seed
 from jobs.ptq.cell import SWEPT, PTQCell
 from orchestrator.errors import StudyError
-from orchestrator.study import load_study, parse_study
+from orchestrator.plan.study import load_study, parse_study
 
 SMALL = dict(dataset="synthetic", train_images=64, test_images=32, notebook_calibration=16,
              calibration_images=[16], gpus_per_node=0)

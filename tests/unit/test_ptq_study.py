@@ -8,8 +8,8 @@ from jobs.core.cell import run_seed
 from jobs.core.kinds import cell_from_dict
 from jobs.ptq.cell import PTQCell
 from orchestrator.errors import StudyError
-from orchestrator.plan import Plan, build_plan
-from orchestrator.study import load_study, parse_study
+from orchestrator.plan.plan import Plan, build_plan
+from orchestrator.plan.study import load_study, parse_study
 from tests.helpers import PTQ_TINY
 
 

@@ -7,12 +7,12 @@ import dataclasses
 import time
 from pathlib import Path
 
-from jobs.core.states import CellState
+from results_format.states import CellState
 from jobs.train.cell import Cell
-from orchestrator.plan import Plan, build_plan
-from orchestrator.readiness import readiness, status_lines
-from orchestrator.status import CellStatus
-from orchestrator.study import load_study
+from orchestrator.plan.plan import Plan, build_plan
+from orchestrator.watch.readiness import readiness, status_lines
+from orchestrator.watch.status import CellRow
+from orchestrator.plan.study import load_study
 
 
 def _hw5(tmp_path: Path) -> Plan:
@@ -30,7 +30,7 @@ def _state(cell: Cell) -> CellState:
 
 def test_a_line_per_question_says_ready_provisional_waiting_or_blocked(tmp_path):
     plan = _hw5(tmp_path)
-    rows = [CellStatus(c.cell_id, c.label, _state(c)) for c in plan.cells]
+    rows = [CellRow(c.cell_id, c.label, _state(c)) for c in plan.cells]
     words = {r.question: r.word for r in readiness(plan, {r.cell_id: r.state for r in rows})}
     assert words == {"A.Q1": "ready", "A.Q2": "blocked", "A.Q3.1": "blocked", "A.Q3.2": "blocked",
                      "A.Q4.1": "waiting", "A.Q4.2": "waiting", "A.Q5": "blocked", "A.Q6": "blocked",
@@ -46,7 +46,7 @@ def test_a_line_per_question_says_ready_provisional_waiting_or_blocked(tmp_path)
 
 def test_a_lab_study_is_asked_the_labs_questions(tmp_path):
     plan = build_plan(load_study("lab"), tmp_path, tmp_path)
-    rows = [CellStatus(c.cell_id, c.label, CellState.NOT_SUBMITTED) for c in plan.cells]
+    rows = [CellRow(c.cell_id, c.label, CellState.NOT_SUBMITTED) for c in plan.cells]
     assert [(r.question, r.word, r.cells) for r in readiness(plan, {r.cell_id: r.state for r in rows})][0] == ("lab.utilization", "waiting", 30)
 
 
@@ -60,7 +60,7 @@ def test_100000_cells_take_under_a_second(tmp_path):
         cells.append(cell)
     plan = dataclasses.replace(hw5, cells=tuple(cells), arrays=())
     states = list(CellState)
-    rows = [CellStatus(c.cell_id, "", states[i % 6]) for i, c in enumerate(cells)]
+    rows = [CellRow(c.cell_id, "", states[i % 6]) for i, c in enumerate(cells)]
     start = time.perf_counter()
     lines = status_lines(plan, rows)
     assert time.perf_counter() - start < 1.0

@@ -1,4 +1,4 @@
-"""jobs.core.registry: the append-only JSON-lines record of which job runs which cell."""
+"""results_format.registry: the append-only JSON-lines record of which job runs which cell."""
 from __future__ import annotations
 
 import re
@@ -7,7 +7,7 @@ import pytest
 
 from orchestrator.errors import RegistryError
 from jobs.core.layout import REGISTRY_FILE
-from jobs.core.registry import Abandoned, Cancelled, Intent, Skipped, Submission, append, load
+from results_format.registry import Abandoned, Cancelled, Intent, Skipped, Submission, append_entries, load
 
 
 def submissions(path) -> list[Submission]:
@@ -32,52 +32,52 @@ def test_empty_registry(tmp_path):
 
 def test_append_and_read_back(tmp_path):
     first = [sub("a", "17_0", log_out="/l/17_0_0_log.out"), sub("b", "17_1")]
-    append(tmp_path, first)
+    append_entries(tmp_path, first)
     assert submissions(tmp_path) == first
     assert (tmp_path / REGISTRY_FILE).read_text().count("\n") == 2
 
 
 def test_newest_line_wins(tmp_path):
-    append(tmp_path, [sub("a", "17_0"), sub("b", "17_1")])
-    append(tmp_path, [sub("a", "18_0", at="2025-01-02T00:00:00+00:00")])
+    append_entries(tmp_path, [sub("a", "17_0"), sub("b", "17_1")])
+    append_entries(tmp_path, [sub("a", "18_0", at="2025-01-02T00:00:00+00:00")])
     now = load(tmp_path).latest
     assert now["a"].job_id == "18_0" and now["b"].job_id == "17_1"
     assert len(submissions(tmp_path)) == 3
 
 
 def test_local_queue_entry_then_its_job(tmp_path):
-    append(tmp_path, [Submission("a", "local", None, "n1-g1-t1", "2025-01-01T00:00:00+00:00", queue_pid=4321)])
+    append_entries(tmp_path, [Submission("a", "local", None, "n1-g1-t1", "2025-01-01T00:00:00+00:00", queue_pid=4321)])
     assert load(tmp_path).latest["a"].queue_pid == 4321 and load(tmp_path).latest["a"].job_id is None
-    append(tmp_path, [Submission("a", "local", "5555", "n1-g1-t1", "2025-01-01T00:00:01+00:00", queue_pid=4321)])
+    append_entries(tmp_path, [Submission("a", "local", "5555", "n1-g1-t1", "2025-01-01T00:00:01+00:00", queue_pid=4321)])
     assert load(tmp_path).latest["a"].job_id == "5555"
 
 
 def test_appending_nothing_writes_nothing(tmp_path):
-    append(tmp_path, [])
+    append_entries(tmp_path, [])
     assert not (tmp_path / REGISTRY_FILE).exists()
 
 
 def test_a_truncated_last_line_is_ignored(tmp_path):
-    append(tmp_path, [sub("a", "17_0")])
+    append_entries(tmp_path, [sub("a", "17_0")])
     with open(tmp_path / REGISTRY_FILE, "a") as f:
         f.write('{"cell_id": "b", "executor": "slu')  # a crash mid-write: no newline
     assert [s.cell_id for s in submissions(tmp_path)] == ["a"]
 
 
 def test_appending_after_a_truncated_line_keeps_the_registry_readable(tmp_path):
-    append(tmp_path, [sub("a", "17_0")])
+    append_entries(tmp_path, [sub("a", "17_0")])
     with open(tmp_path / REGISTRY_FILE, "a") as f:
         f.write('{"cell_id": "b", "executor": "slu')
-    append(tmp_path, [sub("b", "18_0")])
+    append_entries(tmp_path, [sub("b", "18_0")])
     assert load(tmp_path).latest["b"].job_id == "18_0"
 
 
 def test_a_corrupt_full_line_names_its_number(tmp_path):
-    append(tmp_path, [sub("a", "17_0")])
+    append_entries(tmp_path, [sub("a", "17_0")])
     with open(tmp_path / REGISTRY_FILE, "a") as f:
         f.write("\n")  # blank lines are skipped but still counted
         f.write("not json\n")
-    append(tmp_path, [sub("b", "17_1")])
+    append_entries(tmp_path, [sub("b", "17_1")])
     assert re.search(r"line 3 is corrupt.*fix or delete that line", first_error(tmp_path))
 
 
@@ -88,7 +88,7 @@ def test_a_line_with_unknown_keys_is_corrupt(tmp_path):
 
 def test_an_unwritable_dir_raises_registry_error(tmp_path):
     with pytest.raises(RegistryError, match="cannot write the registry"):
-        append(tmp_path / "no" / "such" / "dir", [sub("a", "1")])
+        append_entries(tmp_path / "no" / "such" / "dir", [sub("a", "1")])
 
 
 GOOD_SUB = {"cell_id": "a", "executor": "slurm", "job_id": "17_0", "array": "n1-g1-t1",
@@ -144,7 +144,7 @@ def test_good_lines_of_every_kind_read_back_as_meant(tmp_path):
     records = [*state.submissions, *intents.values(), Abandoned("t2", at, "sbatch: invalid partition"),
                Cancelled(("17_0",), at), Skipped("d", "needs 2 GPUs, this machine has 1", at)]
     (tmp_path / "appended").mkdir()
-    append(tmp_path / "appended", records)
+    append_entries(tmp_path / "appended", records)
     assert load(tmp_path / "appended") == state
 
 

@@ -1,4 +1,4 @@
-"""orchestrator.sbatch: the sbatch text of one array, against a golden file and by its options.
+"""orchestrator.slurm.sbatch: the sbatch text of one array, against a golden file and by its options.
 
 To accept a deliberate change of the template: UPDATE_GOLDEN=1 python -m pytest tests/unit/test_sbatch.py,
 then read the diff of tests/unit/golden/ before committing it.
@@ -9,9 +9,9 @@ import os
 import re
 from pathlib import Path
 
-from orchestrator.plan import ArrayPlan, ResourceShape, build_plan
-from orchestrator.sbatch import render_sbatch, submitit_command
-from orchestrator.study import parse_study
+from orchestrator.plan.plan import ArrayPlan, ResourceShape, build_plan
+from orchestrator.slurm.sbatch import render_sbatch, submitit_command
+from orchestrator.plan.study import parse_study
 
 GOLDEN = Path(__file__).parent / "golden" / "sbatch_ddp_2x2.sh"
 RESULTS = Path("/scratch/u/runs/hw5")

@@ -1,4 +1,4 @@
-"""orchestrator.slurm_client: reading squeue's and sacct's answers."""
+"""orchestrator.slurm.slurm_client: reading squeue's and sacct's answers."""
 from __future__ import annotations
 
 import os
@@ -6,8 +6,8 @@ import os
 import pytest
 
 from orchestrator.errors import SchedulerError
-from orchestrator.slurm_client import JobState, SlurmClient, parse_elapsed, parse_squeue, sacct_rows
-from orchestrator.submitit_adapter import submit_slurm_array
+from orchestrator.slurm.slurm_client import JobState, SlurmClient, parse_elapsed, parse_squeue, sacct_rows
+from orchestrator.slurm.submitit_adapter import submit_slurm_array
 from tests.scripted_slurm import plan_of
 
 

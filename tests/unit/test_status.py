@@ -1,4 +1,4 @@
-"""orchestrator.status: each cell's state from its submission, its result and the scheduler's word."""
+"""orchestrator.watch.status: each cell's state from its submission, its result and the scheduler's word."""
 from __future__ import annotations
 
 import datetime as dt
@@ -7,13 +7,13 @@ import os
 import pytest
 
 from jobs.core.result import ResultError, write_result
-from orchestrator.local_jobs import local_snapshot
-from orchestrator.plan import build_plan
-from jobs.core.registry import Submission
-from orchestrator.slurm_client import JobState, Snapshot
-from jobs.core.states import SLURM_STATES, CellState
-from orchestrator.status import Monitor, cell_state, statuses
-from orchestrator.study import load_study
+from orchestrator.local.processes import local_snapshot
+from orchestrator.plan.plan import build_plan
+from results_format.registry import Submission
+from orchestrator.slurm.slurm_client import JobState, Snapshot
+from results_format.states import SLURM_STATES, CellState
+from orchestrator.watch.status import Monitor, cell_state, statuses
+from orchestrator.plan.study import load_study
 from tests.factories import cell, train_result
 
 SLURM_SUB = Submission("c", "slurm", "17_0", "n1-g1-t1", "2025-01-01T00:00:00+00:00")

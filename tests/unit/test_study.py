@@ -1,4 +1,4 @@
-"""orchestrator.study: study files -> validated Study -> cells; the shipped studies and bad inputs."""
+"""orchestrator.plan.study: study files -> validated Study -> cells; the shipped studies and bad inputs."""
 from __future__ import annotations
 
 import pytest
@@ -6,7 +6,7 @@ import pytest
 from jobs.train.cell import Cell
 from jobs.train.schedule import target_lr
 from orchestrator.errors import StudyError
-from orchestrator.study import available_studies, load_study, parse_study
+from orchestrator.plan.study import available_studies, load_study, parse_study
 from tests.helpers import write_study
 
 GRID = {"engine": "single", "batch_per_gpu": 32}
