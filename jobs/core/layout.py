@@ -50,7 +50,7 @@ def unreadable_dir(results_dir: Path, listing: bool = True) -> str:
     line naming it and the fix; "" when you can. Listing matters: a dir you may open files in but not
     list would hide every result, each done cell taken for a failed one."""
     need, words = (os.R_OK | os.X_OK, "list or read") if listing else (os.X_OK, "read")
-    if os.access(results_dir, need):
+    if os.access(results_dir, need) or not os.path.isdir(results_dir):  # none there: its caller says so
         return ""
     mode = os.stat(results_dir).st_mode & 0o777
     return (f"results dir {results_dir} is mode {mode:04o}: you cannot {words} its files; ask its owner to make it "
