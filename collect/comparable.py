@@ -57,10 +57,11 @@ def configuration(cell: Mapping[str, Any], repeat_fields: Collection[str] = ("re
 
 
 def figures(values: Mapping[str, Any]) -> dict[str, float]:
-    """The figures that are there: numbers above 0 (a ratio needs them), NaN and None left out."""
+    """The figures that are there: finite numbers >= 0 (a 0 is a figure: a diverged run's accuracy;
+    collect.compare.table gives no ratio of it), NaN and None left out."""
     out = {}
     for name, value in values.items():
         number = float(value) if isinstance(value, int | float) else math.nan
-        if math.isfinite(number) and number > 0:
+        if math.isfinite(number) and number >= 0:
             out[name] = number
     return out

@@ -33,7 +33,7 @@ def verdict_text(v: Judged) -> str:
         centre, ends, band = f"{v.delta:+.3g}", (f"{v.low:+.3g}", f"{v.high:+.3g}"), f"{v.threshold:g}"
     if v.one_run:
         return f"{centre}: one run a side, no spread measured (inconclusive)"
-    interval = f"{centre} ({ends[0]} to {ends[1]})"
+    interval = centre if math.isnan(v.low) else f"{centre} ({ends[0]} to {ends[1]})"  # none at 0 (verdict.at_zero)
     if v.outcome == BEYOND:
         return f"{interval}: {'above' if v.direction > 0 else 'below'}, beyond the {band} threshold"
     if v.outcome == EQUIVALENT:

@@ -24,7 +24,7 @@ from collect.cells import ENV_KEYS, ENVELOPE_COLUMNS, KindCell, Loaded
 from collect.spent_json import read_spent
 from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
-from jobs.core.layout import PLAN_FILE, result_files
+from jobs.core.layout import PLAN_FILE, result_files, unreadable_dir
 from results_format.plan_file import cell_dicts
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
@@ -96,6 +96,8 @@ def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
     dir's spent.json."""
     kinds = kinds_registry()  # each kind's keep and environment
     results_dir = Path(results_dir)
+    if why := unreadable_dir(results_dir):
+        raise ResultError(why)
     study, planned = read_plan_cells(results_dir)
     cells: dict[str, KindCell] = {}
     envelopes = Envelopes()
@@ -190,5 +192,5 @@ def unreadable_files(bad: list[tuple[Path, ResultError]]) -> ResultError:
     """One error for several unreadable result files: how many, the first's reason, the others named."""
     others = [str(path) for path, _ in bad[1:NAMED_FILES]]
     more = f" (and {len(bad) - NAMED_FILES} more)" if len(bad) > NAMED_FILES else ""
-    return ResultError(f"{len(bad)} result files are unreadable; move them aside and rerun `submit` to redo those "
-                       f"cells. The first: {bad[0][1]}; the others: {', '.join(others)}{more}")
+    return ResultError(f"{len(bad)} result files cannot be read. The first: {bad[0][1]}; the others (`collect` on a "
+                       f"dir of each says why and what to do): {', '.join(others)}{more}")

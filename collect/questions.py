@@ -22,7 +22,7 @@ import pandas as pd
 from collect.details import record_details
 from collect.evidence import Evidence, Measured
 from collect.sides import Sides
-from collect.verdict import Difference, Verdict, verdict
+from collect.verdict import Difference, Verdict, at_zero, verdict
 
 Tables = Mapping[str, pd.DataFrame]
 WORDS = 120  # an answer's words at most (the console's screen holds every answer of a study)
@@ -114,9 +114,11 @@ def values(m: Measured) -> tuple[float, ...]:
 def against(new: Measured, base: Measured) -> Verdict:
     """The verdict on `new` against `base` (collect.verdict over their per-repeat values: the ratio
     new / base, its interval, and direction +1 when new is above base beyond the threshold), with
-    the cells of each side (collect.settle)."""
+    the cells of each side (collect.settle); where a value is 0 (a diverged run's accuracy: no
+    ratio's interval), collect.verdict.at_zero."""
     a, b = values(base), values(new)
-    return dataclasses.replace(verdict(a, b), sides=Sides(a, b, base.cells, new.cells))
+    judged = at_zero(a, b) if 0 in a + b else verdict(a, b)
+    return dataclasses.replace(judged, sides=Sides(a, b, base.cells, new.cells))
 
 
 @dataclass(frozen=True)

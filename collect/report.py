@@ -93,11 +93,24 @@ def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, .
     written: list[Path] = []
     for name, data in files.items():
         path = out / name
+        if link := link_on_the_way(out, name):  # another user's link would have us write where it points
+            return tuple(written), f"{link} is a symbolic link: nothing is written through one; remove it"
         try:
             written.append(write_bytes_atomic(path, data.encode() if isinstance(data, str) else data))
         except OSError as exc:
-            return tuple(written), f"cannot write {path} ({exc.strerror}); pass --out DIR to write them elsewhere"
+            return tuple(written), f"cannot write {path} ({exc.strerror}); write them in a dir you can write: --out DIR"
     return tuple(written), ""
+
+
+def link_on_the_way(out: Path, name: str) -> Optional[Path]:
+    """The first dir between `out` and the file `name` under it ("plots" of "plots/q1.png") that is a
+    symbolic link, else None."""
+    path = out
+    for part in Path(name).parts[:-1]:
+        path = path / part
+        if path.is_symlink():
+            return path
+    return None
 
 
 def environment(frame: pd.DataFrame) -> list[tuple[str, str]]:

@@ -268,3 +268,16 @@ def t_cdf(x: float, df: int) -> float:
             total += term
         two_sided = math.sin(theta) * total
     return (1 + math.copysign(two_sided, x)) / 2
+
+
+def at_zero(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, confidence: float = 0.95) -> Verdict:
+    """The ratio's verdict where a value is 0 (a diverged run's accuracy), which has no log: the
+    difference rule's outcome (`difference`), its threshold the same share of the larger median (5% of
+    0.80: 0.04), as a Verdict whose ratio is median(b) / median(a) (1 where both are 0, infinite where
+    a's alone is) and whose interval is none (NaN). Example: a = 0.80, 0.81, 0.79 and b = 0, 0, 0:
+    delta -0.80, beyond, direction -1, ratio 0."""
+    xs, ys = _numbers("a", a, positive=False), _numbers("b", b, positive=False)
+    ma, mb = statistics.median(xs), statistics.median(ys)
+    d = difference(xs, ys, threshold * (max(ma, mb) or max(xs + ys) or 1.0), confidence)
+    ratio = mb / ma if ma > 0 else (1.0 if mb == 0 else math.inf)
+    return Verdict(ratio, math.nan, math.nan, d.outcome, d.direction, threshold, d.n_a, d.n_b, d.repeats_needed)

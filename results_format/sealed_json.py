@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
@@ -66,32 +67,54 @@ def seal_key() -> Optional[bytes]:
 
 @functools.cache
 def _key_at(path: str) -> Optional[bytes]:
-    key = _read_key(path)
-    if key is None and not os.path.lexists(path):
-        _make_key(Path(path))
-        key = _read_key(path)
+    """The key at `path`, made where there is none and made again where this user's own private file
+    holds no key (empty, cut short); where none can be had, why is said once, on stderr."""
+    key, why = _read_key(path)
+    if key is None and why in (MISSING, CORRUPT):
+        _make_key(Path(path), replace=why == CORRUPT)
+        key, why = _read_key(path)
+        why = f"none could be made at {path}: its dir is not writable" if why == MISSING else why
+    if key is None:
+        print(f"warning: no seal key ({why}): plans and the status cache are checked whole on every read "
+              f"(slower); fix: remove {path} and rerun (a new key is made), or set {KEY_ENV} to a file of yours",
+              file=sys.stderr)
     return key
 
 
-def _read_key(path: str) -> Optional[bytes]:
+MISSING, CORRUPT = "missing", "corrupt"  # the two a new key mends
+
+
+def _read_key(path: str) -> tuple[Optional[bytes], str]:
+    """The key, or None and why not: MISSING, CORRUPT (this user's private file, without a key), or a
+    sentence naming the file and what is wrong with it."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
+    except FileNotFoundError:
+        return None, MISSING if not os.path.lexists(path) else f"{path} is a link to nowhere"
+    except OSError as exc:
+        link = os.path.islink(path)
+        return None, f"{path} is a symbolic link (a key is never read through one)" if link else \
+            f"{path} cannot be read or made ({exc.strerror})"
     try:
         info = os.fstat(fd)
-        private = stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077
-        data = os.read(fd, _KEY_HEX + 1).strip() if private else b""
-    except OSError:
-        return None
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"{path} is not a regular file"
+        if info.st_uid != os.geteuid():
+            return None, f"{path} belongs to uid {info.st_uid}, not you"
+        if info.st_mode & 0o077:
+            return None, f"{path} is mode {info.st_mode & 0o777:04o}: others may read it (chmod 600 {path})"
+        data = os.read(fd, _KEY_HEX + 1).strip()
+    except OSError as exc:
+        return None, f"{path}: {exc.strerror}"
     finally:
         os.close(fd)
-    return data if len(data) == _KEY_HEX else None
+    return (data, "") if len(data) == _KEY_HEX else (None, CORRUPT)
 
 
-def _make_key(path: Path) -> None:
+def _make_key(path: Path, replace: bool = False) -> None:
     """A new key, written whole under a temporary name and linked into place (two processes
-    making one at once: the first link wins, both read that one)."""
+    making one at once: the first link wins, both read that one); with `replace`, renamed over a
+    corrupt one (the last rename wins: seals made with the other are then checked whole)."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
@@ -101,7 +124,10 @@ def _make_key(path: Path) -> None:
     try:
         with os.fdopen(fd, "w") as out:
             out.write(secrets.token_hex(_KEY_HEX // 2) + "\n")
-        os.link(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
     except OSError:
         pass  # made by another process meanwhile, or not writable: the read says which
     finally:

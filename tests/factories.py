@@ -71,7 +71,7 @@ def train_result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: fl
             epoch=e, epoch_s=epoch_s * scale, train_s=train_s * scale, images=c.train_images,
             images_per_s=c.train_images / (epoch_s * scale), loss=losses[e - 1] if losses else 2.0 / e,
             accuracy=accuracies[e - 1] if accuracies else 0.1 * e, lr=lrs[e - 1] if lrs else c.lr,
-            data_wait_s=(epoch_s - train_s) * scale, h2d_s=h2d_s * scale, compute_s=compute_s * scale,
+            data_wait_s=max(0.0, epoch_s - train_s) * scale, h2d_s=h2d_s * scale, compute_s=compute_s * scale,
             comm_exposed_s=None if comm_exposed_s is None else comm_exposed_s * scale))
         if test_accuracies:
             last = body.epochs[-1]

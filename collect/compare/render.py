@@ -11,7 +11,7 @@ import pandas as pd
 
 from collect.compare.pairing import labels
 from collect.compare.table import ONLY_A, ONLY_B, Comparison, Row, largest_first, one_sided
-from collect.render import Grid, to_markdown
+from collect.render import Grid, md_text, to_markdown
 from collect.verdict import MOST_REPEATS
 
 SHOWN = 15  # rows on the console and in the report's grid; compare.csv has them all
@@ -128,12 +128,8 @@ def to_json(c: Comparison, written: list[str]) -> str:
 
 def markdown(c: Comparison, plot_file: Optional[str]) -> str:
     """The comparison as a report section: the lines said first, the ratio plot, the grid."""
-    lines = ["## B against A", ""] + [f"- {_md(line)}" for line in header_lines(c)] + [""]
+    lines = ["## B against A", ""] + [f"- {md_text(line)}" for line in header_lines(c)] + [""]
     if plot_file:
         lines += [f"![B / A per configuration]({plot_file})", ""]
     return "\n".join(lines) + to_markdown(grid(c))
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
 

@@ -135,7 +135,7 @@ def row(p: Pair, metric: Optional[Metric], threshold: float, confidence: float) 
     if not a.present or not b.present:
         outcome = ONLY_B if not a.present else ONLY_A
         return Row(p.kind, p.label, metric, headline, a, b, None, outcome, outcome, p.fields)
-    if a.values and b.values and metric is not None:
+    if a.values and b.values and metric is not None and min(a.values + b.values) > 0:  # a ratio of a 0: none
         v = verdict(a.values, b.values, threshold, confidence)
         return Row(p.kind, p.label, metric, headline, a, b, v, outcome_of(v, metric), verdict_text(v, metric), p.fields)
     same = a.text(unit) == b.text(unit)  # the same statuses (no figure on either side)

@@ -5,6 +5,7 @@ batch on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence)
 the cell to add where no run measured it."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -196,7 +197,8 @@ def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5],
     run = _run5(row[1], namer)
     return RemedyRun(_remedy_of(row[1]) or run.remedy, run,
                      points_against(run.accuracy, plain.accuracy) if plain else None,
-                     points_against(run.accuracy, base.accuracy) if base else None, run.loss.value > DIVERGED_LOSS)
+                     points_against(run.accuracy, base.accuracy) if base else None,
+                     not run.loss.value <= DIVERGED_LOSS)  # a NaN or infinite loss: diverged
 
 
 def q42_text(a: Q42Answer) -> str:
@@ -259,8 +261,8 @@ def _diverged(runs: list[RemedyRun], plain: Optional[Run5]) -> str:
     bad = [r for r in runs if r.diverged]
     if not bad:
         return ""
-    losses = " and ".join(f"{r.run.loss.value:,.0f}" if r.run.loss.value < 1e7 else f"{r.run.loss.value:.1e}"
-                          for r in bad)
+    losses = " and ".join("NaN" if math.isnan(r.run.loss.value) else f"{r.run.loss.value:,.0f}"
+                          if r.run.loss.value < 1e7 else f"{r.run.loss.value:.1e}" for r in bad)
     without = f"; {number(plain.loss.value)} without" if plain else ""
     who = "Both" if len(bad) == 2 else bad[0].remedy[0].upper() + bad[0].remedy[1:]
     return f" {who} diverged at the scaled rate {bad[0].run.lr:g} (5th-epoch loss {losses}{without})."

@@ -16,6 +16,7 @@ collect all read (jobs/ is the one package every other may import).
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -42,6 +43,18 @@ def check_cell_id(cell_id: object) -> str:
 
 def result_path(results_dir: Path, cell_id: str) -> Path:
     return Path(results_dir) / f"{check_cell_id(cell_id)}.json"
+
+
+def unreadable_dir(results_dir: Path, listing: bool = True) -> str:
+    """Why you cannot read the results dir (its files, and with `listing` its list of files), in one
+    line naming it and the fix; "" when you can. Listing matters: a dir you may open files in but not
+    list would hide every result, each done cell taken for a failed one."""
+    need, words = (os.R_OK | os.X_OK, "list or read") if listing else (os.X_OK, "read")
+    if os.access(results_dir, need) or not os.path.isdir(results_dir):  # none there: its caller says so
+        return ""
+    mode = os.stat(results_dir).st_mode & 0o777
+    return (f"results dir {results_dir} is mode {mode:04o}: you cannot {words} its files; ask its owner to make it "
+            f"readable (chmod a+rx {results_dir}), or pass another --results")
 
 
 def result_files(results_dir: Path) -> list[Path]:

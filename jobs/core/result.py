@@ -22,6 +22,7 @@ from jobs.core.phases import Phases
 from jobs.core.regular_file import RESULT_MAX, NotRegular, TooLarge, read_regular
 
 SCHEMA_VERSION = 1
+PEAK_MEM_MAX_GIB = 1e6  # no device holds a petabyte: beyond is a hand-edited or damaged file
 
 
 class Status(StrEnum):
@@ -135,9 +136,24 @@ class Result:
         phases = Phases.from_dict(floats_back(phases) if isinstance(phases, dict) else phases) if phases is not None else None
         result = cls(**data, body=kind.body.from_json(found), phases=phases)
         result.status = Status(check_choice("status", result.status, [s.value for s in Status]))
-        kind.cell.from_dict(result.cell)
+        _check_cell(result, kind.cell.from_dict(result.cell))
         _check_env(result.env)
+        peak = result.peak_mem_gib
+        if peak is not None and not 0 <= peak <= PEAK_MEM_MAX_GIB:  # NaN fails too; an int is compared exactly
+            raise ValueError(f"peak_mem_gib must be a number 0 .. {PEAK_MEM_MAX_GIB:g} (GiB) or null, got {reprlib.repr(peak)}")
         return result
+
+
+def _check_cell(result: Result, cell: Any) -> None:
+    """The result is its cell's: its id is the hash of the cell's fields (a hand-edited cell, or a file
+    copied under another id, is refused) and its run seed the one the cell's repeat trains with."""
+    if cell.cell_id != result.cell_id:
+        raise ValueError(f"cell_id {result.cell_id} is not the id of its cell's fields ({cell.cell_id}): "
+                         "the cell or the id was edited, or the file copied under another id")
+    seed = getattr(cell, "run_seed", getattr(cell, "training_seed", None))
+    if result.run_seed is not None and seed is not None and result.run_seed != seed:
+        raise ValueError(f"run_seed {result.run_seed} is not the seed cell {result.cell_id} trains with ({seed}): "
+                         "the file was copied from another repeat")
 
 
 def _check_env(env: dict[str, Any]) -> None:

@@ -8,7 +8,9 @@ import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from jobs.core.result import Result, floats_back
+from jobs.core.atomic import NON_FINITE
+from jobs.core.phases import MAX_PHASE_S
+from jobs.core.result import Result
 
 
 @dataclass
@@ -137,23 +139,104 @@ class TrainBody:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Optional[TrainBody]:
-        """Every field's type checked; NaN and infinities back from their strings. None when the
-        run recorded nothing (a failed or OOM run)."""
+        """Every field's type and range checked (RANGES), NaN and infinities back from their strings;
+        TypeError or ValueError naming the field. None when the run recorded nothing (a failed or OOM run)."""
         if "epochs" in data and not isinstance(data["epochs"], list):
-            raise TypeError(f"epochs must be a list, got {data['epochs']!r}")
+            raise TypeError(f"epochs must be a list, got {reprlib.repr(data['epochs'])}")
         for name in ("timed", "comm", "gpu_util", "ddp_evidence"):
             if data.get(name) is not None and not isinstance(data[name], dict):
-                raise TypeError(f"{name} must be an object or null, got {data[name]!r}")
-        if not all(isinstance(e, dict) for e in data.get("epochs") or []):
-            raise TypeError("epochs must be a list of objects")
-        comm = CommStats(**floats_back(data["comm"])) if data.get("comm") else None
+                raise TypeError(f"{name} must be an object or null, got {reprlib.repr(data[name])}")
+        epochs = [EpochStats(**checked(e, f"epochs[{i}]")) for i, e in enumerate(data.get("epochs") or [])]
+        comm = CommStats(**checked(data["comm"], "comm")) if data.get("comm") else None
         if comm is not None:
-            comm.sizes = [floats_back(size) if isinstance(size, dict) else size for size in comm.sizes]
-        body = cls(epochs=[EpochStats(**floats_back(e)) for e in data.get("epochs") or []],
-                   timed=Timed(**floats_back(data["timed"])) if data.get("timed") else None, comm=comm,
-                   gpu_util=floats_back(data["gpu_util"]) if data.get("gpu_util") else None,
+            if not isinstance(comm.sizes, list):
+                raise TypeError(f"comm.sizes must be a list, got {reprlib.repr(comm.sizes)}")
+            comm.sizes = [checked(size, f"comm.sizes[{i}]", "size") for i, size in enumerate(comm.sizes)]
+        body = cls(epochs=epochs, timed=Timed(**checked(data["timed"], "timed", "timed")) if data.get("timed") else None,
+                   comm=comm, gpu_util=checked(data["gpu_util"], "gpu_util", "gpu") if data.get("gpu_util") else None,
                    ddp_evidence=None if data.get("ddp_evidence") is None else DDPEvidence.from_dict(data["ddp_evidence"]))
         return body if body != cls() else None
+
+
+# What each entry of a training result may hold, by its key (BLOCK_RANGES: in a block whose keys mean
+# other things): a whole number from its least, a number within its bounds (a time from a nanosecond to
+# a year, a rate 0 or from 1e-9 to 1e12: a ratio of two never overflows nor reaches 0), a loss (>= 0;
+# NaN or inf: a diverged run), text or a list; "null": or None.
+WHOLE_MAX = 2**53  # beyond this a count is no count a run made (10**400 would overflow every float)
+YEAR_S = MAX_PHASE_S
+TIME = ("number", 1e-9, YEAR_S)  # a whole epoch, an all-reduce
+SPAN = ("number", 0.0, YEAR_S)  # a part of one: may be 0
+RATE = ("rate", 1e-9, 1e12)  # images/s, GB/s, GiB, a learning rate: 0, or within these
+FRACTION, PERCENT = ("number", 0.0, 1.0), ("number", 0.0, 100.0)
+NUMBERS = ("number", "rate")  # the kinds with bounds (low, high)
+RANGES: dict[str, tuple] = {
+    "epoch": ("whole", 1), "images": ("whole", 0), "test_images": ("whole", 0, "null"),
+    "epoch_s": TIME, "train_s": TIME, "images_per_s": RATE, "lr": RATE, "data_wait_s": SPAN, "h2d_s": SPAN,
+    "compute_s": SPAN, "comm_exposed_s": SPAN + ("null",), "eval_s": SPAN + ("null",),
+    "loss": ("loss",), "test_loss": ("loss", "null"), "accuracy": FRACTION, "test_accuracy": FRACTION + ("null",),
+    "world_size": ("whole", 1), "grad_bytes": ("whole", 0), "allreduce_s": TIME, "algbw_gbps": RATE,
+    "busbw_gbps": RATE, "exposed_per_step_s": SPAN + ("null",), "backend": ("text",), "sizes": ("list",),
+}
+BLOCK_RANGES: dict[str, dict[str, tuple]] = {
+    "timed": {"epoch": ("whole", 1), "epoch_s": TIME, "train_s": TIME},
+    "size": {"bytes": ("whole", 0), "seconds": TIME, "algbw_gbps": RATE, "busbw_gbps": RATE},
+    "gpu": {"samples": ("whole", 0), "gpus": ("whole", 0), "util_mean_pct": PERCENT, "util_median_pct": PERCENT,
+            "interval_s": SPAN, "mem_used_max_gib": RATE},
+}
+
+
+def checked(data: Any, where: str, block: str = "") -> dict[str, Any]:
+    """`data`'s entries, each checked against its range (RANGES, or BLOCK_RANGES[block] where given, whose
+    keys are the only ones known there), floats as floats; TypeError or ValueError naming `where`.key."""
+    if not isinstance(data, dict):
+        raise TypeError(f"{where} must be an object, got {reprlib.repr(data)}")
+    ranges = BLOCK_RANGES[block] if block else RANGES
+    out = {}
+    for key, value in data.items():
+        rule = ranges.get(key)
+        if rule is None and block != "gpu":  # a GPU sampler may add figures: each a number >= 0
+            raise ValueError(f"{where}.{key} is not a field of it; valid fields: {', '.join(ranges)}")
+        if rule is not None and (value is None and rule[-1] == "null" or type(value) is float and rule[0] in NUMBERS
+                                 and rule[1] <= value <= rule[2] or type(value) is int and rule[0] == "whole"
+                                 and rule[1] <= value <= WHOLE_MAX):
+            out[key] = value  # the common cases, without a call (100,000 results hold millions of them)
+            continue
+        value = NON_FINITE.get(value, value) if isinstance(value, str) else value  # NaN and infinities as written
+        out[key] = in_range(value, f"{where}.{key}", rule or RATE + ("null",))
+    return out
+
+
+def in_range(value: Any, where: str, rule: tuple) -> Any:
+    """`value` when it holds what `rule` allows (RANGES' words), a number as a float; else TypeError or
+    ValueError naming `where` and what it may hold."""
+    kind, nullable = rule[0], rule[-1] == "null"
+    if value is None and nullable:
+        return None
+    if kind in ("text", "list"):
+        if not isinstance(value, str if kind == "text" else list):
+            raise TypeError(f"{where} must be a {'string' if kind == 'text' else 'list'}, got {reprlib.repr(value)}")
+        return value
+    if kind == "whole":
+        if isinstance(value, bool) or not isinstance(value, int) or not rule[1] <= value <= WHOLE_MAX:
+            raise ValueError(f"{where} must be a whole number in {rule[1]} .. 2**53, got {reprlib.repr(value)}")
+        return value
+    number = _float(value, where)
+    if kind == "loss" and (number >= 0 or math.isnan(number)) or kind == "rate" and number == 0:
+        return number  # a loss of NaN or inf: a diverged run; a rate of 0: nothing moved
+    low, high = (0.0, math.inf) if kind == "loss" else rule[1:3]
+    if not low <= number <= high:
+        span = ">= 0" if kind == "loss" else f"{'0 or ' if kind == 'rate' else ''}{low:g} .. {high:g}"
+        raise ValueError(f"{where} must be a number {span}{' or null' if nullable else ''}, got {reprlib.repr(value)}")
+    return number
+
+
+def _float(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{where} must be a number, got {reprlib.repr(value)}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{where} must be a finite number, got {reprlib.repr(value)}") from None
 
 
 def train_body(result: Result) -> TrainBody:

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from collect.options import add_options, check_options
+from jobs.core.layout import PLAN_FILE, result_files, unreadable_dir
 from results_format.text import visible
 from orchestrator.budget.spent import measure_spent
 from orchestrator.commands import collect_compare
@@ -44,6 +45,10 @@ def run(args, console: Console) -> int:
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
+    if why := unreadable_dir(results_dir):
+        raise PlanError(why)
+    if not (results_dir / PLAN_FILE).exists() and not result_files(results_dir):  # no table of nothing
+        raise PlanError(f"no plan and no results in {results_dir}; run `plan` and `submit` first, or pass --results")
     if args.study is not None or not args.results:  # as status: another study's plan is refused
         check_study(args, planned_study(results_dir), results_dir)
     spent, why = measure_spent(results_dir)  # GPU-hours per configuration, and spent.json

@@ -1,6 +1,7 @@
 """submit: queue what needs it (or --retry-failed what failed), then return, or --wait."""
 from __future__ import annotations
 
+import sys
 import time
 
 from rich.console import Console
@@ -58,8 +59,9 @@ def run(args, console: Console) -> int:
         console.print("nothing queued (--test-only)")
         return 0
     chunks = f" in {report.sbatch_calls} sbatch call(s)" if report.sbatch_calls else ""
+    settled = report.not_queued - report.retryable - len(report.not_here) - report.over_budget  # each said below
     console.print(f"{report.executor}: submitted {len(report.submitted)} cell(s){chunks}"
-                  f"{' (--retry-failed)' if args.retry_failed else ''}; {report.not_queued} done, queued or not due")
+                  f"{' (--retry-failed)' if args.retry_failed else ''}; {settled} done, queued or not due")
     if report.over_budget:
         console.print(f"{report.over_budget} cell(s) due were left out: they do not fit the budget (--within-budget)")
     if report.ledger is not None:
@@ -75,7 +77,12 @@ def run(args, console: Console) -> int:
     code = print_errors(list(report.errors))
     if args.wait:
         local = report.executor == "local" and args.interval is None
-        waited = wait_for(plan, console, LOCAL_POLL_S if local else interval_for(args, plan))
+        try:
+            waited = wait_for(plan, console, LOCAL_POLL_S if local else interval_for(args, plan))
+        except KeyboardInterrupt:
+            print("stopped watching; the queued cells keep running: `status` shows them, `cancel` stops them",
+                  file=sys.stderr)
+            return 130
         return code or waited
     return code or 0
 

@@ -182,7 +182,7 @@ def hw5_results(repeats: int = 1, q4: dict = HW5_Q4) -> list[Result]:
             t = HW5_TRAIN[n, b]
             out.append(train_result(cell("dp", b, n, repeat=r), epoch_s=epoch * k, train_s=t * k))
             out.append(train_result(cell("ddp", b, n, repeat=r), epoch_s=0.9 * epoch * k, train_s=t * k, h2d_s=1.0,
-                                    compute_s=HW5_Q1[b][1] / n * k, comm_exposed_s=(t - HW5_Q1[b][1] / n) * k,
+                                    compute_s=HW5_Q1[b][1] / n * k, comm_exposed_s=max(0.0, t - HW5_Q1[b][1] / n) * k,
                                     busbw_gbps=40.0))
         for b, epoch in HW5_NODES.items():
             out.append(train_result(cell("ddp", b, 4, nodes=2, repeat=r), epoch_s=epoch * k, train_s=0.9 * epoch * k,
@@ -239,3 +239,15 @@ REAL_HW5 = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h10
 # Run 7's result sets on 2 NVIDIA H200s (a tarball of runs/<name>/): r7a is the faithful pipeline, batch 128
 # and 512 on 1 and 2 GPUs, three repeats (collect --compare's real baseline for REAL_HW5).
 RUN7_TGZ = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h200x2-run7-results.tgz"
+
+
+# Two sets to compare (collect --compare): a configuration's repeats, 1% apart.
+JITTER = (1.0, 1.01, 0.99)
+SINGLE = dict(engine="single", b=128, gpus=1)
+DDP = dict(engine="ddp", b=128, gpus=2)
+
+
+def repeats(c_fields: dict, epoch_s: float, gpu_model: str = "NVIDIA H200", status: str = "ok", runs: int = 3):
+    """`runs` repeats of the cell of `c_fields`, its timed epoch epoch_s x JITTER (train 0.8 x that)."""
+    return [train_result(cell(repeat=r, **c_fields), status, epoch_s=epoch_s * JITTER[r], train_s=0.8 * epoch_s * JITTER[r],
+                         gpu_model=gpu_model) for r in range(runs)]

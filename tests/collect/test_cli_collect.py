@@ -138,5 +138,5 @@ def test_many_junk_result_files_are_named_in_one_error(tmp_path, capsys):
         (tmp_path / name).write_text("{ junk")
     code, _, err = cli(capsys, "collect", "--results", tmp_path)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert err.startswith("error: 8 result files are unreadable") and "move them aside" in err
+    assert err.startswith("error: 8 result files cannot be read") and "move it aside" in err
     assert str(tmp_path / names[0]) in err and all(name in err for name in names[:5]) and "and 3 more" in err

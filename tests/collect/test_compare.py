@@ -12,22 +12,13 @@ import pytest
 from collect.compare import compare_dirs
 from collect.compare.pairing import pair
 from collect.comparable import Run
+from tests.collect.dirs import DDP, SINGLE, repeats
 from tests.factories import allreduce_result, cell, ptq_cell, ptq_result, train_result, write_results
 from tests.helpers import cli
 from orchestrator.cli import main
 from jobs.allreduce.cell import AllreduceCell
 
 H100 = "NVIDIA H100 80GB HBM3"
-JITTER = (1.0, 1.01, 0.99)  # three repeats, 1% apart
-
-
-def repeats(c_fields: dict, epoch_s: float, gpu_model: str = "NVIDIA H200", status: str = "ok", runs: int = 3):
-    return [train_result(cell(repeat=r, **c_fields), status, epoch_s=epoch_s * JITTER[r], train_s=0.8 * epoch_s * JITTER[r],
-                         gpu_model=gpu_model) for r in range(runs)]
-
-
-SINGLE = dict(engine="single", b=128, gpus=1)
-DDP = dict(engine="ddp", b=128, gpus=2)
 BIG = dict(engine="single", b=4096, gpus=1)
 
 
@@ -148,13 +139,14 @@ def test_report_writes_its_section_and_the_ratio_plot(two_sets, capsys, tmp_path
 
 
 @pytest.mark.parametrize("fail_on, code", [("slower:5%", 1), ("slower:15%", 0), ("worse:5", 1)])
-def test_fail_on_exits_1_when_a_configuration_is_slower_beyond_it(two_sets, capsys, fail_on, code):
-    a, b = two_sets
+def test_fail_on_exits_1_when_a_configuration_is_slower_beyond_it(tmp_path, capsys, fail_on, code):
+    a = write_results(tmp_path / "a", repeats(SINGLE, 10.0) + repeats(DDP, 6.0))
+    b = write_results(tmp_path / "b", repeats(SINGLE, 11.0) + repeats(DDP, 6.0))
     got, _, err = cli(capsys, "collect", "--results", b, "--compare", a, "--fail-on", fail_on)
     assert got == code
     if code:
-        assert err.startswith(f"fail-on {fail_on.split(':')[0]}:5%: ")
-        assert "1 GPU, batch 128" in err
+        assert err.startswith(f"fail-on {fail_on.split(':')[0]}:5%: 3 regressions in 1 configuration:\n")
+        assert "1 GPU, timed epoch: 10.0% slower" in err
 
 
 @pytest.mark.parametrize("bad", ["faster:5%", "slower", "slower:-3%", "slower:lots"])

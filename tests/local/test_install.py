@@ -22,6 +22,17 @@ def run(command: list, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return done
 
 
+def lends_dependencies(python: Path) -> None:
+    """The new venv finds torch and the rest where the interpreter running the tests does (a venv, a
+    conda env or the system's), after its own: a .pth of those site-packages dirs. Not
+    --system-site-packages: inside a venv that is the base interpreter's, which may have none of them.
+    A .pth line adds a dir without reading the .pth files in it, so this checkout's editable install
+    stays out and the wheel is what runs."""
+    own = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip()
+    lent = [p for p in sys.path if p.rstrip("/").endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
+    (Path(own) / "tests-running-interpreter.pth").write_text("".join(f"{p}\n" for p in lent))
+
+
 def test_a_wheel_in_a_fresh_venv_renders_sbatch_scripts_and_the_report(tmp_path):
     pytest.importorskip("setuptools", reason="building the wheel needs setuptools")
     src = tmp_path / "src"
@@ -32,9 +43,10 @@ def test_a_wheel_in_a_fresh_venv_renders_sbatch_scripts_and_the_report(tmp_path)
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
          "-w", tmp_path / "dist", src])
     wheel = next((tmp_path / "dist").glob("orchestrator-*.whl"))
-    venv = tmp_path / "venv"  # torch and the rest come from the system's site-packages
-    run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv])
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", "--without-pip", venv])
     python = venv / "bin" / "python"
+    lends_dependencies(python)
     run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", wheel])
 
     elsewhere = tmp_path / "elsewhere"

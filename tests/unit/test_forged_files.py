@@ -169,3 +169,44 @@ def test_a_forged_status_cache_cannot_turn_a_done_cell_into_a_failed_one(tmp_pat
     assert '"ok"' in cache.read_text()
     cache.write_text(plain_seal(cache.read_text().replace('"ok"', '"failed"')))
     assert ResultCache(tmp_path).read((c.cell_id,))[c.cell_id].status == "ok"
+
+
+@pytest.mark.parametrize("bad, said", [
+    ("mode 0644", "others may read it"), ("foreign", "belongs to uid 65534"), ("symlink", "symbolic link"),
+    ("directory", "not a regular file"), ("unwritable dir", "cannot be read or made"),
+])
+def test_a_key_that_cannot_be_used_is_said_once_on_stderr(tmp_path, monkeypatch, capsys, bad, said):
+    key = tmp_path / "config" / "seal.key"
+    key.parent.mkdir()
+    if bad == "directory":
+        key.mkdir()
+    elif bad == "symlink":
+        (tmp_path / "real.key").write_text("0" * 64)
+        key.symlink_to(tmp_path / "real.key")
+    elif bad == "unwritable dir":
+        key = tmp_path / "a-file" / "seal.key"  # under a file: cannot be made, even by root
+        (tmp_path / "a-file").write_text("")
+    else:
+        key.write_text("0" * 64)
+        key.chmod(0o644 if bad == "mode 0644" else 0o600)
+        if bad == "foreign":
+            if os.geteuid() != 0:
+                pytest.skip("needs root, to give the key to another user")
+            os.chown(key, 65534, 65534)
+    monkeypatch.setenv(sealed_json.KEY_ENV, str(key))
+    capsys.readouterr()
+    for _ in range(2):
+        assert not is_sealed(sealed_text({"a": 1}).encode())
+    err = capsys.readouterr().err
+    assert err.count("warning: no seal key") == 1 and said in err, err
+
+
+@pytest.mark.parametrize("corrupt", ["", "0" * 63, "not hex at all"])
+def test_a_corrupt_key_of_your_own_is_replaced(tmp_path, monkeypatch, capsys, corrupt):
+    key = tmp_path / "seal.key"
+    key.write_text(corrupt)
+    key.chmod(0o600)
+    monkeypatch.setenv(sealed_json.KEY_ENV, str(key))
+    assert is_sealed(sealed_text({"a": 1}).encode())
+    assert len(key.read_text().strip()) == 64 and stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert "warning" not in capsys.readouterr().err

@@ -149,8 +149,7 @@ def test_a_newer_schema_version_is_a_clear_error(tmp_path):
 def test_a_diverged_run_writes_strict_json_and_reads_its_nan_back(tmp_path):
     diverged = result("ok")
     diverged.body.epochs[1].loss = float("nan")
-    diverged.body.epochs[1].accuracy = float("inf")
-    diverged.peak_mem_gib = float("-inf")
+    diverged.body.epochs[1].test_loss = float("inf")
     path = write_result(tmp_path, diverged)
 
     def refuse(constant):
@@ -158,8 +157,8 @@ def test_a_diverged_run_writes_strict_json_and_reads_its_nan_back(tmp_path):
 
     json.loads(path.read_text(), parse_constant=refuse)  # what a strict parser (jq, JavaScript) accepts
     again = read_result(path)
-    assert math.isnan(again.body.epochs[1].loss) and again.body.epochs[1].accuracy == math.inf
-    assert again.peak_mem_gib == -math.inf and again.body.epochs[0].loss == 2.0
+    assert math.isnan(again.body.epochs[1].loss) and again.body.epochs[1].test_loss == math.inf
+    assert again.body.epochs[0].loss == 2.0
 
 
 def test_read_good_result_only_returns_final_answers(tmp_path):
@@ -273,3 +272,57 @@ def test_ddp_evidence_of_the_wrong_type_or_range_is_refused_naming_the_field(tmp
     path.write_text(json.dumps(data | {"ddp_evidence": []}))
     with pytest.raises(ResultError, match="ddp_evidence must be an object or null"):
         read_result(path)
+
+
+def edited(data: dict, where: str, value) -> dict:
+    """`data` with the entry at `where` ("epochs.0.accuracy") set to `value`."""
+    *path, last = where.split(".")
+    node = data
+    for key in path:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    node[int(last) if isinstance(node, list) else last] = value
+    return data
+
+
+@pytest.mark.parametrize("where, value", [
+    ("cell.batch_per_gpu", 32),  # the cell edited: it would merge into batch 32's configuration
+    ("epochs.0.accuracy", 1.5), ("epochs.1.test_accuracy", -0.1), ("gpu_util.util_median_pct", 150),
+    ("epochs.0.epoch", None), ("timed.epoch", "2"), ("timed.train_s", 0), ("timed.epoch_s", -1.0),
+    ("epochs.1.epoch_s", 0), ("epochs.1.epoch_s", "Infinity"), ("epochs.0.images", 10**400),
+    ("timed.epoch_s", 10**400), ("gpu_util.mem_used_max_gib", 10**400), ("peak_mem_gib", 10**400),
+    ("peak_mem_gib", "NaN"), ("comm.busbw_gbps", "Infinity"), ("comm.grad_bytes", 1.5), ("epochs.0.loss", -1.0),
+    ("comm.sizes.0.seconds", 0), ("epochs.0.lr", "0.1"),
+    ("timed.epoch_s", 1e300), ("epochs.0.epoch_s", 5e-324), ("peak_mem_gib", 1e30),  # a ratio of two would overflow
+    ("epochs.1.images_per_s", 5e-324), ("comm.busbw_gbps", 1e13),
+])
+def test_a_value_no_run_writes_is_one_result_error_naming_file_and_field(tmp_path, where, value):
+    data = result("ok").to_dict()
+    data["comm"]["sizes"] = [{"bytes": 8, "seconds": 1e-5, "algbw_gbps": 1.0, "busbw_gbps": 1.0}]
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text(json.dumps(edited(data, where, value)))
+    field = "cell_id" if where == "cell.batch_per_gpu" else where.split(".")[-1]
+    with pytest.raises(ResultError, match=rf"{CELL.cell_id}.json is unreadable \(.*{field}"):
+        read_result(path)
+
+
+def test_a_file_copied_under_another_id_is_refused_its_id_checked_against_its_cell(tmp_path):
+    data = result("ok").to_dict()
+    for other in ("0123456789ab", "ba9876543210"):  # counted as three repeats before
+        result_path(tmp_path, other).write_text(json.dumps(dict(data, cell_id=other)))
+        with pytest.raises(ResultError, match="not the id of its cell's fields"):
+            read_result(result_path(tmp_path, other))
+    repeat = dataclasses.replace(CELL, repeat=1)  # passed off as another repeat, its id made to match
+    result_path(tmp_path, repeat.cell_id).write_text(json.dumps(dict(data, cell_id=repeat.cell_id, cell=repeat.to_dict())))
+    with pytest.raises(ResultError, match="run_seed 0 is not the seed"):
+        read_result(result_path(tmp_path, repeat.cell_id))
+
+
+@pytest.mark.parametrize("where, value", [("epochs.1.accuracy", 0.0), ("epochs.1.test_accuracy", 0.0),
+                                          ("epochs.1.loss", "NaN"), ("epochs.1.test_loss", "Infinity"),
+                                          ("epochs.1.data_wait_s", 0), ("comm.exposed_per_step_s", None)])
+def test_values_a_real_run_writes_are_read(tmp_path, where, value):
+    data = result("ok").to_dict()
+    data["epochs"][1].update(test_accuracy=0.5, test_loss=1.0, test_images=100, eval_s=1.0)
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text(json.dumps(edited(data, where, value)))
+    read_result(path)

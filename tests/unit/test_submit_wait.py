@@ -18,3 +18,24 @@ def test_the_wait_polls_a_local_queue_every_second(in_tmp, monkeypatch, executor
     monkeypatch.setattr(submit_command, "wait_for", lambda plan, console, interval: seen.append(interval) or 0)
     assert main(["submit", "--wait", *flags]) == 0
     assert seen == [expected]
+
+
+def test_after_a_killed_queue_the_failed_cells_are_not_counted_as_done(in_tmp, monkeypatch, capsys):
+    assert main(["plan"]) == 0
+    monkeypatch.setattr(submit_command, "submit", lambda plan, *a, **k: SubmitReport("local", (), 12, retryable=10))
+    capsys.readouterr()
+    assert main(["submit"]) == 0
+    out = capsys.readouterr().out
+    assert "; 2 done, queued or not due" in out and "10 cell(s) ended failed" in out
+
+
+def test_ctrl_c_on_the_wait_says_the_queue_keeps_running(in_tmp, monkeypatch, capsys):
+    assert main(["plan"]) == 0
+    monkeypatch.setattr(submit_command, "submit", lambda plan, *a, **k: SubmitReport("local", (), 0))
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(submit_command, "wait_for", interrupted)
+    capsys.readouterr()
+    assert main(["submit", "--wait"]) == 130
+    assert "the queued cells keep running" in capsys.readouterr().err
