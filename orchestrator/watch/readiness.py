@@ -122,12 +122,18 @@ def status_lines(plan: Plan, rows: Sequence[CellRow]) -> list[str]:
 
 
 def provisional_line(plan: Plan, states: Mapping[str, CellState]) -> str:
-    """What `collect` says of answers made from some of their cells: "provisional answers (from some
-    of their cells; `status` says which they wait on): A.Q2 (20 of 27 cells), A.Q4.1 (0 of 7)"; "" when
-    every answer has all its cells."""
+    """What `collect` says of answers made from some of their cells: "provisional answers (from some of
+    their cells): A.Q2 (20 of 27 cells), A.Q4.1 (6 of 7 cells, 1 failed); `status` says which are still to
+    come; `submit --retry-failed` reruns those that ended without a result"; "" when every answer has
+    all its cells. A cell that failed is said as such: nothing is coming for it until it is retried."""
     partial = [r for r in readiness(plan, states) if r.word != READY]
     if not partial:
         return ""
-    shown = ", ".join(f"{r.question} ({r.answered:,} of {r.cells:,} cells)" for r in partial[:LISTED])
+    shown = ", ".join(f"{r.question} ({r.answered:,} of {r.cells:,} cells"
+                      + (f", {_counted(r.states, lambda s: s.is_retryable)}" if r.word == BLOCKED else "") + ")"
+                      for r in partial[:LISTED])
     more = f" and {len(partial) - LISTED} more" if len(partial) > LISTED else ""
-    return f"provisional answers (from some of their cells; `status` says which they wait on): {shown}{more}"
+    coming = "; `status` says which are still to come" if any(r.word != BLOCKED for r in partial) else ""
+    retry = "; `submit --retry-failed` reruns those that ended without a result" if any(
+        r.word == BLOCKED for r in partial) else ""
+    return f"provisional answers (from some of their cells): {shown}{more}{coming}{retry}"

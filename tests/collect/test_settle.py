@@ -140,7 +140,7 @@ def test_collect_on_a_partial_set_marks_the_provisional_answers(tmp_path, capsys
     results = write_results(tmp_path / "hw5", hw5_results(1)[:20], planned=load_study("hw5").cells, study="hw5")
     code, out, _ = cli(capsys, "collect", "--results", results)
     assert code == 0
-    assert ("provisional answers (from some of their cells; `status` says which they wait on): A.Q1 (6 of 18 "
-            "cells), A.Q2 (20 of 63 cells)") in out
+    assert "provisional answers (from some of their cells): A.Q1 (6 of 18 cells), A.Q2 (20 of 63 cells)" in out
+    assert "`status` says which are still to come" in out and "--retry-failed" not in out  # none failed
     # the study's own repeats are planned: nothing to add until they have run
     assert "the runs the rule asks for are planned already" in out and "pilot to 3 a side, planned already" in out

@@ -10,7 +10,7 @@ from pathlib import Path
 from results_format.states import CellState
 from jobs.train.cell import Cell
 from orchestrator.plan.plan import Plan, build_plan
-from orchestrator.watch.readiness import readiness, status_lines
+from orchestrator.watch.readiness import provisional_line, readiness, status_lines
 from orchestrator.watch.status import CellRow
 from orchestrator.plan.study import load_study
 
@@ -42,6 +42,18 @@ def test_a_line_per_question_says_ready_provisional_waiting_or_blocked(tmp_path)
     assert "  A.Q4.1: waiting on 21 cells (1 running, 20 queued)" in lines
     assert "  A.Q7: provisional, from 3 of 24 cells; waiting on 1 running, 20 queued" in lines
     assert all(len(line) <= 100 for line in lines if "retry:" not in line)
+
+
+def test_collect_says_a_failed_cell_is_failed_not_to_come(tmp_path):
+    """collect's line: a question whose cell failed waits on nothing (the retry does), one still queued
+    waits on `status`'s cells."""
+    plan = _hw5(tmp_path)
+    line = provisional_line(plan, {c.cell_id: _state(c) for c in plan.cells})
+    assert "A.Q2 (62 of 63 cells, 1 failed)" in line and "A.Q4.1 (0 of 21 cells)" in line
+    assert line.endswith("; `status` says which are still to come; `submit --retry-failed` reruns those that ended "
+                         "without a result")
+    failed_only = {c.cell_id: CellState.FAILED if _state(c) == CellState.FAILED else CellState.DONE for c in plan.cells}
+    assert "still to come" not in provisional_line(plan, failed_only)
 
 
 def test_a_lab_study_is_asked_the_labs_questions(tmp_path):
