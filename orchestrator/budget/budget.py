@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
@@ -24,6 +26,7 @@ from pathlib import Path
 from orchestrator.budget import estimate, spent
 from orchestrator.errors import BudgetError, UserError
 from orchestrator.budget.estimate import Estimate
+from orchestrator.local.machine import this_machine
 from orchestrator.local.processes import local_snapshot
 from orchestrator.watch.result_cache import ResultDigest, ResultCache, digest
 from orchestrator.plan.plan import Plan
@@ -40,6 +43,7 @@ class Ledger:
     estimates: Mapping[str, Estimate]  # every planned cell's, by id
     states: Mapping[str, CellState] = field(default_factory=dict)  # every planned cell's, by id
     committed: Mapping[str, float] = field(default_factory=dict)  # cells queued or running: GPU-h still to come
+    unit: str = "GPU"  # "CPU" where the cells run here on CPUs (runs_on_cpus): their hours are no GPU's
 
     @property
     def spent(self) -> float:
@@ -122,7 +126,24 @@ def ledger_of(plan: Plan, monitor: Monitor, rows: Iterable[CellRow], budget_gpu_
     if older:
         seen = dataclasses.replace(seen, jobs={**seen.jobs, **local_snapshot(older, dt.datetime.now(dt.UTC))})
     budget = plan.cluster.budget_gpu_hours if budget_gpu_hours is None else budget_gpu_hours
-    return build_ledger(plan, seen, {r.cell_id: r.state for r in rows}, budget)
+    ledger = build_ledger(plan, seen, {r.cell_id: r.state for r in rows}, budget)
+    return dataclasses.replace(ledger, unit="CPU") if runs_on_cpus(seen) else ledger
+
+
+def runs_on_cpus(seen: Seen) -> bool:
+    """The study's cells run on this machine's CPUs: this machine has no GPU (each "GPU" of a cell is
+    then a process), and the study went to the local executor only (or, before any submit, could go
+    nowhere else: no sbatch here)."""
+    executors = {s.executor for s in spent.attempts(seen.submissions)}
+    if "slurm" in executors or (not executors and shutil.which("sbatch")):
+        return False
+    return gpus_here() == 0
+
+
+@functools.lru_cache(maxsize=1)
+def gpus_here() -> int:
+    """This machine's GPUs, asked once a process (`status --watch` refreshes many times)."""
+    return this_machine().gpus
 
 
 def fitting(cell_ids: Sequence[str], estimates: Mapping[str, Estimate], room: float) -> list[str]:
@@ -149,8 +170,8 @@ def within(ledger: Ledger, todo: list[str], within_budget: bool, retry: bool = F
         return fit
     what = "failed cell(s) to retry" if retry else "cell(s) due"
     raise BudgetError(
-        f"over budget: the {len(todo)} {what} need about {hours(ledger.need(todo))} GPU-h, but the study has spent "
-        f"{hours(ledger.spent)} of its {ledger.budget_gpu_hours:g} GPU-h budget"
+        f"over budget: the {len(todo)} {what} need about {hours(ledger.need(todo))} {ledger.unit}-h, but the study has "
+        f"spent {hours(ledger.spent)} of its {ledger.budget_gpu_hours:g} {ledger.unit}-h budget"
         + (f" and {hours(ledger.committed_total)} more is committed to cells queued or running" if ledger.committed else "")
         + f", leaving {hours(max(ledger.left, 0.0))}: {len(fit)} of them fit, in plan order; "
         "`submit --within-budget` queues those, or raise the budget (--budget-gpu-hours N, or [cluster] "
@@ -164,7 +185,7 @@ def spent_text(ledger: Ledger) -> str:
     sources = Counter(c.source for c in ledger.charges)
     where = ", ".join(f"{n} {SOURCE_WORDS[s]}" for s, n in sources.items())
     runs = f" in {len(ledger.charges)} run(s)" if len(ledger.charges) > len(jobs) else ""
-    text = f"{hours(ledger.spent)} GPU-h spent over {len(jobs)} job(s){runs}" + (f" ({where})" if where else "")
+    text = f"{hours(ledger.spent)} {ledger.unit}-h spent over {len(jobs)} job(s){runs}" + (f" ({where})" if where else "")
     return text + (f", {hours(ledger.running)} of it running now" if ledger.running else "")
 
 
@@ -176,7 +197,7 @@ SOURCE_WORDS = {"sacct": "from sacct", "squeue": "from squeue", "result": "from 
 def estimate_text(ledger: Ledger, cell_ids: Sequence[str]) -> str:
     """"1.30 GPU-h estimated for 20 cells (8 from measured pace, 12 from the profile)"."""
     measured = sum(ledger.estimates[c].measured for c in cell_ids)
-    return (f"{hours(ledger.need(cell_ids))} GPU-h estimated for {len(cell_ids)} cell(s) "
+    return (f"{hours(ledger.need(cell_ids))} {ledger.unit}-h estimated for {len(cell_ids)} cell(s) "
             f"({measured} from measured pace, {len(cell_ids) - measured} from the profile)")
 
 
@@ -184,14 +205,14 @@ def status_lines(ledger: Ledger) -> list[str]:
     """What status says of GPU-hours: spent, still to come, the budget."""
     live = [c for c, s in ledger.states.items() if s.is_live]
     waiting = [c for c, s in ledger.states.items() if s in (CellState.NOT_SUBMITTED, CellState.SKIPPED)]
-    lines = [f"GPU-hours: {spent_text(ledger)}"]
+    lines = [f"{ledger.unit}-hours: {spent_text(ledger)}"]
     if live:
-        lines.append(f"  queued or running: {hours(ledger.committed_total)} GPU-h still to come of "
+        lines.append(f"  queued or running: {hours(ledger.committed_total)} {ledger.unit}-h still to come of "
                      f"{estimate_text(ledger, live)}")
     if waiting:
         lines.append(f"  not submitted: {estimate_text(ledger, waiting)}")
     if ledger.budget_gpu_hours > 0:
-        lines.append(f"  budget {ledger.budget_gpu_hours:g} GPU-h: {hours(ledger.left)} left after what is spent "
+        lines.append(f"  budget {ledger.budget_gpu_hours:g} {ledger.unit}-h: {hours(ledger.left)} left after what is spent "
                      "and committed")
     return lines
 
@@ -221,11 +242,11 @@ def plan_budget_text(plan: Plan, estimates: Mapping[str, Estimate]) -> str:
 
 def submit_text(ledger: Ledger, queued: Sequence[str]) -> str:
     """What `submit` says of GPU-hours: spent before it, what it queued, and the budget left."""
-    text = f"GPU-hours: {spent_text(ledger)}"
+    text = f"{ledger.unit}-hours: {spent_text(ledger)}"
     if queued:
         text += f"; this submit: {estimate_text(ledger, queued)}"
     if ledger.budget_gpu_hours > 0:
-        text += f"; budget {ledger.budget_gpu_hours:g} GPU-h, {hours(ledger.left - ledger.need(queued))} left"
+        text += f"; budget {ledger.budget_gpu_hours:g} {ledger.unit}-h, {hours(ledger.left - ledger.need(queued))} left"
     return text
 
 

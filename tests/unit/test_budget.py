@@ -2,6 +2,8 @@
 cells (orchestrator.budget.estimate), and the budget's arithmetic and refusal (orchestrator.budget.budget)."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from jobs.core.result import Result, write_result
@@ -263,6 +265,22 @@ def test_the_ledger_commits_what_live_cells_still_need(tmp_path):
     assert ledger.spent == pytest.approx(30 / 3600) and ledger.running == pytest.approx(30 / 3600)
     assert ledger.committed == {ONE.cell_id: pytest.approx(one - 30 / 3600)}
     assert ledger.left == pytest.approx(1.0 - one)
+
+
+def test_a_study_run_here_on_cpus_speaks_of_cpu_hours(tmp_path, monkeypatch):
+    """The quick study on a laptop: each "GPU" a process, so status and submit say CPU-h; a study sent to
+    SLURM, or a machine with a GPU, keeps GPU-h."""
+    plan = plan_of(tmp_path, ONE)
+    states = {ONE.cell_id: CellState.RUNNING}
+    here = Seen((sub(ONE, "999", executor="local"),), {}, {"999": JobState("999", "RUNNING", 30.0)})
+    monkeypatch.setattr(budget, "gpus_here", lambda: 0)
+    assert budget.runs_on_cpus(here) and not budget.runs_on_cpus(Seen((sub(ONE, "5_0"),), {}, {}))
+    cpu = dataclasses.replace(budget.build_ledger(plan, here, states, 1.0), unit="CPU")
+    lines = budget.status_lines(cpu) + [budget.submit_text(cpu, [])]
+    assert lines[0].startswith("CPU-hours: ") and "CPU-h spent" in lines[0]
+    assert not any("GPU" in line for line in lines), lines
+    monkeypatch.setattr(budget, "gpus_here", lambda: 1)
+    assert not budget.runs_on_cpus(here)
 
 
 # --- where the budget is set ----------------------------------------------------------------
