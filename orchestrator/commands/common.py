@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from jobs.core.layout import unreadable_dir
 from results_format.text import visible
 from orchestrator.errors import PlanError
 from orchestrator.plan.plan import Plan, read_plan
@@ -25,8 +26,12 @@ def results_dir_for(args) -> Path:
 
 
 def planned(args) -> Plan:
-    """The plan `plan` wrote for this study, checked to be that study's."""
-    plan = read_plan(results_dir_for(args))
+    """The plan `plan` wrote for this study, checked to be that study's; a results dir you cannot read
+    is said as such (jobs.core.layout.unreadable_dir), not as a missing plan."""
+    results_dir = results_dir_for(args)
+    if Path(results_dir).is_dir() and (unreadable := unreadable_dir(results_dir, listing=False)):
+        raise PlanError(unreadable)
+    plan = read_plan(results_dir)
     check_study(args, plan.study, plan.results_dir)
     return plan
 

@@ -20,7 +20,7 @@ from typing import Any, Optional
 from jobs.core.cell import StudyCell, kind_of
 from jobs.core.kinds import cell_from_dict, kind_named
 from jobs.core.atomic import strict_json, write_bytes_atomic
-from jobs.core.layout import CELL_ID, LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE, check_cell_id, unreadable_dir
+from jobs.core.layout import CELL_ID, LOG_DIR, PLAN_FILE, SBATCH_DIR, STUDY_FILE, check_cell_id
 from results_format.plan_file import cell_dicts, cells_table, stored_ids
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from results_format.sealed_json import is_sealed, sealed_text
@@ -406,8 +406,6 @@ def _swap_in(stage: Path, results_dir: Path) -> None:
 
 def read_plan(results_dir: Path) -> Plan:
     path = Path(results_dir) / PLAN_FILE
-    if Path(results_dir).is_dir() and (unreadable := unreadable_dir(results_dir, listing=False)):
-        raise PlanError(unreadable)
     if not path.exists():
         raise PlanError(f"no plan in {results_dir}; run `python -m orchestrator plan` first (same --study/--results)")
     try:
