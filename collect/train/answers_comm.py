@@ -52,6 +52,7 @@ class Q3Because(StrEnum):
     # the exposed all-reduce the jobs measured falls with the batch
     ONE_BATCH = "one_batch"
     UNMEASURABLE = "unmeasurable"  # no run's TN is above T1/N by the verdict: no communication cost to trend
+    WITHIN_SPREAD = "within_spread"  # the cited setup's smallest and largest batch both: no trend from its ends
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,8 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
     if not groups:
         return Q3Because.ONE_BATCH
     g = groups[0]  # the setup the answer cites: its own ends decide the trend word
+    if all(s.verdict is not None and not _above(s.verdict) for s in (g[0], g[-1])):
+        return Q3Because.WITHIN_SPREAD
     if g[-1].share < g[0].share:
         return Q3Because.FEWER_STEPS
     if _loader_at_large(g):
@@ -229,6 +232,9 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     elif a.because == Q3Because.UNMEASURABLE:
         text = (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
                 "spread and no trend with the batch is claimed.")
+    elif a.because == Q3Because.WITHIN_SPREAD:
+        text = (f" Neither end's time{on} is measurably above T1/N, so its communication figures are within the "
+                "runs' spread and no trend with the batch is claimed.")
     elif a.because == Q3Because.NOT_FALLING:
         text = (f" Communication's share does not fall with the batch{on} ({g[0].share:.0%} to {g[-1].share:.0%}), although "
                 "an epoch has fewer all-reduces" + (f"; it falls in {a.falls[0]} of {a.falls[1]} setups." if a.falls[1] > 1

@@ -3,6 +3,7 @@ answered wrongly), as a test that failed before its fix: on the committed result
 r7f, run 6's lab) and on small hand-made sets. Text-level where the defect was a sentence."""
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import tarfile
@@ -178,3 +179,19 @@ def test_q42_cites_the_rows_of_q41s_batch_it_quotes(real):
     are among its evidence (the q4 table names its rows without their remedy)."""
     labels = [e.label for e in real["run8"]["A.Q4.2"].record.evidence]
     assert sum("batch 8192" in x for x in labels) == 2, labels
+
+
+def test_q31_claims_no_trend_from_a_setup_whose_ends_are_within_the_spread(tmp_path):
+    """A DataParallel run measurably above T1/N elsewhere does not license a trend word for the DDP
+    setup the answer cites, whose two ends are both inside their runs' spread (the quick study said
+    "Communication's share falls with the batch" at 58% and -9%, both "TN not clearly above T1/N")."""
+    def runs(c, trains):
+        comm = {"comm_exposed_s": 0.1, "busbw_gbps": 1.0} if c.gpus > 1 else {}
+        return [train_result(dataclasses.replace(c, repeat=r), epoch_s=t + 1, train_s=t, **comm)
+                for r, t in enumerate(trains)]
+
+    results = (runs(cell("single", 32), (11.0, 11.2, 10.8)) + runs(cell("single", 128), (7.0, 7.1, 6.9))
+               + runs(cell("ddp", 32, 2), (13.0, 5.0, 9.0)) + runs(cell("ddp", 128, 2), (3.0, 5.5, 4.0))
+               + runs(cell("dp", 32, 2), (20.0, 20.2, 20.4)))  # DataParallel: measurably above T1/N
+    text = _answers(write_results(tmp_path, results))["A.Q3.1"].text
+    assert "no trend with the batch is claimed" in text and "fall" not in text, text
