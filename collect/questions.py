@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 import pandas as pd
 
@@ -117,8 +117,16 @@ def against(new: Measured, base: Measured) -> Verdict:
     the cells of each side (collect.settle); where a value is 0 (a diverged run's accuracy: no
     ratio's interval), collect.verdict.at_zero."""
     a, b = values(base), values(new)
-    judged = at_zero(a, b) if 0 in a + b else verdict(a, b)
-    return dataclasses.replace(judged, sides=Sides(a, b, base.cells, new.cells))
+    return with_sides(at_zero(a, b) if 0 in a + b else verdict(a, b), new, base)
+
+
+J = TypeVar("J", Verdict, Difference)
+
+
+def with_sides(judged: J, new: Measured, base: Measured) -> J:
+    """The verdict on `new` against `base` with what it compared (collect.sides): each side's values as
+    the verdict read them (so `new` and `base` on the verdict's scale) and their cells (collect.settle)."""
+    return dataclasses.replace(judged, sides=Sides(values(base), values(new), base.cells, new.cells))
 
 
 @dataclass(frozen=True)

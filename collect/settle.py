@@ -1,7 +1,8 @@
 """Which answers hold undecided words, and what would decide them (pure): every inconclusive verdict
-in an answer's record (one run on a side included) whose sides name their cells, and the runs per
-side the rule (collect.settle_rule) asks for next. `collect` says them; `submit --settle` queues them
-(orchestrator.settle turns runs per side into new repeats of those cells)."""
+(a ratio's or a difference's) in an answer's record (one run on a side included) whose sides name
+their cells, and the runs per side the rule (collect.settle_rule) asks for next. `collect` says
+them; `submit --settle` queues them (orchestrator.settle turns runs per side into new repeats of
+those cells)."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,7 +13,7 @@ from typing import Any
 
 from collect.questions import Answered, answer_all
 from collect.settle_rule import PILOT, pilot_size, stage_two_size
-from collect.verdict import INCONCLUSIVE, Verdict
+from collect.verdict import INCONCLUSIVE, Difference, Verdict
 
 PILOT_ROUND, SECOND_ROUND = "pilot", "second stage"  # the round a comparison is in: stage 1's top-up, or the sized stage 2
 
@@ -25,7 +26,7 @@ class Undecided:
 
     question: str
     field: str
-    verdict: Verdict
+    verdict: Verdict | Difference
     round: str  # PILOT_ROUND or SECOND_ROUND
     runs: int  # runs per side in all after this round (each side keeps what it has beyond)
 
@@ -53,19 +54,22 @@ def undecided(answers: Sequence[Answered]) -> tuple[Undecided, ...]:
     return tuple(out)
 
 
-def next_round(question: str, field: str, v: Verdict) -> Undecided:
+def next_round(question: str, field: str, v: Verdict | Difference) -> Undecided:
     """The rule's next round for an inconclusive verdict (collect.settle_rule): the pilot while a
-    side has fewer runs than it, else the second stage sized from what is measured."""
+    side has fewer runs than it, else the second stage sized from what is measured, on the verdict's
+    scale (a ratio's, or a difference's)."""
     assert v.sides is not None
     a, b = v.sides.a_values, v.sides.b_values
     if min(len(a), len(b)) < PILOT:
         return Undecided(question, field, v, PILOT_ROUND, pilot_size(len(a), len(b)))
-    return Undecided(question, field, v, SECOND_ROUND, stage_two_size(a, b, v.threshold))
+    return Undecided(question, field, v, SECOND_ROUND,
+                     stage_two_size(a, b, v.threshold, ratio=isinstance(v, Verdict)))
 
 
-def verdicts(value: Any, prefix: str) -> Iterator[tuple[str, Verdict]]:
-    """(field path, verdict) of every verdict in a record, nested records and lists included."""
-    if isinstance(value, Verdict):
+def verdicts(value: Any, prefix: str) -> Iterator[tuple[str, Verdict | Difference]]:
+    """(field path, verdict) of every verdict (a ratio's or a difference's) in a record, nested records
+    and lists included."""
+    if isinstance(value, (Verdict, Difference)):
         yield prefix.rstrip("."), value
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):

@@ -3,10 +3,12 @@ after its second stage. Pure arithmetic on the values measured, no random draws.
 
 Stage 1 is what is measured. A side with fewer than PILOT ok runs shows too little spread to size
 from (one run shows none): the first round only brings both sides up to PILOT runs, still stage 1.
-Stage 2 sizes each side from stage 1:
+Stage 2 sizes each side from stage 1, on the verdict's scale (collect.verdict: a ratio's log
+values, or a difference's own values, the threshold t in their unit):
 
-    s_a^2, s_b^2   the sample variances of the log values of stage 1, df1 their Welch df
-    c              = ln(ratio) of stage 1, band = ln(1 + t) (t the threshold, 0.05)
+    x_i, y_i       ratio: ln a_i, ln b_i          difference: a_i, b_i
+    c, band        ratio: ln(ratio), ln(1 + t)    difference: median(b) - median(a), t
+    s_a^2, s_b^2   the sample variances of the x and y of stage 1, df1 their Welch df
     d              = max(band / 2, |c| - band)   the half width stage 2 aims at
     n              = the least n per side with  q(df1) * sqrt(pi/2) * sqrt((s_a^2 + s_b^2) / n) <= d
 
@@ -36,7 +38,7 @@ at that one rule keep the error rate bounded without it:
     reliably either, and "inconclusive: the second stage is spent" is the honest end.
 
 tests/collect/test_settle_rule.py simulates it (3-10 first runs, 3% noise, a 10% shift) against
-a fixed-size design of the same power.
+a fixed-size design of the same power, and on the difference scale (a 3-point shift, 1-point noise).
 """
 from __future__ import annotations
 
@@ -57,17 +59,22 @@ def pilot_size(n_a: int, n_b: int) -> int:
     return max(PILOT, n_a, n_b)
 
 
-def stage_two_size(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, confidence: float = 0.95) -> int:
+def stage_two_size(a: Sequence[float], b: Sequence[float], threshold: float = 0.05, confidence: float = 0.95,
+                   ratio: bool = True) -> int:
     """Stage 2's runs per side in all (module docstring), from stage 1's values (each side at
-    least 2, all > 0); never fewer than either side has. Capped at collect.verdict.MOST_REPEATS.
+    least 2), on the ratio's scale (values > 0, t a fraction) or, ratio False, the difference's (any
+    values, t in their unit); never fewer than either side has. Capped at collect.verdict.MOST_REPEATS.
     Example: both sides' log values with variance 0.03^2 at 3 runs (df 4, q 2.776), equal
-    medians, t = 5% (d = 0.0244): n >= (2.776 * 1.2533 * 0.03 / 0.0244)^2 * 2 = 36.6 -> 37."""
+    medians, t = 5% (d = 0.0244): n >= (2.776 * 1.2533 * 0.03 / 0.0244)^2 * 2 = 36.6 -> 37.
+    Difference: a = 50, 51, 52 and b = 53, 54, 55 points (variance 1 a side, df 4), t = 2 points:
+    c = 3, d = max(1, 3 - 2) = 1, n >= (2.776 * 1.2533 * 1 / 1)^2 * 2 = 24.2 -> 25."""
     if min(len(a), len(b)) < 2:
         raise ValueError("stage 2 is sized from stage 1's spread: each side needs 2 runs or more")
-    xs, ys = [math.log(v) for v in a], [math.log(v) for v in b]
+    xs, ys = ([math.log(v) for v in a], [math.log(v) for v in b]) if ratio else (list(a), list(b))
     var_a, var_b = variance(xs), variance(ys)
     q = t_quantile((1 + confidence) / 2, welch_df(var_a, len(xs), var_b, len(ys)))
-    band = math.log1p(threshold)
-    d = max(band / 2, abs(math.log(statistics.median(b) / statistics.median(a))) - band)
+    ma, mb = statistics.median(a), statistics.median(b)
+    c, band = (math.log(mb / ma), math.log1p(threshold)) if ratio else (mb - ma, threshold)
+    d = max(band / 2, abs(c) - band)
     n = math.ceil((q * MEDIAN_SE / d) ** 2 * (var_a + var_b) - 1e-9)
     return min(max(n, len(xs), len(ys)), MOST_REPEATS)

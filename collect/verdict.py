@@ -113,6 +113,7 @@ class Difference:
     n_a: int
     n_b: int
     repeats_needed: Optional[int]  # inconclusive only: roughly how many repeats per side would settle it
+    sides: Optional[Sides] = field(default=None, compare=False, metadata={"cells": True})  # as Verdict's
 
     @property
     def one_run(self) -> bool:

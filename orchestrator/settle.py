@@ -20,6 +20,7 @@ from typing import Any
 from collect.questions import Answered
 from collect.settle import SECOND_ROUND, Undecided, undecided
 from collect.settle_rule import DEFAULT_MAX_REPEATS, STAGE_TWO
+from collect.verdict import Verdict
 from jobs.core.cell import StudyCell
 from orchestrator.budget import budget
 from orchestrator.budget.estimate import Estimate
@@ -188,12 +189,16 @@ def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0)
 
 def step_line(step: Step, a: tuple[int, float], b: tuple[int, float]) -> str:
     """"A.Q2 speedups.0.verdict: ddp-2g-b32-e2 vs single-1g-b32-e2 1.07x (0.95-1.22, 3+3 runs): second
-    stage to 9 a side, +6 +6, 0.12 GPU-h". a, b: each side's new runs and their GPU-hours (a side
-    shared by several comparisons gets the most any of them asks, once)."""
+    stage to 9 a side, +6 +6, 0.12 GPU-h"; a difference as "+1.50 (-0.20 to +3.20, 3+3 runs)". a, b:
+    each side's new runs and their GPU-hours (a side shared by several comparisons gets the most any
+    of them asks, once)."""
     u, v = step.undecided, step.undecided.verdict
-    spread = "no spread" if v.one_run else f"{v.low:.2f}-{v.high:.2f}"
-    head = (f"{u.question} {u.field}: {step.b.first.label} vs {step.a.first.label} {v.ratio:.2f}x "
-            f"({spread}, {v.n_b}+{v.n_a} runs)")
+    if isinstance(v, Verdict):
+        centre, spread = f"{v.ratio:.2f}x", f"{v.low:.2f}-{v.high:.2f}"
+    else:  # a difference, in its values' unit (the answers': points), signed
+        centre, spread = f"{v.delta:+.2f}", f"{v.low:+.2f} to {v.high:+.2f}"
+    spread = "no spread" if v.one_run else spread
+    head = f"{u.question} {u.field}: {step.b.first.label} vs {step.a.first.label} {centre} ({spread}, {v.n_b}+{v.n_a} runs)"
     if step.final:
         return f"{head}: final, its second stage is planned"
     capped = f" (--max-repeats; the rule asks {u.runs})" if step.capped else ""

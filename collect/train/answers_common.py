@@ -9,7 +9,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.evidence import Evidence, Measured, listing, shown
-from collect.questions import values
+from collect.questions import values, with_sides
 from collect.render import percent, seconds
 from collect.verdict import Difference, difference
 from collect.train.labels import Namer, device, on_cpu, present
@@ -54,8 +54,10 @@ POINT = 2.0  # percentage points: a smaller accuracy difference is none (a seed'
 
 def points_against(new: Measured, base: Measured) -> Difference:
     """An accuracy against another as a difference in percentage points over their repeats
-    (collect.verdict.difference, threshold POINT): the "N points lower" a sentence cites is its delta."""
-    return difference([100 * v for v in values(base)], [100 * v for v in values(new)], POINT)
+    (collect.verdict.difference, threshold POINT): the "N points lower" a sentence cites is its delta.
+    Its sides hold the points and the cells (collect.settle sizes repeats from them)."""
+    new, base = new.scaled(100), base.scaled(100)
+    return with_sides(difference(values(base), values(new), POINT), new, base)
 
 
 def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]:

@@ -11,6 +11,13 @@ runs spent         55.7  22.4  14.4  14.0  14.4  16.1  18.1  20.0   10% shift, 3
 A fixed-size design of the same power (99.6% at 3,000 draws; 7 a side give 98.4%) runs 8 a side,
 16 in all: the two stages spend fewer from 5 to 7 first runs, about as many from 8 (their first
 runs alone), and more from 3 or 4, whose spread is too rough to size from (df 4 and 6).
+
+The difference scale (collect.verdict.difference: accuracies in points, the answers' 2-point
+threshold), 1-point noise:
+first runs a side    3     4     5     6     7     8     9    10
+false "beyond"     0.3%  0.3%  0.3%  0.3%  0.3%  0.2%  0.3%  0.0%   equal medians
+settled (beyond)    99%   99%   99%   99%   99%   99%   99%   99%   a 3-point shift
+runs spent         54.9  27.6  15.4  14.1  15.7  16.5  18.4  20.3   a 3-point shift
 """
 from __future__ import annotations
 
@@ -20,26 +27,38 @@ import random
 import pytest
 
 from collect.settle_rule import PILOT, pilot_size, stage_two_size
-from collect.verdict import BEYOND, EQUIVALENT, INCONCLUSIVE, verdict
+from collect.verdict import BEYOND, EQUIVALENT, INCONCLUSIVE, difference, verdict
 
 NOISE = math.log(1.03)  # 3% noise: the log values' standard deviation
 SHIFT = math.log(1.10)  # a 10% shift of b against a
 R = 600
+POINT, POINT_SHIFT = 2.0, 3.0  # the difference case: the answers' threshold (points), a 3-point shift, 1-point noise
 
 
 def _draw(rng: random.Random, n: int, mu: float) -> list[float]:
     return [math.exp(rng.gauss(mu, NOISE)) for _ in range(n)]
 
 
-def _two_stage(rng: random.Random, first: int, mu: float) -> tuple[str, int, int]:
-    """(outcome, direction, runs spent on both sides) of one comparison under the rule."""
-    a, b = _draw(rng, first, 0.0), _draw(rng, first, mu)
-    v = verdict(a, b)
-    if v.outcome == INCONCLUSIVE:
-        n = stage_two_size(a, b)
-        a, b = a + _draw(rng, n - first, 0.0), b + _draw(rng, n - first, mu)
-        v = verdict(a, b)
-    return v.outcome, v.direction, len(a) + len(b)
+def _points(rng: random.Random, n: int, mu: float) -> list[float]:
+    return [rng.gauss(50.0 + mu, 1.0) for _ in range(n)]
+
+
+def _two_stage(rng: random.Random, first: int, mu: float, points: bool = False) -> tuple[str, int, int]:
+    """(outcome, direction, runs spent on both sides) of one comparison under the rule: by the ratio of
+    log-normal times, or (points) by the difference of normal accuracies in points."""
+    draw = _points if points else _draw
+
+    def judge(a: list[float], b: list[float]) -> tuple[str, int]:
+        v = difference(a, b, POINT) if points else verdict(a, b)
+        return v.outcome, v.direction
+
+    a, b = draw(rng, first, 0.0), draw(rng, first, mu)
+    outcome, direction = judge(a, b)
+    if outcome == INCONCLUSIVE:
+        n = stage_two_size(a, b, POINT, ratio=False) if points else stage_two_size(a, b)
+        a, b = a + draw(rng, n - first, 0.0), b + draw(rng, n - first, mu)
+        outcome, direction = judge(a, b)
+    return outcome, direction, len(a) + len(b)
 
 
 def _fixed_power(n: int, seed: int) -> float:
@@ -64,6 +83,16 @@ def test_two_stages_keep_false_beyond_under_5_percent_and_settle_a_10_percent_sh
         assert spent <= 4 * 2 * fixed
 
 
+@pytest.mark.parametrize("first", range(3, 11))
+def test_on_the_difference_scale_too(first):
+    rng = random.Random(2000 + first)
+    null = [_two_stage(rng, first, 0.0, points=True) for _ in range(R)]
+    shifted = [_two_stage(rng, first, POINT_SHIFT, points=True) for _ in range(R)]
+    assert sum(o == BEYOND for o, _, _ in null) / R <= 0.05
+    assert sum(o == EQUIVALENT for o, _, _ in null) / R >= 0.90
+    assert sum(o == BEYOND and d == 1 for o, d, _ in shifted) / R >= 0.97
+
+
 def test_a_fixed_size_design_needs_8_runs_a_side_for_that_power():
     assert _fixed_power(7, 7) < 0.99 <= _fixed_power(8, 8)
 
@@ -73,6 +102,12 @@ def test_stage_two_is_sized_from_the_spread_by_hand():
     assert stage_two_size([1 / e, 1, e], [1 / e, 1, e]) == 37
     # a ratio past the threshold only needs to stay past it: the half width aims at |c| - band
     assert stage_two_size([1 / e, 1, e], [1.3 / e, 1.3, 1.3 * e]) == 3
+    # the difference scale (the docstring's example): variance 1 a side, df 4, t = 2 points; a shift of 3
+    # (d = max(1, 3 - 2) = 1) or none (d = t / 2 = 1): (2.776 x 1.2533 x 1 / 1)^2 x 2 = 24.2 -> 25 a side
+    assert stage_two_size([50, 51, 52], [53, 54, 55], 2.0, ratio=False) == 25
+    assert stage_two_size([50, 51, 52], [50, 51, 52], 2.0, ratio=False) == 25
+    # 10 points apart, d = 10 - 2 = 8: (2.776 x 1.2533 / 8)^2 x 2 = 0.38, so the 3 runs measured already
+    assert stage_two_size([50, 51, 52], [60, 61, 62], 2.0, ratio=False) == 3
 
 
 def test_one_run_is_first_brought_to_the_pilot():
