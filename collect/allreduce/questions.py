@@ -18,6 +18,8 @@ from jobs.core.bandwidth import RESNET18_GRADIENTS
 
 CPU_NOTE = "CPU ranks: the copies go through this machine's memory, not a GPU link"
 RISING = Words("still falling", "still rising", "level", "not clearly rising")
+REGIME_WORDS = {BETWEEN: "between the latency- and bandwidth-bound regimes"}
+UPPER = "the highest measured, an upper bound"
 
 
 class Allreduce(StrEnum):
@@ -50,9 +52,41 @@ def _setups(tables: Tables) -> tuple[list[Setup], tuple[str, ...], bool]:
     for name, group in cells.groupby("setup", sort=False):
         others = group[group.status != "ok"]
         if len(others):
-            counts = ", ".join(f"{n} {s}" for s, n in others.status.value_counts(sort=False).items())
-            missing.append(f"{name}: {len(group) - len(others)} of {len(group)} cells have a result ({counts})")
+            counts = others.status.value_counts(sort=False)
+            done = len(group) - len(others)
+            if not done and set(counts.index) == {"skipped"}:
+                missing.append(f"{name}: not run (this machine has too few GPUs or nodes)")
+                continue
+            said = ", ".join(f"{n} {_WHY.get(s, s)}" for s, n in counts.items())
+            missing.append(f"{name}: {f'{done} of {len(group)} runs have a result' if done else 'no result'} ({said})")
     return setups, tuple(missing), any(s.cpu for s in setups)
+
+
+_WHY = {"skipped": "not run here", "not submitted": "never submitted"}
+
+
+@dataclass(frozen=True)
+class Top:
+    """A setup's highest busbw and whether the sweep reached the peak: `beyond` where that busbw is at the
+    largest size and still rising against the size before, by the verdict or by disjoint ranges (every run
+    above every run before, where the verdict's threshold cannot tell); the shares against it are then upper
+    bounds of the true fraction of the peak."""
+
+    at: int  # position in allreduce_sizes
+    row: Any
+    before: Optional[tuple[int, Any]]  # the size before, where the highest is the largest size
+    rising: Optional[Verdict]
+    beyond: bool
+
+
+def _top(s: Setup) -> Top:
+    i, top = max(s.rows, key=lambda x: x[1].busbw_gbps)
+    if len(s.rows) < 2 or top.bytes != s.rows[-1][1].bytes:
+        return Top(i, top, None, None, False)
+    new, old = _busbw(top), _busbw(s.rows[-2][1])
+    rising = against(new, old)
+    apart = not rising.one_run and new.low > old.high
+    return Top(i, top, s.rows[-2], rising, says(rising, RISING) == RISING.above or apart)
 
 
 def _busbw(r: Any) -> Measured:
@@ -75,6 +109,9 @@ class Peak:
     peak_bytes: int
     largest_bytes: int
     rising: Optional[Verdict]  # the largest size's busbw against the size before, where the peak is the largest
+    before: Optional[Measured]  # the size before's busbw, where the peak is the largest
+    before_bytes: int
+    beyond: bool  # still rising at the largest size (Top.beyond): the highest measured, not the peak
 
 
 @dataclass(frozen=True)
@@ -89,11 +126,11 @@ def peak_answer(tables: Tables) -> Optional[PeakAnswer]:
     setups, missing, cpu = _setups(tables)
     peaks, evidence = [], []
     for s in setups:
-        i, top = max(s.rows, key=lambda x: x[1].busbw_gbps)
-        last = len(s.rows) > 1 and top.bytes == s.rows[-1][1].bytes
-        rising = against(_busbw(top), _busbw(s.rows[-2][1])) if last else None
-        peaks.append(Peak(s.name, _busbw(top), int(top.bytes), int(s.rows[-1][1].bytes), rising))
-        evidence += [s.evidence(i, top)] + ([s.evidence(*s.rows[-2])] if last else [])
+        t = _top(s)
+        peaks.append(Peak(s.name, _busbw(t.row), int(t.row.bytes), int(s.rows[-1][1].bytes), t.rising,
+                          _busbw(t.before[1]) if t.before else None, int(t.before[1].bytes) if t.before else 0,
+                          t.beyond))
+        evidence += [s.evidence(t.at, t.row)] + ([s.evidence(*t.before)] if t.before else [])
     return PeakAnswer(tuple(evidence), missing, cpu, tuple(peaks))
 
 
@@ -103,10 +140,11 @@ def peak_text(a: PeakAnswer) -> str:
     parts = []
     for p in a.peaks:
         text = f"{p.setup}: {_bw(p.busbw_gbps)} at {bytes_text(p.peak_bytes)}"
-        if p.rising is not None:
-            word = says(p.rising, RISING)
-            text += (f", the largest size swept, where busbw is {word} against the size before: the link's peak may "
-                     "lie beyond the sweep" if word == RISING.above else f", the largest size swept ({word})")
+        if p.beyond and p.before is not None:
+            text += (f", the highest measured: still rising from {_bw(p.before)} at {bytes_text(p.before_bytes)}, so "
+                     "the peak lies beyond the sweep and shares of it are upper bounds")
+        elif p.rising is not None:
+            text += f", the largest size swept ({says(p.rising, RISING)} against the size before)"
         parts.append(text)
     return ("The peak bus bandwidth (busbw = algbw x 2(N-1)/N, nccl-tests' figure), per setup: " + "; ".join(parts)
             + "." + _notes(a.cpu, a.missing, *(p.rising for p in a.peaks)))
@@ -120,6 +158,7 @@ class AtGradient:
     regime: str  # of the gradient's size (collect.allreduce.tables.regimes)
     bucket_busbw_gbps: Optional[Measured]  # at DDP's 25 MiB bucket, where swept
     bucket_share: float
+    beyond: bool  # the setup's peak lies beyond the sweep (Top.beyond): the shares are upper bounds
 
 
 @dataclass(frozen=True)
@@ -143,7 +182,7 @@ def gradient_answer(tables: Tables) -> Optional[GradientAnswer]:
         bucket = at.get(DDP_BUCKET_BYTES)
         found.append(AtGradient(s.name, _busbw(r), float(r.share_of_peak), str(r.regime),
                                 _busbw(bucket[1]) if bucket else None,
-                                float(bucket[1].share_of_peak) if bucket else float("nan")))
+                                float(bucket[1].share_of_peak) if bucket else float("nan"), _top(s).beyond))
         evidence += [s.evidence(i, r)] + ([s.evidence(*bucket)] if bucket else [])
     return GradientAnswer(tuple(evidence), missing, cpu, RESNET18_GRADIENTS, GRADIENT_BYTES, tuple(found))
 
@@ -155,7 +194,9 @@ def gradient_text(a: GradientAnswer) -> str:
         return head + ": no setup swept that size yet." + _notes(a.cpu, a.missing)
     parts = []
     for g in a.setups:
-        text = f"{g.setup}: {_bw(g.busbw_gbps)} at the whole gradient, {share(g.share_of_peak)} of its peak ({g.regime})"
+        of = UPPER if g.beyond else "its peak"
+        text = (f"{g.setup}: {_bw(g.busbw_gbps)} at the whole gradient, {share(g.share_of_peak)} of {of} "
+                f"({REGIME_WORDS.get(g.regime, g.regime)})")
         if g.bucket_busbw_gbps is not None:
             text += f"; {_bw(g.bucket_busbw_gbps)} at one bucket ({share(g.bucket_share)})"
         parts.append(text)
@@ -168,6 +209,7 @@ class Regimes:
     latency_bytes: tuple[int, ...]  # sizes whose busbw is below LATENCY_SHARE of the peak
     between_bytes: tuple[int, ...]
     bandwidth_bytes: tuple[int, ...]  # at least BANDWIDTH_SHARE of the peak
+    beyond: bool  # the peak lies beyond the sweep (Top.beyond): shares of the highest measured, upper bounds
 
 
 @dataclass(frozen=True)
@@ -185,7 +227,7 @@ def regimes_answer(tables: Tables) -> Optional[RegimesAnswer]:
     found, evidence = [], []
     for s in setups:
         by = {name: tuple(int(r.bytes) for _, r in s.rows if r.regime == name) for name in (LATENCY, BETWEEN, BANDWIDTH)}
-        found.append(Regimes(s.name, by[LATENCY], by[BETWEEN], by[BANDWIDTH]))
+        found.append(Regimes(s.name, by[LATENCY], by[BETWEEN], by[BANDWIDTH], _top(s).beyond))
         evidence += [s.evidence(i, r) for k, (i, r) in enumerate(s.rows)
                      if k in (0, len(s.rows) - 1) or r.regime != s.rows[k - 1][1].regime]
     return RegimesAnswer(tuple(evidence), missing, cpu, LATENCY_SHARE, BANDWIDTH_SHARE, tuple(found))
@@ -204,9 +246,12 @@ def regimes_text(a: RegimesAnswer) -> str:
     for r in a.setups:
         named = [(LATENCY, r.latency_bytes), (BETWEEN, r.between_bytes), (BANDWIDTH, r.bandwidth_bytes)]
         parts.append(f"{r.setup}: " + ", ".join(f"{name} {_sizes(sizes)}" for name, sizes in named if sizes))
+    open_ = [r.setup for r in a.setups if r.beyond]
+    upper = (f" For {listing(open_)} the peak lies beyond the sweep: the shares are upper bounds, so a size may "
+             "belong to a lower regime." if open_ else "")
     return (f"By how close busbw comes to the setup's peak: latency-bound below {a.latency_share:.0%} of it (most of a "
             f"call's time is its fixed cost), bandwidth-bound from {a.bandwidth_share:.0%} (the link nearly saturated), "
-            "between otherwise. " + "; ".join(parts) + "." + _notes(a.cpu, a.missing))
+            "between otherwise. " + "; ".join(parts) + "." + upper + _notes(a.cpu, a.missing))
 
 
 QUESTIONS = (

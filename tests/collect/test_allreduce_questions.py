@@ -14,7 +14,8 @@ import pytest
 
 from collect.report import collect
 from jobs.allreduce.cell import AllreduceCell
-from tests.collect.dirs import ALLREDUCE_NOT_SUBMITTED, allreduce_results, seconds, write_allreduce
+from tests.collect.dirs import (ALLREDUCE_NOT_SUBMITTED, ONE_NODE, SMALL, allreduce_results, seconds,
+                               write_allreduce)
 from tests.factories import allreduce_result
 
 
@@ -31,9 +32,10 @@ def test_the_peak_by_hand_and_still_rising_only_where_the_verdict_says_so(answer
     assert (one.setup, one.busbw_gbps.value, one.peak_bytes) == ("4 GPUs, nccl", pytest.approx(16.5), 44_695_848)
     assert one.rising.ratio == pytest.approx(1.1) and one.rising.outcome == "inconclusive" and not one.rising.one_run
     assert "4 GPUs, nccl: 16.5 GB/s (15-18 GB/s over 3 runs) at 42.6 MiB, the largest size swept (not clearly " \
-           "rising)" in peak.text
-    assert "2 nodes x 2 GPUs, nccl: 9 GB/s at 42.6 MiB, the largest size swept, where busbw is still rising against " \
-           "the size before: the link's peak may lie beyond the sweep" in peak.text
+           "rising against the size before)" in peak.text
+    assert not one.beyond and two.beyond
+    assert "2 nodes x 2 GPUs, nccl: 9 GB/s at 42.6 MiB, the highest measured: still rising from 7.5 GB/s at 25 MiB, " \
+           "so the peak lies beyond the sweep and shares of it are upper bounds" in peak.text
     assert two.rising.one_run and "a figure without a range is one run (no spread)" in peak.text
     assert [e.table for e in peak.record.evidence] == ["allreduce_sizes"] * 4
 
@@ -57,8 +59,25 @@ def test_the_regimes_by_share_of_the_peak(answers):
 
 def test_a_setup_without_result_is_said(answers):
     text = answers["allreduce.peak"].text
-    assert "2 GPUs, nccl: 0 of 1 cells have a result (1 not submitted)" in text
-    assert "2 nodes x 2 GPUs, nccl: 1 of 3 cells have a result (1 failed, 1 not submitted)" in text
+    assert "2 GPUs, nccl: no result (1 never submitted)" in text
+    assert "2 nodes x 2 GPUs, nccl: 1 of 3 runs have a result (1 failed, 1 never submitted)" in text
+
+
+def test_disjoint_ranges_at_the_largest_size_make_it_the_highest_measured_and_its_shares_upper_bounds(tmp_path):
+    """The largest size above every run of the size before by under the 5% threshold: the verdict cannot tell
+    (not "beyond"), yet the ranges do not overlap, so the peak is not reached (as the TA read 302-315 vs 325 GB/s):
+    "not clearly rising" would be wrong, and every share of that busbw is an upper bound."""
+    cells = [AllreduceCell(**ONE_NODE, repeat=r) for r in range(3)]
+    bucket, gradient = (10.0, 10.1, 10.2), (10.35, 10.4, 10.45)  # 2.0% apart, no overlap
+    runs = [allreduce_result(c, seconds(SMALL[c.repeat], (bucket[c.repeat], gradient[c.repeat]))) for c in cells]
+    got = {a.id: a for a in collect(write_allreduce(tmp_path, runs, ())).answers}
+    peak = got["allreduce.peak"]
+    (p,) = peak.record.peaks
+    assert p.rising.outcome == "inconclusive" and p.beyond
+    assert "not clearly rising" not in peak.text and "the highest measured: still rising" in peak.text
+    g = got["allreduce.gradient"].record.setups[0]
+    assert g.beyond and "of the highest measured, an upper bound (bandwidth-bound)" in got["allreduce.gradient"].text
+    assert "the peak lies beyond the sweep: the shares are upper bounds" in got["allreduce.regimes"].text
 
 
 def test_cpu_ranks_carry_the_caveat(tmp_path):
