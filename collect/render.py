@@ -86,10 +86,14 @@ def accuracy(value, count) -> str:
     beside it where under SMALL_COUNT ("84% of 100"). An unknown count: two decimals."""
     if _missing(value):
         return "-"
-    if _missing(count) or count <= 0:
-        return percent(value, 2)
-    text = percent(value, max(0, math.ceil(math.log10(count)) - 2))
-    return f"{text} of {int(count):,}" if count < SMALL_COUNT else text
+    text = percent(value, accuracy_digits(count))
+    return f"{text} of {int(count):,}" if not _missing(count) and 0 < count < SMALL_COUNT else text
+
+
+def accuracy_digits(count) -> int:
+    """The decimals of a percentage that a fraction of `count` images resolves (one image is 100 / count
+    points): 100 -> 0, 1,000 -> 1, 10,000 -> 2; an unknown count: 2."""
+    return 2 if _missing(count) or count <= 0 else max(0, math.ceil(math.log10(count)) - 2)
 
 
 def console_text(text: str) -> Text:

@@ -10,15 +10,26 @@ from typing import Any, Optional
 
 
 import collect.train.formulas as f
-from collect.evidence import Measured, listing
+from collect.evidence import Measured, listing, shown
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.train.answers_common import caveats, cited, figure, pct, points_against, rows_of, secs, setting_notes, where
+from collect.render import accuracy_digits, percent
+from collect.train.answers_common import caveats, cited, figure, points_against, rows_of, secs, setting_notes, where
 from collect.train.grids import lr_rule, setup_name
 from collect.train.labels import Namer, missing_reason, present
 from collect.verdict import Difference, Verdict
 
 DATA_BOUND = 0.3  # data wait at least this share of the timed epoch: the loader is the bottleneck
 COMM_BOUND = 0.3  # exposed communication at least this share: the all-reduce is
+NOT_COMPUTE = 0.3  # data wait and exposed communication together at least this share: compute is not the bottleneck
+
+
+def accuracy(m: Optional[Measured], images: float, count: bool = True) -> str:
+    """"100% (92%-100% over 3 runs) of 100 test images": the decimals that many images resolve
+    (collect.render.accuracy's rule), the count said once."""
+    if m is None:
+        return "not recorded"
+    text = shown(m, lambda v: percent(v, accuracy_digits(images)))
+    return text + (f" of {int(images):,} test images" if count and present(images) and images > 0 else "")
 
 
 def lab(tables: Tables) -> bool:
@@ -57,6 +68,7 @@ class UtilAnswer(Record):
     data_share: float  # data wait / epoch of the 1-GPU timed epoch
     because: UtilBecause
     notes: tuple[str, ...] = ()
+    batches: tuple[int, ...] = ()  # the batch sizes per GPU measured: with one, no change with the batch is shown
 
 
 def _timed(tables: Tables, r: Any) -> Optional[Any]:
@@ -83,13 +95,18 @@ def util_answer(tables: Tables) -> Optional[UtilAnswer]:
                else UtilBecause.HIGH if min(sampled) >= 90 else UtilBecause.SMALL_BATCH)
     device, cpu = where(r.gpu_model for _, r in ok)
     return UtilAnswer(cited(namer, ok[:6]), (), device, cpu, utils, share, because,
-                      setting_notes(tables.get("train_cells"), (r for _, r in ok[:6]), False))
+                      setting_notes(tables.get("train_cells"), (r for _, r in ok[:6]), False),
+                      tuple(sorted({u.batch for u in utils})))
 
 
 def util_text(a: UtilAnswer) -> str:
-    shown = [f"{u.setup} {u.util_pct:.0f}%" for u in a.utils if present(u.util_pct)]
-    text = (f"GPU utilization (mean of NVML's samples over the timed epoch) at batch {a.utils[0].batch} per GPU on {a.device}: "
-            + "; ".join(shown) + "." if shown else f"GPU utilization was not sampled on {a.device} (no GPU).")
+    one = len(a.batches) == 1
+    said = [f"{u.setup}{'' if one else f', batch {u.batch}'} {u.util_pct:.0f}%" for u in a.utils if present(u.util_pct)]
+    at = f" at batch {a.utils[0].batch} per GPU" if one else ""
+    text = (f"GPU utilization (mean of NVML's samples over the timed epoch){at} on {a.device}: " + "; ".join(said) + "."
+            if said else f"GPU utilization was not sampled on {a.device} (no GPU).")
+    if said and one:
+        text += " Only this one batch size was measured, so how utilization changes with the batch is not shown here."
     text += {UtilBecause.DATA: f" The loader is the bottleneck: the 1-GPU epoch waits on data for {a.data_share:.0%} of "
                                "its time, so raise utilization with more loader workers or data kept on the GPU, then a "
                                "larger batch per GPU.",
@@ -105,6 +122,9 @@ class FullRun:
     setup: str
     epochs: int
     time: Measured
+    train_images: int
+    global_batch: int  # the batch per GPU x every GPU of every node: the images one step takes
+    steps: int  # epochs x ceil(train_images / global_batch), what each worker steps through
 
 
 @dataclass(frozen=True)
@@ -121,20 +141,28 @@ def full_run_answer(tables: Tables) -> Optional[FullRunAnswer]:
     namer, rows = _plain_rows(tables)
     ok = [(i, r) for i, r in rows if figure(r, "time_to_train_s")]
     device, cpu = where(r.gpu_model for _, r in ok)
-    runs = tuple(FullRun(setup_name(r), int(r.epochs), figure(r, "time_to_train_s")) for _, r in ok)  # type: ignore[arg-type]
+    runs = tuple(FullRun(setup_name(r), int(r.epochs), figure(r, "time_to_train_s"), int(r.train_images),  # type: ignore[arg-type]
+                         int(r.global_batch), int(r.epochs) * f.steps_per_epoch(int(r.train_images), int(r.global_batch), 1))
+                 for _, r in ok)
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
     return FullRunAnswer(cited(namer, ok[:6]), missing, device, cpu, runs,
                          setting_notes(tables.get("train_cells"), (r for _, r in ok), False))
+
+
+def _steps(r: FullRun) -> str:
+    return f"{r.epochs} x ceil({r.train_images:,} / {r.global_batch}) = {r.steps:,}"
 
 
 def full_run_text(a: FullRunAnswer) -> str:
     if not a.runs:
         return "No run has finished yet." + caveats(a.cpu, a.missing)
     one = a.runs[0]
-    text = (f"A full run of {one.epochs} epochs on {one.setup} takes {secs(one.time)} on {a.device} (every epoch's time "
-            "summed, data loading included, the test evaluation after each epoch not).")
-    if len(a.runs) > 1:
-        text += " " + "; ".join(f"{r.setup}: {secs(r.time)}" for r in a.runs[1:]) + "."
+    text = (f"A full run takes steps = epochs x ceil(training images / global batch) per worker, the global batch "
+            f"being the batch per GPU x all GPUs of all nodes: {_steps(one)} on {one.setup}")
+    text += "".join(f", {_steps(r)} on {r.setup}" for r in a.runs[1:])
+    text += (f". The full run of {one.epochs} epochs on {one.setup} takes {secs(one.time)} on {a.device} (every epoch's "
+             "time summed, data loading included, the test evaluation after each epoch not)")
+    text += "".join(f"; on {r.setup} {secs(r.time)}" for r in a.runs[1:]) + "."
     return text + caveats(a.cpu, a.missing, list(a.notes))
 
 
@@ -149,6 +177,11 @@ class Scaled:
     faster: Optional[Verdict]  # its time against 1 GPU's
     data_share: float
     comm_share: float
+    test_images: float  # the test images its accuracy is over (NaN where unknown)
+
+
+# The lab's setups (its title's "1, 2, 4 GPUs and 2 nodes") by (nodes, GPUs).
+LAB_SETUPS = {(1, 1): "1 GPU", (1, 2): "2 GPUs", (1, 4): "4 GPUs", (2, 2): "2 nodes"}
 
 
 @dataclass(frozen=True)
@@ -157,7 +190,10 @@ class ScalingAnswer(Record):
     cpu: bool
     synthetic: bool
     runs: tuple[Scaled, ...]
-    bottleneck: str  # "data loading", "communication", "compute" (of the least efficient run), or ""
+    # of the least efficient run: "data loading", "communication", "data loading and communication" (neither
+    # alone past its bound, together past NOT_COMPUTE), "compute" (together under it), or ""
+    bottleneck: str
+    absent: tuple[str, ...] = ()  # the lab's setups (LAB_SETUPS) without a finished run
     one_wait_share: float = float("nan")  # the 1-GPU run's data wait share of its timed epoch (why efficiency > 1)
     notes: tuple[str, ...] = ()
 
@@ -175,18 +211,26 @@ def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
         runs.append(Scaled(setup_name(r), int(r.gpus), figure(r, "test_accuracy"), time, float(r.speedup),  # type: ignore[arg-type]
                            f.efficiency(r.speedup, r.gpus), against(time, figure(one, "time_to_train_s"))  # type: ignore[arg-type]
                            if one is not None and r.engine != "single" else None,
-                           _share(cell, "timed_data_wait_s"), _share(cell, "timed_comm_exposed_s")))
+                           _share(cell, "timed_data_wait_s"), _share(cell, "timed_comm_exposed_s"),
+                           float(r.evaluated_images)))
     multi = [s for s in runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
-    bottleneck = "" if worst is None else ("data loading" if present(worst.data_share) and worst.data_share >= DATA_BOUND
-                                           else "communication" if present(worst.comm_share) and worst.comm_share >= COMM_BOUND
-                                           else "compute")
     device, cpu = where(r.gpu_model for _, r in ok)
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
     one_cell = _timed(tables, one) if one is not None else None
+    have = {(int(r.nodes), int(r.gpus)) for _, r in ok}
     return ScalingAnswer(cited(namer, ok[:6]), missing, device, cpu, any(r.dataset == "synthetic" for _, r in ok),
-                         tuple(runs), bottleneck, _share(one_cell, "timed_data_wait_s"),
-                         setting_notes(tables.get("train_cells"), (r for _, r in ok)))
+                         tuple(runs), _bottleneck(worst), tuple(n for k, n in LAB_SETUPS.items() if k not in have),
+                         _share(one_cell, "timed_data_wait_s"), setting_notes(tables.get("train_cells"), (r for _, r in ok)))
+
+
+def _bottleneck(s: Optional[Scaled]) -> str:
+    if s is None or not (present(s.data_share) or present(s.comm_share)):
+        return ""
+    data = s.data_share if present(s.data_share) else 0.0
+    comm = s.comm_share if present(s.comm_share) else 0.0
+    return ("data loading" if data >= DATA_BOUND else "communication" if comm >= COMM_BOUND
+            else "data loading and communication" if data + comm >= NOT_COMPUTE else "compute")
 
 
 def _share(cell: Optional[Any], column: str) -> float:
@@ -199,24 +243,29 @@ def _share(cell: Optional[Any], column: str) -> float:
 def scaling_text(a: ScalingAnswer) -> str:
     items = []
     for s in a.runs:
-        acc = pct(s.accuracy) if s.accuracy else "not recorded"
-        item = f"{s.setup}: test accuracy {acc}, {secs(s.time)}"
+        item = f"{s.setup}: test accuracy {accuracy(s.accuracy, s.test_images)}, {secs(s.time)}"
         if s.gpus > 1 and present(s.speedup):
             how = says(s.faster, Words("faster", "slower", "no faster", "not clearly faster")) if s.faster else ""
             item += f", speedup {s.speedup:.2f}x ({how}), scaling efficiency {s.efficiency:.0%}"
         items.append(item)
     text = f"On {a.device}: " + "; ".join(items) + "." if items else "No run has finished yet."
+    if items and a.absent:
+        text += f" No run on {listing(a.absent).replace(' and ', ' or ')}" + (
+            ", so no speedup or scaling efficiency." if "1 GPU" in a.absent else ".")
     multi = [s for s in a.runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
     above = [s for s in multi if s.efficiency > 1]
     if above:
-        why = (f"the 1-GPU run waits on its loader {a.one_wait_share:.0%} of its timed epoch, a wait N loaders split"
+        why = (f"the 1-GPU run waits on its loader {a.one_wait_share:.0%} of its timed epoch, and each rank of a "
+               "multi-GPU run has its own loader workers, so the ranks share that wait"
                if present(a.one_wait_share) and a.one_wait_share >= 0.05 else "1 GPU is slower per image")
         text += f" Efficiency above 100% ({listing([s.setup for s in above])}): {why}."
     if worst and a.bottleneck:
+        both = (f"its data wait ({worst.data_share:.0%}) and the all-reduce time not hidden behind the backward pass "
+                f"({worst.comm_share:.0%}) together are {'only ' * (a.bottleneck == 'compute')}"
+                f"{worst.data_share + worst.comm_share:.0%} of its timed epoch")
         why = {"data loading": f"its timed epoch waits on data {worst.data_share:.0%} of the time",
-               "communication": f"its exposed all-reduce is {worst.comm_share:.0%} of the timed epoch",
-               "compute": "neither data wait nor exposed communication is a large share of its epoch"}[a.bottleneck]
+               "communication": f"its exposed all-reduce is {worst.comm_share:.0%} of the timed epoch"}.get(a.bottleneck, both)
         who = (f"the least efficient, {worst.setup}," if len({s.setup for s in multi}) > 1
                else f"{worst.setup} (the only multi-GPU setup)")
         text += f" The bottleneck of {who} is {a.bottleneck}: {why}."
@@ -229,15 +278,23 @@ class WorkersRun:
     global_batch: int
     lr_rule: str
     accuracy: Optional[Measured]
+    test_images: float
 
 
 @dataclass(frozen=True)
 class WorkersAnswer(Record):
+    """The rule needs no run on 2 nodes: W workers (every process on every node) take a global batch of W x
+    the batch per GPU and, by the linear rule, an LR of lr x W x batch / ref_batch. `runs` show it: those on 2
+    nodes where there are, else the study's own multi-GPU runs with the linear rule (`on_nodes` False)."""
+
     synthetic: bool
     cpu: bool
     batch_per_gpu: int
     runs: tuple[WorkersRun, ...]
     notes: tuple[str, ...] = ()
+    lr: float = float("nan")  # the study's LR at ref_batch images
+    ref_batch: int = 0
+    on_nodes: bool = False
 
 
 def workers_answer(tables: Tables) -> Optional[WorkersAnswer]:
@@ -245,13 +302,21 @@ def workers_answer(tables: Tables) -> Optional[WorkersAnswer]:
         return None
     test = tables["test"].reset_index(drop=True)
     namer = Namer(test, "test", {"lr", "lr_scaling", "lr_ref_batch", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"})
-    rows = [(i, r) for i, r in rows_of(test) if r.nodes > 1 and not r.warmup_epochs and r.status == "ok"]
-    if not rows:
+    plain = [(i, r) for i, r in rows_of(test) if not r.warmup_epochs and r.status == "ok"]
+    rows = [(i, r) for i, r in plain if r.nodes > 1]
+    on_nodes = bool(rows)
+    rows = rows or [(i, r) for i, r in plain if r.gpus > 1 and r.lr_scaling == "linear"]
+    base = (rows or plain or list(rows_of(test)))
+    if not base:
         return WorkersAnswer((), _no_nodes(tables), False, False, 0, ())
     _, cpu = where(r.gpu_model for _, r in rows)
-    runs = tuple(WorkersRun(setup_name(r), int(r.global_batch), lr_rule(r), figure(r, "test_accuracy")) for _, r in rows)
-    return WorkersAnswer(cited(namer, rows), (), any(r.dataset == "synthetic" for _, r in rows), cpu,
-                         int(rows[0][1].batch_per_gpu), runs, setting_notes(tables.get("train_cells"), (r for _, r in rows)))
+    runs = tuple(WorkersRun(setup_name(r), int(r.global_batch), lr_rule(r), figure(r, "test_accuracy"),
+                            float(r.evaluated_images)) for _, r in rows)
+    first = base[0][1]
+    return WorkersAnswer(cited(namer, rows), () if on_nodes else _no_nodes(tables),
+                         any(r.dataset == "synthetic" for _, r in rows), cpu, int(first.batch_per_gpu), runs,
+                         setting_notes(tables.get("train_cells"), (r for _, r in rows)), float(first.lr),
+                         int(first.lr_ref_batch), on_nodes)
 
 
 def _no_nodes(tables: Tables) -> tuple[str, ...]:
@@ -262,18 +327,22 @@ def _no_nodes(tables: Tables) -> tuple[str, ...]:
         why = sorted({missing_reason(r) for r in planned.itertuples(index=False)})
         return (f"the study's {len(planned)} run{'s' * (len(planned) > 1)} on 2 nodes "
                 f"{'have' if len(planned) > 1 else 'has'} no result ({'; '.join(why[:2])})",)
-    return ("this study's plan has no cell on 2 nodes (add nodes = 2 where the cluster has two)",)
+    return ("this study planned no run on 2 nodes",)
 
 
 def workers_text(a: WorkersAnswer) -> str:
-    if not a.runs:
-        return "No run on more than one node." + caveats(a.cpu, a.missing)
-    r = a.runs[0]
-    text = (f"With more workers the batch per GPU stays {a.batch_per_gpu}, so the global batch grows with them: "
-            f"{r.global_batch} on {r.setup}. The learning rate must grow with it (Goyal et al.'s linear rule, lr x global "
-            "batch / 128, with warmup) to keep the accuracy: ")
-    text += "; ".join(f"LR {w.lr_rule}: test accuracy {pct(w.accuracy) if w.accuracy else 'not recorded'}" for w in a.runs)
-    return text + "." + caveats(a.cpu, a.missing, list(a.notes))
+    if not a.batch_per_gpu:
+        return "No run has finished yet." + caveats(a.cpu, a.missing)
+    b, ref = a.batch_per_gpu, a.ref_batch
+    lr = f"{a.lr:g} x W" + (f" x {b}/{ref}" if b != ref else "")
+    text = (f"With W workers (every process on every node counts: 2 nodes of 2 GPUs is W = 4) and the batch per GPU "
+            f"kept at {b}, the global batch is W x {b} ({2 * b} for 2, {4 * b} for 4). By the linear rule (Goyal et "
+            f"al.) the learning rate grows with it to {lr}, with a few epochs of warmup where that is large.")
+    if a.runs:
+        how = "On 2 nodes" if a.on_nodes else "This study's multi-GPU runs used it"
+        text += f" {how}: " + "; ".join(f"{w.setup}, global batch {w.global_batch}, LR {w.lr_rule}: test accuracy "
+                                        f"{accuracy(w.accuracy, w.test_images)}" for w in a.runs) + "."
+    return text + caveats(a.cpu, a.missing, list(a.notes))
 
 
 @dataclass(frozen=True)
@@ -286,6 +355,7 @@ class BestAnswer(Record):
     runner_accuracy: Optional[Measured]
     verdict: Optional[Difference]  # the runner-up against the best, in points
     notes: tuple[str, ...] = ()
+    test_images: float = float("nan")  # the best's, that its accuracy is over
 
 
 def best_answer(tables: Tables) -> Optional[BestAnswer]:
@@ -304,14 +374,15 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
     evidence = tuple(Evidence("sweep", int(r.Index), lr_rule(r)) for r in rows[:2])
     return BestAnswer(evidence, (), bool((two.dataset == "synthetic").any()), setup_name(best), lr_rule(best), a,
                       lr_rule(second) if second is not None else "", b, points_against(b, a) if b else None,
-                      setting_notes(tables.get("train_cells"), rows[:2]))
+                      setting_notes(tables.get("train_cells"), rows[:2]), float(best.evaluated_images))
 
 
 def best_text(a: BestAnswer) -> str:
     if a.accuracy is None:
         return "No run on 2 nodes has a test accuracy yet." + caveats(False, a.missing)
-    text = f"The best test accuracy on {a.setup} is {pct(a.accuracy)}, with LR {a.best}."
+    text = f"The best test accuracy on {a.setup} is {accuracy(a.accuracy, a.test_images)}, with LR {a.best}."
     if a.verdict and a.runner_accuracy:
-        text += " The next, LR " + a.runner_up + f" at {pct(a.runner_accuracy)}, is " + says(a.verdict, Words(
-            "lower", "higher", "not distinguishable from it", "not clearly lower: more repeats would tell")) + "."
+        word = says(a.verdict, Words("lower", "higher", "not distinguishable from it",
+                                     "not clearly lower: more repeats would tell"))
+        text += f" The next, LR {a.runner_up} at {accuracy(a.runner_accuracy, a.test_images, False)}, is {word}."
     return text + caveats(False, a.missing, list(a.notes) + one_run_note(a.verdict))

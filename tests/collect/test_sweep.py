@@ -76,7 +76,7 @@ def test_the_best_configuration_is_named_with_its_spread_and_its_lead_over_the_n
 
 def test_the_answer_follows_the_best_when_it_changes(tmp_path):
     answer = best(collect(lab_dir(tmp_path, SQRT_BEST)))
-    assert "is 93.00% (92.50%-93.50% over 3 runs), with LR sqrt" in answer.text
+    assert "is 93.00% (92.50%-93.50% over 3 runs) of 10,000 test images, with LR sqrt" in answer.text
     assert "90.00% (89.50%-90.50% over 3 runs)" in answer.text
 
 

@@ -1,0 +1,57 @@
+"""The lab's answers (collect/train/answers_lab.py) on a small hand-made set: 1 GPU and 2 GPUs (DDP) at batch
+128 per GPU, LR 0.1 x global batch / 128, 5 epochs over 100 test images. 1 GPU: 70 s timed epoch, 16 s of it
+data wait (so 2 GPUs are more than twice as fast, each rank with its own loader). The 2-GPU timed epoch: 32 s, data
+wait 5 s (16%) and exposed all-reduce 6 s (19%): neither past its 30% bound, yet 34% together."""
+from __future__ import annotations
+
+import pytest
+
+from collect.report import collect
+from tests.factories import cell, train_result, write_results
+
+LINEAR = dict(lr_scaling="linear", lr_ref_batch=128, epochs=5, timed_epoch=2, test_images=100)
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory):
+    one = train_result(cell("single", 128, 1, **LINEAR), epoch_s=70.0, train_s=54.0, gpu_util_pct=60.0,
+                       test_accuracies=[0.5, 0.7, 0.8, 0.9, 1.0])
+    two = train_result(cell("ddp", 128, 2, **LINEAR), epoch_s=32.0, train_s=27.0, comm_exposed_s=6.0, busbw_gbps=40.0,
+                       gpu_util_pct=70.0, test_accuracies=[0.5, 0.7, 0.8, 0.9, 0.99])
+    path = write_results(tmp_path_factory.mktemp("lab"), [one, two], study="lab")
+    return {a.id: a for a in collect(path).answers}
+
+
+def test_compute_is_not_the_bottleneck_where_data_wait_and_communication_are_a_third_of_the_epoch(answers):
+    a = answers["lab.scaling"]
+    assert a.record.bottleneck == "data loading and communication"
+    assert "is compute" not in a.text and "together are 34% of its timed epoch" in a.text
+
+
+def test_the_workers_rule_needs_no_run_on_two_nodes_and_cites_the_studys_own_lr(answers):
+    text = answers["lab.workers"].text
+    assert "No run on more than one node" not in text
+    assert "the global batch is W x 128" in text and "0.1 x W," in text
+    assert "every process on every node counts" in text and "LR linear: 0.1 x 256/128 = 0.2" in text
+
+
+def test_an_accuracy_over_100_images_has_no_decimals_it_cannot_resolve(answers):
+    text = answers["lab.scaling"].text
+    assert "test accuracy 99% of 100 test images" in text and "99.00%" not in text
+
+
+def test_one_batch_size_says_the_change_with_the_batch_is_not_shown(answers):
+    assert "Only this one batch size was measured" in answers["lab.utilization"].text
+
+
+def test_the_full_run_gives_the_steps_formula_with_its_numbers(answers):
+    text = answers["lab.full_run"].text
+    assert "steps = epochs x ceil(training images / global batch) per worker" in text
+    assert "5 x ceil(50,000 / 128) = 1,955 on 1 GPU" in text and "5 x ceil(50,000 / 256) = 980 on 2 GPUs, DDP" in text
+
+
+def test_scaling_names_the_lab_setups_without_a_run_and_the_superlinear_reason_reads(answers):
+    text = answers["lab.scaling"].text
+    assert "No run on 4 GPUs or 2 nodes." in text
+    assert "N loaders split" not in text and "Efficiency above 100% (2 GPUs, DDP)" in text
+    assert "each rank of a multi-GPU run has its own loader workers, so the ranks share that wait" in text
