@@ -57,6 +57,7 @@ class SettlePlan:
     steps: tuple[Step, ...]  # every inconclusive comparison with cells in the plan
     cells: tuple[StudyCell, ...]  # the new repeats, in the order of the steps
     max_repeats: int
+    unit: str = "GPU"  # "CPU" where the answers' runs ran on CPUs: their hours are no GPU's
 
     @property
     def configurations(self) -> int:
@@ -166,9 +167,18 @@ def plan_for(plan: Plan, answers: Sequence[Answered], max_repeats: int = DEFAULT
              ) -> tuple[SettlePlan, Plan, dict[str, Estimate]]:
     """The settle plan of these answers, the plan it extends, and every cell's GPU-hour estimate
     in it (the new ones from the measured pace of finished cells of their shape: orchestrator.budget.estimate)."""
-    settle = settle_plan(plan, undecided(answers), max_repeats)
+    found = undecided(answers)
+    settle = dataclasses.replace(settle_plan(plan, found, max_repeats), unit=_unit(answers, found))
     bigger = extended(plan, settle.cells)
     return settle, bigger, budget.plan_estimates(bigger) if settle.cells else {}
+
+
+def _unit(answers: Sequence[Answered], found: Sequence[Undecided]) -> str:
+    """CPU where the runs compared ran on CPUs (the records' `cpu` of the answers with a comparison to settle:
+    the results' own devices, wherever they are collected), so the new repeats' hours are no GPU's."""
+    asked = {u.question for u in found}
+    flags = [bool(a.record.cpu) for a in answers if a.id in asked and hasattr(a.record, "cpu")]
+    return "CPU" if flags and all(flags) else "GPU"
 
 
 def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0) -> list[str]:
@@ -180,41 +190,73 @@ def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0)
         added[_key(cell)] = (n + 1, hours + estimates[cell.cell_id].gpu_hours)
     shown = settle.steps[:limit] if limit else settle.steps
     out = [summary(settle, estimates) + (":" if shown else "")]
-    out += ["  " + step_line(step, added.get(_key(step.a.first), (0, 0.0)), added.get(_key(step.b.first), (0, 0.0)))
-            for step in shown]
+    out += ["  " + step_line(step, added.get(_key(step.a.first), (0, 0.0)), added.get(_key(step.b.first), (0, 0.0)),
+                             settle.unit) for step in shown]
     if len(settle.steps) > len(shown):
         out.append(f"  ... and {len(settle.steps) - len(shown):,} more: `submit --settle --dry-run` lists them all")
     return out
 
 
-def step_line(step: Step, a: tuple[int, float], b: tuple[int, float]) -> str:
-    """"A.Q2 speedups.0.verdict: ddp-2g-b32-e2 vs single-1g-b32-e2 1.07x (0.95-1.22, 3+3 runs): second
-    stage to 9 a side, +6 +6, 0.12 GPU-h"; a difference as "+1.50 (-0.20 to +3.20, 3+3 runs)". a, b:
-    each side's new runs and their GPU-hours (a side shared by several comparisons gets the most any
-    of them asks, once)."""
+# What a verdict's field compares, in the direction its answer words it: the record field's name -> (words,
+# inverted). A ratio of times b / a inverted is a speedup a / b (the answers' T1/TN, "7.43x faster").
+COMPARED = {"speedups": ("speedup T1/TN", True), "runs": ("speedup T1/TN", True),
+            "trend": ("speedup of the larger batch", True), "plateau_verdict": ("speedup of the larger batch", True),
+            "splits": ("TN against T1/N", False), "strongs": ("1-GPU time at the global batch against the batch per GPU",
+                                                              False), "peaks": ("busbw against the size before", False)}
+UNBOUNDED = 10.0  # an interval whose ends are further apart than this factor bounds nothing worth printing
+
+
+def compared(field: str, judged: Verdict | object) -> tuple[str, bool]:
+    """The words for a verdict's field ("speedups.0.verdict" -> "speedup T1/TN") and whether its ratio is
+    printed inverted; a difference is in accuracy points; another field, its path in words, counted from 1."""
+    if not isinstance(judged, Verdict):
+        return "accuracy difference in points", False
+    name = field.split(".")[0]
+    if name in COMPARED:
+        return COMPARED[name]
+    return " ".join(str(int(p) + 1) if p.isdigit() else p.replace("_", " ") for p in field.split(".")), False
+
+
+def step_line(step: Step, a: tuple[int, float], b: tuple[int, float], unit: str = "GPU") -> str:
+    """"A.Q2, speedup T1/TN of ddp-2g-b32-e2 against single-1g-b32-e2: 0.93x (0.82-1.05, 3+3 runs): second
+    stage, from 3 to 9 runs a side, about 0.12 GPU-h"; a difference as "+1.50 (-0.20 to +3.20, 3+3 runs)".
+    a, b: each side's new runs and their hours (a side shared by several comparisons gets the most any of
+    them asks, once: the line then says so)."""
     u, v = step.undecided, step.undecided.verdict
+    name, inverted = compared(u.field, v)
     if isinstance(v, Verdict):
-        centre, spread = f"{v.ratio:.2f}x", f"{v.low:.2f}-{v.high:.2f}"
+        low, high, centre = (1 / v.high, 1 / v.low, 1 / v.ratio) if inverted else (v.low, v.high, v.ratio)
+        spread = "too few runs to bound it" if high > UNBOUNDED * low else f"{low:.2f}-{high:.2f}"
+        centre_text = f"{centre:.2f}x"
     else:  # a difference, in its values' unit (the answers': points), signed
-        centre, spread = f"{v.delta:+.2f}", f"{v.low:+.2f} to {v.high:+.2f}"
+        centre_text, spread = f"{v.delta:+.2f}", f"{v.low:+.2f} to {v.high:+.2f}"
     spread = "no spread" if v.one_run else spread
-    head = f"{u.question} {u.field}: {step.b.first.label} vs {step.a.first.label} {centre} ({spread}, {v.n_b}+{v.n_a} runs)"
+    head = (f"{u.question}, {name} of {step.b.first.label} against {step.a.first.label}: {centre_text} "
+            f"({spread}, {v.n_b}+{v.n_a} runs)")
     if step.final:
         return f"{head}: final, its second stage is planned"
-    capped = f" (--max-repeats; the rule asks {u.runs})" if step.capped else ""
+    capped = f" (capped by --max-repeats; the rule asks {u.runs} runs a side to settle it)" if step.capped else ""
     if not a[0] and not b[0]:
-        return f"{head}: {u.round} to {step.runs} a side{capped}, planned already"
-    return f"{head}: {u.round} to {step.runs} a side{capped}, +{b[0]} +{a[0]}, {budget.hours(a[1] + b[1])} GPU-h"
+        return f"{head}: {u.round} to {step.runs} runs a side{capped}, planned already"
+    (b0, b1), (a0, a1) = (step.b.planned, step.b.planned + b[0]), (step.a.planned, step.a.planned + a[0])
+    to = (f"from {b0} to {b1} runs a side" if (b0, b1) == (a0, a1)
+          else f"from {b0} to {b1} runs of the first and from {a0} to {a1} of the second")
+    shared = (f" (this comparison asks {step.runs}; another comparison of the same configurations asks more)"
+              if max(a1, b1) > step.runs else "")
+    return f"{head}: {u.round}, {to}{capped}{shared}, about {budget.hours(a[1] + b[1])} {unit}-h"
 
 
 def summary(settle: SettlePlan, estimates: Mapping[str, Estimate]) -> str:
-    """"3 answer(s) hold inconclusive words; `submit --settle` adds 14 runs of 5 configurations, about 0.40 GPU-h"."""
+    """"3 answers leave comparisons undecided (their runs spread too wide to tell); `submit --settle` adds 14
+    runs of 5 configurations, about 0.40 GPU-h"."""
     answers = len({s.undecided.question for s in settle.steps})
     if not settle.steps:
-        return "no answer holds an inconclusive word that more runs could settle"
+        return "no answer leaves a comparison undecided that more runs could settle"
     final = sum(s.final for s in settle.steps)
     tail = f"; {final} comparison(s) are final after their second stage" if final else ""
+    head = (f"{answers} answer{'s leave comparisons' if answers > 1 else ' leaves a comparison'} undecided (their runs "
+            "spread too wide to tell)")
     if not settle.cells:
-        return f"{answers} answer(s) hold inconclusive words; the runs the rule asks for are planned already{tail}"
-    return (f"{answers} answer(s) hold inconclusive words; `submit --settle` adds {len(settle.cells)} runs of "
-            f"{settle.configurations} configurations, about {budget.hours(gpu_hours(settle, estimates))} GPU-h{tail}")
+        return f"{head}; the runs the rule asks for are planned already{tail}"
+    return (f"{head}; `submit --settle` adds {len(settle.cells)} runs of {settle.configurations} configurations, "
+            f"about {budget.hours(gpu_hours(settle, estimates))} {settle.unit}-h{tail}")

@@ -26,7 +26,8 @@ from tests.helpers import cli
 # in points): A.Q4.1's gap and A.Q4.2's two remedies against none and against the baseline compare Q4's 4
 # configurations (the 1-GPU baseline; 4 GPUs at 2048: none, linear, linear + warmup): 5 comparisons, 8 runs.
 COMPARISONS = 35 + 5
-SUMMARY = "5 answer(s) hold inconclusive words; `submit --settle` adds 46 runs of 23 configurations, about"
+SUMMARY = ("5 answers leave comparisons undecided (their runs spread too wide to tell); `submit --settle` adds 46 runs "
+           "of 23 configurations, about")
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +47,7 @@ def queued(monkeypatch) -> list[list[str]]:
 
 
 def _lines(out: str) -> list[str]:
-    return [line for line in out.splitlines() if " vs " in line or "inconclusive words" in line]
+    return [line for line in out.splitlines() if line.startswith("  A.") or "undecided (their runs" in line]
 
 
 def test_collect_names_the_comparisons_and_their_cost_and_the_dry_run_prints_that_plan(tmp_path, capsys, queued):
@@ -56,15 +57,17 @@ def test_collect_names_the_comparisons_and_their_cost_and_the_dry_run_prints_tha
     assert code == 0
     shown = _lines(out)
     assert shown[0].startswith(SUMMARY) and shown[0].endswith("GPU-h:")
-    assert shown[1].startswith("  A.Q1 trend: single-1g-b2048-e2 vs single-1g-b32-e2 0.76x (no spread, 1+1 runs): "
-                               "pilot to 3 a side, +2 +2, ")
+    # in the answer's direction (Q1: the larger batch's speedup, 1 / the time ratio 0.76x), named in words
+    assert shown[1].startswith("  A.Q1, speedup of the larger batch of single-1g-b2048-e2 against single-1g-b32-e2: "
+                               "1.32x (no spread, 1+1 runs): pilot, from 1 to 3 runs a side, about ")
     assert len(shown) == 1 + 5 and f"... and {COMPARISONS - 5} more: `submit --settle --dry-run` lists them all" in out
     code, out, _ = cli(capsys, "submit", "--results", results, "--settle", "--dry-run", "--executor", "local")
     assert code == 0 and "nothing queued (--dry-run)" in out
     planned = _lines(out)
     assert len(planned) == 1 + COMPARISONS  # the same summary, then every comparison
-    assert any(line.startswith("  A.Q4.2 warmup.against_baseline: ddp-4g-b2048-e5-lin-wu2 vs single-1g-b128-e5 -1.55 "
-                               "(no spread, 1+1 runs): pilot to 3 a side, +2 +2, ") for line in planned)  # in points
+    assert any(line.startswith("  A.Q4.2, accuracy difference in points of ddp-4g-b2048-e5-lin-wu2 against "
+                               "single-1g-b128-e5: -1.55 (no spread, 1+1 runs): pilot, from 1 to 3 runs a side, about ")
+               for line in planned)
     assert planned[:6] == shown
     assert (results / "plan.json").read_bytes() == plan_before and queued == []
 
@@ -117,7 +120,7 @@ def test_settle_refuses_past_the_budget_and_caps_the_repeats(tmp_path, capsys, q
     assert code == 2 and "over budget: the 46 cell(s) due need about" in err
     assert (results / "plan.json").read_bytes() == plan_before and queued == []
     code, out, _ = cli(capsys, "submit", "--results", results, "--settle", "--dry-run", "--max-repeats", "2")
-    assert "pilot to 2 a side (--max-repeats; the rule asks 3), +1 +1" in out
+    assert "pilot, from 1 to 2 runs a side (capped by --max-repeats; the rule asks 3 runs a side to settle it)" in out
     assert "adds 23 runs of 23 configurations" in out
     code, _, err = cli(capsys, "submit", "--results", results, "--max-repeats", "2")
     assert code == 2 and "go with --settle" in err
@@ -146,7 +149,7 @@ def test_settle_lines_fit_the_answers_dir_without_a_plan(tmp_path, capsys):
     results = write_hw5(tmp_path / "hw5", 1)
     (Path(results) / "plan.json").unlink()
     code, out, _ = cli(capsys, "collect", "--results", results)
-    assert code == 0 and "inconclusive words" not in out
+    assert code == 0 and "undecided" not in out
 
 
 def test_collect_on_a_partial_set_marks_the_provisional_answers(tmp_path, capsys):
@@ -159,4 +162,50 @@ def test_collect_on_a_partial_set_marks_the_provisional_answers(tmp_path, capsys
     assert "provisional answers (from some of their cells): A.Q1 (6 of 18 cells), A.Q2 (20 of 63 cells)" in out
     assert "`status` says which are still to come" in out and "--retry-failed" not in out  # none failed
     # the study's own repeats are planned: nothing to add until they have run
-    assert "the runs the rule asks for are planned already" in out and "pilot to 3 a side, planned already" in out
+    assert "the runs the rule asks for are planned already" in out and "pilot to 3 runs a side, planned already" in out
+
+
+def test_a_speedup_prints_as_the_answer_gives_it_and_no_field_path(tmp_path, capsys):
+    """TA: "A.Q2 speedups.0.verdict: dp-2g-b32-e2 vs single-1g-b32-e2 2.40x" was TN/T1 beside an answer giving the
+    speedup T1/TN as 0.42x: the line prints T1/TN, names it in words, and holds no record field's path."""
+    results = write_hw5(tmp_path / "hw5", 1)
+    speedup = next(a for a in answers_of(results) if a.id == "A.Q2").record.speedups[0]
+    code, out, _ = cli(capsys, "collect", "--results", results)
+    lines = [line for line in _lines(out) if line.startswith("  A.Q2,")]
+    assert code == 0 and lines and "speedups.0" not in out and "verdict:" not in out
+    assert lines[0].startswith("  A.Q2, speedup T1/TN of ") and abs(speedup.verdict.ratio - 1) > 0.05
+    assert f": {1 / speedup.verdict.ratio:.2f}x (no spread, 1+1 runs)" in lines[0]
+
+
+def test_a_shared_configurations_runs_add_up_and_the_cap_is_explained(tmp_path):
+    """TA: "second stage to 15 a side, +17 +17" (3 + 17 = 20: another comparison of the same configurations
+    asked 20): the line gives each side's runs before and after, and why they pass this comparison's ask."""
+    import dataclasses
+
+    results = write_hw5(tmp_path / "hw5", 1)
+    step = settle.settle_plan(read_plan(results), undecided(answers_of(results))).steps[0]
+    step = dataclasses.replace(step, runs=15, a=dataclasses.replace(step.a, planned=3),
+                               b=dataclasses.replace(step.b, planned=3))
+    line = settle.step_line(step, (17, 0.1), (17, 0.1))
+    assert "from 3 to 20 runs a side (this comparison asks 15; another comparison of the same configurations asks " \
+           "more), about 0.20 GPU-h" in line
+    capped = dataclasses.replace(step, runs=20, capped=True, undecided=dataclasses.replace(step.undecided, runs=33))
+    assert "from 3 to 20 runs a side (capped by --max-repeats; the rule asks 33 runs a side to settle it)" in \
+        settle.step_line(capped, (17, 0.1), (17, 0.1))
+
+
+def test_cpu_runs_are_priced_in_cpu_hours_and_a_boundless_interval_is_said(tmp_path):
+    """TA: "0.023 GPU-h" for a study that ran on a CPU, and "(0.00-46.13, 2+2 runs)" printed as if it bounded
+    anything."""
+    import dataclasses
+    from types import SimpleNamespace as Ns
+
+    assert settle._unit([Ns(id="A.Q2", record=Ns(cpu=True)), Ns(id="A.Q4.1", record=Ns(cpu=False))],
+                        [Ns(question="A.Q2")]) == "CPU"
+    assert settle._unit([Ns(id="A.Q2", record=Ns(cpu=False))], [Ns(question="A.Q2")]) == "GPU"
+    results = write_hw5(tmp_path / "hw5", 1)
+    step = settle.settle_plan(read_plan(results), undecided(answers_of(results))).steps[0]
+    wide = dataclasses.replace(step.undecided.verdict, ratio=1.25, low=0.03, high=46.13, n_a=2, n_b=2)
+    line = settle.step_line(dataclasses.replace(step, undecided=dataclasses.replace(step.undecided, verdict=wide)),
+                            (1, 0.01), (1, 0.01), "CPU")
+    assert "(too few runs to bound it, 2+2 runs)" in line and line.endswith("0.02 CPU-h") and "46.13" not in line

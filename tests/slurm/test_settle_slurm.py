@@ -37,10 +37,11 @@ def test_settle_queues_the_pilot_repeats_on_slurm(slurm_cluster, in_tmp, capsys)
     before = read_plan(results)
 
     code, out, _ = cli(capsys, "collect", "--study", study)
-    assert code == 0 and "1 answer(s) hold inconclusive words; `submit --settle` adds 4 runs of 2 configurations" in out
+    assert code == 0 and ("1 answer leaves a comparison undecided (their runs spread too wide to tell); `submit --settle` "
+                          "adds 4 runs of 2 configurations") in out
     code, dry, _ = cli(capsys, "submit", "--study", study, "--settle", "--dry-run")
-    assert code == 0 and [line for line in dry.splitlines() if "A.Q1 trend" in line] == \
-        [line for line in out.splitlines() if "A.Q1 trend" in line]
+    assert code == 0 and [line for line in dry.splitlines() if "A.Q1, speedup" in line] == \
+        [line for line in out.splitlines() if "A.Q1, speedup" in line]
 
     code, out, err = cli(capsys, "submit", "--study", study, "--settle", "--executor", "slurm")
     assert code == 0, err
