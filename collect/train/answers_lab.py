@@ -340,7 +340,7 @@ def workers_text(a: WorkersAnswer) -> str:
             f"al.) the learning rate grows with it to {lr}, with a few epochs of warmup where that is large.")
     if a.runs:
         how = "On 2 nodes" if a.on_nodes else "This study's multi-GPU runs used it"
-        text += f" {how}: " + "; ".join(f"{w.setup}, global batch {w.global_batch}, LR {w.lr_rule}: test accuracy "
+        text += f" {how}: " + "; ".join(f"{w.setup}, global batch {w.global_batch}, LR {w.lr_rule}, test accuracy "
                                         f"{accuracy(w.accuracy, w.test_images)}" for w in a.runs) + "."
     return text + caveats(a.cpu, a.missing, list(a.notes))
 
