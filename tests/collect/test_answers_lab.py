@@ -13,13 +13,17 @@ LINEAR = dict(lr_scaling="linear", lr_ref_batch=128, epochs=5, timed_epoch=2, te
 
 
 @pytest.fixture(scope="module")
-def answers(tmp_path_factory):
+def collected(tmp_path_factory):
     one = train_result(cell("single", 128, 1, **LINEAR), epoch_s=70.0, train_s=54.0, gpu_util_pct=60.0,
                        test_accuracies=[0.5, 0.7, 0.8, 0.9, 1.0])
     two = train_result(cell("ddp", 128, 2, **LINEAR), epoch_s=32.0, train_s=27.0, comm_exposed_s=6.0, busbw_gbps=40.0,
                        gpu_util_pct=70.0, test_accuracies=[0.5, 0.7, 0.8, 0.9, 0.99])
-    path = write_results(tmp_path_factory.mktemp("lab"), [one, two], study="lab")
-    return {a.id: a for a in collect(path).answers}
+    return collect(write_results(tmp_path_factory.mktemp("lab"), [one, two], study="lab"))
+
+
+@pytest.fixture(scope="module")
+def answers(collected):
+    return {a.id: a for a in collected.answers}
 
 
 def test_compute_is_not_the_bottleneck_where_data_wait_and_communication_are_a_third_of_the_epoch(answers):
@@ -38,6 +42,18 @@ def test_the_workers_rule_needs_no_run_on_two_nodes_and_cites_the_studys_own_lr(
 def test_an_accuracy_over_100_images_has_no_decimals_it_cannot_resolve(answers):
     text = answers["lab.scaling"].text
     assert "test accuracy 99% of 100 test images" in text and "99.00%" not in text
+
+
+def test_each_whole_point_accuracy_is_checked_against_its_evidence_row(answers, collected):
+    """The claims check reads "99% of 100 test images" too (it read only two-decimal figures)."""
+    import dataclasses
+
+    from tests.collect import claims
+
+    a = answers["lab.scaling"]
+    assert claims.accuracies_in_evidence(a, collected.tables) == []
+    bad = dataclasses.replace(a, text=a.text.replace("99% of 100", "98% of 100"))
+    assert claims.accuracies_in_evidence(bad, collected.tables) == ["98% in no evidence row"]
 
 
 def test_one_batch_size_says_the_change_with_the_batch_is_not_shown(answers):
