@@ -28,7 +28,8 @@ batch_per_gpu = [8, 16]
 """
 
 
-def test_settle_queues_the_pilot_repeats_on_slurm(slurm_cluster, in_tmp, capsys):
+def test_settle_queues_the_pilot_repeats_on_slurm(slurm_cluster, in_tmp, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # each settle line whole (test_screens_fit checks they wrap)
     study = in_tmp / "settle.toml"
     study.write_text(STUDY)
     assert cli(capsys, "plan", "--study", study)[0] == 0
