@@ -74,10 +74,12 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     large = max(plain, key=lambda x: x[1].batch_per_gpu, default=None)
     missing = [f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows_of(q4) if r.status != "ok" and not r.baseline
                and remedy_name(r) == "none"]
+    to_add = []
     if base is None:
-        missing.append(f"the baseline (batch {Q4_BASELINE_BATCH} on 1 GPU, {Q4_EPOCH} epochs) has no result: add it")
+        missing.append(f"the baseline (batch {Q4_BASELINE_BATCH} on 1 GPU, {Q4_EPOCH} epochs) has no result")
+        to_add.append(f"the baseline (batch {Q4_BASELINE_BATCH} on 1 GPU with epochs = {Q4_EPOCH})")
     if large is None:
-        missing.append(f"no 4-GPU run of {Q4_EPOCH} epochs without remedy has a result: add one at Q1's largest batch")
+        to_add.append(f"a DDP cell on 4 GPUs with epochs = {Q4_EPOCH} at Q1's largest batch")
     b, l_ = (_run5(base[1], namer) if base else None), (_run5(large[1], namer) if large else None)
     gap = points_against(l_.accuracy, b.accuracy) if b and l_ else None
     used = [x for x in (base, large) if x]
@@ -86,15 +88,18 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     planned = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows_of(q4) if r.status != "ok")
     return Q41Answer(cited(namer, used), tuple(missing), device, cpu, synthetic, b, l_, gap,
                      largest_fitting_batch(tables["q1"]), planned,
-                     setting_notes(tables.get("train_cells"), (r for _, r in used)))
+                     setting_notes(tables.get("train_cells"), (r for _, r in used)), to_add=tuple(to_add))
 
 
 def q41_text(a: Q41Answer) -> str:
-    parts = []
+    form = f"The average training loss and training accuracy for the {Q4_EPOCH}th epoch for batch size per GPU "
     if a.large:
-        parts.append(f"The average training loss and training accuracy for the {Q4_EPOCH}th epoch for batch size per GPU "
-                     f"{a.large.batch} on {a.large.setup} (global batch {a.large.global_batch}) are "
-                     f"{number(a.large.loss.value, 4)} and {pct(a.large.accuracy)}.")
+        parts = [f"{form}{a.large.batch} on {a.large.setup} (global batch {a.large.global_batch}) are "
+                 f"{number(a.large.loss.value, 4)} and {pct(a.large.accuracy)}."]
+    else:  # the assignment's form, its blanks said as not measured
+        why = (f"the study's {Q4_EPOCH}-epoch runs have no result" if a.planned
+               else f"this study has no {Q4_EPOCH}-epoch run" + " on 4 GPUs" * bool(a.baseline))
+        parts = [f"{form}{a.q1_largest or 'the largest that fits'} on 4 GPUs are not measured: {why}."]
     if a.baseline:
         parts.append(f"The baseline, this study's batch {Q4_BASELINE_BATCH} on 1 GPU (standing in for Lab 2's), reaches "
                      f"{number(a.baseline.loss.value, 4)} and {pct(a.baseline.accuracy)}.")
@@ -105,14 +110,10 @@ def q41_text(a: Q41Answer) -> str:
             "not clearly different from the baseline's")) + (
             ": with the same epochs it takes far fewer, larger steps at the same learning rate." if a.gap.direction < 0
             or (a.gap.one_run and a.gap.delta < -a.gap.threshold) else "."))
-    if not parts and a.planned:
-        return (f"The study's {Q4_EPOCH}-epoch runs have no result: {'; '.join(a.planned[:3])}"
-                + (f" and {len(a.planned) - 3} more" if len(a.planned) > 3 else "") + "." + caveats(a.cpu, ()))
-    if not parts:
-        parts.append(f"This study has no {Q4_EPOCH}-epoch run to answer Q4.1 from.")
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
         parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
-    return " ".join(parts) + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(a.gap))
+    missing = a.missing if a.large else a.planned  # the runs that failed, in the note
+    return " ".join(parts) + caveats(a.cpu, missing, list(a.notes) + one_run_note(a.gap))
 
 
 # --- Q4.2 -------------------------------------------------------------------------------------------
@@ -142,6 +143,38 @@ class Q42Answer(Record):
     at_largest: tuple[RemedyRun, ...]  # the remedies that ran at Q4.1's batch, where it is not `batch`
     not_run: tuple[NotRun, ...]  # remedy cells at `batch` or Q4.1's planned without a result
     notes: tuple[str, ...] = ()
+    rule: Optional[ScalingRule] = None  # the reference the remedy runs scaled their rate from
+
+
+GOYAL_LR, GOYAL_BATCH = 0.1, 256  # Goyal et al.'s reference: learning rate 0.1 per 256 images
+
+
+@dataclass(frozen=True)
+class ScalingRule:
+    """The linear rule's reference as the remedy runs applied it: `lr` per `ref_batch` images, and its
+    rate per image against Goyal et al.'s 0.1 per 256 (`vs_goyal`: 2.0 is twice theirs at every batch)."""
+
+    lr: float
+    ref_batch: int
+    vs_goyal: float
+
+
+def scaling_rule(rows: list[Any]) -> Optional[ScalingRule]:
+    """From the rows of the remedy runs an answer cites (None: none), the first one's reference."""
+    scaled = [r for r in rows if r.lr_scaling == "linear"]
+    if not scaled:
+        return None
+    lr, ref = float(scaled[0].lr), int(scaled[0].lr_ref_batch)
+    return ScalingRule(lr, ref, (lr / ref) / (GOYAL_LR / GOYAL_BATCH))
+
+
+def _rule_text(rule: Optional[ScalingRule]) -> str:
+    """The caveat a scaled rate needs where its reference is not Goyal et al.'s."""
+    if rule is None or abs(rule.vs_goyal - 1) <= 0.01:
+        return ""
+    times = "twice" if abs(rule.vs_goyal - 2) <= 0.01 else f"{rule.vs_goyal:.3g} times"
+    return (f" The rule here starts from {rule.lr:g} per {rule.ref_batch} images, {times} Goyal et al.'s "
+            f"{GOYAL_LR:g} per {GOYAL_BATCH}.")
 
 
 @dataclass(frozen=True)
@@ -178,17 +211,17 @@ def q42_answer(tables: Tables) -> Optional[Q42Answer]:
     not_run = tuple(NotRun(str(_remedy_of(r)), int(r.batch_per_gpu), missing_reason(r)) for _, r in runs
                     if r.status != "ok" and _remedy_of(r) and r.batch_per_gpu in (batch, largest))
     planned = {_remedy_of(r) for _, r in runs}
-    missing = []
-    if LINEAR not in planned:
-        missing.append("no run with linear LR scaling alone: add lr_scaling = \"linear\" to Q4's large-batch cells")
-    if WARMUP not in planned:
-        missing.append("no run with warmup: add warmup_epochs = 2 with lr_scaling = \"linear\"")
+    absent = [n for n in (LINEAR, WARMUP) if n not in planned]
+    missing = ["this study ran neither remedy"] if len(absent) == 2 else [f"this study has no run of {n}" for n in absent]
+    to_add = [{LINEAR: "lr_scaling = \"linear\"", WARMUP: "warmup_epochs = 2 with lr_scaling = \"linear\""}[n]
+              + " on Q4's large-batch cells" for n in absent]
     at_q41 = [plain.get(largest), done.get((largest, LINEAR)), done.get((largest, WARMUP))] if at_largest else []
     used = [x for x in (base, plain.get(batch), done.get((batch, LINEAR)), done.get((batch, WARMUP)), *at_q41) if x]
     _, cpu = where(r.gpu_model for _, r in used)
     return Q42Answer(cited(namer, used), tuple(missing), any(r.dataset == "synthetic" for _, r in used), cpu, batch,
                      largest, lin, warm, b, p, at_largest, not_run,
-                     setting_notes(tables.get("train_cells"), (r for _, r in used)))
+                     setting_notes(tables.get("train_cells"), (r for _, r in used)), scaling_rule([r for _, r in used]),
+                     to_add=tuple(to_add))
 
 
 def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5], base: Optional[Run5]) -> Optional[RemedyRun]:
@@ -215,7 +248,7 @@ def q42_text(a: Q42Answer) -> str:
         b += f", no remedy {pct(a.plain.accuracy)})" if a.plain else ")"
         where = (f"At batch {a.batch} per GPU, the largest where both ran" if largest
                  else f"In this run, at batch {a.batch} per GPU on 4 GPUs")
-        text += f" {where}{b}: {_reached(runs)}." + _diverged(runs, a.plain)
+        text += f" {where}{b}: {_reached(runs)}." + _diverged(runs, a.plain) + _rule_text(a.rule)
     own = [f"{m.remedy} at batch {m.batch} ({m.why})" for m in a.not_run if m.batch == a.batch]
     if own:
         text += " No result: " + "; ".join(own) + "."
@@ -360,15 +393,18 @@ def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[D
         runs = sorted(runs, key=lambda x: (x[1].batch_per_gpu != prefer_batch, -x[1].gpus))
     main = next(((i, r) for i, r in runs if bool(r.ddp_broadcast_buffers)), runs[0] if runs else None)
     off = next(((i, r) for i, r in runs if not bool(r.ddp_broadcast_buffers)), None)
-    missing: tuple[str, ...] = () if runs else (
-        "no result records DDP's own evidence (written before jobs measured it): rerun a DDP cell to measure it",)
+    missing: tuple[str, ...] = () if runs else (NO_EVIDENCE,)
     bad = _disagree(tables)
     if bad:
         missing += (f"{bad} DDP result{'s' * (bad > 1)} whose evidence disagrees with its cell on broadcast_buffers "
                     "left out",)
     used = [x for x in (main, off) if x]
     return DDPAnswer(_cells_evidence(tables, used), missing, _ddp(main[1]) if main else None,
-                     _ddp(off[1]) if off else None)
+                     _ddp(off[1]) if off else None, to_add=() if runs else (RERUN,))
+
+
+NO_EVIDENCE = "the runs did not record what DDP did, so this answer comes from PyTorch's documentation"
+RERUN = "a rerun of a DDP cell (its result predates the DDP evidence jobs record)"
 
 
 def q5_text(a: DDPAnswer) -> str:
@@ -378,25 +414,37 @@ def q5_text(a: DDPAnswer) -> str:
             "order every epoch; with it, both the order and which samples a rank gets change. It does not "
             "synchronize the processes (DDP's all-reduce does).")
     if a.run and a.reshuffles:
-        text += (f" Measured on {a.run.setup} at batch {a.run.batch}: {a.run.overlap_without:.0%} of a rank's sample "
-                 f"positions repeat from epoch 1 to 2 without set_epoch, {a.run.overlap_with:.1%} with it.")
+        text += f" Measured on {a.run.setup} at batch {a.run.batch}: " + _orders(a.run) + "."
     elif a.run:
-        text += (f" The run on {a.run.setup} at batch {a.run.batch} does not show it: {a.run.overlap_without:.1%} of a "
-                 f"rank's positions repeat without set_epoch and {a.run.overlap_with:.1%} with it, so its evidence "
-                 "is not read as a measurement here.")
+        text += (f" The run on {a.run.setup} at batch {a.run.batch} does not show it ({_orders(a.run)}), so it is not "
+                 "cited as a measurement.")
     return text + caveats(False, a.missing)
 
 
+def _orders(r: DDPRun) -> str:
+    """What the run's sampler orders show, epoch 2 against epoch 1, in a student's words."""
+    def at_same(share: float, lead: str) -> str:
+        if share >= 1:
+            return f"{lead} each rank receives exactly the same samples in the same order in epoch 2 as in epoch 1"
+        return f"{lead} {'none' if share <= 0 else f'{share:.1%}'} of a rank's samples come at the same step in both epochs"
+    return at_same(r.overlap_without, "without set_epoch") + "; " + at_same(r.overlap_with, "with it,")
+
+
 def q6_text(a: DDPAnswer) -> str:
-    if a.run is None:
-        return ("No, the parameters and buffers are also communicated: DDP broadcasts them from rank 0 "
-                "once when it wraps the model, and, with broadcast_buffers on (the default), rank 0's buffers (BatchNorm's "
-                "running mean and variance) before every forward; BatchNorm statistics are not all-reduced unless "
-                "SyncBatchNorm is used." + caveats(False, a.missing))
     r = a.run
-    per_step = f"{bytes_text(r.buffer_bytes)} of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
-               "before every forward" if r.buffer_bytes else "no buffer broadcast (broadcast_buffers off)"
-    return (f"No, the parameters and buffers are also communicated. Measured on {r.setup} at batch {r.batch}: each step "
-            f"all-reduces {bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and {bytes_text(r.init_bytes)} of "
-            "parameters and buffers broadcast once when DDP wraps the model. The statistics are copied from rank 0, "
-            "not reduced (only SyncBatchNorm reduces them)." + caveats(False, a.missing))
+    if r is None:
+        text = ("No, the parameters and buffers are also communicated: DDP broadcasts them from rank 0 once when it wraps "
+                "the model, and, with broadcast_buffers on (the default), rank 0's buffers (BatchNorm's running mean and "
+                "variance) before every forward. ")
+        params = "the parameters and buffers"
+    else:
+        per_step = f"{bytes_text(r.buffer_bytes)} of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
+                   "before every forward" if r.buffer_bytes else "no buffer broadcast (broadcast_buffers off)"
+        text = (f"No, the parameters and buffers are also communicated. Measured on {r.setup} at batch {r.batch}: each "
+                f"step all-reduces {bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and "
+                f"{bytes_text(r.init_bytes)} of parameters and buffers broadcast once when DDP wraps the model. ")
+        params = f"the {bytes_text(r.init_bytes)} of parameters and buffers"
+    return (text + f"DataParallel, the homework's other engine, copies {params} from GPU 0 to every other GPU on every "
+            "forward, scatters the inputs and gathers the outputs. Neither averages BatchNorm's statistics: "
+            "SyncBatchNorm would synchronise each batch's mean and variance across ranks in the forward, and the "
+            "running statistics would then agree as a result." + caveats(False, a.missing))
