@@ -12,7 +12,7 @@ from typing import Any, Optional
 from collect.evidence import Measured
 from collect.questions import Tables, Words, one_run_note, says
 from collect.train.answers_common import caveats, figure, part_a, pct, points_against, rows_of, setting_notes
-from collect.train.answers_large import NO_EVIDENCE, DDPAnswer, ddp_answer
+from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, ddp_answer
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason
 from collect.train.tables import CONFIG, Q4_EPOCH
