@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Optional, TypeVar
 
@@ -31,11 +31,13 @@ WORDS = 120  # an answer's words at most (the console's screen holds every answe
 @dataclass(frozen=True)
 class Record:
     """An answer as data: the kind's record types add their numbers and verdicts as fields. `missing`:
-    what the study lacks for this question (said once inside the answer); `evidence`: the table rows
-    its numbers come from."""
+    what the study lacks for this question (said once inside the answer, in the student's words);
+    `evidence`: the table rows its numbers come from; `to_add`: what the tool's user could add to the
+    study to measure it, in the study file's words (the details say it, never the paragraph)."""
 
     evidence: tuple[Evidence, ...]
     missing: tuple[str, ...]
+    to_add: tuple[str, ...] = field(default=(), kw_only=True)
 
     def numbers(self) -> dict[str, Any]:
         """Every number and verdict of the record, by field name (nested records and verdicts by
@@ -47,7 +49,7 @@ def _flat(value: Any, prefix: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
-            if f.name not in ("evidence", "missing") and not f.metadata.get("cells"):
+            if f.name not in ("evidence", "missing", "to_add") and not f.metadata.get("cells"):
                 out.update(_flat(getattr(value, f.name), f"{prefix}{f.name}."))
         return out
     key = prefix.rstrip(".")
@@ -157,11 +159,14 @@ def says(v: Verdict | Difference, words: Words) -> str:
     return words.unsure
 
 
+ONE_RUN = "figures without a range are single runs"
+
+
 def one_run_note(*verdicts: Optional[Verdict | Difference]) -> list[str]:
     """What the answer says once where a comparison rests on single runs: its words are the runs' as
     measured, not a verdict over a spread."""
     if any(v is not None and v.one_run for v in verdicts):
-        return ["a figure without a range is one run (no spread)"]
+        return [ONE_RUN]
     return []
 
 

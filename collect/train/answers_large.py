@@ -1,8 +1,6 @@
-"""Part A Q4.1-Q7 as records and paragraphs: the 5th epoch at the largest batch against the study's
-baseline (batch 128 on 1 GPU); Goyal et al.'s two remedies and whether this run's cells show each closing the gap;
-and the essay questions (set_epoch, what DDP sends besides gradients, gradients alone at the largest
-batch on 4 GPUs) from what the DDP runs measured (jobs.train.result.DDPEvidence), or the reasoning and
-the cell to add where no run measured it."""
+"""Part A Q4.1 and Q4.2 as records and paragraphs: the 5th epoch at the largest batch against the
+study's baseline (batch 128 on 1 GPU); Goyal et al.'s two remedies and whether this run's cells show
+each closing the gap. Q5-Q7: collect.train.answers_ddp and answers_q7."""
 from __future__ import annotations
 
 import math
@@ -11,15 +9,14 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.evidence import Evidence, Measured
+from collect.evidence import Measured
 from collect.questions import Record, Tables, Words, one_run_note, says
 from collect.render import number
-from jobs.core.bandwidth import bytes_text
 from collect.train.formulas import DIVERGED_LOSS
 from collect.train.answers_common import caveats, cited, part_a, pct, points_against, rows_of, setting_notes, where
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
-from collect.train.tables import CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
+from collect.train.tables import Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
 from collect.verdict import Difference
 
 
@@ -74,10 +71,12 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     large = max(plain, key=lambda x: x[1].batch_per_gpu, default=None)
     missing = [f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows_of(q4) if r.status != "ok" and not r.baseline
                and remedy_name(r) == "none"]
+    to_add = []
     if base is None:
-        missing.append(f"the baseline (batch {Q4_BASELINE_BATCH} on 1 GPU, {Q4_EPOCH} epochs) has no result: add it")
+        missing.append(f"the baseline (batch {Q4_BASELINE_BATCH} on 1 GPU, {Q4_EPOCH} epochs) has no result")
+        to_add.append(f"the baseline (batch {Q4_BASELINE_BATCH} on 1 GPU with epochs = {Q4_EPOCH})")
     if large is None:
-        missing.append(f"no 4-GPU run of {Q4_EPOCH} epochs without remedy has a result: add one at Q1's largest batch")
+        to_add.append(f"a DDP cell on 4 GPUs with epochs = {Q4_EPOCH} at Q1's largest batch")
     b, l_ = (_run5(base[1], namer) if base else None), (_run5(large[1], namer) if large else None)
     gap = points_against(l_.accuracy, b.accuracy) if b and l_ else None
     used = [x for x in (base, large) if x]
@@ -86,15 +85,18 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     planned = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows_of(q4) if r.status != "ok")
     return Q41Answer(cited(namer, used), tuple(missing), device, cpu, synthetic, b, l_, gap,
                      largest_fitting_batch(tables["q1"]), planned,
-                     setting_notes(tables.get("train_cells"), (r for _, r in used)))
+                     setting_notes(tables.get("train_cells"), (r for _, r in used)), to_add=tuple(to_add))
 
 
 def q41_text(a: Q41Answer) -> str:
-    parts = []
+    form = f"The average training loss and training accuracy for the {Q4_EPOCH}th epoch for batch size per GPU "
     if a.large:
-        parts.append(f"The average training loss and training accuracy for the {Q4_EPOCH}th epoch for batch size per GPU "
-                     f"{a.large.batch} on {a.large.setup} (global batch {a.large.global_batch}) are "
-                     f"{number(a.large.loss.value, 4)} and {pct(a.large.accuracy)}.")
+        parts = [f"{form}{a.large.batch} on {a.large.setup} (global batch {a.large.global_batch}) are "
+                 f"{number(a.large.loss.value, 4)} and {pct(a.large.accuracy)}."]
+    else:  # the assignment's form, its blanks said as not measured
+        why = (f"the study's {Q4_EPOCH}-epoch runs have no result" if a.planned
+               else f"this study has no {Q4_EPOCH}-epoch run" + " on 4 GPUs" * bool(a.baseline))
+        parts = [f"{form}{a.q1_largest or 'the largest that fits'} on 4 GPUs are not measured: {why}."]
     if a.baseline:
         parts.append(f"The baseline, this study's batch {Q4_BASELINE_BATCH} on 1 GPU (standing in for Lab 2's), reaches "
                      f"{number(a.baseline.loss.value, 4)} and {pct(a.baseline.accuracy)}.")
@@ -105,14 +107,10 @@ def q41_text(a: Q41Answer) -> str:
             "not clearly different from the baseline's")) + (
             ": with the same epochs it takes far fewer, larger steps at the same learning rate." if a.gap.direction < 0
             or (a.gap.one_run and a.gap.delta < -a.gap.threshold) else "."))
-    if not parts and a.planned:
-        return (f"The study's {Q4_EPOCH}-epoch runs have no result: {'; '.join(a.planned[:3])}"
-                + (f" and {len(a.planned) - 3} more" if len(a.planned) > 3 else "") + "." + caveats(a.cpu, ()))
-    if not parts:
-        parts.append(f"This study has no {Q4_EPOCH}-epoch run to answer Q4.1 from.")
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
         parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
-    return " ".join(parts) + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(a.gap))
+    missing = a.missing if a.large else a.planned  # the runs that failed, in the note
+    return " ".join(parts) + caveats(a.cpu, missing, list(a.notes) + one_run_note(a.gap))
 
 
 # --- Q4.2 -------------------------------------------------------------------------------------------
@@ -142,6 +140,38 @@ class Q42Answer(Record):
     at_largest: tuple[RemedyRun, ...]  # the remedies that ran at Q4.1's batch, where it is not `batch`
     not_run: tuple[NotRun, ...]  # remedy cells at `batch` or Q4.1's planned without a result
     notes: tuple[str, ...] = ()
+    rule: Optional[ScalingRule] = None  # the reference the remedy runs scaled their rate from
+
+
+GOYAL_LR, GOYAL_BATCH = 0.1, 256  # Goyal et al.'s reference: learning rate 0.1 per 256 images
+
+
+@dataclass(frozen=True)
+class ScalingRule:
+    """The linear rule's reference as the remedy runs applied it: `lr` per `ref_batch` images, and its
+    rate per image against Goyal et al.'s 0.1 per 256 (`vs_goyal`: 2.0 is twice theirs at every batch)."""
+
+    lr: float
+    ref_batch: int
+    vs_goyal: float
+
+
+def scaling_rule(rows: list[Any]) -> Optional[ScalingRule]:
+    """From the rows of the remedy runs an answer cites (None: none), the first one's reference."""
+    scaled = [r for r in rows if r.lr_scaling == "linear"]
+    if not scaled:
+        return None
+    lr, ref = float(scaled[0].lr), int(scaled[0].lr_ref_batch)
+    return ScalingRule(lr, ref, (lr / ref) / (GOYAL_LR / GOYAL_BATCH))
+
+
+def _rule_text(rule: Optional[ScalingRule]) -> str:
+    """The caveat a scaled rate needs where its reference is not Goyal et al.'s."""
+    if rule is None or abs(rule.vs_goyal - 1) <= 0.01:
+        return ""
+    times = "twice" if abs(rule.vs_goyal - 2) <= 0.01 else f"{rule.vs_goyal:.3g} times"
+    return (f" The rule here starts from {rule.lr:g} per {rule.ref_batch} images, {times} Goyal et al.'s "
+            f"{GOYAL_LR:g} per {GOYAL_BATCH}.")
 
 
 @dataclass(frozen=True)
@@ -178,17 +208,17 @@ def q42_answer(tables: Tables) -> Optional[Q42Answer]:
     not_run = tuple(NotRun(str(_remedy_of(r)), int(r.batch_per_gpu), missing_reason(r)) for _, r in runs
                     if r.status != "ok" and _remedy_of(r) and r.batch_per_gpu in (batch, largest))
     planned = {_remedy_of(r) for _, r in runs}
-    missing = []
-    if LINEAR not in planned:
-        missing.append("no run with linear LR scaling alone: add lr_scaling = \"linear\" to Q4's large-batch cells")
-    if WARMUP not in planned:
-        missing.append("no run with warmup: add warmup_epochs = 2 with lr_scaling = \"linear\"")
+    absent = [n for n in (LINEAR, WARMUP) if n not in planned]
+    missing = ["this study ran neither remedy"] if len(absent) == 2 else [f"this study has no run of {n}" for n in absent]
+    to_add = [{LINEAR: "lr_scaling = \"linear\"", WARMUP: "warmup_epochs = 2 with lr_scaling = \"linear\""}[n]
+              + " on Q4's large-batch cells" for n in absent]
     at_q41 = [plain.get(largest), done.get((largest, LINEAR)), done.get((largest, WARMUP))] if at_largest else []
     used = [x for x in (base, plain.get(batch), done.get((batch, LINEAR)), done.get((batch, WARMUP)), *at_q41) if x]
     _, cpu = where(r.gpu_model for _, r in used)
     return Q42Answer(cited(namer, used), tuple(missing), any(r.dataset == "synthetic" for _, r in used), cpu, batch,
                      largest, lin, warm, b, p, at_largest, not_run,
-                     setting_notes(tables.get("train_cells"), (r for _, r in used)))
+                     setting_notes(tables.get("train_cells"), (r for _, r in used)), scaling_rule([r for _, r in used]),
+                     to_add=tuple(to_add))
 
 
 def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5], base: Optional[Run5]) -> Optional[RemedyRun]:
@@ -215,7 +245,7 @@ def q42_text(a: Q42Answer) -> str:
         b += f", no remedy {pct(a.plain.accuracy)})" if a.plain else ")"
         where = (f"At batch {a.batch} per GPU, the largest where both ran" if largest
                  else f"In this run, at batch {a.batch} per GPU on 4 GPUs")
-        text += f" {where}{b}: {_reached(runs)}." + _diverged(runs, a.plain)
+        text += f" {where}{b}: {_reached(runs)}." + _diverged(runs, a.plain) + _rule_text(a.rule)
     own = [f"{m.remedy} at batch {m.batch} ({m.why})" for m in a.not_run if m.batch == a.batch]
     if own:
         text += " No result: " + "; ".join(own) + "."
@@ -277,126 +307,3 @@ def _effect(r: RemedyRun) -> str:
         parts.append(says(r.against_baseline, Words("still below the baseline", "beyond the baseline",
                                                     "closing the gap to the baseline", "the gap not clearly closed")))
     return ", " + ", ".join(parts) if parts else ""
-
-
-# --- Q5-Q7: DDP's own evidence -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DDPRun:
-    setup: str
-    batch: int
-    gpus: int
-    grad_bytes: float
-    buffer_bytes: float
-    init_bytes: float
-    broadcast_buffers: bool
-    steps_per_epoch: float
-    overlap_without: float
-    overlap_with: float
-    bn_rank_spread: float  # NaN: not measured
-
-
-def _ddp_runs(tables: Tables) -> tuple[list[tuple[int, Any]], Optional[pd.DataFrame]]:
-    """The ok DDP results with DDP's own evidence whose broadcast_buffers agrees with their cell's (one
-    that disagrees cannot say which side it measured), and the cells' frame."""
-    frame = tables.get("train_cells")
-    if frame is None or "ddp_grad_bytes" not in frame:
-        return [], None
-    cells = frame.reset_index(drop=True)
-    ok = (cells.status == "ok") & cells.ddp_grad_bytes.notna()
-    return [(i, r) for i, r in rows_of(cells, ok) if r.status == "ok" and present(r.ddp_grad_bytes)
-            and bool(r.ddp_broadcast_buffers) == bool(r.broadcast_buffers)], cells
-
-
-def _disagree(tables: Tables) -> int:
-    """DDP results whose evidence says broadcast_buffers otherwise than their cell."""
-    frame = tables.get("train_cells")
-    if frame is None or "ddp_grad_bytes" not in frame:
-        return 0
-    has = (frame.status == "ok") & frame.ddp_grad_bytes.notna()
-    return int((has & (frame.ddp_broadcast_buffers.astype(bool) != frame.broadcast_buffers.astype(bool))).sum())
-
-
-def _ddp(r: Any) -> DDPRun:
-    return DDPRun(f"{r.gpus} GPUs" if r.nodes == 1 else f"{r.nodes} nodes x {r.gpus_per_node} GPUs", int(r.batch_per_gpu),
-                  int(r.gpus), float(r.ddp_grad_bytes), float(r.ddp_buffer_bytes), float(r.ddp_init_bytes),
-                  bool(r.ddp_broadcast_buffers), float(r.ddp_steps_per_epoch), float(r.ddp_order_overlap_without_set_epoch),
-                  float(r.ddp_order_overlap_with_set_epoch), float(r.ddp_bn_rank_spread))
-
-
-@dataclass(frozen=True)
-class DDPAnswer(Record):
-    run: Optional[DDPRun]  # the run whose numbers the answer reads
-    gradients_only: Optional[DDPRun]  # Q7: a run with broadcast_buffers off
-
-    @property
-    def reshuffles(self) -> bool:
-        """The run's own overlaps show set_epoch changing the order: fewer positions repeat with it."""
-        return self.run is not None and self.run.overlap_with < self.run.overlap_without
-
-
-def _cells_evidence(tables: Tables, rows: list[tuple[int, Any]]) -> tuple:
-    """The test table's row of each run's configuration (its result file, named by cell id, holds the
-    DDP evidence the answer quotes)."""
-    test = tables.get("test")
-    if test is None or not len(test):
-        return ()
-    test = test.reset_index(drop=True)
-    out = []
-    for _, r in rows:
-        same = (test.engine == r.engine) & (test.gpus == r.gpus) & (test.batch_per_gpu == r.batch_per_gpu)
-        at = next((i for i, t in rows_of(test, same) if all(getattr(t, c) == getattr(r, c) for c in CONFIG)), None)
-        if at is not None:
-            out.append(Evidence("test", at, f"{r.gpus} GPUs, {r.engine}, batch {r.batch_per_gpu} (result {r.cell_id})"))
-    return tuple(out)
-
-
-def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[DDPAnswer]:
-    if not part_a(tables):
-        return None
-    runs, cells = _ddp_runs(tables)
-    if prefer_batch is not None:
-        runs = sorted(runs, key=lambda x: (x[1].batch_per_gpu != prefer_batch, -x[1].gpus))
-    main = next(((i, r) for i, r in runs if bool(r.ddp_broadcast_buffers)), runs[0] if runs else None)
-    off = next(((i, r) for i, r in runs if not bool(r.ddp_broadcast_buffers)), None)
-    missing: tuple[str, ...] = () if runs else (
-        "no result records DDP's own evidence (written before jobs measured it): rerun a DDP cell to measure it",)
-    bad = _disagree(tables)
-    if bad:
-        missing += (f"{bad} DDP result{'s' * (bad > 1)} whose evidence disagrees with its cell on broadcast_buffers "
-                    "left out",)
-    used = [x for x in (main, off) if x]
-    return DDPAnswer(_cells_evidence(tables, used), missing, _ddp(main[1]) if main else None,
-                     _ddp(off[1]) if off else None)
-
-
-def q5_text(a: DDPAnswer) -> str:
-    text = ("One needs to set the epoch because DistributedSampler draws one permutation of the whole data set from a "
-            "generator seeded by seed + epoch, then gives each rank every N-th sample of it: without "
-            "set_epoch(epoch) every epoch draws the same permutation, so each rank gets the same samples in the same "
-            "order every epoch; with it, both the order and which samples a rank gets change. It does not "
-            "synchronize the processes (DDP's all-reduce does).")
-    if a.run and a.reshuffles:
-        text += (f" Measured on {a.run.setup} at batch {a.run.batch}: {a.run.overlap_without:.0%} of a rank's sample "
-                 f"positions repeat from epoch 1 to 2 without set_epoch, {a.run.overlap_with:.1%} with it.")
-    elif a.run:
-        text += (f" The run on {a.run.setup} at batch {a.run.batch} does not show it: {a.run.overlap_without:.1%} of a "
-                 f"rank's positions repeat without set_epoch and {a.run.overlap_with:.1%} with it, so its evidence "
-                 "is not read as a measurement here.")
-    return text + caveats(False, a.missing)
-
-
-def q6_text(a: DDPAnswer) -> str:
-    if a.run is None:
-        return ("No, the parameters and buffers are also communicated: DDP broadcasts them from rank 0 "
-                "once when it wraps the model, and, with broadcast_buffers on (the default), rank 0's buffers (BatchNorm's "
-                "running mean and variance) before every forward; BatchNorm statistics are not all-reduced unless "
-                "SyncBatchNorm is used." + caveats(False, a.missing))
-    r = a.run
-    per_step = f"{bytes_text(r.buffer_bytes)} of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
-               "before every forward" if r.buffer_bytes else "no buffer broadcast (broadcast_buffers off)"
-    return (f"No, the parameters and buffers are also communicated. Measured on {r.setup} at batch {r.batch}: each step "
-            f"all-reduces {bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and {bytes_text(r.init_bytes)} of "
-            "parameters and buffers broadcast once when DDP wraps the model. The statistics are copied from rank 0, "
-            "not reduced (only SyncBatchNorm reduces them)." + caveats(False, a.missing))

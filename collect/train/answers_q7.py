@@ -1,9 +1,9 @@
 """Part A Q7 as a record and a paragraph: would communicating only the gradients suffice for batch
-512 per GPU on 4 GPUs? Read from the study's gradients-only cell (broadcast_buffers off): its test
+512 per GPU on 4 GPUs? Answered for that case whatever the study ran; read from the study's
+gradients-only cell on 4 GPUs (broadcast_buffers off; the question's batch where it ran): its test
 accuracy against the same configuration with the buffers broadcast (the verdict chooses yes or no),
 and the ranks' BatchNorm spread the DDP runs measured; where the study has no such cell, the
-reasoning and the cell to add beside a DDP run the study has on 4 GPUs (the question's batch where
-it ran, else its largest)."""
+reasoning (and, in the details, the cell to add)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,10 +12,10 @@ from typing import Any, Optional
 from collect.evidence import Measured
 from collect.questions import Tables, Words, one_run_note, says
 from collect.train.answers_common import caveats, figure, part_a, pct, points_against, rows_of, setting_notes
-from collect.train.answers_large import DDPAnswer, _ddp_runs, ddp_answer
+from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, ddp_answer
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason
-from collect.train.tables import CONFIG, Q4_EPOCH, largest_fitting_batch
+from collect.train.tables import CONFIG, Q4_EPOCH
 from collect.verdict import Difference
 
 GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
@@ -23,12 +23,12 @@ GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
 
 @dataclass(frozen=True)
 class Q7Answer(DDPAnswer):
-    batch: Optional[int]  # per GPU: the gradients-only cell's on 4 GPUs, else BATCH where a DDP run on 4 GPUs
-    # has it, else the largest such run's, else Q1's largest that fit (None: none ran)
+    batch: int  # per GPU: the question's case (BATCH), answered whatever the study ran
     gpus: int
-    global_batch: Optional[int]
-    epochs: int  # the gradients-only cell's, else the DDP run's at `batch` it would sit beside
-    beside: bool  # the study has a DDP run with the buffers broadcast at `batch` on 4 GPUs
+    global_batch: int
+    measured_batch: Optional[int]  # per GPU: the gradients-only cell's on 4 GPUs (None: the study has none)
+    epochs: int  # the gradients-only cell's, else the DDP run's of the question's case it would sit beside
+    beside: bool  # the study has a DDP run of the question's case with the buffers broadcast
     status: str  # the gradients-only cell's ("ok", "failed", ...); "" where the study has none
     synthetic: bool
     only: Optional[Measured]  # its test accuracy after the last epoch
@@ -46,14 +46,14 @@ class Q7Answer(DDPAnswer):
 
 
 def _gradients_only(tables: Tables) -> tuple[Optional[Any], Optional[Any]]:
-    """The study's gradients-only DDP cell on 4 GPUs (the first, by the test table's order) and its
-    partner: the configuration that differs only in broadcasting the buffers."""
+    """The study's gradients-only DDP cell on 4 GPUs (the question's batch where it ran, else the first by
+    the test table's order) and its partner: the configuration that differs only in broadcasting the buffers."""
     test = tables.get("test")
     if test is None or "broadcast_buffers" not in test:
         return None, None
     on, ddp4 = test.broadcast_buffers.astype(bool), (test.engine == "ddp") & (test.gpus == GPUS)
-    only = next((r for _, r in rows_of(test, ddp4 & ~on)
-                 if r.engine == "ddp" and r.gpus == GPUS and not bool(r.broadcast_buffers)), None)
+    cells = [r for _, r in rows_of(test, ddp4 & ~on) if r.engine == "ddp" and r.gpus == GPUS and not bool(r.broadcast_buffers)]
+    only = next((r for r in cells if r.batch_per_gpu == BATCH), cells[0] if cells else None)
     if only is None:
         return None, None
     same = [c for c in CONFIG if c != "broadcast_buffers"]
@@ -67,26 +67,24 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
     if not part_a(tables):
         return None
     only, partner = _gradients_only(tables)
-    runs, _ = _ddp_runs(tables)
-    off = [r.batch_per_gpu for _, r in runs if not bool(r.ddp_broadcast_buffers) and r.gpus == GPUS]
     ddp = _ddp_on_4(tables)
-    batch = (only.batch_per_gpu if only is not None else off[0] if off else BATCH if BATCH in ddp
-             else max(ddp, default=None) or largest_fitting_batch(tables["q1"]))
-    epochs = int(only.epochs) if only is not None else ddp.get(int(batch), Q4_EPOCH) if batch is not None else Q4_EPOCH
-    a = ddp_answer(tables, prefer_batch=batch)
+    epochs = int(only.epochs) if only is not None else ddp.get(BATCH, Q4_EPOCH)
+    a = ddp_answer(tables, prefer_batch=BATCH)
     assert a is not None  # part_a holds
     acc, base = figure(only, "test_accuracy"), figure(partner, "test_accuracy")
     v = points_against(acc, base) if acc and base else None
     status = "" if only is None else str(only.status) if only.status != "failed" else missing_reason(only)
     synthetic = only is not None and only.dataset == "synthetic"
-    b = None if batch is None else int(batch)
     test = tables.get("test")
     most = int(test[test.engine == "ddp"].gpus.max()) if test is not None and (test.engine == "ddp").any() else GPUS
     q4 = tables["q4"]
     remedies = bool(len(q4)) and bool(((q4.lr_scaling == "linear") & (q4.status == "ok")).any())
     notes = setting_notes(tables.get("train_cells"), [r for r in (only, partner) if r is not None])
-    return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, b, GPUS, None if b is None else b * GPUS, epochs,
-                    batch in ddp, status, synthetic, acc, base, v, most, remedies, notes)
+    cell = f"a DDP cell with broadcast_buffers = false at batch {BATCH} per GPU on {GPUS} GPUs" + (
+        f" with epochs = {epochs} beside the study's run of it" if BATCH in ddp else "")
+    return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, BATCH, GPUS, BATCH * GPUS,
+                    None if only is None else int(only.batch_per_gpu), epochs, BATCH in ddp, status, synthetic, acc,
+                    base, v, most, remedies, notes, to_add=a.to_add + ((cell,) if only is None else ()))
 
 
 def _ddp_on_4(tables: Tables) -> dict[int, int]:
@@ -103,35 +101,37 @@ def _ddp_on_4(tables: Tables) -> dict[int, int]:
 
 
 def q7_text(a: Q7Answer) -> str:
-    at = f"batch {a.batch} per GPU on {a.gpus} GPUs" if a.batch else f"the largest batch that fits on {a.gpus} GPUs"
-    glob = f" at a global batch of {a.global_batch}" if a.global_batch else ""
+    case = f"at a global batch of {a.global_batch} (the question's case, {a.batch} per GPU)"
     if a.okay:
-        text = (f"Yes, it is okay because every rank applies the same averaged gradient, so the weights stay identical "
-                f"on the {a.gpus} GPUs{glob}; only BatchNorm's running statistics (used at evaluation) drift apart, and "
-                "Goyal et al. [4] keep BatchNorm's statistics per worker anyway. ")
+        text = ("Yes, it is okay because every rank starts from rank 0's weights (DDP broadcasts them when it wraps "
+                "the model) and applies the same averaged gradient, so the weights stay identical on the "
+                f"{a.gpus} GPUs {case}; only BatchNorm's running statistics (used at evaluation) drift apart, and Goyal et "
+                "al. [4] keep BatchNorm's statistics per worker anyway. ")
     else:
-        text = (f"No, because without the buffer broadcast each rank's BatchNorm running statistics drift apart and "
-                f"evaluation uses rank 0's, which cost accuracy here{glob}. ")
+        text = (f"No, because {case} each rank's BatchNorm running statistics drift apart without the buffer broadcast, "
+                "and evaluation uses rank 0's, which cost accuracy when measured. ")
+    at = f"batch {a.measured_batch} per GPU on {a.gpus} GPUs"
+    other = "" if a.measured_batch == a.batch else ", not the question's case"
     if a.verdict and a.only and a.broadcast:
         word = says(a.verdict, Words("lower", "higher", "not distinguishable", "not clearly different"))
-        text += (f"Measured at {at} ({a.epochs} epochs): test accuracy {pct(a.only)} with gradients only against "
+        text += (f"Measured at {at} ({a.epochs} epochs{other}): test accuracy {pct(a.only)} with gradients only against "
                  f"{pct(a.broadcast)} with the buffers broadcast ({word}). ")
     elif a.only:
-        text += (f"Measured at {at} ({a.epochs} epochs): test accuracy {pct(a.only)} with gradients only; no run of "
-                 "that configuration with the buffers broadcast has one to hold it against. ")
+        text += (f"Measured at {at} ({a.epochs} epochs{other}): test accuracy {pct(a.only)} with gradients only; no run "
+                 "of that configuration with the buffers broadcast has one to hold it against. ")
     elif a.status:
         why = "its result has none" if a.status == "ok" else a.status
-        text += f"The study's gradients-only cell at {at} has no test accuracy ({why}): this is reasoning, not measured. "
+        text += f"The study's run with gradients only at {at} has no test accuracy ({why}): this is reasoning, not measured. "
     elif not _spread(a):
-        beside = f", {a.epochs} epochs, beside the study's run of it" if a.beside else ""
-        text += f"This is reasoning, not measured: add a DDP cell with broadcast_buffers = false at {at}{beside}. "
+        text += "This is reasoning, not measured: the study has no run that communicates only the gradients. "
     text += _spread(a)
     if a.study_gpus < a.gpus:
         text += f"The question's case is {a.gpus} GPUs; this study's DDP runs use at most {a.study_gpus}. "
     if a.remedies:
         text += "The large batch's accuracy itself needs Goyal et al.'s remedies (Q4.2). "
     notes = list(a.notes) * (a.verdict is not None) + one_run_note(a.verdict)
-    return text.rstrip() + caveats(False, a.missing if not (a.gradients_only or a.verdict) else (), notes)
+    missing = [m for m in a.missing if m != NO_EVIDENCE]  # the paragraph says where it is reasoning
+    return text.rstrip() + caveats(False, missing if not (a.gradients_only or a.verdict) else (), notes)
 
 
 def _spread(a: Q7Answer) -> str:

@@ -57,10 +57,13 @@ def base_key(row: Any) -> tuple:
 
 
 def missing_reason(row: Any) -> str:
-    """Why a row has no figure: its status ("OOM", "failed: <last error line>", "pending"...)."""
+    """Why a row has no figure: its status ("OOM", "failed: <last error line>", "pending"...); a failed
+    row without an error line is a job that ended without writing a result (collect.load.ended_state)."""
     why = status_text(row.status)
     error = getattr(row, "error", None)
-    return f"{why}: {error}" if isinstance(error, str) and error and row.status == "failed" else why
+    if row.status != "failed":
+        return why
+    return f"{why}: {error}" if isinstance(error, str) and error else f"{why}: its job left no result or error"
 
 
 def present(value: Any) -> bool:

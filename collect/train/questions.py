@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from collect.questions import Question
 import collect.train.answers_comm as comm
+import collect.train.answers_ddp as ddp
 import collect.train.answers_lab as lab
 import collect.train.answers_large as large
 import collect.train.answers_q7 as q7
@@ -49,8 +50,8 @@ QUESTIONS = (
     Question(PartA.Q4_1, "Accuracy when using large batch", ("q4",), ("q4", "q4_test"), large.q41_answer, large.q41_text),
     Question(PartA.Q4_2, "How to improve training accuracy when batch size is large", ("q4",), (), large.q42_answer,
              large.q42_text),
-    Question(PartA.Q5, "Distributed Data Parallel: why set the epoch", (), (), large.ddp_answer, large.q5_text),
-    Question(PartA.Q6, "What is passed on the network", (), (), large.ddp_answer, large.q6_text),
+    Question(PartA.Q5, "Distributed Data Parallel: why set the epoch", (), (), ddp.ddp_answer, ddp.q5_text),
+    Question(PartA.Q6, "What is passed on the network", (), (), ddp.ddp_answer, ddp.q6_text),
     Question(PartA.Q7, "What if we only communicate gradients", ("q4",), (), q7.q7_answer, q7.q7_text),
     Question(Lab.UTILIZATION, "GPU utilization and how to raise it", ("test",), (), lab.util_answer, lab.util_text),
     Question(Lab.FULL_RUN, "The time of a full training run", ("test",), (), lab.full_run_answer, lab.full_run_text),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from collect.questions import ONE_RUN
 from collect.report import collect
 from jobs.allreduce.cell import AllreduceCell
 from tests.collect.dirs import (ALLREDUCE_NOT_SUBMITTED, ONE_NODE, SMALL, allreduce_results, seconds,
@@ -36,7 +37,7 @@ def test_the_peak_by_hand_and_still_rising_only_where_the_verdict_says_so(answer
     assert not one.beyond and two.beyond
     assert "2 nodes x 2 GPUs, nccl: 9 GB/s at 42.6 MiB, the highest measured: still rising from 7.5 GB/s at 25 MiB, " \
            "so the peak lies beyond the sweep and shares of it are upper bounds" in peak.text
-    assert two.rising.one_run and "a figure without a range is one run (no spread)" in peak.text
+    assert two.rising.one_run and ONE_RUN in peak.text
     assert [e.table for e in peak.record.evidence] == ["allreduce_sizes"] * 4
 
 

@@ -189,8 +189,8 @@ def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
     other.body.ddp_evidence = DDPEvidence(4, 44_695_848, 0, 44_734_256, False, 98, 1.0, 0.01, 0.12)
     from tests.factories import write_results
     answers = {a.id: a for a in collect(write_results(tmp_path, results, study="hw5")).answers}
-    assert "100% of a rank's sample positions repeat from epoch 1 to 2 without set_epoch, 0.4% with it" in \
-        answers["A.Q5"].text
+    assert ("without set_epoch each rank receives exactly the same samples in the same order in epoch 2 as in epoch 1; "
+            "with it, 0.4% of a rank's samples come at the same step in both epochs") in answers["A.Q5"].text
     assert "each step all-reduces 42.6 MiB of gradients; besides them, 37.5 KiB of buffers" in answers["A.Q6"].text
     q7 = answers["A.Q7"]
     assert q7.record.gradients_only.bn_rank_spread == pytest.approx(0.12)
@@ -214,11 +214,11 @@ def test_q31_claims_no_trend_where_no_communication_is_measurable(tmp_path):
 
 
 def test_q7_speaks_of_the_questions_case_where_the_study_ran_it(hw5):
-    """No gradients-only cell: the cell to add sits beside the study's DDP run at 512 per GPU on 4 GPUs
-    (the question's case, 2 epochs), global batch 2048."""
+    """No gradients-only cell: the cell to add (in the details) sits beside the study's DDP run at 512 per
+    GPU on 4 GPUs (the question's case, 2 epochs), global batch 2048."""
     a = hw5["A.Q7"].record
     assert (a.batch, a.global_batch, a.epochs, a.beside) == (512, 2048, 2, True)
-    assert "at batch 512 per GPU on 4 GPUs, 2 epochs, beside the study's run of it" in hw5["A.Q7"].text
+    assert "at batch 512 per GPU on 4 GPUs with epochs = 2 beside the study's run of it" in hw5["A.Q7"].details[0]
     assert "global batch of 2048" in hw5["A.Q7"].text
 
 
@@ -238,15 +238,18 @@ def _with_gradients_only(tmp_path, only: float, broadcast: float = 0.42):
 
 
 def test_q7_reads_the_gradients_only_cell_and_its_verdict_chooses_the_answer(tmp_path):
+    """The gradients-only cell ran at 2048 per GPU, not the question's 512: the answer speaks of the
+    question's case (global batch 2048) and says its measurement is not that case."""
     lower = _with_gradients_only(tmp_path / "lower", only=0.30)
     r = lower.record
-    assert (r.batch, r.global_batch, r.status) == (2048, 8192, "ok")
+    assert (r.batch, r.global_batch, r.measured_batch, r.status) == (512, 2048, 2048, "ok")
     assert (r.only.value, r.broadcast.value) == pytest.approx((0.30, 0.42))
-    assert "test accuracy 30.00% with gradients only against 42.00% with the buffers broadcast" in lower.text
-    assert lower.text.startswith("No, because") and "global batch of 8192" in lower.text
-    assert "add a DDP cell" not in lower.text
+    assert "Measured at batch 2048 per GPU on 4 GPUs (5 epochs, not the question's case): test accuracy 30.00% with " \
+        "gradients only against 42.00% with the buffers broadcast" in lower.text
+    assert lower.text.startswith("No, because at a global batch of 2048 (the question's case, 512 per GPU)")
+    assert "add a DDP cell" not in lower.text and not any("broadcast_buffers" in x for x in r.to_add)
     same = _with_gradients_only(tmp_path / "same", only=0.42)
-    assert same.text.startswith("Yes, it is okay because") and "global batch of 8192" in same.text
+    assert same.text.startswith("Yes, it is okay because") and "global batch of 2048" in same.text
 
 
 def test_q42_says_a_remedy_run_without_result_where_no_smaller_batch_has_every_remedy(tmp_path):

@@ -7,11 +7,11 @@ import shutil
 
 import pytest
 
+from collect.questions import ONE_RUN
 from collect.report import collect
 from tests.collect.dirs import REAL_HW5
 
 H100 = "NVIDIA H100 80GB HBM3"
-ONE_RUN = "a figure without a range is one run"
 SYNTHETIC = "the data is synthetic"
 # 1 GPU, the timed (2nd) epoch: train_s (Q1) and epoch_s (Q2) by batch per GPU; 32768: OOM
 T1_TRAIN = {32: 17.47511991238594, 128: 4.927020095221698, 512: 2.5769587063267827, 2048: 2.394649649918079,
@@ -112,23 +112,28 @@ def test_q42_answers_from_the_largest_batch_with_every_remedy_and_says_what_fail
     assert a.linear.run.accuracy.value == pytest.approx(0.251) and a.warmup.run.accuracy.value == pytest.approx(0.12382)
     assert a.linear.diverged and a.warmup.diverged and a.linear.run.lr == pytest.approx(6.4)
     assert [r.run.accuracy.value for r in a.at_largest] == pytest.approx([0.13118])
-    assert [(m.remedy, m.batch, m.why) for m in a.not_run] == [("linear scaling with warmup", 8192, "failed")]
+    assert [(m.remedy, m.batch, m.why) for m in a.not_run] == [("linear scaling with warmup", 8192,
+                                                                "failed: its job left no result or error")]
     assert not any("add warmup_epochs" in m for m in a.missing)
     text = real["A.Q4.2"].text
     assert "At Q4.1's batch 8192 per GPU, linear scaling reaches 13.12%, lower than without it, and diverged; the " \
-        "warmup run has no result (failed)." in text
+        "warmup run has no result (failed: its job left no result or error)." in text
     assert "At batch 2048 per GPU, the largest where both ran" in text and "Both diverged at the scaled rate 6.4" in text
 
 
 def test_q7_names_the_cell_to_add_beside_the_studys_run_of_the_questions_case(real):
-    """No gradients-only run in this set: the cell to add is the question's case, 512 per GPU on 4 GPUs
-    (global 2048), beside the study's DDP run of it (33d01fd04423, 2 epochs)."""
+    """No gradients-only run in this set: the answer is reasoning for the question's case, 512 per GPU on
+    4 GPUs (global 2048); the cell to add, beside the study's DDP run of it (33d01fd04423, 2 epochs), is
+    in the details, in the study file's words, not in the paragraph."""
     a = real["A.Q7"].record
     assert (a.batch, a.gpus, a.global_batch, a.epochs, a.beside) == (512, 4, 2048, 2, True)
-    assert a.gradients_only is None and a.status == ""
+    assert a.gradients_only is None and a.status == "" and a.measured_batch is None
     text = real["A.Q7"].text
-    assert "broadcast_buffers = false at batch 512 per GPU on 4 GPUs, 2 epochs, beside the study's run of it" in text
-    assert "global batch of 2048" in text
+    assert "global batch of 2048 (the question's case, 512 per GPU)" in text
+    assert "the study has no run that communicates only the gradients" in text
+    assert "broadcast_buffers" not in text and "cell" not in text
+    assert "broadcast_buffers = false at batch 512 per GPU on 4 GPUs with epochs = 2 beside the study's run of it" in \
+        real["A.Q7"].details[0]
 
 
 def test_every_part_a_answer_fits_a_short_paragraph(real):

@@ -1,0 +1,151 @@
+"""Part A Q5 and Q6 (and Q7's base, collect.train.answers_q7) from what the DDP runs measured
+(jobs.train.result.DDPEvidence): the sampler's orders with and without set_epoch, and the bytes DDP
+sends besides the gradients; where no run measured them, the reasoning from PyTorch's documentation."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pandas as pd
+
+from collect.evidence import Evidence
+from collect.questions import Record, Tables
+from collect.train.answers_common import caveats, part_a, rows_of
+from collect.train.labels import present
+from collect.train.tables import CONFIG
+from jobs.core.bandwidth import bytes_text
+
+
+@dataclass(frozen=True)
+class DDPRun:
+    setup: str
+    batch: int
+    gpus: int
+    grad_bytes: float
+    buffer_bytes: float
+    init_bytes: float
+    broadcast_buffers: bool
+    steps_per_epoch: float
+    overlap_without: float
+    overlap_with: float
+    bn_rank_spread: float  # NaN: not measured
+
+
+def _ddp_runs(tables: Tables) -> tuple[list[tuple[int, Any]], Optional[pd.DataFrame]]:
+    """The ok DDP results with DDP's own evidence whose broadcast_buffers agrees with their cell's (one
+    that disagrees cannot say which side it measured), and the cells' frame."""
+    frame = tables.get("train_cells")
+    if frame is None or "ddp_grad_bytes" not in frame:
+        return [], None
+    cells = frame.reset_index(drop=True)
+    ok = (cells.status == "ok") & cells.ddp_grad_bytes.notna()
+    return [(i, r) for i, r in rows_of(cells, ok) if r.status == "ok" and present(r.ddp_grad_bytes)
+            and bool(r.ddp_broadcast_buffers) == bool(r.broadcast_buffers)], cells
+
+
+def _disagree(tables: Tables) -> int:
+    """DDP results whose evidence says broadcast_buffers otherwise than their cell."""
+    frame = tables.get("train_cells")
+    if frame is None or "ddp_grad_bytes" not in frame:
+        return 0
+    has = (frame.status == "ok") & frame.ddp_grad_bytes.notna()
+    return int((has & (frame.ddp_broadcast_buffers.astype(bool) != frame.broadcast_buffers.astype(bool))).sum())
+
+
+def _ddp(r: Any) -> DDPRun:
+    return DDPRun(f"{r.gpus} GPUs" if r.nodes == 1 else f"{r.nodes} nodes x {r.gpus_per_node} GPUs", int(r.batch_per_gpu),
+                  int(r.gpus), float(r.ddp_grad_bytes), float(r.ddp_buffer_bytes), float(r.ddp_init_bytes),
+                  bool(r.ddp_broadcast_buffers), float(r.ddp_steps_per_epoch), float(r.ddp_order_overlap_without_set_epoch),
+                  float(r.ddp_order_overlap_with_set_epoch), float(r.ddp_bn_rank_spread))
+
+
+@dataclass(frozen=True)
+class DDPAnswer(Record):
+    run: Optional[DDPRun]  # the run whose numbers the answer reads
+    gradients_only: Optional[DDPRun]  # Q7: a run with broadcast_buffers off
+
+    @property
+    def reshuffles(self) -> bool:
+        """The run's own overlaps show set_epoch changing the order: fewer positions repeat with it."""
+        return self.run is not None and self.run.overlap_with < self.run.overlap_without
+
+
+def _cells_evidence(tables: Tables, rows: list[tuple[int, Any]]) -> tuple:
+    """The test table's row of each run's configuration (its result file, named by cell id, holds the
+    DDP evidence the answer quotes)."""
+    test = tables.get("test")
+    if test is None or not len(test):
+        return ()
+    test = test.reset_index(drop=True)
+    out = []
+    for _, r in rows:
+        same = (test.engine == r.engine) & (test.gpus == r.gpus) & (test.batch_per_gpu == r.batch_per_gpu)
+        at = next((i for i, t in rows_of(test, same) if all(getattr(t, c) == getattr(r, c) for c in CONFIG)), None)
+        if at is not None:
+            out.append(Evidence("test", at, f"{r.gpus} GPUs, {r.engine}, batch {r.batch_per_gpu} (result {r.cell_id})"))
+    return tuple(out)
+
+
+def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[DDPAnswer]:
+    if not part_a(tables):
+        return None
+    runs, cells = _ddp_runs(tables)
+    if prefer_batch is not None:
+        runs = sorted(runs, key=lambda x: (x[1].batch_per_gpu != prefer_batch, -x[1].gpus))
+    main = next(((i, r) for i, r in runs if bool(r.ddp_broadcast_buffers)), runs[0] if runs else None)
+    off = next(((i, r) for i, r in runs if not bool(r.ddp_broadcast_buffers)), None)
+    missing: tuple[str, ...] = () if runs else (NO_EVIDENCE,)
+    bad = _disagree(tables)
+    if bad:
+        missing += (f"{bad} DDP result{'s' * (bad > 1)} whose evidence disagrees with its cell on broadcast_buffers "
+                    "left out",)
+    used = [x for x in (main, off) if x]
+    return DDPAnswer(_cells_evidence(tables, used), missing, _ddp(main[1]) if main else None,
+                     _ddp(off[1]) if off else None, to_add=() if runs else (RERUN,))
+
+
+NO_EVIDENCE = "the runs did not record what DDP did, so this answer comes from PyTorch's documentation"
+RERUN = "a rerun of a DDP cell (its result predates the DDP evidence jobs record)"
+
+
+def q5_text(a: DDPAnswer) -> str:
+    text = ("One needs to set the epoch because DistributedSampler draws one permutation of the whole data set from a "
+            "generator seeded by seed + epoch, then gives each rank every N-th sample of it: without "
+            "set_epoch(epoch) every epoch draws the same permutation, so each rank gets the same samples in the same "
+            "order every epoch; with it, both the order and which samples a rank gets change. It does not "
+            "synchronize the processes (DDP's all-reduce does).")
+    if a.run and a.reshuffles:
+        text += f" Measured on {a.run.setup} at batch {a.run.batch}: " + _orders(a.run) + "."
+    elif a.run:
+        text += (f" The run on {a.run.setup} at batch {a.run.batch} does not show it ({_orders(a.run)}), so it is not "
+                 "cited as a measurement.")
+    return text + caveats(False, a.missing)
+
+
+def _orders(r: DDPRun) -> str:
+    """What the run's sampler orders show, epoch 2 against epoch 1, in a student's words."""
+    def at_same(share: float, lead: str) -> str:
+        if share >= 1:
+            return f"{lead} each rank receives exactly the same samples in the same order in epoch 2 as in epoch 1"
+        return f"{lead} {'none' if share <= 0 else f'{share:.1%}'} of a rank's samples come at the same step in both epochs"
+    return at_same(r.overlap_without, "without set_epoch") + "; " + at_same(r.overlap_with, "with it,")
+
+
+def q6_text(a: DDPAnswer) -> str:
+    r = a.run
+    if r is None:
+        text = ("No, the parameters and buffers are also communicated: DDP broadcasts them from rank 0 once when it wraps "
+                "the model, and, with broadcast_buffers on (the default), rank 0's buffers (BatchNorm's running mean and "
+                "variance) before every forward. ")
+        params = "the parameters and buffers"
+    else:
+        per_step = f"{bytes_text(r.buffer_bytes)} of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
+                   "before every forward" if r.buffer_bytes else "no buffer broadcast (broadcast_buffers off)"
+        text = (f"No, the parameters and buffers are also communicated. Measured on {r.setup} at batch {r.batch}: each "
+                f"step all-reduces {bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and "
+                f"{bytes_text(r.init_bytes)} of parameters and buffers broadcast once when DDP wraps the model. ")
+        params = f"the {bytes_text(r.init_bytes)} of parameters and buffers"
+    return (text + f"DataParallel, the homework's other engine, copies {params} from GPU 0 to every other GPU on every "
+            "forward, scatters the inputs and gathers the outputs. Neither averages BatchNorm's statistics: "
+            "SyncBatchNorm would synchronise each batch's mean and variance across ranks in the forward, and the "
+            "running statistics would then agree as a result." + caveats(False, a.missing))
