@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from collect.train.answers_comm import BOUND, NEAR, FAR_BELOW, BusbwBecause, Q3Because
-from collect.train.answers_timing import StrongClaim, strong_word
+from collect.train.answers_speedup import StrongClaim, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
 
