@@ -149,8 +149,8 @@ def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
 
 def _per_step(first: BatchTime, last: BatchTime, lead: str) -> str:
     """One step's time at the larger batch against the smaller's, beside their images' ratio."""
-    return (f"{lead}: one step of {last.batch} images took {last.step_s / first.step_s:.2f}x one of {first.batch} "
-            f"({last.batch / first.batch:g}x the images)")
+    return (f"{lead}: one step of {last.batch} images took {last.step_s / first.step_s:.2f}x one of {first.batch}, "
+            f"for {last.batch / first.batch:g}x the images")
 
 
 def _sweep(a: Q1Answer, ok: list[BatchTime]) -> str:

@@ -38,7 +38,8 @@ def test_q1_two_runs_a_side_say_why_undecided_truthfully(tmp_path):
     assert "spread wider than their difference" not in text
     assert "batch 128 took 1.59x the time of batch 32, but with 2 runs each that ratio's 95% interval" in text
     assert "too wide to rule out no change" in text
-    assert "If it holds, the reason is per step: one step of 128 images took" in text  # the form's "because"
+    assert "If it holds, the reason is per step: one step of 128 images took 6.36x one of 32, for 4x the images." \
+        in text  # the form's "because"
 
 
 def test_q1_within_the_threshold_says_no_fall(sets):
