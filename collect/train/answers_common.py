@@ -12,7 +12,7 @@ from collect.evidence import Evidence, Measured, listing, shown
 from collect.questions import values, with_sides
 from collect.render import percent, seconds
 from collect.verdict import Difference, difference
-from collect.train.labels import Namer, device, on_cpu, present
+from collect.train.labels import Namer, device, on_cpu, on_fewer_hosts, present
 
 
 CPU_CAVEAT = "these ran on a CPU, not a GPU: the times describe that CPU"
@@ -90,12 +90,13 @@ def caveats(cpu: bool, missing: Iterable[str], notes: Iterable[str] = ()) -> str
     return (" Note: " + "; ".join(parts) + ".") if parts else ""
 
 
-def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: bool = True) -> tuple[str, ...]:
+def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: bool = True,
+                  named: bool = False) -> tuple[str, ...]:
     """What the cited rows' own settings make of their numbers, each said once: synthetic data (what it
     is: a colour per class plus noise, jittered where the cells jitter it), a precision or pipeline
     other than the homework's fp32 loop, and setups of N nodes whose results ran on fewer hosts (by
-    their hostnames in `cells`, the train_cells frame). The data is said only where the answer cites an
-    `accuracy`."""
+    their hostnames in `cells`, the train_cells frame; not where the answer's `named` labels say it). The
+    data is said only where the answer cites an `accuracy`."""
     rows = list(rows)
     notes = []
     jitters = sorted({float(r.colour_jitter) for r in rows if r.dataset == "synthetic" and accuracy})
@@ -107,15 +108,10 @@ def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: 
     if other:
         said = listing([f"{p} on the {q} pipeline" + (" (data kept on the GPU)" if q == "fast" else "") for p, q in other])
         notes.append(f"these ran in {said}, not the homework's fp32 loop")
-    short = one_host(cells, rows)
+    short = () if named else one_host(cells, rows)
     if short:
-        notes.append(f"{listing(short)} ran on fewer hosts than nodes (its hostnames): no network")
+        notes.append(f"{listing(short)} ran on fewer hosts than nodes (one machine), so no network was crossed")
     return tuple(notes)
-
-
-def hosts(value: Any) -> int:
-    """The distinct hosts of a result's `hosts` ("n1,n2,n1" -> 2; not recorded -> 0)."""
-    return len({h for h in value.split(",") if h}) if isinstance(value, str) else 0
 
 
 def one_host(cells: Optional[pd.DataFrame], rows: Iterable[Any]) -> tuple[str, ...]:
@@ -125,12 +121,7 @@ def one_host(cells: Optional[pd.DataFrame], rows: Iterable[Any]) -> tuple[str, .
         return ()
     out = []
     for engine, nodes, per_node in sorted(setups):
-        seen = 0
-        if cells is not None and "hosts" in cells:
-            mine = cells[(cells.engine == engine) & (cells.nodes == nodes) & (cells.gpus_per_node == per_node)
-                         & (cells.status == "ok")]
-            seen = max((hosts(h) for h in mine.hosts), default=0)
-        if seen < nodes:
+        if on_fewer_hosts(cells, engine, nodes, per_node):
             out.append(f"the {nodes}-node setup" if len(setups) == 1 else f"{nodes} nodes x {per_node} GPUs")
     return tuple(out)
 

@@ -34,17 +34,41 @@ def device(models: Iterable[Any]) -> str:
     return " and ".join(names) or "an unrecorded device"
 
 
+def hosts(value: Any) -> int:
+    """The distinct hosts of a result's `hosts` ("n1,n2,n1" -> 2; not recorded -> 0)."""
+    return len({h for h in value.split(",") if h}) if isinstance(value, str) else 0
+
+
+def on_fewer_hosts(cells: Optional[pd.DataFrame], engine: Any, nodes: int, per_node: int) -> bool:
+    """A multi-node setup none of whose ok results (in `cells`, the train_cells frame) ran on as many
+    hosts as nodes (by their hostnames)."""
+    if nodes < 2:
+        return False
+    if cells is None or "hosts" not in cells:
+        return True
+    mine = cells[(cells.engine == engine) & (cells.nodes == nodes) & (cells.gpus_per_node == per_node)
+                 & (cells.status == "ok")]
+    return max((hosts(h) for h in mine.hosts), default=0) < nodes
+
+
 class Namer:
     """Names a table's rows as its grid does: the setup, the fields that vary among the rows
-    beyond those named, and the batch per GPU."""
+    beyond those named, and the batch per GPU. Given the study's cells, a setup of N nodes whose
+    results all ran on fewer hosts is named for what ran: "4 GPUs (2 x 2 on one host), DDP"."""
 
-    def __init__(self, table: pd.DataFrame, key: str, shown: Optional[set[str]] = None) -> None:
+    def __init__(self, table: pd.DataFrame, key: str, shown: Optional[set[str]] = None,
+                 cells: Optional[pd.DataFrame] = None) -> None:
         self.key = key
         self.table = table
         self.fields = varying(table, (shown or set()) | SHOWN)
+        self.cells = cells
 
     def name(self, row: Any, batch: bool = True) -> str:
         text = row_name(row, self.fields)
+        if self.cells is not None and on_fewer_hosts(self.cells, row.engine, int(row.nodes), int(row.gpus_per_node)):
+            text = text.replace(f"{row.nodes} nodes x {row.gpus_per_node} GPUs",
+                                f"{int(row.nodes) * int(row.gpus_per_node)} GPUs ({row.nodes} x {row.gpus_per_node} on "
+                                "one host)", 1)
         return text + (f", batch {row.batch_per_gpu} per GPU" if batch else "")
 
     def evidence(self, position: int, row: Any, batch: bool = True) -> Evidence:

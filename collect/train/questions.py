@@ -13,6 +13,7 @@ import collect.train.answers_ddp as ddp
 import collect.train.answers_lab as lab
 import collect.train.answers_large as large
 import collect.train.answers_q7 as q7
+import collect.train.answers_speedup as speedup
 import collect.train.answers_timing as timing
 
 
@@ -43,7 +44,7 @@ class Lab(StrEnum):
 QUESTIONS = (
     Question(PartA.Q1, "Computational efficiency w.r.t. batch size", ("q1",), ("q1",), timing.q1_answer,
              timing.q1_text),
-    Question(PartA.Q2, "Speedup measurement", ("table1", "strong"), ("table1",), timing.q2_answer, timing.q2_text),
+    Question(PartA.Q2, "Speedup measurement", ("table1", "strong"), ("table1",), speedup.q2_answer, speedup.q2_text),
     Question(PartA.Q3_1, "Time spent in computation and communication", ("table2",), ("table2",), comm.q31_answer,
              comm.q31_text),
     Question(PartA.Q3_2, "Communication bandwidth utilization", ("table3",), (), comm.q32_answer, comm.q32_text),

@@ -12,9 +12,9 @@ from typing import Any
 import pandas as pd
 
 from collect.train.answers_comm import BOUND, NEAR, FAR_BELOW, BusbwBecause, Q3Because
-from collect.train.answers_common import hosts
-from collect.train.answers_timing import StrongClaim, strong_word
+from collect.train.answers_speedup import StrongClaim, strong_word
 from collect.train.grids import setup_name
+from collect.train.labels import hosts
 
 Tables = Mapping[str, pd.DataFrame]
 HOST_CAVEAT = "fewer hosts than nodes"
@@ -174,11 +174,13 @@ def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
         slow = {(s.setup, s.batch) for s in r.speedups if _beyond(s.verdict) and s.verdict.ratio > 1}
         if m and not slow:
             out.append("'Slower than 1 GPU' with none beyond the threshold")
-        if r.strong_claim in (StrongClaim.WORSE, StrongClaim.BETTER) and any(
-                strong_word(p.verdict) != str(r.strong_claim) for p in r.strongs):
-            out.append(f"strong scaling {r.strong_claim} where a row says otherwise")
-        if "would be worse" in a.text and r.strong_claim != StrongClaim.WORSE:
-            out.append("'would be worse' without every row worse")
+        against = {StrongClaim.WORSE: "better", StrongClaim.BETTER: "worse"}.get(r.strong_claim)
+        if against and any(strong_word(p.verdict) == against for p in r.strongs):
+            out.append(f"strong scaling {r.strong_claim} where a row says {against}")
+        if re.search(r"would be worse(?! by the usual argument)", a.text) and r.strong_claim not in (StrongClaim.WORSE, StrongClaim.MIXED):
+            out.append("'would be worse' with no data point deciding worse")
+        if r.strong_claim == StrongClaim.MIXED and "come out better" not in a.text:
+            out.append("rows deciding better left unsaid")
     return out
 
 

@@ -3,6 +3,7 @@ the mixed training dir (every status, Q4's runs), the seed's own timings, a PTQ 
 training seeds and an all-reduce study; and `by`, the one row of a table."""
 from __future__ import annotations
 
+import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -239,6 +240,13 @@ REAL_HW5 = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h10
 # Run 7's result sets on 2 NVIDIA H200s (a tarball of runs/<name>/): r7a is the faithful pipeline, batch 128
 # and 512 on 1 and 2 GPUs, three repeats (collect --compare's real baseline for REAL_HW5).
 RUN7_TGZ = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h200x2-run7-results.tgz"
+
+
+def untar_run(tgz: Path, name: str, root: Path) -> Path:
+    """One run's result set (runs/<name>/) of a committed tarball, unpacked under `root`."""
+    with tarfile.open(tgz) as tar:
+        tar.extractall(root, members=[m for m in tar.getmembers() if m.name.split("/")[1:2] == [name]], filter="data")
+    return root / "runs" / name
 
 
 # Two sets to compare (collect --compare): a configuration's repeats, 1% apart.

@@ -51,7 +51,8 @@ def test_q2_speedups_are_t1_over_tn_with_data_loading(real):
     assert ddp4[32].speedup == pytest.approx(T1_EPOCH[32] / 6.799215734999962)
     dp2 = next(s for s in a.speedups if s.setup == "2 GPUs, DataParallel" and s.batch == 32)
     assert dp2.speedup == pytest.approx(T1_EPOCH[32] / 42.933964860999936)  # slower than 1 GPU
-    assert a.strong.global_batch == 128 and a.strong.strong == pytest.approx(T1_EPOCH[128] / 24.447670774000017)
+    # the strong row cited: 4 GPUs, DDP at 32 per GPU against 1 GPU at 128 (issue 35 TA item 14: 1.01x against 2.63x)
+    assert a.strong.global_batch == 128 and a.strong.strong == pytest.approx(T1_EPOCH[128] / 6.799215734999962)
     assert ONE_RUN in real["A.Q2"].text and H100 in real["A.Q2"].text
 
 

@@ -36,9 +36,11 @@ def real(tmp_path_factory):
 
 
 def test_q1_plateau_says_the_pair_and_its_size(real):
-    """2.39 -> 2.35 s (one run, 1.8%): it still falls, by under the threshold; not "no longer falls"."""
+    """2.39 -> 2.35 s (one run, 1.8%): inside the threshold, so no trend word either way ("falls by under 5%"
+    was one; TA item 18)."""
     text = real["run8"]["A.Q1"].text
-    assert "no longer falls" not in text and "from batch 2048 to 8192 it falls by under 5% (2.39 s to 2.35 s)" in text
+    assert "no longer falls" not in text and "falls by under" not in text
+    assert "from batch 2048 to 8192 the time stays within 5% (2.39 s to 2.35 s)" in text
 
 
 def test_n_nodes_on_one_host_is_said(real):
@@ -60,14 +62,23 @@ def test_q32_range_from_one_column_and_no_near_at_3_to_64_percent(real):
     assert "near the link's speed." not in a.text and "3%-64%" in a.text
 
 
-def test_q2_strong_against_weak_from_the_whole_strong_table(real):
-    """Run 8's strong table: strong above weak in 6 of 9 rows; "would be worse" was read off one row."""
+def test_q2_strong_against_weak_a_verdict_and_a_data_point(real):
+    """Run 8's strong table: worse at 32 per GPU (1 GPU 2.6x faster at 128), better at 128 and 512 only because
+    1 GPU waits on its loader at the larger batch (29%-95% of its epoch). The assignment asks a verdict and one
+    data point; "worse in 3 and better in 6 rows" counted rows inside the noise (TA item 14)."""
     text = real["run8"]["A.Q2"].text
-    assert "would be worse" not in text and "worse in 3 and better in 6 of the strong table's 9 rows" in text
+    assert "worse in 3 and better in 6" not in text
+    assert ("Strong scaling (a fixed global batch) would be worse: each GPU's smaller batch runs less efficiently, yet "
+            "each step all-reduces the whole gradient; e.g. 4 GPUs, DDP, 32 per GPU: 1.01x strong against 2.63x weak "
+            "(1 GPU 6.84 s at batch 128, 17.86 s at 32). Rows at 128 and 512 per GPU come out better only through 1 "
+            "GPU's loader wait.") in text
 
 
 def test_efficiency_above_1_has_its_reason(real):
-    assert "Efficiency above 1 (1.05, 2 GPUs, DDP, batch 512): the 1-GPU run waits on its loader" in \
+    """The share is the data-wait column's (6.05 of 7.18 s at 512), not (epoch - train) / epoch (64%), and the
+    mechanism is said: each rank brings its own loader workers (TA item 13)."""
+    assert ("Efficiency above 1 (1.05, 2 GPUs, DDP, batch 512): 1 GPU waits on 2 loader workers 29% and 84% of its "
+            "epoch at batch 128 and 512, and each GPU brings its own: those speedups scale the loaders.") in \
         real["run8"]["A.Q2"].text
     assert "Efficiency above 100% (2 GPUs, DDP): the 1-GPU run waits on its loader" in real["lab"]["lab.scaling"].text
 
@@ -76,7 +87,7 @@ def test_q2_evidence_holds_the_rows_it_quotes(real):
     """The 3.58x end is table1's 2-node DDP row at 512; it was left out of the first 12 rows cited."""
     a = real["run8"]["A.Q2"]
     labels = [e.label for e in a.record.evidence if e.table == "table1"]
-    assert any("2 nodes x 2 GPUs" in x and "512" in x for x in labels), labels
+    assert any("4 GPUs (2 x 2 on one host), DDP" in x and "512" in x for x in labels), labels
     assert any(e.table == "strong" for e in a.record.evidence)
 
 

@@ -1,0 +1,334 @@
+"""Part A Q2 as a record (a pure function of the tables) and its paragraph: the weak-scaling speedups
+(what a loader-bound 1-GPU run makes of them), and whether strong scaling would be better or worse,
+with a data point the study already has (a strong-table row, else Q1's first pair of batches)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Optional
+
+import pandas as pd
+
+from collect.evidence import Measured, listing
+from collect.questions import Record, Tables, Words, against, one_run_note, says
+from collect.render import seconds
+from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, secs, setting_notes, where
+from collect.train.answers_timing import BatchTime, q1_answer
+from collect.train.labels import Namer, base_key, missing_reason, present
+from collect.train.tables import BASE_KEYS
+from collect.verdict import Verdict
+
+LOADER_WAIT = 0.05  # a 1-GPU epoch waiting on its loader at least this share explains an efficiency above 1
+LOADER_BOUND = 0.25  # a 1-GPU epoch waiting on its loader at least this share: its speedups measure loader scaling
+
+
+@dataclass(frozen=True)
+class Speedup:
+    setup: str
+    batch: int
+    speedup: float
+    efficiency: float
+    verdict: Verdict  # TN against T1 (below: faster than 1 GPU); its sides hold both epochs' repeats
+
+
+@dataclass(frozen=True)
+class StrongPoint:
+    """Strong scaling from the study's own cells: N GPUs at b per GPU against 1 GPU at B = b x N."""
+
+    setup: str
+    batch: int
+    global_batch: int
+    t1_global: Measured  # 1 GPU at batch B
+    t1_batch: Measured  # 1 GPU at batch b
+    strong: float  # T1(B) / TN(b)
+    weak: float  # T1(b) / TN(b)
+    verdict: Verdict  # T1(B) against T1(b): below -> strong scaling is worse
+    global_wait_share: float = float("nan")  # the 1-GPU epoch at B: its share waiting on the loader (data-wait column)
+    nodes: int = 1
+
+    @property
+    def setup_multi_host(self) -> bool:
+        """Launched as several nodes (an example is clearer from one node's setup)."""
+        return self.nodes > 1
+
+
+class StrongClaim(StrEnum):
+    """What the study's data says of strong against weak scaling: the strong table's rows that decide (past
+    the threshold), or, without such rows, Q1's first pair of batches."""
+
+    WORSE = "worse"  # rows (or Q1's pair) decide worse, none better
+    BETTER = "better"  # rows (or Q1's pair) decide better, none worse
+    SAME = "same"  # rows, none deciding either way: no data point
+    MIXED = "mixed"  # rows decide both ways
+    NONE = "none"  # no row and no deciding Q1 pair: no data point
+
+
+@dataclass(frozen=True)
+class Superlinear:
+    """A speedup above N (efficiency above 1), decided against 1 GPU, and why: the 1-GPU run's share of its
+    epoch spent waiting on its loader (the data-wait column; NaN: not measured)."""
+
+    setup: str
+    batch: int
+    efficiency: float
+    one_gpu_wait_share: float
+
+
+@dataclass(frozen=True)
+class LoaderBound:
+    """A batch whose 1-GPU epoch waits on its loader at least LOADER_BOUND of the time: each of N ranks
+    brings its own loader workers, so the speedups at this batch measure the loaders' scaling too."""
+
+    batch: int
+    wait_share: float  # data-wait column over the epoch
+    workers: int
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """A multi-GPU run with a time but no 1-GPU run at its batch: its time, no speedup."""
+
+    setup: str
+    batch: int
+    tn: Measured
+
+
+@dataclass(frozen=True)
+class Q2Answer(Record):
+    device: str
+    cpu: bool
+    speedups: tuple[Speedup, ...]
+    strong: Optional[StrongPoint]  # the row the answer cites (a deciding one where any)
+    largest_gpus: int
+    strongs: tuple[StrongPoint, ...] = ()  # every row of the strong table with both 1-GPU runs
+    strong_claim: StrongClaim = StrongClaim.NONE
+    superlinear: tuple[Superlinear, ...] = ()
+    notes: tuple[str, ...] = ()
+    loader_bound: tuple[LoaderBound, ...] = ()
+    unpaired: tuple[Unpaired, ...] = ()
+    q1_pair: Optional[tuple[BatchTime, BatchTime]] = None  # Q1's first two batches: the data point without rows
+    q1_verdict: Optional[Verdict] = None  # the larger batch's train time against the smaller's
+
+
+def decided(v: Verdict) -> int:
+    """-1 / +1 where the verdict (or one run past the threshold) puts b below / above a, else 0."""
+    word = says(v, Words("below", "above", "-", "-"))
+    return -1 if word == "below" else 1 if word == "above" else 0
+
+
+def q2_answer(tables: Tables) -> Optional[Q2Answer]:
+    t1, q1 = tables["table1"].reset_index(drop=True), tables["q1"].reset_index(drop=True)
+    rows = rows_of(t1)
+    multi = [(i, r) for i, r in rows if r.engine != "single"]
+    if not part_a(tables):
+        return None
+    namer = Namer(t1, "table1", cells=tables.get("train_cells"))
+    ones = {base_key(r): (i, r) for i, r in rows if r.engine == "single" and figure(r, "epoch_s")}
+    waits = _wait_shares(q1)
+    speedups, used, missing, fast, unpaired, alone = [], [], [], [], [], []
+    for i, r in multi:
+        one = ones.get(base_key(r))
+        tn = figure(r, "epoch_s")
+        if tn is not None and one is None:
+            unpaired.append(Unpaired(namer.name(r, batch=False), int(r.batch_per_gpu), tn))
+            alone.append((i, r))
+            continue
+        if tn is None or one is None:
+            missing.append(f"{namer.name(r)} ({missing_reason(r)})")
+            continue
+        t1n = figure(one[1], "epoch_s")
+        speedups.append(Speedup(namer.name(r, batch=False), int(r.batch_per_gpu), float(r.speedup), float(r.efficiency),
+                                against(tn, t1n)))  # type: ignore[arg-type]
+        if float(r.efficiency) > 1 and decided(speedups[-1].verdict) < 0:
+            fast.append(Superlinear(speedups[-1].setup, int(r.batch_per_gpu), float(r.efficiency),
+                                    waits.get(base_key(one[1]), (float("nan"), 0))[0]))
+        used.append(((i, r), one))
+    device, cpu = where(r.gpu_model for _, r in multi + list(ones.values()) if r.status == "ok")
+    if not multi:
+        missing.append("no multi-GPU cell: add engine = \"ddp\" with gpus_per_node = [2, 4]")
+    strongs = _strongs(multi, q1, namer, waits)
+    ends = [s for s in (min(speedups, key=lambda s: s.speedup, default=None),
+                        max(speedups, key=lambda s: s.speedup, default=None)) if s]
+    named = {(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0}
+    # the rows the text names (the range's ends, the slower list) first, then the rest up to six pairs
+    cited_first = sorted(used, key=lambda u: (namer.name(u[0][1], batch=False), int(u[0][1].batch_per_gpu)) not in named)
+    pairs = [x for u in cited_first[:max(6, len(named))] for x in u]
+    bound = _loader_bound(waits, {base_key(o[1]) for o in ones.values()}, {s.batch for s in speedups})
+    claim, cite = _strong_claim(strongs)
+    q1a = q1_answer(tables)
+    ok = [b for b in q1a.batches if b.train_s is not None] if q1a else []
+    pair = (ok[0], ok[1]) if len(ok) >= 2 else None
+    pv = against(pair[1].train_s, pair[0].train_s) if pair else None  # type: ignore[arg-type]
+    if claim == StrongClaim.NONE and pv is not None and not strongs:
+        claim = {-1: StrongClaim.WORSE, 1: StrongClaim.BETTER}.get(decided(pv), StrongClaim.NONE)
+    evidence = cited(namer, pairs + alone) + _strong_evidence(tables, [cite] if cite else [])
+    return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
+                    max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
+                    tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs), False, named=True),
+                    bound, tuple(unpaired), pair, pv)
+
+
+def _wait_shares(q1: pd.DataFrame) -> dict[tuple, tuple[float, int]]:
+    """Each 1-GPU run's share of its epoch waiting on its loader (the data-wait column) and its workers."""
+    out = {}
+    for _, r in rows_of(q1):
+        epoch = figure(r, "epoch_s")
+        if epoch is not None and present(r.data_wait_s):
+            out[base_key(r)] = (float(r.data_wait_s) / epoch.value, int(r.loader_workers))
+    return out
+
+
+def _loader_bound(waits: dict[tuple, tuple[float, int]], baselines: set[tuple], batches: set[int]) -> tuple:
+    """The 1-GPU baselines of a speedup that wait on their loader at least LOADER_BOUND of the epoch."""
+    at = BASE_KEYS.index("batch_per_gpu")
+    return tuple(LoaderBound(int(key[at]), w, n) for key, (w, n) in waits.items()
+                 if w >= LOADER_BOUND and key in baselines and int(key[at]) in batches)
+
+
+def _strongs(multi: list[tuple[int, Any]], q1: pd.DataFrame, namer: Namer,
+             waits: dict[tuple, tuple[float, int]]) -> list[StrongPoint]:
+    """Every multi-GPU run whose batch per GPU and global batch both ran on 1 GPU in Q1 (the strong
+    table's rows), the most GPUs and the smallest batch per GPU first."""
+    ones = {base_key(r): r for _, r in rows_of(q1) if figure(r, "epoch_s")}
+    out = []
+    for _, r in sorted(multi, key=lambda x: (-x[1].gpus, x[1].batch_per_gpu)):
+        global_key = base_key(r._replace(batch_per_gpu=r.global_batch))
+        small, large = ones.get(base_key(r)), ones.get(global_key)
+        tn = figure(r, "epoch_s")
+        t1b, t1g = figure(small, "epoch_s"), figure(large, "epoch_s")
+        if t1b is None or t1g is None or tn is None:
+            continue
+        out.append(StrongPoint(namer.name(r, batch=False), int(r.batch_per_gpu), int(r.global_batch), t1g, t1b,
+                               t1g.value / tn.value, t1b.value / tn.value, against(t1g, t1b),
+                               waits.get(global_key, (float("nan"), 0))[0], int(r.nodes)))
+    return out
+
+
+def _strong_evidence(tables: Tables, points: list[StrongPoint]) -> tuple:
+    """The strong table's row of each point (the numbers the answer quotes)."""
+    strong = tables.get("strong")
+    if strong is None or not points:
+        return ()
+    strong = strong.reset_index(drop=True)
+    namer = Namer(strong, "strong", cells=tables.get("train_cells"))
+    keep = [(i, r) for i, r in rows_of(strong) for p in points
+            if namer.name(r, batch=False) == p.setup and int(r.batch_per_gpu) == p.batch]
+    return cited(namer, keep[:len(points)])
+
+
+def strong_word(v: Verdict) -> str:
+    """Strong against weak at one row: worse where 1 GPU is faster at the global batch (T1(B) below T1(b))."""
+    return says(v, Words("worse", "better", "about the same", "not clearly different"))
+
+
+def _strong_claim(points: list[StrongPoint]) -> tuple[StrongClaim, Optional[StrongPoint]]:
+    """The claim from the rows that decide (rows within the threshold or the spread are no evidence) and
+    the row cited: a worse one where any (the clearest: one node's setup, 1 GPU's largest gain from the larger
+    batch, the highest weak speedup), else the first."""
+    worse = [p for p in points if decided(p.verdict) < 0]
+    better = [p for p in points if decided(p.verdict) > 0]
+    if not points:
+        return StrongClaim.NONE, None
+    cite = min(worse, key=lambda p: (p.setup_multi_host, p.verdict.ratio, -p.weak)) if worse else (better or points)[0]
+    claim = (StrongClaim.MIXED if worse and better else StrongClaim.WORSE if worse else StrongClaim.BETTER if better
+             else StrongClaim.SAME)
+    return claim, cite
+
+
+def q2_text(a: Q2Answer) -> str:
+    text = "Table 1 gives the epoch time (with data loading) and speedup T1/TN"
+    if a.speedups:
+        low, high = min(a.speedups, key=lambda s: s.speedup), max(a.speedups, key=lambda s: s.speedup)
+        ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{_undecided(s)})" for s in ([low] if low is high else [low, high])]
+        text += f" on {a.device}: from {ends[0]} to {ends[-1]}." if len(ends) > 1 else f" on {a.device}: {ends[0]}."
+    else:
+        text += "; no multi-GPU run has a speedup yet."
+    slower = [(s.setup, s.batch) for s in a.speedups if decided(s.verdict) > 0]
+    if slower:
+        text += f" Slower than 1 GPU: {at_batches(slower)}."
+    text += _unpaired(a.unpaired) + _loader_text(a)
+    text += " This is weak scaling (a fixed batch per GPU)."
+    text += _strong_text(a)
+    verdicts = [s.verdict for s in a.speedups] + [p.verdict for p in a.strongs]
+    return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
+
+
+def _span(values: tuple[float, ...]) -> str:
+    return f"{seconds(min(values))}-{seconds(max(values))} s"
+
+
+def _undecided(s: Speedup) -> str:
+    """A cited speedup whose time the threshold or the runs' spread does not separate from 1 GPU's: said,
+    with both ranges where there are repeats."""
+    v, sides = s.verdict, s.verdict.sides
+    if decided(v):
+        return ""
+    if v.outcome == "inconclusive" and not v.one_run and sides:
+        runs = f"{v.n_a} runs each" if v.n_a == v.n_b else f"{v.n_a} and {v.n_b} runs"
+        return f"; unsettled over {runs}: 1 GPU {_span(sides.a_values)}, {s.setup} {_span(sides.b_values)}"
+    return f"; within {v.threshold:.0%} of 1 GPU's time"
+
+
+def _unpaired(runs: tuple[Unpaired, ...]) -> str:
+    if not runs:
+        return ""
+    groups: dict[str, list[Unpaired]] = {}
+    for u in runs:
+        groups.setdefault(u.setup, []).append(u)
+    said = "; ".join(f"{s} took {listing([f'{secs(u.tn)} at batch {u.batch}' for u in us])}" for s, us in groups.items())
+    return f" {said} per GPU, with no 1-GPU run at those batches to give a speedup."
+
+
+def _loader_text(a: Q2Answer) -> str:
+    """An efficiency above 1, and where 1 GPU waits on its loader: the speedups there measure the loaders'
+    scaling (each rank has its own workers)."""
+    top = max(a.superlinear, key=lambda s: s.efficiency) if a.superlinear else None
+    lead = f" Efficiency above 1 ({top.efficiency:.2f}, {top.setup}, batch {top.batch})" if top else ""
+    bound = a.loader_bound
+    if not bound:
+        return f"{lead}: 1 GPU is slower per image." if top else ""
+    workers = {b.workers for b in bound}
+    each = f"{workers.pop()} loader workers" if len(workers) == 1 else "its loader workers"
+    text = (f"1 GPU waits on {each} {listing([f'{b.wait_share:.0%}' for b in bound])} of its epoch at batch "
+            f"{listing([str(b.batch) for b in bound])}, and each GPU brings its own: those speedups scale the "
+            "loaders.")
+    return f"{lead}: {text}" if top else f" {text}"
+
+
+REASON = "each GPU's smaller batch runs less efficiently, yet each step all-reduces the whole gradient"
+
+
+def _strong_text(a: Q2Answer) -> str:
+    p, claim = a.strong, a.strong_claim
+    lead = " Strong scaling (a fixed global batch) would be"
+    if p is not None and claim in (StrongClaim.WORSE, StrongClaim.BETTER, StrongClaim.MIXED):
+        example = (f"{p.setup}, {p.batch} per GPU: {p.strong:.2f}x strong against {p.weak:.2f}x weak (1 GPU "
+                   f"{secs(p.t1_global)} at batch {p.global_batch}, {secs(p.t1_batch)} at {p.batch})")
+        if claim == StrongClaim.BETTER:
+            why = _loader_why([p])
+            return f"{lead} better in this study: {example}" + (f", {why}." if why else ".")
+        text = f"{lead} worse: {REASON}; e.g. {example}."
+        if claim == StrongClaim.MIXED:
+            better = [q for q in a.strongs if decided(q.verdict) > 0]
+            text += (f" Rows at {listing(sorted({str(q.batch) for q in better}, key=int))} per GPU come out better "
+                     f"{_loader_why(better) or 'as 1 GPU is slower at their global batch'}.")
+        return text
+    if p is None and a.q1_pair and claim in (StrongClaim.WORSE, StrongClaim.BETTER):
+        small, large = a.q1_pair
+        times = (f"1 GPU trains an epoch in {secs(small.train_s)} at batch {small.batch} against "  # type: ignore[arg-type]
+                 f"{secs(large.train_s)} at {large.batch}")  # type: ignore[arg-type]
+        if claim == StrongClaim.BETTER:
+            return f"{lead} better in this study: {times}."
+        return (f"{lead} worse: {REASON}; e.g. {times}, so {large.batch // small.batch} GPUs sharing batch {large.batch} "
+                f"each run at batch {small.batch}'s slower rate.")
+    why = ("its strong rows are within the threshold or the runs' spread" if claim == StrongClaim.SAME
+           else "it ran one batch size on 1 GPU" if a.q1_pair is None
+           else f"Q1's runs do not separate batch {a.q1_pair[0].batch} from {a.q1_pair[1].batch}")
+    return f"{lead} worse by the usual argument ({REASON}); this study holds no data point for it: {why}."
+
+
+def _loader_why(points: list[StrongPoint]) -> str:
+    shares = [q.global_wait_share for q in points if present(q.global_wait_share)]
+    if shares and min(shares) >= LOADER_BOUND:
+        return "only through 1 GPU's loader wait"
+    return ""
