@@ -15,7 +15,7 @@ from collect.verdict import Difference, difference
 from collect.train.labels import Namer, device, on_cpu, on_fewer_hosts, present
 
 
-CPU_CAVEAT = "these ran on a CPU, not a GPU: the times describe that CPU"
+CPU_CAVEAT = "these ran on a CPU, not a GPU, each \"GPU\" a process sharing its cores: the times describe that CPU"
 HOMEWORK = ("fp32", "faithful")  # the homework's precision and pipeline: any other is said in the answer
 
 
@@ -108,6 +108,8 @@ def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: 
     if other:
         said = listing([f"{p} on the {q} pipeline" + (" (data kept on the GPU)" if q == "fast" else "") for p, q in other])
         notes.append(f"these ran in {said}, not the homework's fp32 loop")
+    if any(r.engine == "dp" and on_cpu(getattr(r, "gpu_model", None)) for r in rows):
+        notes.append("DataParallel on a CPU wraps nothing: one process trains on the global batch")
     short = () if named else one_host(cells, rows)
     if short:
         notes.append(f"{listing(short)} ran on fewer hosts than nodes (one machine), so no network was crossed")
