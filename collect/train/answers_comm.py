@@ -221,9 +221,16 @@ def q31_text(a: Q31Answer) -> str:
         text += (" DataParallel's TN - T1/N is all its overhead (model copies each step, scatter, gather), not an "
                  "all-reduce.")
     if a.cpu:
-        text += (" On one CPU the ranks share its cores, so T1/N is not a rank's compute: TN - T1/N likely holds "
-                 "their contention for the cores.")
+        text += _cpu_text(first)
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _cpu_text(cited: list[Split]) -> str:
+    """On a CPU the N ranks are processes sharing its cores: T1/N is no rank's compute (rank 0's own time beside it)."""
+    ex = next((s for s in cited if present(s.gpu_s)), None)
+    own = f" (rank 0's at batch {ex.batch}: {seconds(ex.gpu_s)} s against {seconds(ex.compute_s)} s)" if ex else ""
+    return (f" On one CPU the ranks share its cores, so T1/N is no rank's compute{own}: TN - T1/N likely holds "
+            "their contention for the cores.")
 
 
 def _comm(s: Split) -> str:
@@ -252,6 +259,7 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
         text = (f" The runs{on} spread too widely to size the excess, so no trend with the batch is claimed." if above else
                 f" TN is not measurably above T1/N{on}, so these figures are within the runs' spread and no trend with "
                 "the batch is claimed.")
+        text += "" if a.cpu else next((_measured_text(s) for s in g[-1:] + g[:1] if _unexplained(s)), "")
     elif a.because == Q3Because.NOT_FALLING:
         text = (f" Communication's share does not fall with the batch{on} ({g[0].share:.0%} to {g[-1].share:.0%}), although "
                 "an epoch has fewer all-reduces" + (f"; it falls in {a.falls[0]} of {a.falls[1]} setups." if a.falls[1] > 1
@@ -262,16 +270,31 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
 
 
 def _large_text(g: list[Split], on: str) -> str:
-    """The largest batch's estimate beside what its run measured: the exposed all-reduce, rank 0's GPU time
-    against T1/N and its data wait; the causes are worded as inferences (no run times a rank held at the
-    all-reduce by another)."""
+    """The largest batch's estimate beside what its run measured (_measured_text), after the exposed all-reduce's
+    fall from the smallest batch."""
     lo, hi = g[0], g[-1]
-    gpu = (f"rank 0's GPU time was {seconds(hi.gpu_s)} s (T1/N {seconds(hi.compute_s)} s) and it "
-           if present(hi.gpu_s) else "rank 0 ")
     return (f" The share does not fall; the all-reduce the backward pass leaves unhidden does{on} "
             f"({seconds(lo.measured_s)} s at {lo.batch}, {seconds(hi.measured_s)} s at {hi.batch}): fewer steps and, "
-            f"likely, longer backward passes hiding more. At {hi.batch} {gpu}waited {seconds(hi.data_wait_s)} s on its "
-            "loader: likely (not measured) ranks short of data or CPU stall the others.")
+            f"likely, longer backward passes hiding more." + _measured_text(hi, exposed=False))
+
+
+def _measured_text(s: Split, exposed: bool = True) -> str:
+    """What the run measured beside its estimate: the exposed all-reduce (where not said before), rank 0's GPU
+    time against T1/N, its data wait; the causes are inferences (no run times a rank held at the all-reduce by
+    another: TN is rank 0's device time, which holds that wait, while the exposed all-reduce is replayed with
+    the data ready)."""
+    said = f"the all-reduce the backward pass leaves unhidden is {seconds(s.measured_s)} s, " if exposed else ""
+    gpu = (f"rank 0's GPU time was {seconds(s.gpu_s)} s (T1/N {seconds(s.compute_s)} s) and it "
+           if present(s.gpu_s) else "rank 0 ")
+    wait = f"waited {seconds(s.data_wait_s)} s on its loader" if present(s.data_wait_s) else "waited on its loader"
+    return (f" At {s.batch} {said}{gpu}{wait}: likely (not measured) ranks short of data or CPU stall the "
+            "others.")
+
+
+def _unexplained(s: Split) -> bool:
+    """An estimate above 0 in every run though the verdict cannot size it, that the exposed all-reduce does not
+    explain: what the run measured is said beside it."""
+    return s.every_run_above and present(s.measured_s) and s.measured_s < EXPLAINS * s.comm_s
 
 
 def _loader_text(a: Q31Answer) -> str:
