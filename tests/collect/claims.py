@@ -11,7 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from collect.train.answers_comm import BOUND, NEAR, FAR_BELOW, BusbwBecause, Q3Because
+from collect.train.answers_bandwidth import NEAR, FAR_BELOW, BusbwBecause
+from collect.train.answers_comm import BOUND, Q3Because
 from collect.train.answers_common import hosts
 from collect.train.answers_timing import StrongClaim, strong_word
 from collect.train.grids import setup_name

@@ -257,7 +257,8 @@ def test_q31_and_q32_say_what_dataparallels_estimate_holds(real):
 
 def test_q32_share_words_follow_the_percent_shown():
     """TA item 25 (r6f): 49.96% shown as "50%" was called "far below"; the word is the shown figure's."""
-    from collect.train.answers_comm import BusbwBecause, Cause, Utilization, busbw_because
+    from collect.train.answers_bandwidth import BusbwBecause, Utilization, busbw_because
+    from collect.train.answers_comm import Cause
 
     def u(share):
         return Utilization("2 GPUs, DDP", "ddp", 2, 128, 100.0, "estimated", 250.0, share, Cause.ALLREDUCE)
