@@ -144,8 +144,9 @@ def q32_text(a: Q32Answer) -> str:
     else:
         bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
         span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
-        text += (f" That is {span} of the busbw (the bus bandwidth of an all-reduce the DDP jobs timed alone, up to "
-                 f"{bus:.1f} GB/s)")
+        some = " for DDP's rates" if len(shares) < len(ranged) else ""  # DataParallel's jobs time no all-reduce
+        text += (f" That is {span} of the busbw{some} (the bus bandwidth of an all-reduce the DDP jobs timed alone, up "
+                 f"to {bus:.1f} GB/s)")
         if a.cpu:
             text += ". On a CPU the processes exchange through the host's memory: no link."
         else:

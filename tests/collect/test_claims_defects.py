@@ -63,7 +63,7 @@ def test_q32_headline_is_the_homeworks_method_for_every_setup(real):
     a = real["run8"]["A.Q3.2"]
     head, aside = a.text.split("DDP's exposed all-reduce")
     assert "from 1.03 GB/s (2 GPUs, DataParallel, batch 32) to 19.47 GB/s (2 GPUs, DDP, batch 32); DataParallel " \
-        "1.03-1.62 GB/s, DDP 1.63-19.47 GB/s. That is 0.6%-8% of the busbw" in head and "far below it" in head
+        "1.03-1.62 GB/s, DDP 1.63-19.47 GB/s. That is 0.6%-8% of the busbw for DDP's rates" in head and "far below it" in head
     assert "184.82" not in head and "7.42-184.82 GB/s: no link rate" in aside and "the part the backward pass did not " \
         "hide" in aside
     assert "factor of two" not in a.text and "link's speed" not in a.text and "(bucket latency" not in a.text
