@@ -1,9 +1,8 @@
-"""Part A Q3.1 and Q3.2 as records and paragraphs: compute against communication per epoch (the
-estimate T1/N and TN - T1/N, the exposed all-reduce where measured), and the bandwidth the
-gradients' all-reduce used, against the busbw the job measured."""
+"""Part A Q3.1 as a record and a paragraph: compute against communication per epoch (the estimate
+T1/N and TN - T1/N) beside what the runs measured (the exposed all-reduce, rank 0's GPU time, its
+data wait). Q3.2: collect.train.answers_bandwidth."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
@@ -43,6 +42,15 @@ class Split:
     data_wait_s: float  # the N-GPU run's wait on its data loader in the timed epoch (NaN: not measured)
     verdict: Optional[Verdict]  # TN against T1/N: above -> a communication cost is measured
     cause: Cause
+    gpu_s: float = float("nan")  # rank 0's GPU time in its steps less the exposed all-reduce (NaN: not measured)
+
+    @property
+    def every_run_above(self) -> bool:
+        """Every N-GPU run's TN above every T1/N, with 2+ runs a side, where the verdict is inconclusive:
+        what the runs show though the verdict cannot size the excess (it stays inconclusive)."""
+        v = self.verdict
+        s = v.sides if v is not None and v.outcome == "inconclusive" else None
+        return bool(s and min(len(s.a_values), len(s.b_values)) > 1 and min(s.b_values) > max(s.a_values))
 
 
 class Q3Because(StrEnum):
@@ -60,10 +68,10 @@ class Q31Answer(Record):
     device: str
     cpu: bool
     splits: tuple[Split, ...]
-    bound: tuple[str, ...]  # setups at a batch where communication is at least BOUND of the train time (but loader)
-    loader: tuple[str, ...]  # setups at a batch whose estimate the data loader's wait explains (Cause.LOADER)
+    bound: tuple[str, ...]  # setups at a batch where TN - T1/N is at least BOUND of the train time and above 0
+    loader: tuple[str, ...]  # setups at a batch whose estimate the data loader's wait may explain (Cause.LOADER)
     because: Q3Because
-    left_out: tuple[str, ...] = ()  # at or past BOUND but not communication: "<setup> at batch <b>" (its cause)
+    left_out: tuple[str, ...] = ()  # at or past BOUND but TN not measurably above T1/N: "<setup> at batch <b>"
     trend_setup: str = ""  # the setup whose first and last batch the trend cites
     falls: tuple[int, int] = (0, 0)  # setups (of 2+ batches) whose share falls from the smallest batch, of all
     notes: tuple[str, ...] = ()
@@ -93,12 +101,13 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
         measured, wait = (float(x) if present(x) else float("nan") for x in (r.comm_measured_s, r.data_wait_s))
         splits.append(Split(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), steps.get(i, 0),
                             float(r.compute_est_s), float(r.comm_est_s), float(r.comm_est_s / r.train_s), measured, wait,
-                            v, cause(float(r.comm_est_s), measured, wait, v)))
+                            v, cause(float(r.comm_est_s), measured, wait, v),
+                            float(r.compute_measured_s) if present(r.compute_measured_s) else float("nan")))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     bound = communication_bound(splits)
     loader = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits) if s.cause == Cause.LOADER)
-    left = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits)
+    left = tuple(f"{s.setup} at batch {s.batch}" for s in splits
                  if s.share >= BOUND and f"{s.setup} at batch {s.batch}" not in bound)
     groups = [g for g in _by_setup(tuple(splits)).values() if len(g) >= 2]
     falls = (sum(g[-1].share < g[0].share for g in groups), len(groups))
@@ -129,10 +138,9 @@ def cited_first(used: list[tuple[int, Any]], names: list[str], named: list[str])
 
 
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:
-    """The setups at a batch whose communication estimate is at least BOUND of the train time and is
-    communication: measurably above T1/N (not Cause.NONE) and not the data loader's wait (Cause.LOADER)."""
-    return tuple(f"{s.setup} at batch {s.batch}" for s in splits
-                 if s.share >= BOUND and s.cause not in (Cause.LOADER, Cause.NONE))
+    """The setups at a batch whose estimate TN - T1/N is at least BOUND of the train time and measurably
+    above 0 (not Cause.NONE): all of them, whatever the answer then says explains the estimate."""
+    return tuple(f"{s.setup} at batch {s.batch}" for s in splits if s.share >= BOUND and s.cause != Cause.NONE)
 
 
 def cause(estimate_s: float, allreduce_s: float, data_wait_s: float, v: Optional[Verdict]) -> Cause:
@@ -187,31 +195,48 @@ def _loader_at_large(group: list[Split]) -> bool:
 
 
 def q31_text(a: Q31Answer) -> str:
-    text = ("Compute = T1/N (Q1's 1-GPU train time over N GPUs); communication = TN - T1/N, TN the N-GPU train "
-            "time (Table 2)")
+    text = "Compute = T1/N, communication = TN - T1/N (the train times of Table 2)"
     groups = _by_setup(a.splits)
     first = groups.get(a.trend_setup) or next(iter(groups.values()), [])
     if first:
         ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
         text += f". On {a.device}, {first[0].setup}: " + ", ".join(
             (f"compute {number(s.compute_s)} s and communication " if s is ends[0] else f"{number(s.compute_s)} s and ")
-            + f"{number(s.comm_s)} s ({s.share:.0%}{_cost(s.verdict)}) at {'batch ' * (s is ends[0])}{s.batch}"
-            for s in ends) + "."
+            + _comm(s) + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
     else:
         text += ". No multi-GPU run has both figures yet."
     text += _trend_text(a, first)
     if a.bound:
         bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
-        text += f" Communication-bound (at least {BOUND:.0%}): {at_batches(bound, SETUPS)}."
-    if a.left_out and set(a.left_out) <= set(a.loader):
-        text += f" The loader's runs are left out of that list, though at {BOUND:.0%} or more."
-    elif a.left_out:
+        text += f" At least {BOUND:.0%}: {at_batches(bound, 3)}."
+    if a.left_out:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
-        text += f" Left out though at {BOUND:.0%} or more (the loader, or TN not above T1/N): {at_batches(left, SETUPS)}."
+        text += (f" At least {BOUND:.0%} but left out{' of that list' * bool(a.bound)}, as the runs' spread hides the "
+                 f"size of TN's excess over T1/N: {at_batches(left, 3)}.")
     if a.splits and not any(s.share >= BOUND for s in a.splits):
         every = "Every run is" if len(a.splits) > 1 else "The one run is"
         text += f" {every} computation-bound (communication under half its train time)."
+    if any(s.engine == "dp" for s in a.splits):
+        text += (" DataParallel's TN - T1/N is all its overhead (model copies each step, scatter, gather), not an "
+                 "all-reduce.")
+    if a.cpu:
+        text += _cpu_text(first)
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _cpu_text(cited: list[Split]) -> str:
+    """On a CPU the N ranks are processes sharing its cores: T1/N is no rank's compute (rank 0's own time beside it)."""
+    ex = next((s for s in cited if present(s.gpu_s)), None)
+    own = f" (rank 0's at batch {ex.batch}: {seconds(ex.gpu_s)} s against {seconds(ex.compute_s)} s)" if ex else ""
+    return (f" On one CPU the ranks share its cores, so T1/N is no rank's compute{own}: TN - T1/N likely holds "
+            "their contention for the cores.")
+
+
+def _comm(s: Split) -> str:
+    """The estimate with its share and what the runs say of it; a negative one is no measurement."""
+    if s.comm_s <= 0:
+        return f"{number(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
+    return f"{number(s.comm_s)} s ({s.share:.0%}{_cost(s)})"
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
@@ -220,21 +245,20 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     g = _by_setup(a.splits).get(a.trend_setup, [])
     on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
     if a.because == Q3Because.LOADER_AT_LARGE:
-        more = len([x for x in a.loader if x != f"{g[-1].setup} at batch {g[-1].batch}"])
-        return (f" The share does not fall with the batch: the exposed all-reduce does ({seconds(g[0].measured_s)} s at "
-                f"{g[0].batch}, {seconds(g[-1].measured_s)} s at {g[-1].batch}{on}: fewer steps), but at {g[-1].batch} the "
-                f"rest is the data loader's wait ({seconds(g[-1].data_wait_s)} s), not the network" + (f", as in {more} more runs"
-                                                                                              if more else "") + _STALLS)
+        return _large_text(g, on)
     if a.because == Q3Because.FEWER_STEPS:
+        single = any(s.verdict is not None and s.verdict.one_run for s in (g[0], g[-1]))
         most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""
-        text = (f" Communication's share falls with the batch{on}{most}: fewer steps, so fewer all-reduces "
-                f"({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} at {g[-1].batch}).")
-    elif a.because == Q3Because.UNMEASURABLE:
-        text = (" No run's time is measurably above T1/N, so these communication figures are within the runs' "
-                "spread and no trend with the batch is claimed.")
-    elif a.because == Q3Because.WITHIN_SPREAD:
-        text = (f" Neither end's time{on} is measurably above T1/N, so its communication figures are within the "
-                "runs' spread and no trend with the batch is claimed.")
+        word = (f" In these single runs, communication's share is smaller at {g[-1].batch} than at {g[0].batch}{on}"
+                if single else f" Communication's share falls with the batch{on}{most}")
+        text = (f"{word}: fewer steps, so fewer all-reduces ({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} "
+                f"at {g[-1].batch}).")
+    elif a.because in (Q3Because.UNMEASURABLE, Q3Because.WITHIN_SPREAD):
+        above = any(s.every_run_above for s in g)
+        text = (f" The runs{on} spread too widely to size the excess, so no trend with the batch is claimed." if above else
+                f" TN is not measurably above T1/N{on}, so these figures are within the runs' spread and no trend with "
+                "the batch is claimed.")
+        text += "" if a.cpu else next((_measured_text(s) for s in g[-1:] + g[:1] if _unexplained(s)), "")
     elif a.because == Q3Because.NOT_FALLING:
         text = (f" Communication's share does not fall with the batch{on} ({g[0].share:.0%} to {g[-1].share:.0%}), although "
                 "an epoch has fewer all-reduces" + (f"; it falls in {a.falls[0]} of {a.falls[1]} setups." if a.falls[1] > 1
@@ -244,153 +268,51 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     return text + _loader_text(a)
 
 
-_STALLS = " (a rank waiting for data stalls the all-reduce)."
+def _large_text(g: list[Split], on: str) -> str:
+    """The largest batch's estimate beside what its run measured (_measured_text), after the exposed all-reduce's
+    fall from the smallest batch."""
+    lo, hi = g[0], g[-1]
+    return (f" The share does not fall; the all-reduce the backward pass leaves unhidden does{on} "
+            f"({seconds(lo.measured_s)} s at {lo.batch}, {seconds(hi.measured_s)} s at {hi.batch}): fewer steps and, "
+            f"likely, longer backward passes hiding more." + _measured_text(hi, exposed=False))
+
+
+def _measured_text(s: Split, exposed: bool = True) -> str:
+    """What the run measured beside its estimate: the exposed all-reduce (where not said before), rank 0's GPU
+    time against T1/N, its data wait; the causes are inferences (no run times a rank held at the all-reduce by
+    another: TN is rank 0's device time, which holds that wait, while the exposed all-reduce is replayed with
+    the data ready)."""
+    said = f"the all-reduce the backward pass leaves unhidden is {seconds(s.measured_s)} s, " if exposed else ""
+    gpu = (f"rank 0's GPU time was {seconds(s.gpu_s)} s (T1/N {seconds(s.compute_s)} s) and it "
+           if present(s.gpu_s) else "rank 0 ")
+    wait = f"waited {seconds(s.data_wait_s)} s on its loader" if present(s.data_wait_s) else "waited on its loader"
+    return (f" At {s.batch} {said}{gpu}{wait}: likely (not measured) ranks short of data or CPU stall the "
+            "others.")
+
+
+def _unexplained(s: Split) -> bool:
+    """An estimate above 0 in every run though the verdict cannot size it, that the exposed all-reduce does not
+    explain: what the run measured is said beside it."""
+    return s.every_run_above and present(s.measured_s) and s.measured_s < EXPLAINS * s.comm_s
 
 
 def _loader_text(a: Q31Answer) -> str:
-    """Where the data loader's wait explains the estimate: says so, with the first such run's numbers."""
-    if not a.loader:
+    """Where the data loader's wait may explain the estimate: the first such run's numbers, the cause an inference."""
+    if not a.loader or a.because == Q3Because.LOADER_AT_LARGE:
         return ""
     ex = next(s for s in _ordered(list(a.splits)) if s.cause == Cause.LOADER)
-    numbers = (f"{seconds(ex.data_wait_s)} s against {seconds(ex.measured_s)} s of exposed all-reduce" + _STALLS
-               if present(ex.measured_s) else f"{seconds(ex.data_wait_s)} s of data wait (DataParallel measures no "
-               "all-reduce).")
-    more = f" and {len(a.loader) - 1} more runs" if len(a.loader) > 1 else ""
-    return f" At {ex.setup}, batch {ex.batch}{more}, it is mostly the data loader's wait, not the network: {numbers}"
+    exposed = (f" while its exposed all-reduce is {seconds(ex.measured_s)} s" if present(ex.measured_s)
+               else " (DataParallel times no all-reduce)")
+    return (f" At {ex.setup}, batch {ex.batch}, rank 0 waited {seconds(ex.data_wait_s)} s on its loader{exposed}: "
+            "likely, though not measured directly, much of the excess is ranks waiting for data.")
 
 
-def _cost(v: Optional[Verdict]) -> str:
+def _cost(s: Split) -> str:
+    v = s.verdict
     if v is None:
         return ""
+    if s.every_run_above:
+        runs = min(v.n_a, v.n_b)
+        return f"; TN above T1/N in {'both' if runs == 2 else f'all {runs}'} runs"
     word = says(v, Words("below T1/N", "", "TN not distinguishable from T1/N", "TN not clearly above T1/N"))
     return f"; {word}" if word else ""
-
-
-# --- Q3.2 ------------------------------------------------------------------------------------------
-
-
-class BusbwBecause(StrEnum):
-    BELOW = "below"  # every share cited under FAR_BELOW: the time holds more than bytes on the link
-    NEAR = "near"  # every share cited between NEAR and 1
-    SPREAD = "spread"  # the shares cited run from under FAR_BELOW to NEAR or more
-    ABOVE = "above"  # above: the backward pass hides part of the all-reduce
-    UNMEASURED = "unmeasured"
-
-
-FAR_BELOW = 0.5  # a utilization under this share of the busbw is far below the link
-NEAR = 0.5  # every share cited at least this: within a factor of two of the link's speed
-
-
-@dataclass(frozen=True)
-class Utilization:
-    setup: str
-    engine: str
-    gpus: int
-    batch: int
-    gbps: float  # measured communication time where measured, else the estimate
-    basis: str  # "measured" | "estimated"
-    busbw_gbps: float
-    share: float
-    cause: Cause  # what explains the communication time it divides by (Q3.1's rule)
-
-
-@dataclass(frozen=True)
-class Q32Answer(Record):
-    device: str
-    cpu: bool
-    gradients: int
-    utilizations: tuple[Utilization, ...]
-    because: BusbwBecause
-    loader: tuple[str, ...]  # estimated rates whose time the data loader's wait explains: lower bounds
-    basis: str = ""  # the column the range and shares are read from: "measured" where any run measured, else "estimated"
-    other: int = 0  # rows of the other column (left out of the range, counted)
-    notes: tuple[str, ...] = ()
-
-    @property
-    def ranged(self) -> tuple[Utilization, ...]:
-        """The rows the range and the shares cite: those of `basis`."""
-        return tuple(u for u in self.utilizations if u.basis == self.basis)
-
-
-def q32_answer(tables: Tables) -> Optional[Q32Answer]:
-    t3 = tables["table3"].reset_index(drop=True)
-    if not part_a(tables) or not len(t3):
-        return None
-    namer = Namer(t3, "table3")
-    found, used, missing = [], [], []
-    for i, r in rows_of(t3):
-        measured = _rate(r.util_measured_gbps)  # an exposed all-reduce of 0 s (all hidden) gives no rate
-        gbps = r.util_measured_gbps if measured else r.util_est_gbps
-        if r.status != "ok" or not _rate(gbps):
-            missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else 'no communication time'})")
-            continue
-        share = r.share_measured if measured else r.share_est
-        wait = float(r.data_wait_s) if present(r.data_wait_s) else float("nan")
-        why = cause(float(r.comm_est_s), float(r.comm_measured_s) if measured else float("nan"), wait, None)
-        found.append(Utilization(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), float(gbps),
-                                 "measured" if measured else "estimated", float(r.busbw_gbps), float(share), why))
-        used.append((i, r))
-    device, cpu = where(r.gpu_model for _, r in used)
-    gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
-    loader = tuple(f"{u.setup} at batch {u.batch}" for u in found if u.basis == "estimated" and u.cause == Cause.LOADER)
-    basis = "measured" if any(u.basis == "measured" for u in found) else "estimated" if found else ""
-    ranged = [u for u in found if u.basis == basis]
-    ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
-            if u]
-    rows = cited_first(used, [f"{u.setup} at batch {u.batch}" for u in found],
-                       [f"{u.setup} at batch {u.batch}" for u in ends] + shown(loader))
-    return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
-                     busbw_because(ranged), loader, basis, len(found) - len(ranged),
-                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False))
-
-
-def _rate(value: Any) -> bool:
-    """A rate that can be cited: there, finite and above 0."""
-    return present(value) and math.isfinite(float(value)) and float(value) > 0
-
-
-def busbw_because(ranged: list[Utilization]) -> BusbwBecause:
-    """The word for the shares of busbw the answer cites (one column's): BELOW where all are under
-    FAR_BELOW, NEAR where all lie in [NEAR, 1], ABOVE where one passes 1, SPREAD otherwise."""
-    shares = [u.share for u in ranged if present(u.share)]
-    if not shares:
-        return BusbwBecause.UNMEASURED
-    if max(shares) > 1:
-        return BusbwBecause.ABOVE
-    if max(shares) < FAR_BELOW:
-        return BusbwBecause.BELOW
-    return BusbwBecause.NEAR if min(shares) >= NEAR else BusbwBecause.SPREAD
-
-
-def q32_text(a: Q32Answer) -> str:
-    text = (f"A ring all-reduce (Patarasuk and Yuan) of P = {a.gradients:,} 4-byte gradients over N GPUs takes "
-            "t = 2(N-1)/N x 4P / B at link bandwidth B. Utilization = steps x 2(N-1)/N x 4P / communication time.")
-    ranged = a.ranged
-    if ranged:
-        low, high = min(ranged, key=lambda u: u.gbps), max(ranged, key=lambda u: u.gbps)
-        ends = [f"{number(u.gbps)} GB/s ({u.setup}, batch {u.batch})" for u in ([low] if low is high else [low, high])]
-        column = "DDP's measured all-reduce" if a.basis == "measured" else "the estimate TN - T1/N"
-        other = f" ({a.other} more from the estimate)" if a.other and a.basis == "measured" else ""
-        text += (f" Table 3 on {a.device}, from {column}{other}: " + (f"from {ends[0]} to {ends[1]}." if len(ends) > 1
-                                                                 else f"{ends[0]}."))
-    shares = [u.share for u in ranged if present(u.share)]
-    if a.because == BusbwBecause.UNMEASURED:
-        text += " No run measured the link's busbw, so there is nothing to hold these against (DDP cells measure it)."
-    else:
-        bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
-        span = f"{min(shares):.0%}-{max(shares):.0%}" if len(shares) > 1 else f"{shares[0]:.0%}"
-        text += f" That is {span} of the busbw the jobs measured (up to {bus:.1f} GB/s)"
-        text += {BusbwBecause.BELOW: ", far below the link: the time holds more than bytes on the wire (bucket "
-                                     "latency, the slowest rank).",
-                 BusbwBecause.NEAR: ": within a factor of two of the link's speed in every run.",
-                 BusbwBecause.SPREAD: ": from far below the link to within a factor of two of it (bucket latency, "
-                                      "the slowest rank).",
-                 BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
-                                     "exposed is shorter than the transfer."}[a.because]
-        if a.basis == "measured" and a.because != BusbwBecause.ABOVE:
-            text += " (DDP hides part of its all-reduce in the backward pass: a rate from the exposed time is no link speed.)"
-    if a.loader:
-        loader = [(u.setup, u.batch) for u in a.utilizations if f"{u.setup} at batch {u.batch}" in a.loader]
-        text += (f" Rates from TN - T1/N are lower bounds where the data loader's wait fills that time (Q3.1): "
-                 f"{at_batches(loader, SETUPS)}.")
-    return text + caveats(a.cpu, a.missing, list(a.notes))

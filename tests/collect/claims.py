@@ -11,7 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from collect.train.answers_comm import BOUND, NEAR, FAR_BELOW, BusbwBecause, Q3Because
+from collect.train.answers_bandwidth import NEAR, FAR_BELOW, BusbwBecause
+from collect.train.answers_comm import BOUND, Q3Because
 from collect.train.answers_speedup import StrongClaim, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
@@ -76,7 +77,7 @@ def range_one_column(a: Any, tables: Tables) -> list[str]:
     want = sorted({round(u.gbps, 2) for u in (min(ranged, key=lambda u: u.gbps), max(ranged, key=lambda u: u.gbps))})
     if sorted({round(x, 2) for x in shown}) != want and not (len(want) == 1 and shown and round(shown[0], 2) == want[0]):
         out.append(f"ends {shown} are not {r.basis}'s {want}")
-    shares = [u.share for u in ranged]
+    shares = [u.share for u in ranged if u.share == u.share] or [float("nan")]  # DataParallel's rates have no busbw
     if "near the link" in a.text or r.because == BusbwBecause.NEAR:
         if r.because == BusbwBecause.NEAR and min(shares) < NEAR:
             out.append(f"'near' at a share of {min(shares):.0%}")
@@ -95,10 +96,13 @@ def percents_shown(a: Any, tables: Tables) -> list[str]:
             if f"{abs(d):.2f}" != m.group(1) or (m.group(2) == "lower") != (d < 0):
                 out.append(f"{m.group(0)} against {d:.2f}")
     if a.id == "A.Q3.2" and r.ranged:
-        shares = [u.share for u in r.ranged]
-        m = re.search(r"That is (\d+)%(?:-(\d+)%)? of the busbw", a.text)
-        if m and (int(m.group(1)), int(m.group(2) or m.group(1))) != (round(100 * min(shares)), round(100 * max(shares))):
-            out.append(f"span {m.group(0)} against {min(shares):.0%}-{max(shares):.0%}")
+        shares = [u.share for u in r.ranged if u.share == u.share] or [float("nan")]
+        m = re.search(r"That is ([\d.]+)%(?:-([\d.]+)%)? of the busbw", a.text)
+        if m:
+            said = (float(m.group(1)), float(m.group(2) or m.group(1)))
+            # whole percents, one decimal under 1%: a shown share is off by at most half its last digit
+            if any(abs(x - 100 * v) > (0.05 if x < 1 else 0.5) for x, v in zip(said, (min(shares), max(shares)))):
+                out.append(f"span {m.group(0)} against {min(shares):.1%}-{max(shares):.1%}")
     return out
 
 

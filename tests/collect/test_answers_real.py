@@ -61,10 +61,11 @@ def test_q3_splits_and_bandwidth(real):
     assert split.compute_s == pytest.approx(T1_TRAIN[512] / 4)  # 0.64 s
     assert split.comm_s == pytest.approx(DDP4_512[1] - T1_TRAIN[512] / 4)  # 1.03 s
     assert split.measured_s == pytest.approx(DDP4_512[3])
-    u = next(u for u in real["A.Q3.2"].record.utilizations if u.setup == "4 GPUs, DDP" and u.batch == 512)
-    # measured: 25 steps x 2(4-1)/4 x P x 4 bytes over the exposed all-reduce
-    assert u.basis == "measured" and u.gbps == pytest.approx(25 * 1.5 * P * 4 / DDP4_512[3] / 1e9)
-    assert u.busbw_gbps == pytest.approx(287.33430991653165)
+    rates = {u.basis: u for u in real["A.Q3.2"].record.utilizations if u.setup == "4 GPUs, DDP" and u.batch == 512}
+    # 25 steps x 2(4-1)/4 x P x 4 bytes over TN - T1/N (the homework's), and over the exposed all-reduce (an aside)
+    assert rates["estimated"].gbps == pytest.approx(25 * 1.5 * P * 4 / (DDP4_512[1] - T1_TRAIN[512] / 4) / 1e9)
+    assert rates["measured"].gbps == pytest.approx(25 * 1.5 * P * 4 / DDP4_512[3] / 1e9)
+    assert rates["estimated"].busbw_gbps == pytest.approx(287.33430991653165)
     assert ONE_RUN in real["A.Q3.1"].text
 
 
@@ -78,18 +79,24 @@ def test_q4_at_the_largest_batch_on_4_gpus(real):
 
 
 def test_q31_says_the_loader_not_the_network_where_the_run_waited_on_data(real):
-    """4 GPUs, DDP, batch 512: TN - T1/N = 1.03 s, the exposed all-reduce 0.009 s, the data wait 1.05 s:
-    the loader explains the estimate; at batch 32 the exposed all-reduce (2.59 s) explains its 2.39 s."""
+    """4 GPUs, DDP, batch 512: TN - T1/N = 1.03 s, the exposed all-reduce 0.009 s, the data wait 1.05 s,
+    rank 0's GPU time 1.66 s against T1/N 0.644 s: what was measured is said, the cause as an inference
+    (TN is device time: another rank late with its data holds rank 0's all-reduce kernel, while the
+    exposed all-reduce is replayed with the data ready); at batch 32 the exposed all-reduce (2.59 s)
+    explains its 2.39 s. The run is at 62%, so it is in the list of runs at 50% or more."""
     a = real["A.Q3.1"].record
     splits = {(s.setup, s.batch): s for s in a.splits}
     big, small = splits["4 GPUs, DDP", 512], splits["4 GPUs, DDP", 32]
     assert big.data_wait_s == pytest.approx(DDP4_512[2]) and str(big.cause) == "loader"
     assert str(small.cause) == "allreduce" and small.measured_s == pytest.approx(2.592516428791464)
     assert str(splits["2 GPUs, DDP", 512].cause) == "loader" and str(splits["2 GPUs, DataParallel", 32].cause) == "other"
-    assert "4 GPUs, DDP at batch 512" in a.loader and "4 GPUs, DDP at batch 512" not in a.bound
+    assert "4 GPUs, DDP at batch 512" in a.loader and "4 GPUs, DDP at batch 512" in a.bound
+    assert big.gpu_s == pytest.approx(DDP4_512[1] - DDP4_512[3])
     text = real["A.Q3.1"].text
-    assert "the exposed all-reduce does (2.59 s at 32, 0.009 s at 512: fewer steps), but at 512 the rest is the data " \
-        "loader's wait (1.05 s), not the network, as in 4 more runs" in text
+    assert "(2.59 s at 32, 0.009 s at 512): fewer steps and, likely, longer backward passes hiding more" in text
+    assert "At 512 rank 0's GPU time was 1.66 s (T1/N 0.644 s) and it waited 1.05 s on its loader: likely (not " \
+        "measured)" in text
+    assert "not the network" not in text and "more runs" not in text
 
 
 def test_q32_calls_a_rate_from_a_loader_bound_estimate_a_lower_bound(real):
@@ -99,8 +106,7 @@ def test_q32_calls_a_rate_from_a_loader_bound_estimate_a_lower_bound(real):
     assert dp.basis == "estimated" and str(dp.cause) == "loader"
     assert dp.gbps == pytest.approx(25 * 1.5 * P * 4 / (1.677927674561739 - T1_TRAIN[512] / 4) / 1e9)
     assert "4 GPUs, DataParallel at batch 512" in a.loader and "lower bound" in real["A.Q3.2"].text
-    ddp = next(u for u in a.utilizations if u.setup == "4 GPUs, DDP" and u.batch == 512)
-    assert ddp.basis == "measured" and "4 GPUs, DDP at batch 512" not in a.loader
+    assert a.basis == "estimated" and "lower bound" in real["A.Q3.2"].text
 
 
 def test_q42_answers_from_the_largest_batch_with_every_remedy_and_says_what_failed(real):

@@ -1,0 +1,181 @@
+"""Part A Q3.2 as a record and a paragraph: the bandwidth the gradients' all-reduce used by the homework's
+method (the ring's bytes over TN - T1/N, every setup), against the busbw the DDP jobs measured; DDP's
+exposed all-reduce as an aside (no link rate)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Optional
+
+from collect.questions import Record, Tables
+from collect.render import number
+from collect.train.answers_comm import Cause, cause, cited_first
+from collect.train.answers_common import caveats, cited, part_a, rows_of, setting_notes, where
+from collect.train.labels import Namer, missing_reason, present
+
+
+class BusbwBecause(StrEnum):
+    BELOW = "below"  # every share cited under FAR_BELOW (as shown, whole percents)
+    NEAR = "near"  # every share cited between NEAR and 1
+    SPREAD = "spread"  # the shares cited run from under FAR_BELOW to NEAR or more
+    ABOVE = "above"  # above: the backward pass hides part of the all-reduce
+    UNMEASURED = "unmeasured"
+
+
+FAR_BELOW = 0.5  # a utilization under this share of the busbw is far below it
+NEAR = 0.5  # every share cited at least this: within a factor of two of the busbw
+HOMEWORK_BASIS = "estimated"  # the assignment's method: the bytes over TN - T1/N, for every engine
+
+
+@dataclass(frozen=True)
+class Utilization:
+    setup: str
+    engine: str
+    gpus: int
+    batch: int
+    gbps: float  # the bytes over the communication time of `basis`
+    basis: str  # "estimated" (TN - T1/N) | "measured" (DDP's exposed all-reduce: no link rate)
+    busbw_gbps: float
+    share: float
+    cause: Cause  # what explains the communication time it divides by (Q3.1's rule)
+
+
+@dataclass(frozen=True)
+class Q32Answer(Record):
+    device: str
+    cpu: bool
+    gradients: int
+    utilizations: tuple[Utilization, ...]  # a row per run and basis it has a rate of
+    because: BusbwBecause
+    loader: tuple[str, ...]  # estimated rates whose time the data loader's wait may explain
+    basis: str = ""  # the column the range and shares are read from: the estimate where any run has one
+    other: int = 0  # rates of the other column (DDP's exposed all-reduce: a side note, no link rate)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ranged(self) -> tuple[Utilization, ...]:
+        """The rows the range and the shares cite: those of `basis`."""
+        return tuple(u for u in self.utilizations if u.basis == self.basis)
+
+
+def q32_answer(tables: Tables) -> Optional[Q32Answer]:
+    t3 = tables["table3"].reset_index(drop=True)
+    if not part_a(tables) or not len(t3):
+        return None
+    namer = Namer(t3, "table3")
+    found, used, missing = [], [], []
+    for i, r in rows_of(t3):
+        rates = [(b, g, sh) for b, g, sh in ((HOMEWORK_BASIS, r.util_est_gbps, r.share_est),
+                                             ("measured", r.util_measured_gbps, r.share_measured)) if _rate(g)]
+        if r.status != "ok" or not rates:  # TN - T1/N at or below 0 gives no rate (within the runs' noise)
+            missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else _no_rate(r)})")
+            continue
+        wait = float(r.data_wait_s) if present(r.data_wait_s) else float("nan")
+        measured = float(r.comm_measured_s) if _rate(r.comm_measured_s) else float("nan")
+        why = cause(float(r.comm_est_s), measured, wait, None)
+        found += [Utilization(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), float(g), b,
+                              float(r.busbw_gbps), float(sh), why) for b, g, sh in rates]
+        used.append((i, r))
+    device, cpu = where(r.gpu_model for _, r in used)
+    gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
+    loader = tuple(f"{u.setup} at batch {u.batch}" for u in found if u.basis == HOMEWORK_BASIS and u.cause == Cause.LOADER)
+    basis = HOMEWORK_BASIS if any(u.basis == HOMEWORK_BASIS for u in found) else "measured" if found else ""
+    ranged = [u for u in found if u.basis == basis]
+    ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
+            if u]
+    names = {f"{u.setup} at batch {u.batch}": None for u in found}
+    rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends])
+    return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
+                     busbw_because(ranged), loader, basis, len(found) - len(ranged),
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False))
+
+
+def _no_rate(row: Any) -> str:
+    if present(row.comm_est_s):
+        return "TN - T1/N below zero: within the runs' noise"
+    return "no 1-GPU run at its batch"
+
+
+def _gbps(value: float) -> str:
+    """A rate with two decimals; three significant digits under 1 GB/s (a CPU's), so no rate reads 0.01."""
+    return number(value) if value >= 1 else f"{value:.3g}"
+
+
+def _share(value: float) -> str:
+    """A share of busbw in whole percents; one decimal under 1%, so that no rate reads 0%."""
+    return f"{value:.0%}" if value >= 0.01 else f"{value:.1%}"
+
+
+def _rate(value: Any) -> bool:
+    """A rate that can be cited: there, finite and above 0."""
+    return present(value) and math.isfinite(float(value)) and float(value) > 0
+
+
+def busbw_because(ranged: list[Utilization]) -> BusbwBecause:
+    """The word for the shares of busbw the answer cites (one column's, as shown: whole percents, so that
+    "50%" is never "far below"): BELOW where all are under FAR_BELOW, NEAR where all lie in [NEAR, 1],
+    ABOVE where one passes 1, SPREAD otherwise."""
+    shares = [round(100 * u.share) / 100 for u in ranged if present(u.share)]
+    if not shares:
+        return BusbwBecause.UNMEASURED
+    if max(shares) > 1:
+        return BusbwBecause.ABOVE
+    if max(shares) < FAR_BELOW:
+        return BusbwBecause.BELOW
+    return BusbwBecause.NEAR if min(shares) >= NEAR else BusbwBecause.SPREAD
+
+
+def q32_text(a: Q32Answer) -> str:
+    text = (f"A ring all-reduce (Patarasuk and Yuan) of P = {a.gradients:,} 4-byte gradients over N GPUs takes "
+            "t = 2(N-1)/N x 4P / B at link bandwidth B. Utilization = steps x 2(N-1)/N x 4P / communication time.")
+    ranged = a.ranged
+    homework = a.basis == HOMEWORK_BASIS
+    if ranged:
+        low, high = min(ranged, key=lambda u: u.gbps), max(ranged, key=lambda u: u.gbps)
+        ends = [f"{_gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch})" for u in ([low] if low is high else [low, high])]
+        column = ("the homework's method (TN - T1/N as the time)" if homework else
+                  "DDP's all-reduce left exposed by the backward pass (no run has TN - T1/N)")
+        text += (f" By {column}, Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}" if len(ends) > 1
+                                                                  else ends[0]) + _engines(ranged) + ".")
+    shares = [u.share for u in ranged if present(u.share)]
+    if a.because == BusbwBecause.UNMEASURED:
+        text += " No run measured an all-reduce's busbw, so there is nothing to hold these against."
+    else:
+        bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
+        span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
+        some = " for DDP's rates" if len(shares) < len(ranged) else ""  # DataParallel's jobs time no all-reduce
+        text += (f" That is {span} of the busbw{some} (the bus bandwidth of an all-reduce the DDP jobs timed alone, up "
+                 f"to {bus:.1f} GB/s)")
+        if a.cpu:
+            text += ". On a CPU the processes exchange through the host's memory: no link."
+        else:
+            text += {BusbwBecause.BELOW: ", far below it.",
+                     BusbwBecause.NEAR: ": within a factor of two of it" + (" in each setup." if len(shares) > 1 else "."),
+                     BusbwBecause.SPREAD: ": from under half of it to within a factor of two of it.",
+                     BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
+                                         "is shorter than the transfer."}[a.because]
+    if homework and a.because != BusbwBecause.ABOVE:
+        text += " Each rate is a lower bound, as TN - T1/N holds more than the transfer (Q3.1)."
+    return text + _exposed_text(a) + caveats(a.cpu, a.missing, list(a.notes))
+
+
+def _engines(ranged: tuple[Utilization, ...]) -> str:
+    """Each engine's own range, DataParallel's (the homework's engine) first, where the range spans two."""
+    by = {e: [u.gbps for u in ranged if u.engine == e] for e in ("dp", "ddp")}
+    if not all(by.values()):
+        return ""
+    spans = {e: _gbps(min(v)) if min(v) == max(v) else f"{_gbps(min(v))}-{_gbps(max(v))}" for e, v in by.items()}
+    return f"; DataParallel {spans['dp']} GB/s, DDP {spans['ddp']} GB/s"
+
+
+def _exposed_text(a: Q32Answer) -> str:
+    """DDP's exposed all-reduce as a side note where the headline is the homework's: its bytes over the part of the
+    all-reduce the backward pass did not hide, which is no link rate."""
+    measured = [u.gbps for u in a.utilizations if u.basis == "measured"]
+    if a.basis != HOMEWORK_BASIS or not measured:
+        return ("" if a.basis == HOMEWORK_BASIS or not measured else
+                " That time is only the part of the all-reduce the backward pass did not hide: no link rate.")
+    span = f"{_gbps(min(measured))}-{_gbps(max(measured))}" if len(measured) > 1 else _gbps(measured[0])
+    return (f" DDP's exposed all-reduce (the part the backward pass did not hide) would give {span} GB/s: no link "
+            "rate, as the hidden part is left out.")
