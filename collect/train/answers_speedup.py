@@ -164,7 +164,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     evidence = cited(namer, pairs + alone) + _strong_evidence(tables, [cite] if cite else [])
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
-                    tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs), False, named=True),
+                    tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
                     bound, tuple(unpaired), pair, pv)
 
 

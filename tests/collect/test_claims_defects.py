@@ -285,3 +285,13 @@ def test_q32_on_a_cpu_names_no_link(tmp_path):
                + _runs(cell("ddp", 32, 2), (13.0, 14.0), gpu_model=cpu, busbw_gbps=0.9))
     text = _answers(write_results(tmp_path, results))["A.Q3.2"].text
     assert "exchange through the host's memory: no link" in text and "factor of two" not in text, text
+
+
+def test_q2_says_the_setting_of_runs_it_cites_without_a_1_gpu_partner(tmp_path):
+    """Q2 cites a bf16 run on the fast pipeline that has no 1-GPU run at its batch (its measured time,
+    no speedup): its setting is said too (a generated set found Q2 citing it unsaid)."""
+    fast = {"pipeline": "fast", "precision": "bf16"}
+    results = [train_result(cell("single", 128)), train_result(cell("ddp", 128, 2)),
+               train_result(cell("ddp", 512, 2, **fast))]  # the fast run has no 1-GPU partner
+    text = _answers(write_results(tmp_path, results))["A.Q2"].text
+    assert "bf16" in text and "fast pipeline" in text, text
