@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from jobs.core.cell import StudyCell, check_choice, kind_of
 
 # Adding a kind: its package name here, and nothing else on the job side.
-PACKAGES = {"train": "jobs.train", "ptq": "jobs.ptq", "allreduce": "jobs.allreduce"}
+PACKAGES = {"train": "jobs.train", "ptq": "jobs.ptq", "allreduce": "jobs.allreduce", "command": "jobs.command"}
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class Kind:
     run: str  # "module:function", run(cell, out_dir, data_dir) -> status; imported in the job only (torch)
     swept: tuple[str, ...] = ()  # fields whose list in a study file is swept inside one cell, not expanded
     cpu_notes: tuple[str, ...] = ()  # what its job leaves out on a CPU, and why (`plan` says it where there is no GPU)
+    user_fields: bool = False  # a study's keys its cell does not name are the user's own fields, not mistakes
+    paths: tuple[str, ...] = ()  # fields naming a directory relative to the study file: made absolute at plan time
 
 
 @functools.cache

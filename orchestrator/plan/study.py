@@ -80,7 +80,7 @@ def load_study(name_or_path: str, profile: Optional[str] = None) -> Study:
     path = find_study(name_or_path)
     text, data = read_toml(path)
     try:
-        return parse_study(data, text, default_name=path.stem, profile=profile)
+        return parse_study(data, text, default_name=path.stem, profile=profile, study_dir=path.parent)
     except StudyError as exc:
         raise StudyError(f"{path}: {exc}") from exc
 
@@ -99,7 +99,7 @@ def study_name(name_or_path: str) -> str:
 
 
 def parse_study(data: dict[str, Any], source: str = "", default_name: str = "study",
-                profile: Optional[str] = None) -> Study:
+                profile: Optional[str] = None, study_dir: Optional[Path] = None) -> Study:
     reject_unknown("the top level", data, _TOP_KEYS)
     name = check_name(data.get("name", default_name))
     description = data.get("description", "")
@@ -119,7 +119,8 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
         raise StudyError(str(exc)) from None
     cell_fields = {f.name for f in dataclasses.fields(kind.cell)}
     defaults = table("defaults", data.get("defaults", {}))
-    reject_unknown("[defaults]", defaults, cell_fields)
+    if not kind.user_fields:
+        reject_unknown("[defaults]", defaults, cell_fields)
     check_axes(defaults, "[defaults]", kind)
     grids = data.get("grid", [])
     if not isinstance(grids, list) or not grids:
@@ -129,7 +130,8 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
     for index, grid in enumerate(grids):
         where = f"grid[{index}]"
         grid = table(where, grid)
-        reject_unknown(where, grid, cell_fields | {"name", "repeats"})
+        if not kind.user_fields:
+            reject_unknown(where, grid, cell_fields | {"name", "repeats"})
         grid.pop("name", None)
         repeats = _repeats(f"{where}.repeats", grid.pop("repeats", study_repeats))
         check_axes(grid, where, kind)
@@ -139,7 +141,7 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
             if "repeat" in grid:
                 raise StudyError(f"{where}: give repeats = N or repeat = [...], not both")
             grid["repeat"] = list(range(repeats))
-        tables.append((where, {**defaults, **grid}))
+        tables.append((where, resolve_paths({**defaults, **grid}, kind, study_dir, where)))
         _check_required(tables[-1][1], where, kind)
     check_size(tables, data.get("max_cells", MAX_CELLS), kind)
     cells: dict[str, StudyCell] = {}
@@ -148,6 +150,22 @@ def parse_study(data: dict[str, Any], source: str = "", default_name: str = "stu
             _check_fits_node(cell, cluster, where)
             cells.setdefault(cell.cell_id, cell)
     return Study(name, description, data_dir, cluster, tuple(cells.values()), source, container, chosen.name)
+
+
+def resolve_paths(fields: dict[str, Any], kind: Kind, study_dir: Optional[Path], where: str) -> dict[str, Any]:
+    """The kind's directory fields (Kind.paths) made absolute, relative to the study file's
+    directory (the current one for a study without a file); each must be a directory now."""
+    base = Path(study_dir if study_dir is not None else ".").resolve()
+    for name in kind.paths:
+        given = fields.get(name, ".")
+        if not isinstance(given, str):
+            raise StudyError(f"{where}.{name} must be a directory's path (a string), got {given!r}")
+        path = base / given
+        if not path.is_dir():
+            raise StudyError(f"{where}.{name} = {given!r}: {path} is not a directory (it is relative to the study "
+                             "file's directory)")
+        fields[name] = str(path.resolve())
+    return fields
 
 
 def axes(fields: dict[str, Any], kind: Kind) -> list[str]:
