@@ -53,7 +53,8 @@ class KindTables:
 
 
 # Adding a kind: its package name here (collect.<kind> defines KIND), and nothing else on this side.
-PACKAGES = {"train": "collect.train", "ptq": "collect.ptq", "allreduce": "collect.allreduce"}
+PACKAGES = {"train": "collect.train", "ptq": "collect.ptq", "allreduce": "collect.allreduce",
+            "command": "collect.command"}
 
 
 @functools.cache
