@@ -48,6 +48,7 @@ class Exit:
     why: str  # "" when it ran to exit code 0; else the reason in one line
     tail: tuple[str, ...]  # its stderr's last lines
     host: str
+    node: Optional[str] = None  # SLURM's name of its node
 
 
 def cell_folder(out_dir: Path, cell_id: str) -> Path:
@@ -96,7 +97,8 @@ def run_script(cell: CommandCell, place: launch.Placement, out_dir: Path) -> Exi
     try:
         proc = subprocess.Popen(argv, cwd=cell.workdir, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     except OSError as exc:
-        return Exit(place.rank, None, f"cannot start {argv[0]!r} in {cell.workdir}: {exc.strerror}", (), host)
+        return Exit(place.rank, None, f"cannot start {argv[0]!r} in {cell.workdir}: {exc.strerror}", (), host,
+                    place.node_name)
     assert proc.stderr is not None
     for raw in proc.stderr:
         line = raw.decode(errors="replace")
@@ -105,7 +107,7 @@ def run_script(cell: CommandCell, place: launch.Placement, out_dir: Path) -> Exi
     sys.stderr.flush()
     code = proc.wait()
     why = f"the script exited with code {code}" if code else ""
-    return Exit(place.rank, code, why, tuple(tail), host)
+    return Exit(place.rank, code, why, tuple(tail), host, place.node_name)
 
 
 def torchrun_env(place: launch.Placement) -> dict[str, str]:
@@ -151,7 +153,8 @@ def _read_exit(path: Path, token: str) -> Optional[Exit]:
         data = json.loads(read_regular(path, "exit file", 2**20))
         if data.pop("token") != token:
             return None
-        return Exit(int(data["rank"]), data["code"], str(data["why"]), tuple(map(str, data["tail"])), str(data["host"]))
+        return Exit(int(data["rank"]), data["code"], str(data["why"]), tuple(map(str, data["tail"])), str(data["host"]),
+                    data["node"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError, NotRegular, TooLarge):
         return None  # not yet written (or not this attempt's): waited for
 
@@ -168,7 +171,7 @@ def findings(cell: CommandCell, place: launch.Placement, out_dir: Path, exits: l
         lines = parse_metrics(text)
         return CommandFindings(place.world_size, lines, timed_index(lines, cell.timed_epoch))
     except (MetricsError, UnicodeDecodeError, NotRegular, TooLarge, OSError) as exc:
-        raise ScriptFailed(_failure(f"rank 0's metrics ({path}): {exc}", exits[0].tail)) from None
+        raise ScriptFailed(_failure(f"{path.name}: {exc}", exits[0].tail)) from None
 
 
 def _failure(why: str, tail: tuple[str, ...]) -> str:
@@ -183,7 +186,8 @@ def environment(cell: CommandCell, place: launch.Placement, exits: list[Exit], s
     """The result's env, as far as it is known without torch: hosts, GPUs (nvidia-smi), launcher, times."""
     return {"device": "cuda" if cell.gpus_per_node else "cpu", "gpu_model": gpu_model() if cell.gpus_per_node else "cpu",
             "python": platform.python_version(), "hostname": socket.gethostname(),
-            "hostnames": sorted({e.host for e in exits if e.host}), "world_size": place.world_size,
+            "hostnames": sorted({e.host for e in exits if e.host}), "nodes": sorted({e.node for e in exits if e.node}),
+            "world_size": place.world_size,
             "launcher": place.launcher, "job_id": place.job_id, "array_task_id": place.array_task_id,
             "started_at": started, "ended_at": dt.datetime.now(dt.UTC).isoformat()}
 
