@@ -1,5 +1,5 @@
 """Results as the jobs write them, one factory per kind (train_result, ptq_result,
-allreduce_result), and the one writer of a results dir of any kind's cells (write_results:
+allreduce_result, command_result), and the one writer of a results dir of any kind's cells (write_results:
 result files, plan.json, registry.jsonl), through the writers the orchestrator and the jobs use.
 The dirs the collect tests read, worked by hand, are in tests/collect/dirs.py."""
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Optional
 
 from jobs.allreduce.cell import AllreduceCell
 from jobs.allreduce.result import AllreduceFindings, SizeTiming
+from jobs.command.cell import CommandCell
+from jobs.command.result import CommandFindings
 from jobs.core.bandwidth import bandwidth_gbps
 from jobs.core.cell import StudyCell
 from jobs.core.kinds import cell_from_dict
@@ -203,6 +205,27 @@ def allreduce_result(c: AllreduceCell, seconds: Optional[Mapping[int, float]] = 
     took = seconds or {n: 20e-6 + n / 10e9 for n in c.sizes()}
     sizes = tuple(SizeTiming(n, took[n], *bandwidth_gbps(n, took[n], c.ranks)) for n in c.sizes())
     out.body = AllreduceFindings(c.ranks, c.backend, c.device, c.warmup, c.iters, sizes)
+    return out
+
+
+# --- the command kind ---------------------------------------------------------------------------------
+
+def command_cell(processes: int = 1, repeat: int = 0, **fields) -> CommandCell:
+    """A CPU command cell of `processes` processes on one node; `fields` are the user's (or the cell's)."""
+    return CommandCell(command=["python", "train.py"], workdir="/w", gpus_per_node=0, cpu_ranks_per_node=processes,
+                       repeat=repeat, **fields)
+
+
+def command_result(c: CommandCell, lines: Sequence[Mapping[str, float]] = ({"epoch": 1, "epoch_s": 10.0},),
+                   status: str = "ok", error: Optional[str] = None) -> Result:
+    """`c`'s result: rank 0 wrote `lines`; the timed line is the last."""
+    env = {"device": "cpu", "gpu_model": "cpu", "hostnames": ["n1"], "started_at": STARTED, "ended_at": ENDED}
+    out = Result(cell_id=c.cell_id, cell=c.to_dict(), status=Status(status), env=env)
+    if status != "ok":
+        out.error = error or f"{status}: by hand"
+        return out
+    out.body = CommandFindings(c.ranks, tuple({k: float(v) for k, v in line.items()} for line in lines),
+                               len(lines) - 1)
     return out
 
 
