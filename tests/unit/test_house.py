@@ -46,7 +46,7 @@ print(sorted(kinds()))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["['allreduce',", "'ptq',", "'train']"]
+    assert done.stdout.split() == ["['allreduce',", "'command',", "'ptq',", "'train']"]
 
 
 def module_imports(path: Path) -> set[str]:
@@ -177,3 +177,14 @@ def test_no_test_module_imports_another():
     offenders = [f"{path.relative_to(root)}: {match.group(0).strip()}" for path in sorted(root.rglob("*.py"))
                  for match in pattern.finditer(path.read_text())]
     assert offenders == []
+
+
+def test_the_command_kind_imports_no_torch_even_in_its_job():
+    code = """
+import sys
+from jobs.command import run
+from collect.command import tables
+assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))[:5]
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
