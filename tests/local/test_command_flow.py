@@ -31,6 +31,8 @@ def test_the_tiny_script_through_plan_submit_status_collect(in_tmp, capsys):
                                      "(--mode fail))")
     assert "the script wrote no metrics" in why["silent"]["detail"]
     assert "metrics line 2 is not JSON: 'this is not json'" in why["garbage"]["detail"]
+    code, out, _ = cli(capsys, "logs", "--study", TINY, why["fail"]["cell_id"])
+    assert code == 0 and "tiny: failing on purpose (--mode fail)" in out  # the script's stderr, as it ran
 
     tables = cli_json(capsys, "collect", "--study", TINY)
     metrics = {(r["metric"], r["processes"]): r for r in tables["command_metrics"]}
