@@ -64,15 +64,16 @@ def command_rows(kind_cells: tuple[KindCell, ...]) -> CommandRows:
         group = group_name(cell, extra)
         row = _cell_row(c, cell, f"{processes_text(cell)}" + ("" if group == "all" else f", {group}"), group)
         found = c.kept.body if c.kept is not None else None
-        if c.status == "ok" and not isinstance(found, CommandFindings):
-            row.update(status=UNREADABLE, error=f"result file {c.cell_id}.json: an ok result without its metrics; "
-                                                "move it aside and rerun `submit` to redo that cell")
-        elif c.status == "ok":
+        if c.status == "ok" and isinstance(found, CommandFindings) and found.world_size == cell.ranks:
             batch = dict(cell.user).get(BATCH)
             value_rows += [dict(cell_id=c.cell_id, setup=row["setup"], group=group, processes=cell.ranks,
                                 batch_per_gpu=batch if _number(batch) else math.nan, repeat=cell.repeat,
                                 time_metric=cell.time_metric, metric=name, value=value)
                            for name, value in found.timed_line.items()]
+        elif c.status == "ok":  # types and ranges were checked on read: held to its cell here
+            why = "without its metrics" if found is None else f"of {found.world_size} processes, its cell's {cell.ranks}"
+            row.update(status=UNREADABLE, error=f"result file {c.cell_id}.json: an ok result {why}; move it aside "
+                                                "and rerun `submit` to redo that cell")
         cell_rows.append(row)
     return CommandRows(pd.DataFrame(cell_rows, columns=CELL_COLUMNS), pd.DataFrame(value_rows, columns=VALUE_COLUMNS))
 

@@ -70,3 +70,12 @@ def test_an_edited_metric_is_refused_not_a_figure(tmp_path, capsys):
     path.write_text(json.dumps(data))
     code, text, err = cli(capsys, "collect", "--results", out, "--json")
     assert code == 2 and text == "" and "(command.lines[1]: epoch_s = 'fast' is not a finite number)" in err
+
+
+def test_a_result_of_another_process_count_is_unreadable_not_a_figure(tmp_path, capsys):
+    result = times(2, 64, [10.0])[0]
+    result.body = type(result.body)(1, result.body.lines, result.body.timed)  # 1 process ran a 2-process cell
+    tables = cli_json(capsys, "collect", "--results", write_results(tmp_path / "r", [result]))
+    assert tables["command_metrics"] == []
+    (cell,) = tables["command_cells"]
+    assert cell["status"] == "unreadable" and "an ok result of 1 processes, its cell's 2" in cell["error"]
