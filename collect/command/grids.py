@@ -55,12 +55,12 @@ def metric_grid(metric: str, part: pd.DataFrame, index: int) -> Grid:
 
 
 def judged(r: Any) -> str:
-    """The verdict's words for a scaling row: "0.52x (0.50 to 0.54): faster, beyond 5%"."""
+    """The verdict's words for a scaling row: "0.52x (0.5-0.54): faster, beyond 5%"."""
     if not r.outcome:
         return "the base"
     if r.one_run:
         return f"{r.ratio:.2f}x: one run a side, no spread measured (inconclusive)"
-    centre = f"{r.ratio:.2f}x ({r.ratio_low:.2f} to {r.ratio_high:.2f})"
+    centre = f"{r.ratio:.2f}x ({r.ratio_low:.3g}-{r.ratio_high:.3g})"
     if r.outcome == BEYOND:
         return f"{centre}: {'faster' if r.direction < 0 else 'slower'}, beyond {THRESHOLD:.0%}"
     if r.outcome == EQUIVALENT:
@@ -69,16 +69,16 @@ def judged(r: Any) -> str:
 
 
 def scaling_grid(scaling: pd.DataFrame) -> Grid:
-    header = ["regime", "series", "processes", "time", "speedup", "efficiency", "vs N0"]
+    header = ["series", "N", "time", "speedup", "efficiency", "vs N0"]
     several = scaling.metric.nunique() > 1
-    rows = [[r.regime, (f"{r.metric}: " if several else "") + r.series, str(r.processes), ranged(r, "time", figure),
+    rows = [[f"{r.regime}, " + (f"{r.metric}: " if several else "") + r.series, str(r.processes), ranged(r, "time", figure),
              number(r.speedup), number(r.efficiency), judged(r)] for r in scaling.itertuples(index=False)]
     metrics = ", ".join(dict.fromkeys(scaling.metric)) or "the time_metric"
     return Grid("command_scaling", "Scaling: speedup and efficiency on the declared time metric",
                 f"Time: {metrics}, the cells' time_metric, at the timed line ({TIMED}).", header, rows,
                 [SPREAD, *FORMULAS],
                 "" if rows else "No scaling: no series of setups that differ only in their process count has results "
-                "at two or more counts.", text_columns=(0, 1, 3, 6))
+                "at two or more counts.", text_columns=(0, 2, 5))
 
 
 def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:

@@ -19,6 +19,7 @@ parser.add_argument("--batch", type=int, default=8)  # per process
 parser.add_argument("--lr", type=float, default=0.1)
 parser.add_argument("--images", type=int, default=256)
 parser.add_argument("--step-s", type=float, default=0.002)
+parser.add_argument("--seed", type=int, default=0)  # e.g. "{repeat}": each repeat its own draws
 parser.add_argument("--mode", choices=["ok", "fail", "silent", "garbage"], default="ok")
 args = parser.parse_args()
 
@@ -32,7 +33,7 @@ if args.mode == "garbage":
         f.write('{"epoch": 1, "epoch_s": 0.5}\nthis is not json\n')
     sys.exit(0)
 
-rng = random.Random(rank)
+rng = random.Random(args.seed * 1000 + rank)
 weight, steps = 0.0, math.ceil(args.images / (args.batch * world))
 for epoch in range(1, args.epochs + 1):
     start, loss_sum = time.perf_counter(), 0.0
