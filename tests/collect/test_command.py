@@ -79,3 +79,14 @@ def test_a_result_of_another_process_count_is_unreadable_not_a_figure(tmp_path, 
     assert tables["command_metrics"] == []
     (cell,) = tables["command_cells"]
     assert cell["status"] == "unreadable" and "an ok result of 1 processes, its cell's 2" in cell["error"]
+
+
+def test_without_batch_per_gpu_a_series_is_every_other_field_fixed(tmp_path):
+    # lr 0.1: T1 = median(8, 8.2) = 8.1, T4 = median(2.1, 2.0) = 2.05 -> S = 3.951, E = 0.988; lr 0.2 has N = 1 only
+    results = [command_result(command_cell(n, r, lr=lr), [{"epoch_s": s}])
+               for n, r, lr, s in ((1, 0, 0.1, 8.0), (1, 1, 0.1, 8.2), (4, 0, 0.1, 2.1), (4, 1, 0.1, 2.0),
+                                   (1, 0, 0.2, 7.0))]
+    table = scaling(command_rows(load(write_results(tmp_path / "r", results)).of_kind("command")).values)
+    assert [(r.regime, r.series, r.processes) for r in table.itertuples()] == [("fixed fields", "lr=0.1", 1),
+                                                                               ("fixed fields", "lr=0.1", 4)]
+    assert math.isclose(table.speedup[1], 8.1 / 2.05) and math.isclose(table.efficiency[1], 8.1 / 2.05 / 4)

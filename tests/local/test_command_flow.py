@@ -25,6 +25,9 @@ def test_the_tiny_script_through_plan_submit_status_collect(in_tmp, capsys):
              for c in cell_states(capsys, TINY)}
     for key in [("1cpu", "ok", "r0"), ("1cpu", "ok", "r1"), ("2cpu", "ok", "r0"), ("2cpu", "ok", "r1")]:
         assert cells[key]["state"] == "done", cells[key]
+    done = read_result(in_tmp / "runs" / "command-tiny" / f"{cells[('2cpu', 'ok', 'r0')]['cell_id']}.json")
+    assert done.cell["workdir"] == str(STUDIES.parents[1] / "examples" / "tiny")  # relative to the study file
+    assert done.body.world_size == 2 and [line["epoch"] for line in done.body.lines] == [1, 2]
     why = {mode: cells[("1cpu", mode, "r0")] for mode in ("fail", "silent", "garbage")}
     assert {c["state"] for c in why.values()} == {"failed"}
     assert why["fail"]["detail"] == ("the script exited with code 1 (its stderr ends: tiny: failing on purpose "
