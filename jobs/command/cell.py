@@ -153,6 +153,8 @@ def _text(where: str, value: Any) -> str:
 
 
 def _name(name: str) -> str:
+    if name == "kind":
+        raise CellError("kind names the study's kind, at the top of the study file; it is no field of a cell")
     if not NAME.fullmatch(name):
         raise CellError(f"field name {name!r} must be letters, digits and _ (the first not a digit, at most 64): "
                         "a {placeholder} names it"[:300])

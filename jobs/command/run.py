@@ -9,6 +9,7 @@ reason and the stderr's last lines. No torch: the script brings its own.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -19,7 +20,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from jobs.command.cell import CommandCell
 from jobs.command.metrics import MetricsError, parse_metrics, timed_index
@@ -33,6 +34,7 @@ METRICS_ENV = "ORCHESTRATOR_METRICS"
 FOLDER = "command"  # <results>/command/<cell_id>/: the ranks' metrics and exits
 METRICS_MAX = 16 * 2**20  # bytes of one metrics file
 TAIL_LINES = 20  # of the script's stderr, kept for the result's error
+MAX_LINE = 500  # characters kept of each (a progress bar redrawn with \r is one long line)
 WAIT_S = 300.0  # rank 0 waits this long for the other ranks to end after its own script did
 WAIT_FAILED_S = 10.0  # ... or this long when its own failed (the others may wait for it forever)
 
@@ -69,7 +71,7 @@ def run(cell: CommandCell, out_dir: Path, data_dir: Path) -> str:
     token = attempt(place)
     mine = run_script(cell, place, Path(out_dir))
     if place.rank != 0:
-        write_json_atomic(_exit_path(out_dir, cell.cell_id, place.rank), {"token": token, **mine.__dict__})
+        write_json_atomic(_exit_path(out_dir, cell.cell_id, place.rank), {"token": token, **dataclasses.asdict(mine)})
         if mine.why:
             raise ScriptFailed(mine.why)
         return Status.OK
@@ -103,10 +105,11 @@ def run_script(cell: CommandCell, place: launch.Placement, out_dir: Path) -> Exi
     for raw in proc.stderr:
         line = raw.decode(errors="replace")
         sys.stderr.write(line)
-        tail.append(line.rstrip("\n"))
+        tail.append(line.rstrip("\n")[:MAX_LINE])
     sys.stderr.flush()
     code = proc.wait()
-    why = f"the script exited with code {code}" if code else ""
+    why = "" if not code else (f"the script exited with code {code}" if code > 0 else
+                               f"the script was killed by signal {-code}")
     return Exit(place.rank, code, why, tuple(tail), host, place.node_name)
 
 
@@ -182,7 +185,7 @@ def _failure(why: str, tail: tuple[str, ...]) -> str:
     return "\n".join([*lines, why + last])
 
 
-def environment(cell: CommandCell, place: launch.Placement, exits: list[Exit], started: str) -> dict:
+def environment(cell: CommandCell, place: launch.Placement, exits: list[Exit], started: str) -> dict[str, Any]:
     """The result's env, as far as it is known without torch: hosts, GPUs (nvidia-smi), launcher, times."""
     return {"device": "cuda" if cell.gpus_per_node else "cpu", "gpu_model": gpu_model() if cell.gpus_per_node else "cpu",
             "python": platform.python_version(), "hostname": socket.gethostname(),

@@ -94,3 +94,12 @@ def test_a_bad_command_study_is_one_line_exit_2_at_plan(in_tmp, capsys, edit, ex
     text = edit((STUDIES / "command-tiny.toml").read_text())
     text = text.replace('"../../examples/tiny"', f'"{STUDIES.parents[1] / "examples/tiny"}"')
     assert_plan_refuses(in_tmp, capsys, text, expected)
+
+
+def test_a_script_killed_by_a_signal_fails_saying_so(in_tmp):
+    cell = CommandCell(command=[sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+                       workdir=str(in_tmp), gpus_per_node=0, cpu_ranks_per_node=1)
+    run = run_job(in_tmp, cell, timeout=60)
+    result = read_result(run.path)
+    assert run.code == 1 and result.status == "failed" and result.body is None
+    assert result.error == "the script was killed by signal 9"

@@ -47,6 +47,7 @@ def test_the_cell_round_trips_through_its_json_with_the_same_id():
     (dict(nodes=True), "nodes must be a whole number, got True"),
     (dict(time_metric=3), "time_metric must be a string"),
     (dict(timed_epoch=-2), "timed_epoch must be >= -1"),
+    (dict(kind="train"), "kind names the study's kind, at the top of the study file"),
 ])
 def test_a_bad_field_is_refused_naming_it(fields, expected):
     with pytest.raises(CellError) as caught:
