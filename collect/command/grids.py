@@ -73,12 +73,13 @@ def scaling_grid(scaling: pd.DataFrame) -> Grid:
     several = scaling.metric.nunique() > 1
     rows = [[f"{r.regime}, " + (f"{r.metric}: " if several else "") + r.series, str(r.processes), ranged(r, "time", figure),
              number(r.speedup), number(r.efficiency), judged(r)] for r in scaling.itertuples(index=False)]
-    metrics = ", ".join(dict.fromkeys(scaling.metric)) or "the time_metric"
+    metrics = ", ".join(dict.fromkeys(scaling.metric))
     return Grid("command_scaling", "Scaling: speedup and efficiency on the declared time metric",
-                f"Time: {metrics}, the cells' time_metric, at the timed line ({TIMED}).", header, rows,
+                f"Time: {metrics + ', ' if metrics else ''}each cell's time_metric, at its timed line ({TIMED}).",
+                header, rows,
                 [SPREAD, *FORMULAS],
-                "" if rows else "No scaling: no series of setups that differ only in their process count has results "
-                "at two or more counts.", text_columns=(0, 2, 5))
+                "" if rows else "No scaling: no series of setups that differ only in their process count has its "
+                "time_metric at two or more counts.", text_columns=(0, 2, 5))
 
 
 def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:
