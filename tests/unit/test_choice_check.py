@@ -15,7 +15,7 @@ from jobs.train.cell import Cell
     (lambda: Cell(engine="horovod", batch_per_gpu=32), "engine must be one of ['single', 'dp', 'ddp'], got 'horovod'"),
     (lambda: QuantSpec(granularity="row"), "granularity must be one of ['tensor', 'channel'], got 'row'"),
     (lambda: AllreduceCell(backend="mpi"), "backend must be one of ['nccl', 'gloo'], got 'mpi'"),
-    (lambda: cell_from_dict({"kind": "qat"}), "kind must be one of ['train', 'ptq', 'allreduce'], got 'qat'"),
+    (lambda: cell_from_dict({"kind": "qat"}), "kind must be one of ['train', 'ptq', 'allreduce', 'command'], got 'qat'"),
 ])
 def test_a_bad_choice_names_its_field_every_choice_and_the_value(build, message):
     with pytest.raises(CellError) as info:

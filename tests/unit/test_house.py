@@ -70,7 +70,7 @@ def project_modules() -> dict[str, Path]:
     return modules
 
 
-KINDS = ("train", "ptq", "allreduce")
+KINDS = ("train", "ptq", "allreduce", "command")
 # (modules, what none of them may import): collect reads JSON and imports no orchestrator; jobs never
 # imports orchestrator, nor the results dir's format (results_format: the orchestrator's and collect's,
 # which imports neither of them); the generic job and collect modules import no kind; the generic collect verb
