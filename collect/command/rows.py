@@ -65,7 +65,7 @@ def command_rows(kind_cells: tuple[KindCell, ...]) -> CommandRows:
         row = _cell_row(c, cell, f"{processes_text(cell)}" + ("" if group == "all" else f", {group}"), group)
         found = c.kept.body if c.kept is not None else None
         if c.status == "ok" and isinstance(found, CommandFindings) and found.world_size == cell.ranks:
-            batch = dict(cell.user).get(BATCH)
+            batch = dict(cell.own_fields).get(BATCH)
             value_rows += [dict(cell_id=c.cell_id, setup=row["setup"], group=group, processes=cell.ranks,
                                 batch_per_gpu=batch if _number(batch) else math.nan, repeat=cell.repeat,
                                 time_metric=cell.time_metric, metric=name, value=value)
@@ -80,7 +80,7 @@ def command_rows(kind_cells: tuple[KindCell, ...]) -> CommandRows:
 
 def _order(cell: CommandCell) -> tuple:
     """CPU before GPU, fewer processes first, then the user's fields by value (8 before 16), the repeat."""
-    own = tuple((isinstance(v, str), v if not isinstance(v, str) else 0, str(v)) for _, v in cell.user)
+    own = tuple((isinstance(v, str), v if not isinstance(v, str) else 0, str(v)) for _, v in cell.own_fields)
     return (cell.gpus_per_node > 0, cell.ranks, cell.nodes, own, json.dumps(cell.to_dict(), sort_keys=True))
 
 

@@ -31,8 +31,9 @@ ESTIMATE_S = 600.0  # a user's script takes what it takes: plan's guess until a 
 
 @dataclass(frozen=True, init=False)
 class CommandCell:
-    """One run of the user's command. `user` holds the user's own fields, sorted by name; every
-    field, the user's too, is a key of the cell's JSON (to_dict) and of its id."""
+    """One run of the user's command. `own_fields` holds the user's own fields, sorted by name; every
+    field, the user's too, is a key of the cell's JSON (to_dict) and of its id. The constructor takes
+    them as keywords (a study's keys, the JSON's) or as own_fields (dataclasses.replace: a new repeat)."""
 
     kind: ClassVar[str] = KIND
     command: tuple[str, ...]  # argv; "{name}" anywhere in an argument: that field's value
@@ -44,27 +45,27 @@ class CommandCell:
     timed_epoch: int = LAST  # the metrics line whose "epoch" is this; -1: the last line
     time_metric: str = "epoch_s"  # the metric speedup and efficiency are computed from
     repeat: int = 0
-    user: tuple[tuple[str, Scalar], ...] = ()
+    own_fields: tuple[tuple[str, Scalar], ...] = ()  # the user's, by name (a reserved name: no key of a study)
 
     def __init__(self, /, command: Any = (), workdir: Any = ".", nodes: Any = 1, gpus_per_node: Any = 1,
                  cpu_ranks_per_node: Any = 0, cpus_per_task: Any = 4, timed_epoch: Any = LAST,
-                 time_metric: Any = "epoch_s", repeat: Any = 0, **user: Any) -> None:
+                 time_metric: Any = "epoch_s", repeat: Any = 0, own_fields: Any = (), **user: Any) -> None:
         given = dict(command=_argv(command), workdir=_text("workdir", workdir), nodes=nodes,
                      gpus_per_node=gpus_per_node, cpu_ranks_per_node=cpu_ranks_per_node, cpus_per_task=cpus_per_task,
                      timed_epoch=timed_epoch, time_metric=_text("time_metric", time_metric), repeat=repeat,
-                     user=tuple(sorted((_name(k), _value(k, v)) for k, v in user.items())))
+                     own_fields=tuple(sorted((_name(k), _value(k, v)) for k, v in {**_pairs(own_fields), **user}.items())))
         for name, value in given.items():
             object.__setattr__(self, name, value)
         _check_counts(self)
-        if len(self.user) > MAX_FIELDS:
-            raise CellError(f"{len(self.user)} fields of your own: at most {MAX_FIELDS}")
+        if len(self.own_fields) > MAX_FIELDS:
+            raise CellError(f"{len(self.own_fields)} fields of your own: at most {MAX_FIELDS}")
         self.command_line()  # every placeholder names a field
 
     @property
     def fields(self) -> dict[str, Any]:
         """Every field a placeholder may name: the cell's own (but command) and the user's."""
-        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("command", "user")}
-        return own | dict(self.user)
+        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("command", "own_fields")}
+        return own | dict(self.own_fields)
 
     def command_line(self) -> list[str]:
         """The argv with each "{name}" replaced by that field's text (value_text), each argument
@@ -99,22 +100,22 @@ class CommandCell:
     def label(self) -> str:
         """"command-2g-batch_per_gpu=64-r0": the processes, the user's fields, the repeat; not unique."""
         shape = f"{self.nodes}x{self.tasks_per_node}" if self.nodes > 1 else str(self.tasks_per_node)
-        own = "".join(f"-{k}={value_text(v)}" for k, v in self.user)
+        own = "".join(f"-{k}={value_text(v)}" for k, v in self.own_fields)
         return f"command-{shape}{'g' if self.gpus_per_node else 'cpu'}{own}-r{self.repeat}"[:200]
 
     def plan_columns(self) -> dict[str, str]:
         each = "GPU" if self.gpus_per_node else "CPU"
         per = f"{self.tasks_per_node} x {each}"
         return {"processes": f"{self.nodes} nodes x {per}" if self.nodes > 1 else per,
-                "fields": ", ".join(f"{k}={value_text(v)}" for k, v in self.user) or "-"}
+                "fields": ", ".join(f"{k}={value_text(v)}" for k, v in self.own_fields) or "-"}
 
     def estimate_s(self, images_per_s_per_gpu: float) -> float:
         """ESTIMATE_S: the script's time is unknown before it runs (images_per_s_per_gpu does not apply)."""
         return ESTIMATE_S
 
     def to_dict(self) -> dict[str, Any]:
-        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "user"}
-        return {"kind": self.kind, **own, "command": list(self.command), **dict(self.user)}
+        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "own_fields"}
+        return {"kind": self.kind, **own, "command": list(self.command), **dict(self.own_fields)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CommandCell:
@@ -129,6 +130,13 @@ def value_text(value: Scalar) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def _pairs(own_fields: Any) -> dict[str, Any]:
+    """own_fields as dataclasses.replace passes it back: (name, value) pairs; a study's key of that name is refused."""
+    if isinstance(own_fields, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in own_fields):
+        return dict(own_fields)
+    raise CellError("own_fields is the cell's own name for your fields; give yours other names")
 
 
 def _argv(command: Any) -> tuple[str, ...]:

@@ -2,6 +2,8 @@
 a script writes: each value one argument, each mistake named, each bad line named by its number."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from jobs.command.cell import CommandCell
@@ -27,9 +29,16 @@ def test_the_cell_round_trips_through_its_json_with_the_same_id():
     data = c.to_dict()
     assert data["kind"] == "command" and data["batch_per_gpu"] == 64 and data["command"][2] == "--lr={lr}"
     again = cell_from_dict(data)
-    assert again == c and again.cell_id == c.cell_id and again.user == (("batch_per_gpu", 64), ("lr", 0.1),
+    assert again == c and again.cell_id == c.cell_id and again.own_fields == (("batch_per_gpu", 64), ("lr", 0.1),
                                                                          ("tag", "a b"))
     assert cell(lr=0.2).cell_id != c.cell_id and cell(repeat=1).cell_id != cell().cell_id
+
+
+def test_a_new_repeat_keeps_the_users_fields():  # submit --settle copies a cell with dataclasses.replace
+    c = cell(batch_per_gpu=64)
+    again = dataclasses.replace(c, repeat=3)
+    assert again.own_fields == c.own_fields and again.repeat == 3 and again.cell_id != c.cell_id
+    assert again.command_line() == c.command_line()
 
 
 @pytest.mark.parametrize("fields, expected", [
@@ -47,6 +56,7 @@ def test_the_cell_round_trips_through_its_json_with_the_same_id():
     (dict(nodes=True), "nodes must be a whole number, got True"),
     (dict(time_metric=3), "time_metric must be a string"),
     (dict(timed_epoch=-2), "timed_epoch must be >= -1"),
+    (dict(own_fields=3), "own_fields is the cell's own name for your fields; give yours other names"),
     (dict(kind="train"), "kind names the study's kind, at the top of the study file"),
 ])
 def test_a_bad_field_is_refused_naming_it(fields, expected):
