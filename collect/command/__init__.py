@@ -1,11 +1,13 @@
 """collect's side of the command study: rows (result JSON -> frames), tables (pure), grids, plot,
-and its runs for --compare. Tables and verdicts; no essay questions."""
+its one question (the scaling table's verdicts, counted: what `submit --settle` settles) and its runs
+for --compare. Tables and verdicts; no essay questions."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Optional
 
 from collect.command import compare, grids, rows, tables
+from collect.command.questions import QUESTIONS
 from collect.kinds import KindTables, Tables
 
 
@@ -19,5 +21,5 @@ KIND = KindTables(
     "command", "Your script", "its metrics per setup, and speedup where the study varies the process count",
     lambda loaded, view: tables.build(rows.command_rows(loaded.of_kind("command"))),
     grids.build, ("command_cells", "command_metrics", "command_scaling"), _plots,
-    {"command_scaling": "command_time_vs_processes"}, runs=compare.runs,
+    {"command_scaling": "command_time_vs_processes"}, questions=QUESTIONS, runs=compare.runs,
 )

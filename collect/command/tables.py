@@ -26,7 +26,7 @@ THRESHOLD = 0.05
 METRIC_COLUMNS = ["metric", "setup", "processes", "value", "value_min", "value_max", "repeats", "repeat_values"]
 SCALING_COLUMNS = ["regime", "series", "metric", "setup", "processes", "base_processes", "time", "time_min",
                    "time_max", "repeats", "speedup", "efficiency", "ratio", "ratio_low", "ratio_high", "outcome",
-                   "direction", "one_run"]
+                   "direction", "one_run", "time_values", "cell_id_values"]
 WEAK, STRONG, FIXED = "weak", "strong", "fixed fields"
 
 
@@ -71,7 +71,9 @@ def scaling(values: pd.DataFrame) -> pd.DataFrame:
     """Each series that holds two or more process counts: per N, its time (median, range,
     repeats), speedup and efficiency against the series' smallest N0 (the module's docstring),
     and the verdict on its times against N0's (b against a: ratio = median T(N) / median T(N0), its
-    interval, outcome and direction: -1 faster, +1 slower, beyond the threshold; none at N0)."""
+    interval, outcome and direction: -1 faster, +1 slower, beyond the threshold; none at N0); each
+    repeat's time and cell (time_values, cell_id_values: for the answer's verdicts and `submit
+    --settle`; in no CSV)."""
     rows: list[dict[str, Any]] = []
     found = series(values)
     for (regime, name, metric), part in found.groupby(["regime", "series", "metric"], sort=False):
@@ -88,7 +90,8 @@ def scaling(values: pd.DataFrame) -> pd.DataFrame:
             rows.append(dict(regime=regime, series=name, metric=metric, setup=by_n[n].setup.iloc[0], processes=n,
                              base_processes=counts[0], time=times.median(), time_min=times.min(),
                              time_max=times.max(), repeats=len(times), speedup=speedup,
-                             efficiency=speedup / (n / counts[0]), **_judged(base, times, n == counts[0])))
+                             efficiency=speedup / (n / counts[0]), **_judged(base, times, n == counts[0]),
+                             time_values=tuple(times), cell_id_values=tuple(by_n[n].cell_id)))
     return pd.DataFrame(rows, columns=SCALING_COLUMNS)
 
 

@@ -90,3 +90,21 @@ def test_without_batch_per_gpu_a_series_is_every_other_field_fixed(tmp_path):
     assert [(r.regime, r.series, r.processes) for r in table.itertuples()] == [("fixed fields", "lr=0.1", 1),
                                                                                ("fixed fields", "lr=0.1", 4)]
     assert math.isclose(table.speedup[1], 8.1 / 2.05) and math.isclose(table.efficiency[1], 8.1 / 2.05 / 4)
+
+
+def test_the_scaling_answer_counts_the_verdicts_and_settle_finds_the_undecided(tmp_path, capsys):
+    # weak b=64: 10, 10.2, 9.8 -> 5.2, 5.1, 5.0 (faster beyond 5%); weak b=32: 10, 14 -> 6, 9 (inconclusive: too
+    # wide); strong at global batch 64: 1 x 64's 10, 10.2, 9.8 -> 2 x 32's 6, 9 (inconclusive)
+    results = (times(1, 64, [10, 10.2, 9.8]) + times(2, 64, [5.2, 5.1, 5.0]) + times(1, 32, [10, 14])
+               + times(2, 32, [6, 9]))
+    out = write_results(tmp_path / "r", results)
+    (answer,) = cli_json(capsys, "collect", "--results", out)["answers"]
+    assert answer["question"] == "command.scaling"
+    numbers = answer["numbers"]
+    assert (numbers["faster"], numbers["slower"], numbers["equivalent"], numbers["inconclusive"]) == (1, 0, 0, 2)
+    assert math.isclose(numbers["best.efficiency"], 10 / 5.1 / 2)  # 0.980 beats 12/7.5/2 = 0.8 and 10/7.5/2 = 0.667
+    assert answer["text"].startswith("Against each series' fewest processes, 3 comparisons by the verdict rule "
+                                     "(threshold 5%): 1 faster, 2 inconclusive. The best efficiency: 0.98 (speedup "
+                                     "1.96) at N = 2, weak, batch_per_gpu=64: epoch_s 5.1 (5-5.2 over 3 runs)")
+    code, text, _ = cli(capsys, "submit", "--results", out, "--settle", "--dry-run", "--executor", "local")
+    assert code == 0 and "command.scaling" in text and "1 answer leaves a comparison undecided" in text

@@ -47,8 +47,9 @@ def test_the_tiny_script_through_plan_submit_status_collect(in_tmp, capsys):
     assert scaling[1]["outcome"] in ("beyond", "equivalent", "inconclusive")
     assert {r["status"] for r in tables["command_cells"]} == {"ok", "failed"}
 
-    code, out, _ = cli(capsys, "collect", "--study", TINY)
-    assert code == 0 and "Scaling: speedup and efficiency" in out and "epoch_s per setup" in out
+    code, out, _ = cli(capsys, "collect", "--study", TINY, "--tables")
+    assert code == 0 and "command.scaling" in out and "Against each series' fewest processes, 1 comparison" in out
+    assert "Scaling: speedup and efficiency" in out and "epoch_s per setup" in out
 
 
 def test_the_second_rank_keeps_its_own_metrics(in_tmp, capsys):
