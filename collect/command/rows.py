@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from collect.cells import KindCell
-from jobs.command.cell import CommandCell, value_text
+from jobs.command.cell import CommandCell, processes_text, value_text
 from jobs.command.result import CommandFindings
 
 UNREADABLE = "unreadable"
@@ -31,13 +31,6 @@ VALUE_COLUMNS = ["cell_id", "setup", "group", "processes", "batch_per_gpu", "rep
 class CommandRows:
     cells: pd.DataFrame  # every command cell, any status (CELL_COLUMNS)
     values: pd.DataFrame  # each ok cell's timed metrics, one row per metric (VALUE_COLUMNS)
-
-
-def processes_text(cell: CommandCell) -> str:
-    """"1 GPU", "4 GPUs", "2 nodes x 4 GPUs", "2 CPU processes"."""
-    what = "GPU" if cell.gpus_per_node else "CPU process"
-    per = f"{cell.tasks_per_node} {what}{('es' if what.endswith('s') else 's') if cell.tasks_per_node != 1 else ''}"
-    return f"{cell.nodes} nodes x {per}" if cell.nodes > 1 else per
 
 
 def varying(cells: list[CommandCell]) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
@@ -104,10 +105,9 @@ class CommandCell:
         return f"command-{shape}{'g' if self.gpus_per_node else 'cpu'}{own}-r{self.repeat}"[:200]
 
     def plan_columns(self) -> dict[str, str]:
-        each = "GPU" if self.gpus_per_node else "CPU"
-        per = f"{self.tasks_per_node} x {each}"
-        return {"processes": f"{self.nodes} nodes x {per}" if self.nodes > 1 else per,
-                "fields": ", ".join(f"{k}={value_text(v)}" for k, v in self.own_fields) or "-"}
+        """What `plan --cells` shows: the processes, and the argv as it will run (quoted where an
+        argument holds a space or a quote, so that each argument's bounds show)."""
+        return {"processes": processes_text(self), "command": shlex.join(self.command_line())}
 
     def estimate_s(self, images_per_s_per_gpu: float) -> float:
         """ESTIMATE_S: the script's time is unknown before it runs (images_per_s_per_gpu does not apply)."""
@@ -122,6 +122,13 @@ class CommandCell:
         if kind_of(data) != KIND:
             raise CellError(f"not a {KIND} cell: kind = {kind_of(data)!r}")
         return cls(**{k: v for k, v in data.items() if k != "kind"})
+
+
+def processes_text(cell: CommandCell) -> str:
+    """"1 GPU", "4 GPUs", "2 nodes x 4 GPUs", "2 CPU processes"."""
+    what = "GPU" if cell.gpus_per_node else "CPU process"
+    per = f"{cell.tasks_per_node} {what}{('es' if what.endswith('s') else 's') if cell.tasks_per_node != 1 else ''}"
+    return f"{cell.nodes} nodes x {per}" if cell.nodes > 1 else per
 
 
 def value_text(value: Scalar) -> str:

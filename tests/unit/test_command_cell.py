@@ -88,3 +88,10 @@ def test_a_bad_metrics_file_names_its_line(text, expected):
     with pytest.raises(MetricsError) as caught:
         parse_metrics(text)
     assert expected in str(caught.value)
+
+
+def test_plan_shows_the_processes_and_the_argv_as_it_will_run():
+    assert cell(tag="1; rm -rf ~").plan_columns() == {"processes": "1 GPU",
+                                                      "command": "python train.py --lr=0.1 '1; rm -rf ~'"}
+    assert cell(nodes=2, gpus_per_node=0, cpu_ranks_per_node=2).plan_columns()["processes"] == (
+        "2 nodes x 2 CPU processes")
