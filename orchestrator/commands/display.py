@@ -34,11 +34,8 @@ def plan_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) ->
     """The arrays; `estimates`: each cell's GPU-hours (default: all from the profile's pace).
     Printed by collect.fit's one rule (headers wrap at words, never cut)."""
     estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
-    where = [f"profile {plan.profile}" if plan.profile else "no cluster profile"]
-    if plan.container.enabled:
-        where.append(f"in {plan.container.runtime} {plan.container.image}"
-                     + (f" + {plan.container.overlay}:ro" if plan.container.overlay else ""))
-    caption = "\n".join(filter(None, [plan.description, "; ".join(where),
+    where = f"profile {plan.profile}" if plan.profile else "no cluster profile"  # its image: cluster_text
+    caption = "\n".join(filter(None, [plan.description, where,
                                       estimates_text(estimates, plan.cluster.images_per_s_per_gpu)]))
     rows = []
     for array in plan.arrays:
@@ -59,6 +56,20 @@ def cpu_notes(plan: Plan) -> Optional[Text]:
         return None
     return Text("Run here (no GPU), each \"GPU\" of a cell is a CPU process, and its job leaves out:\n"
                 + "\n".join(f"- {note}" for note in notes))
+
+
+def cluster_text(plan: Plan, sbatch_here: bool) -> str:
+    """Where SLURM will run the cells: the partition, the nodes' GPUs, the image (or the Python that
+    submits), the arrays' throttle; and, off the cluster, where to submit from."""
+    c = plan.cluster
+    partition = f"partition {c.partition}" if c.partition else "the cluster's default partition"
+    gpus = f"nodes of {c.gpus_per_node} GPUs" + (f" ({c.constraint})" if c.constraint else "")
+    image = plan.container
+    inside = (f"inside {image.runtime} {image.image}" + (f" + {image.overlay}:ro" if image.overlay else "")
+              if image.enabled else "in the Python that runs `submit`")
+    throttle = f"; at most {c.array_parallelism} tasks of an array at once" if c.array_parallelism else ""
+    where = "" if sbatch_here else "\n(no sbatch on this machine: run `submit` on the cluster's login node)"
+    return visible(f"SLURM runs the cells on {partition}, {gpus}, {inside}{throttle}{where}")
 
 
 def cells_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Grid:

@@ -24,8 +24,9 @@ def register(verbs, common) -> None:
                                      "study's `profile`")
     p.add_argument("--sbatch", action="store_true", help="print each array's sbatch text, exactly as written")
     p.add_argument("--executor", default="auto", choices=EXECUTORS,
-                   help="local (auto: where there is no sbatch): also say which cells this machine cannot run, "
-                        "which `submit` will skip")
+                   help="where the cells will run, as plan words it: slurm (auto: where sbatch is on the PATH "
+                        "or a profile is given) says the partition, GPUs and image; local says which cells this "
+                        "machine cannot run (`submit` skips them) and what a CPU leaves out")
     p.set_defaults(run=run)
 
 
@@ -41,10 +42,12 @@ def run(args, console: Console) -> int:
     print_grids(console, [display.plan_grid(plan, estimates)])
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates))
-    notes = display.cpu_notes(plan) if not this_machine().gpus else None
-    if notes is not None:
-        console.print(notes)
-    if args.executor == "local" or (args.executor == "auto" and not slurm_client.on_slurm()):
+    if for_cluster(args.executor, plan):
+        console.print(display.cluster_text(plan, slurm_client.on_slurm()), markup=False, highlight=False)
+    else:
+        notes = display.cpu_notes(plan) if not this_machine().gpus else None
+        if notes is not None:
+            console.print(notes)
         say_what_runs_here(plan, console)
     if args.cells and len(plan.cells) > display.RICH_ROWS:
         console.out(display.cells_text(plan, estimates, console.width), highlight=False)  # plain text: fast at any length
@@ -57,6 +60,12 @@ def run(args, console: Console) -> int:
     console.print(f"plan: {path}\nsbatch scripts: {sbatch_dir}/\nnext: python -m orchestrator submit"
                   + (f" --study {args.study}" if args.study not in (None, DEFAULT_STUDY) else ""))
     return 0
+
+
+def for_cluster(executor: str, plan: Plan) -> bool:
+    """Whether the cells will run on SLURM's nodes, not this machine: --executor slurm, or auto with
+    sbatch on the PATH (a login node) or a cluster profile (a plan made for a cluster, off it)."""
+    return executor == "slurm" or (executor == "auto" and (slurm_client.on_slurm() or bool(plan.profile)))
 
 
 def say_what_runs_here(plan: Plan, console: Console) -> None:
