@@ -11,6 +11,7 @@ from orchestrator.commands import display
 from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
+from orchestrator.plan.current_study import ROOT, write_current
 from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
@@ -32,12 +33,13 @@ def register(verbs, common) -> None:
 
 def run(args, console: Console) -> int:
     study = load_study(args.study or DEFAULT_STUDY, profile=args.profile)
-    results_dir = Path(args.results) if args.results else Path("runs") / study.name
+    results_dir = Path(args.results) if args.results else ROOT / study.name
     check_results_path(results_dir.absolute())
     plan = build_plan(study, results_dir, Path.cwd())
     sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
+    write_current(results_dir, plan.study, plan.created_at)
     estimates = budget.plan_estimates(plan)
     print_grids(console, [display.plan_grid(plan, estimates)])
     if budget.plan_budget_text(plan, estimates):
