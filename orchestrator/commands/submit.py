@@ -13,7 +13,7 @@ from orchestrator.budget import budget
 from orchestrator.commands import display
 from orchestrator.watch import overview
 from orchestrator.commands import settle
-from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
+from orchestrator.commands.common import add_interval, interval_for, gpu_hours, next_command, planned, print_errors
 from orchestrator.plan.plan import Plan
 from results_format.states import CellState
 from orchestrator.watch.status import Monitor
@@ -83,6 +83,7 @@ def run(args, console: Console) -> int:
             print("stopped watching; the queued cells keep running: `status` shows them, `cancel` stops them",
                   file=sys.stderr)
             return 130
+        console.print(f"next: {next_command('collect', args, plan.study)}", markup=False, highlight=False)
         return code or waited
     return code or 0
 
