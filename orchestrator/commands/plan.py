@@ -7,6 +7,7 @@ from rich.console import Console
 
 from collect.fit import print_grids
 from orchestrator.budget import budget
+from orchestrator.budget.cost import study_cost
 from orchestrator.commands import display
 from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
@@ -41,10 +42,12 @@ def run(args, console: Console) -> int:
     path = install_plan(plan, study.source, texts)
     write_current(results_dir, plan.study, plan.created_at)
     estimates = budget.plan_estimates(plan)
+    on_cluster = for_cluster(args.executor, plan)
     print_grids(console, [display.plan_grid(plan, estimates)])
+    console.print(display.cost_text(study_cost(plan, estimates, on_cluster)), markup=False, highlight=False)
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates))
-    if for_cluster(args.executor, plan):
+    if on_cluster:
         console.print(display.cluster_text(plan, slurm_client.on_slurm()), markup=False, highlight=False)
     else:
         notes = display.cpu_notes(plan) if not this_machine().gpus else None

@@ -47,7 +47,7 @@ def test_a_login_node_plan_says_where_slurm_runs_the_cells_not_the_cpu_note(in_t
     assert "Run here (no GPU)" not in out and "local executor" not in out
     assert ("SLURM runs the cells on the cluster's default partition, nodes of 4 GPUs, inside singularity "
             "/scratch/work/public/singularity/cuda12.1.1-cudnn8.9.0-devel-ubuntu22.04.2.sif + "
-            "/scratch/student/overlay-25GB-500K.ext3:ro; at most 8 tasks of an array at once") in out
+            "/scratch/student/overlay-25GB-500K.ext3:ro") in out
     assert "no sbatch on this machine" not in out
 
 
