@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import NoReturn
 
 from rich.console import Console
 
@@ -55,9 +56,7 @@ def run(args, console: Console) -> int:
     if args.study is not None or not args.results:  # as status: another study's plan is refused
         check_study(args, study, results_dir)
     if not result_files(results_dir):  # answers from documentation alone could be handed in by mistake
-        raise PlanError(f"no results yet in {results_dir}: no cell has finished; run "
-                        f"`{next_command('submit', args, study or study_name(args))}` (`status` shows the cells "
-                        "submitted); nothing written")
+        nothing_yet(args, results_dir, study or study_name(args))
     spent, why = measure_spent(results_dir)  # GPU-hours per configuration, and spent.json
     print_warnings([why] if why else [])
     with warnings.catch_warnings(record=True) as caught:
@@ -85,6 +84,18 @@ def run(args, console: Console) -> int:
     settle_lines(console, results_dir, answers, collected.cells)  # --question: its own
     footer(console, collected, shown, args)
     return print_errors(errors) or 0
+
+
+def nothing_yet(args, results_dir: Path, study: str) -> NoReturn:
+    """No result yet: what to run, exit 2, nothing written. A plan or registry that is no file of
+    ours is said first (`submit` would stop on it too)."""
+    from results_format import registry
+    from orchestrator.plan.plan import read_plan
+
+    read_plan(results_dir)
+    registry.load(results_dir)
+    raise PlanError(f"no results yet in {results_dir}: no cell has finished; run "
+                    f"`{next_command('submit', args, study)}` (`status` shows the cells submitted); nothing written")
 
 
 def chosen(answers, question: str):
