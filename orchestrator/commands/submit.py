@@ -48,7 +48,11 @@ def run(args, console: Console) -> int:
     plan = planned(args)
     if args.settle:
         queued = settle.run_settle(args, console, plan)
-        return wait_for(queued, console, interval_for(args, queued)) if args.wait and queued else 0
+        if not (args.wait and queued):
+            return 0
+        waited = wait_for(queued, console, interval_for(args, queued))
+        console.print(f"next: {next_command('collect', args, plan.study)}", markup=False, highlight=False)
+        return waited
     settle.refuse_without_settle(args)
     report = submit(plan, args.executor, retry_failed=args.retry_failed, time_min=args.time_min,
                     test_only=args.test_only, budget_gpu_hours=args.budget_gpu_hours,
