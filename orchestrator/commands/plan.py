@@ -9,6 +9,7 @@ from collect.fit import print_grids
 from orchestrator.budget import budget
 from orchestrator.budget.cost import study_cost
 from orchestrator.commands import display
+from orchestrator.commands.common import print_warnings
 from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
@@ -40,7 +41,11 @@ def run(args, console: Console) -> int:
     sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
-    write_current(results_dir, plan.study, plan.created_at)
+    try:
+        write_current(results_dir, plan.study, plan.created_at)
+    except OSError as exc:  # e.g. another user's pointer in a shared runs/ with the sticky bit
+        print_warnings([f"{plan.study} is planned but not the current study ({exc.strerror}: {exc.filename}); "
+                        f"pass --study {plan.study} to the other verbs"])
     estimates = budget.plan_estimates(plan)
     on_cluster = for_cluster(args.executor, plan)
     print_grids(console, [display.plan_grid(plan, estimates)])

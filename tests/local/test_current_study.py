@@ -66,3 +66,11 @@ def test_a_pointer_another_user_wrote_or_a_link_is_refused(in_tmp, capsys):
     code, _, err = cli(capsys, "logs", "anything")
     assert code == 2 and err.startswith(f"error: runs/{POINTER} is another user's file") and len(err.splitlines()) == 1
     assert cli_json(capsys, "status", "--study", "hw5")["study"] == "hw5"  # told which: the pointer is not read
+
+
+def test_a_pointer_plan_cannot_replace_is_a_warning_and_the_plan_stands(in_tmp, capsys):
+    (in_tmp / "runs" / POINTER).mkdir(parents=True)  # not a file: rename cannot replace it
+    code, out, err = cli(capsys, "plan", "--study", "hw5")
+    assert code == 0 and (in_tmp / "runs" / "hw5" / "plan.json").is_file()
+    assert err.startswith("warning: hw5 is planned but not the current study (") and len(err.splitlines()) == 1
+    assert err.rstrip().endswith("pass --study hw5 to the other verbs")
