@@ -13,7 +13,7 @@ from orchestrator.commands.common import print_warnings
 from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
-from orchestrator.plan.current_study import ROOT, write_current
+from orchestrator.plan.current_study import POINTER, ROOT, write_current
 from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
@@ -44,7 +44,7 @@ def run(args, console: Console) -> int:
     try:
         write_current(results_dir, plan.study, plan.created_at)
     except OSError as exc:  # e.g. another user's pointer in a shared runs/ with the sticky bit
-        print_warnings([f"{plan.study} is planned but not the current study ({exc.strerror}: {exc.filename}); "
+        print_warnings([f"{plan.study} is planned but not the current study ({ROOT / POINTER}: {exc.strerror}); "
                         f"pass --study {plan.study} to the other verbs"])
     estimates = budget.plan_estimates(plan)
     on_cluster = for_cluster(args.executor, plan)

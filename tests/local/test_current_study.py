@@ -72,5 +72,5 @@ def test_a_pointer_plan_cannot_replace_is_a_warning_and_the_plan_stands(in_tmp, 
     (in_tmp / "runs" / POINTER).mkdir(parents=True)  # not a file: rename cannot replace it
     code, out, err = cli(capsys, "plan", "--study", "hw5")
     assert code == 0 and (in_tmp / "runs" / "hw5" / "plan.json").is_file()
-    assert err.startswith("warning: hw5 is planned but not the current study (") and len(err.splitlines()) == 1
+    assert err.startswith(f"warning: hw5 is planned but not the current study (runs/{POINTER}: ") and len(err.splitlines()) == 1
     assert err.rstrip().endswith("pass --study hw5 to the other verbs")
