@@ -3,7 +3,7 @@
 sends besides the gradients; where no run measured them, the reasoning from PyTorch's documentation."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pandas as pd
@@ -63,6 +63,7 @@ def _ddp(r: Any) -> DDPRun:
 class DDPAnswer(Record):
     run: Optional[DDPRun]  # the run whose numbers the answer reads
     gradients_only: Optional[DDPRun]  # Q7: a run with broadcast_buffers off
+    documentation_only: bool = field(default=False, kw_only=True)  # no run measured it: the paragraph says so first
 
     @property
     def reshuffles(self) -> bool:
@@ -101,10 +102,21 @@ def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[D
                     "left out",)
     used = [x for x in (main, off) if x]
     return DDPAnswer(_cells_evidence(tables, used), missing, _ddp(main[1]) if main else None,
-                     _ddp(off[1]) if off else None, to_add=() if runs else (RERUN,))
+                     _ddp(off[1]) if off else None, to_add=() if runs else (RERUN,), documentation_only=not runs)
 
 
 NO_EVIDENCE = "the runs did not record what DDP did, so this answer comes from PyTorch's documentation"
+DOCUMENTATION_ONLY = "From PyTorch's documentation alone (no DDP run of this study measured it): "
+
+
+def documented(a: DDPAnswer, text: str) -> str:
+    """The paragraph, led by DOCUMENTATION_ONLY where no run measured it (not worth handing in as measured)."""
+    return DOCUMENTATION_ONLY + text if a.documentation_only else text
+
+
+def _caveats(a: DDPAnswer) -> str:
+    """The answer's caveats, less NO_EVIDENCE where the paragraph already opens with it."""
+    return caveats(False, [m for m in a.missing if not (a.documentation_only and m == NO_EVIDENCE)])
 RERUN = "a rerun of a DDP cell (its result predates the DDP evidence jobs record)"
 
 
@@ -119,7 +131,7 @@ def q5_text(a: DDPAnswer) -> str:
     elif a.run:
         text += (f" The run on {a.run.setup} at batch {a.run.batch} does not show it ({_orders(a.run)}), so it is not "
                  "cited as a measurement.")
-    return text + caveats(False, a.missing)
+    return documented(a, text) + _caveats(a)
 
 
 def _orders(r: DDPRun) -> str:
@@ -145,7 +157,7 @@ def q6_text(a: DDPAnswer) -> str:
                 f"step all-reduces {bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and "
                 f"{bytes_text(r.init_bytes)} of parameters and buffers broadcast once when DDP wraps the model. ")
         params = f"the {bytes_text(r.init_bytes)} of parameters and buffers"
-    return (text + f"DataParallel, the homework's other engine, copies {params} from GPU 0 to every other GPU on every "
-            "forward, scatters the inputs and gathers the outputs. Neither averages BatchNorm's statistics: "
-            "SyncBatchNorm would synchronise each batch's mean and variance across ranks in the forward, and the "
-            "running statistics would then agree as a result." + caveats(False, a.missing))
+    return documented(a, text + f"DataParallel, the homework's other engine, copies {params} from GPU 0 to every other "
+                      "GPU on every forward, scatters the inputs and gathers the outputs. Neither averages BatchNorm's "
+                      "statistics: SyncBatchNorm would synchronise each batch's mean and variance across ranks in the "
+                      "forward, and the running statistics would then agree as a result.") + _caveats(a)

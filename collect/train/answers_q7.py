@@ -12,7 +12,7 @@ from typing import Any, Optional
 from collect.evidence import Measured
 from collect.questions import Tables, Words, one_run_note, says
 from collect.train.answers_common import caveats, figure, part_a, pct, points_against, rows_of, setting_notes
-from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, ddp_answer
+from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, ddp_answer, documented
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason
 from collect.train.tables import CONFIG, Q4_EPOCH
@@ -84,7 +84,8 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
         f" with epochs = {epochs} beside the study's run of it" if BATCH in ddp else "")
     return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, BATCH, GPUS, BATCH * GPUS,
                     None if only is None else int(only.batch_per_gpu), epochs, BATCH in ddp, status, synthetic, acc,
-                    base, v, most, remedies, notes, to_add=a.to_add + ((cell,) if only is None else ()))
+                    base, v, most, remedies, notes, to_add=a.to_add + ((cell,) if only is None else ()),
+                    documentation_only=a.documentation_only and only is None)
 
 
 def _ddp_on_4(tables: Tables) -> dict[int, int]:
@@ -131,7 +132,7 @@ def q7_text(a: Q7Answer) -> str:
         text += "The large batch's accuracy itself needs Goyal et al.'s remedies (Q4.2). "
     notes = list(a.notes) * (a.verdict is not None) + one_run_note(a.verdict)
     missing = [m for m in a.missing if m != NO_EVIDENCE]  # the paragraph says where it is reasoning
-    return text.rstrip() + caveats(False, missing if not (a.gradients_only or a.verdict) else (), notes)
+    return documented(a, text.rstrip()) + caveats(False, missing if not (a.gradients_only or a.verdict) else (), notes)
 
 
 def _spread(a: Q7Answer) -> str:

@@ -195,10 +195,13 @@ SOURCE_WORDS = {"sacct": "from sacct", "squeue": "from squeue", "result": "from 
 
 
 def estimate_text(ledger: Ledger, cell_ids: Sequence[str]) -> str:
-    """"1.30 GPU-h estimated for 20 cells (8 from measured pace, 12 from the profile)"."""
-    measured = sum(ledger.estimates[c].measured for c in cell_ids)
-    return (f"{hours(ledger.need(cell_ids))} {ledger.unit}-h estimated for {len(cell_ids)} cell(s) "
-            f"({measured} from measured pace, {len(cell_ids) - measured} from the profile)")
+    """"1.30 GPU-h estimated for 20 cells (8 from measured pace, 12 from the repo's paces)": the sources used."""
+    count = Counter(ledger.estimates[c].source for c in cell_ids)
+    said = {estimate.MEASURED: "from measured pace", estimate.TABLE: "from the repo's paces",
+            estimate.PROFILE: "from the profile"}
+    return (f"{hours(ledger.need(cell_ids))} {ledger.unit}-h estimated for {len(cell_ids)} cell(s) ("
+            + ", ".join(f"{count[source]} {words}" for source, words in said.items()
+                        if count[source] or source != estimate.TABLE) + ")")
 
 
 def status_lines(ledger: Ledger) -> list[str]:
@@ -256,6 +259,6 @@ def as_json(ledger: Ledger) -> dict:
         "spent": ledger.spent, "running": ledger.running, "committed": ledger.committed_total,
         "budget": ledger.budget_gpu_hours or None, "left": ledger.left if ledger.budget_gpu_hours > 0 else None,
         "charges": [c.to_dict() for c in ledger.charges],
-        "estimates": {cid: {"gpu_hours": e.gpu_hours, "from": "measured" if e.measured else "profile"}
+        "estimates": {cid: {"gpu_hours": e.gpu_hours, "from": e.source}
                       for cid, e in ledger.estimates.items()},
     }

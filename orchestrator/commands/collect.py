@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import NoReturn
 
 from rich.console import Console
 
@@ -12,7 +13,8 @@ from jobs.core.layout import PLAN_FILE, result_files, unreadable_dir
 from results_format.text import visible
 from orchestrator.budget.spent import measure_spent
 from orchestrator.commands import collect_compare
-from orchestrator.commands.common import check_study, print_errors, print_warnings, results_dir_for
+from orchestrator.commands.common import (check_study, next_command, print_errors, print_warnings, results_dir_for,
+                                          say_current, study_name)
 from orchestrator.plan.plan import planned_study
 from orchestrator.errors import PlanError
 
@@ -42,6 +44,7 @@ def run(args, console: Console) -> int:
 
     check_options(args)  # a wrong value is said before any work
     view = View(sort=args.sort, **({"top": args.top} if args.top else {}))
+    say_current(args)
     results_dir = results_dir_for(args)
     if not results_dir.is_dir():
         raise PlanError(f"no results dir {results_dir}; run `plan` and `submit` first, or pass --results")
@@ -49,8 +52,11 @@ def run(args, console: Console) -> int:
         raise PlanError(why)
     if not (results_dir / PLAN_FILE).exists() and not result_files(results_dir):  # no table of nothing
         raise PlanError(f"no plan and no results in {results_dir}; run `plan` and `submit` first, or pass --results")
+    study = planned_study(results_dir)
     if args.study is not None or not args.results:  # as status: another study's plan is refused
-        check_study(args, planned_study(results_dir), results_dir)
+        check_study(args, study, results_dir)
+    if not result_files(results_dir):  # answers from documentation alone could be handed in by mistake
+        nothing_yet(args, results_dir, study or study_name(args))
     spent, why = measure_spent(results_dir)  # GPU-hours per configuration, and spent.json
     print_warnings([why] if why else [])
     with warnings.catch_warnings(record=True) as caught:
@@ -78,6 +84,18 @@ def run(args, console: Console) -> int:
     settle_lines(console, results_dir, answers, collected.cells)  # --question: its own
     footer(console, collected, shown, args)
     return print_errors(errors) or 0
+
+
+def nothing_yet(args, results_dir: Path, study: str) -> NoReturn:
+    """No result yet: what to run, exit 2, nothing written. A plan or registry that is no file of
+    ours is said first (`submit` would stop on it too)."""
+    from results_format import registry
+    from orchestrator.plan.plan import read_plan
+
+    read_plan(results_dir)
+    registry.load(results_dir)
+    raise PlanError(f"no results yet in {results_dir}: no cell has finished; run "
+                    f"`{next_command('submit', args, study)}` (`status` shows the cells submitted); nothing written")
 
 
 def chosen(answers, question: str):

@@ -10,24 +10,53 @@ from typing import Optional
 from jobs.core.layout import unreadable_dir
 from results_format.text import visible
 from orchestrator.errors import PlanError
+from orchestrator.plan.current_study import ROOT, CurrentStudy, read_current
 from orchestrator.plan.plan import Plan, read_plan
 from orchestrator.plan.study import DEFAULT_STUDY, study_name as name_of_study
 
 
+def current(args) -> Optional[CurrentStudy]:
+    """The study `plan` last planned in runs/, where neither --study nor --results says which."""
+    return None if args.study or args.results else read_current()
+
+
 def study_name(args) -> str:
-    """The study's name, without expanding its grids."""
-    return name_of_study(args.study or DEFAULT_STUDY)
+    """The study's name, without expanding its grids: --study's, else the current one, else quick."""
+    if args.study:
+        return name_of_study(args.study)
+    chosen = current(args)
+    return chosen.study if chosen else DEFAULT_STUDY
 
 
 def results_dir_for(args) -> Path:
+    """--results, else runs/<--study>, else the current study's dir, else runs/quick."""
     if args.results:
         return Path(args.results)
-    return Path("runs") / study_name(args)
+    chosen = current(args)
+    return chosen.results_dir() if chosen else ROOT / name_of_study(args.study or DEFAULT_STUDY)
+
+
+def next_command(verb: str, args, study: str) -> str:
+    """`python -m orchestrator VERB` for the study this verb acted on: --results where it was given,
+    else --study with its name (what every verb but `plan` needs: they read the plan, not the file)."""
+    where = f"--results {args.results}" if args.results else f"--study {study}"
+    return visible(f"python -m orchestrator {verb} {where}")
+
+
+def say_current(args) -> None:
+    """The first line of a verb that acts on the current study: which, where, and when it was planned
+    (on stderr: what the verb prints on stdout stays its own, JSON included)."""
+    chosen = current(args)
+    if chosen:
+        when = chosen.planned_at.replace("T", " ").replace("+00:00", " UTC")
+        print(visible(f"study {chosen.study} ({chosen.results_dir()}), planned {when}: the current study "
+                      "(--study or --results picks another)"), file=sys.stderr)
 
 
 def planned(args) -> Plan:
     """The plan `plan` wrote for this study, checked to be that study's; a results dir you cannot read
     is said as such (jobs.core.layout.unreadable_dir), not as a missing plan."""
+    say_current(args)
     results_dir = results_dir_for(args)
     if Path(results_dir).is_dir() and (unreadable := unreadable_dir(results_dir, listing=False)):
         raise PlanError(unreadable)
@@ -38,7 +67,8 @@ def planned(args) -> Plan:
 
 def check_study(args, study: Optional[str], results_dir: Path | str) -> None:
     """The plan found is the study asked for: --study's, or the default's where --results is not
-    given (runs/quick holding another study's plan); --results alone takes the study planned there."""
+    given (runs/quick holding another study's plan) or the current study's; --results alone takes the
+    study planned there."""
     if study is None or (args.study is None and args.results):
         return
     expected = study_name(args)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -17,8 +18,10 @@ from jobs.core.cell import StudyCell
 from jobs.core.kinds import kind_named
 from results_format.text import visible
 from orchestrator.watch import job_time, overview
+from orchestrator.budget.cost import StudyCost, shares, study_cost
 from orchestrator.budget.estimate import Estimate, estimates_text, profile_estimates
 from orchestrator.local.machine import Machine
+from orchestrator.plan.cell_names import cell_names
 from orchestrator.plan.plan import Plan
 from results_format.states import CellState
 from orchestrator.watch.status import CellRow
@@ -34,21 +37,40 @@ def plan_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) ->
     """The arrays; `estimates`: each cell's GPU-hours (default: all from the profile's pace).
     Printed by collect.fit's one rule (headers wrap at words, never cut)."""
     estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
-    where = [f"profile {plan.profile}" if plan.profile else "no cluster profile"]
-    if plan.container.enabled:
-        where.append(f"in {plan.container.runtime} {plan.container.image}"
-                     + (f" + {plan.container.overlay}:ro" if plan.container.overlay else ""))
-    caption = "\n".join(filter(None, [plan.description, "; ".join(where),
+    where = f"profile {plan.profile}" if plan.profile else "no cluster profile"  # its image: cluster_text
+    caption = "\n".join(filter(None, [plan.description, where,
                                       estimates_text(estimates, plan.cluster.images_per_s_per_gpu)]))
+    hours, total = shares([a.gpu_hours for a in study_cost(plan, estimates, on_slurm=True).arrays], 2)
     rows = []
-    for array in plan.arrays:
-        hours = sum(estimates[cid].gpu_hours for cid in array.cell_ids)
+    for array, text in zip(plan.arrays, hours, strict=True):
         s = array.shape
         rows.append([array.name, str(s.nodes), str(s.gpus_per_node), str(s.tasks_per_node), str(s.cpus_per_task),
-                     f"{s.time_min} min", str(len(array.cell_ids)), f"{hours:.2f}"])
+                     f"{s.time_min} min", str(len(array.cell_ids)), text])
+    if len(plan.arrays) > 1:
+        rows.append(["total", "", "", "", "", "", str(len(plan.cells)), total])  # the rows above add up to it
     return Grid("arrays", f"Study {plan.study}: {len(plan.cells)} cells in {len(plan.arrays)} arrays", caption,
                 ["array", "nodes", "GPUs per node", "tasks per node", "CPUs per task", "time limit", "cells",
                  "est. GPU-h"], rows)
+
+
+def cost_text(cost: StudyCost) -> str:
+    """The study's cost in one line: GPU-hours, and the wall time at the arrays' parallelism."""
+    if cost.on_slurm:
+        pace = (f"at most {cost.parallel} tasks of each array at once" if cost.parallel
+                else "every task of an array at once (no throttle)")
+        how = f"{pace}, the {len(cost.arrays)} arrays side by side, once SLURM starts them"
+    else:
+        how = "one cell at a time on this machine (the local queue)"
+    return (f"cost: {cost.cells:,} cells, {cost.gpu_hours:.2f} GPU-h; about {duration_text(cost.wall_s)} of wall "
+            f"time with {how}")
+
+
+def duration_text(seconds: float) -> str:
+    """"3 h 05 min", "25 min", "under a minute"."""
+    minutes = math.ceil(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
 def cpu_notes(plan: Plan) -> Optional[Text]:
@@ -61,17 +83,30 @@ def cpu_notes(plan: Plan) -> Optional[Text]:
                 + "\n".join(f"- {note}" for note in notes))
 
 
+def cluster_text(plan: Plan, sbatch_here: bool) -> str:
+    """Where SLURM will run the cells: the partition, the nodes' GPUs, the image (or the Python that
+    submits); and, off the cluster, where to submit from."""
+    c = plan.cluster
+    partition = f"partition {c.partition}" if c.partition else "the cluster's default partition"
+    gpus = f"nodes of {c.gpus_per_node} GPUs" + (f" ({c.constraint})" if c.constraint else "")
+    image = plan.container
+    inside = (f"inside {image.runtime} {image.image}" + (f" + {image.overlay}:ro" if image.overlay else "")
+              if image.enabled else "in the Python that runs `submit`")
+    where = "" if sbatch_here else "\n(no sbatch on this machine: run `submit` on the cluster's login node)"
+    return visible(f"SLURM runs the cells on {partition}, {gpus}, {inside}{where}")  # the throttle: cost_text
+
+
 def cells_grid(plan: Plan, estimates: Optional[Mapping[str, Estimate]] = None) -> Grid:
     """One row per cell: id, label, array, then the columns its kind shows (a study has one kind),
     then its GPU-hour estimate and whether it is measured or the profile's."""
     estimates = estimates or profile_estimates(dict(zip(plan.cell_ids, plan.cells, strict=True)), plan.cluster)
     extra = list(plan.cells[0].plan_columns()) if plan.cells else []
     rows = []
-    for cell in plan.cells:
+    for cell, name in zip(plan.cells, cell_names(plan.cells), strict=True):
         shown = cell.plan_columns()
         guess = estimates[cell.cell_id]
-        rows.append([cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
-                     f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile"])
+        rows.append([cell.cell_id, name, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
+                     f"{guess.gpu_hours:.3f}", guess.source])
     header = ["cell", "label", "array"] + extra + ["est. GPU-h", "from"]
     numbers = ("batch/GPU", "global batch", "variants", "est. GPU-h")
     return Grid("cells", "Cells", "", header, rows,
@@ -84,10 +119,10 @@ def cells_text(plan: Plan, estimates: Mapping[str, Estimate], width: Optional[in
     way from the right (a line below names them), the id, label, array and estimate stay."""
     extra = list(plan.cells[0].plan_columns()) if plan.cells else []
     rows = [["cell", "label", "array", *extra, "est. GPU-h", "from"]]
-    for cell in plan.cells:
+    for cell, name in zip(plan.cells, cell_names(plan.cells), strict=True):
         shown, guess = cell.plan_columns(), estimates[cell.cell_id]
-        rows.append([cell.cell_id, cell.label, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
-                     f"{guess.gpu_hours:.3f}", "measured" if guess.measured else "profile"])
+        rows.append([cell.cell_id, name, plan.array_of(cell.cell_id).name, *(shown.get(k, "") for k in extra),
+                     f"{guess.gpu_hours:.3f}", guess.source])
     widths = [max(map(len, column)) for column in zip(*rows, strict=True)]
     kept = list(range(len(widths)))
     hidden: list[str] = []

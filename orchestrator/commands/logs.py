@@ -10,14 +10,14 @@ from jobs.core.regular_file import NotRegular
 from results_format.text import visible
 from orchestrator.commands.common import add_interval, interval_for, planned
 from orchestrator.watch.cell_logs import cell_ended, follow, log_files, tail_lines
-from orchestrator.plan.cell_names import select_cells
-from orchestrator.errors import UserError
+from orchestrator.plan.cell_names import cell_names, select_cells
 from orchestrator.watch.status import Monitor
 
 
 def register(verbs, common) -> None:
     p = verbs.add_parser("logs", parents=[common], help="show (or -f follow) a cell's output")
-    p.add_argument("cell", help="a cell id, a unique id prefix, or a label (`status` lists them)")
+    p.add_argument("cell", help="a cell's name (`label#2` among repeats), id, unique id prefix, or label "
+                                "(`status` lists them)")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing new output until the cell ends")
     p.add_argument("-n", "--lines", type=int, default=100, help="last lines of each file to show first (0: all)")
     add_interval(p, "checks whether the cell has ended, with -f")
@@ -26,10 +26,8 @@ def register(verbs, common) -> None:
 
 def run(args, console: Console) -> int:
     plan = planned(args)
-    chosen = select_cells(plan, [args.cell])
-    if len(chosen) > 1:
-        raise UserError(f"{args.cell!r} matches {len(chosen)} cells ({', '.join(chosen[:5])}...); give a cell id")
-    cell_id = chosen[0]
+    cell_id, = select_cells(plan, [args.cell], one=True)
+    name = dict(zip(plan.cell_ids, cell_names(plan.cells), strict=True))[cell_id]
     monitor = Monitor(plan)
     report = monitor.refresh()  # records the jobs of an interrupted submit, so their logs are found
     out, err = log_files(monitor.submission(cell_id), cell_id)
@@ -43,7 +41,7 @@ def run(args, console: Console) -> int:
         print(text or "(nothing yet)", end="" if text.endswith("\n") else "\n")
     row = next(r for r in report.rows if r.cell_id == cell_id)
     if not args.follow or row.state.is_terminal:  # nothing more will be written
-        header(console, f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
+        header(console, f"--- cell {name} ({cell_id}): {row.state}{': ' + row.detail if row.detail else ''}")
         return 0
     try:
         for path, text in follow([out, err], cell_ended(monitor, cell_id), interval_for(args, plan)):
@@ -52,7 +50,7 @@ def run(args, console: Console) -> int:
     except KeyboardInterrupt:
         return 0
     row = next(r for r in monitor.refresh().rows if r.cell_id == cell_id)
-    header(console, f"--- cell {cell_id}: {row.state}{': ' + row.detail if row.detail else ''}")
+    header(console, f"--- cell {name} ({cell_id}): {row.state}{': ' + row.detail if row.detail else ''}")
     return 0
 
 

@@ -7,10 +7,13 @@ from rich.console import Console
 
 from collect.fit import print_grids
 from orchestrator.budget import budget
+from orchestrator.budget.cost import study_cost
 from orchestrator.commands import display
+from orchestrator.commands.common import print_warnings
 from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
+from orchestrator.plan.current_study import POINTER, ROOT, write_current
 from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
@@ -24,27 +27,37 @@ def register(verbs, common) -> None:
                                      "study's `profile`")
     p.add_argument("--sbatch", action="store_true", help="print each array's sbatch text, exactly as written")
     p.add_argument("--executor", default="auto", choices=EXECUTORS,
-                   help="local (auto: where there is no sbatch): also say which cells this machine cannot run, "
-                        "which `submit` will skip")
+                   help="where the cells will run, as plan words it: slurm (auto: where sbatch is on the PATH "
+                        "or a profile is given) says the partition, GPUs and image; local says which cells this "
+                        "machine cannot run (`submit` skips them) and what a CPU leaves out")
     p.set_defaults(run=run)
 
 
 def run(args, console: Console) -> int:
     study = load_study(args.study or DEFAULT_STUDY, profile=args.profile)
-    results_dir = Path(args.results) if args.results else Path("runs") / study.name
+    results_dir = Path(args.results) if args.results else ROOT / study.name
     check_results_path(results_dir.absolute())
     plan = build_plan(study, results_dir, Path.cwd())
     sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
+    try:
+        write_current(results_dir, plan.study, plan.created_at)
+    except OSError as exc:  # e.g. another user's pointer in a shared runs/ with the sticky bit
+        print_warnings([f"{plan.study} is planned but not the current study ({ROOT / POINTER}: {exc.strerror}); "
+                        f"pass --study {plan.study} to the other verbs"])
     estimates = budget.plan_estimates(plan)
+    on_cluster = for_cluster(args.executor, plan)
     print_grids(console, [display.plan_grid(plan, estimates)])
+    console.print(display.cost_text(study_cost(plan, estimates, on_cluster)), markup=False, highlight=False)
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates))
-    notes = display.cpu_notes(plan) if not this_machine().gpus else None
-    if notes is not None:
-        console.print(notes)
-    if args.executor == "local" or (args.executor == "auto" and not slurm_client.on_slurm()):
+    if on_cluster:
+        console.print(display.cluster_text(plan, slurm_client.on_slurm()), markup=False, highlight=False)
+    else:
+        notes = display.cpu_notes(plan) if not this_machine().gpus else None
+        if notes is not None:
+            console.print(notes)
         say_what_runs_here(plan, console)
     if args.cells and len(plan.cells) > display.RICH_ROWS:
         console.out(display.cells_text(plan, estimates, console.width), highlight=False)  # plain text: fast at any length
@@ -57,6 +70,12 @@ def run(args, console: Console) -> int:
     console.print(f"plan: {path}\nsbatch scripts: {sbatch_dir}/\nnext: python -m orchestrator submit"
                   + (f" --study {args.study}" if args.study not in (None, DEFAULT_STUDY) else ""))
     return 0
+
+
+def for_cluster(executor: str, plan: Plan) -> bool:
+    """Whether the cells will run on SLURM's nodes, not this machine: --executor slurm, or auto with
+    sbatch on the PATH (a login node) or a cluster profile (a plan made for a cluster, off it)."""
+    return executor == "slurm" or (executor == "auto" and (slurm_client.on_slurm() or bool(plan.profile)))
 
 
 def say_what_runs_here(plan: Plan, console: Console) -> None:

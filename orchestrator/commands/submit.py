@@ -13,7 +13,7 @@ from orchestrator.budget import budget
 from orchestrator.commands import display
 from orchestrator.watch import overview
 from orchestrator.commands import settle
-from orchestrator.commands.common import add_interval, interval_for, gpu_hours, planned, print_errors
+from orchestrator.commands.common import add_interval, interval_for, gpu_hours, next_command, planned, print_errors
 from orchestrator.plan.plan import Plan
 from results_format.states import CellState
 from orchestrator.watch.status import Monitor
@@ -48,7 +48,11 @@ def run(args, console: Console) -> int:
     plan = planned(args)
     if args.settle:
         queued = settle.run_settle(args, console, plan)
-        return wait_for(queued, console, interval_for(args, queued)) if args.wait and queued else 0
+        if not (args.wait and queued):
+            return 0
+        waited = wait_for(queued, console, interval_for(args, queued))
+        console.print(f"next: {next_command('collect', args, plan.study)}", markup=False, highlight=False)
+        return waited
     settle.refuse_without_settle(args)
     report = submit(plan, args.executor, retry_failed=args.retry_failed, time_min=args.time_min,
                     test_only=args.test_only, budget_gpu_hours=args.budget_gpu_hours,
@@ -83,6 +87,7 @@ def run(args, console: Console) -> int:
             print("stopped watching; the queued cells keep running: `status` shows them, `cancel` stops them",
                   file=sys.stderr)
             return 130
+        console.print(f"next: {next_command('collect', args, plan.study)}", markup=False, highlight=False)
         return code or waited
     return code or 0
 

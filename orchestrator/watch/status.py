@@ -11,6 +11,7 @@ import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Optional
 
 from jobs.core.result import ResultError, Status
@@ -19,6 +20,7 @@ from orchestrator.watch import why_ended
 from orchestrator.slurm import recovery
 from orchestrator.local.processes import local_snapshot
 from orchestrator.watch.result_cache import ResultDigest, ResultCache, digest
+from orchestrator.plan.cell_names import cell_names
 from orchestrator.plan.plan import Plan
 from results_format.registry import Submission
 from orchestrator.slurm.slurm_client import JobState, SlurmClient, Snapshot
@@ -36,7 +38,7 @@ class CellRow:
     """One cell's row in status: its state (a CellState) and what is known of its job."""
 
     cell_id: str
-    label: str
+    label: str  # the cell's name (plan.cell_names): its label, "#k" where several cells share it
     state: CellState
     job_id: str = ""
     elapsed_s: Optional[float] = None
@@ -135,13 +137,15 @@ def _needs_log(sub: Optional[Submission], result, job: Optional[JobState], final
 
 def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: Snapshot, *,
              cancelled: frozenset = frozenset(), in_flight: frozenset = frozenset(),
-             skipped: Optional[dict[str, str]] = None, now: Optional[dt.datetime] = None) -> list[CellRow]:
-    """`skipped`: why each cell skipped since its last submission was not started."""
+             skipped: Optional[dict[str, str]] = None, now: Optional[dt.datetime] = None,
+             names: Optional[Sequence[str]] = None) -> list[CellRow]:
+    """`skipped`: why each cell skipped since its last submission was not started; `names`: the cells'
+    (cell_names, computed once per Monitor)."""
     skipped = skipped or {}
     now = now or dt.datetime.now(dt.UTC)
     accounting, jobs = not snapshot.warning, snapshot.jobs
     rows = []
-    for cell, cell_id in zip(plan.cells, plan.cell_ids, strict=True):
+    for name, cell_id in zip(names or cell_names(plan.cells), plan.cell_ids, strict=True):
         sub = subs.get(cell_id)
         job = jobs.get(sub.job_id or f"queue-{sub.queue_pid}") if sub is not None else None
         result = digest(results.get(cell_id))
@@ -163,7 +167,7 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
             elapsed = run_s if run_s is not None or state.is_final else elapsed
             node, epochs_s = node or ",".join(result.nodes), result.in_epochs_s
         waited = (age_s if job is None else _age_s(sub, now)) if state in WAITING else None
-        rows.append(CellRow(cell_id, cell.label, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
+        rows.append(CellRow(cell_id, name, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
                                job.state if job else "", waited, epochs_s))
     return rows
 
@@ -180,6 +184,7 @@ class Monitor:
         self.skipped_files: list[str] = []  # why each result file that is no regular file was not read
         self.accounts = Accounts()  # sacct's rows of the study's jobs, for what they spent (orchestrator.budget.spent)
         self.seen = Seen()  # what the last refresh saw: every submission, the results, the jobs' states
+        self.names = cell_names(plan.cells)  # what status shows of each cell: its label, "#k" among those alike
 
     def read_results(self) -> dict[str, ResultDigest | ResultError]:
         """Each planned cell's result (its ResultDigest), or the error reading it (absent cells and files
@@ -230,7 +235,7 @@ class Monitor:
         in_flight = frozenset(c for i in found.in_flight for c in i.cell_ids)
         rows = statuses(self.plan, subs, results, Snapshot(jobs, snapshot.warning),
                         cancelled=frozenset(state.cancelled), in_flight=in_flight,
-                        skipped={c: r.why for c, r in state.skipped.items()}, now=now)
+                        skipped={c: r.why for c, r in state.skipped.items()}, now=now, names=self.names)
         unreadable = {cid: str(r) for cid, r in results.items() if isinstance(r, ResultError)}
         return Report(rows, snapshot.warning, state.errors, list(unreadable.values()), len(in_flight),
                       frozenset(unreadable), self.skipped_files)

@@ -197,6 +197,16 @@ def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
     assert q7.record.gradients_only.bn_rank_spread == pytest.approx(0.12)
     assert "differ by up to 12.0% of a layer's mean, against 0.0% with the buffers broadcast" in q7.text
     assert "Note" not in answers["A.Q6"].text
+    for q in ("A.Q5", "A.Q6", "A.Q7"):  # measured: not marked as documentation alone
+        assert not answers[q].record.documentation_only and "documentation alone" not in answers[q].text
+
+
+def test_q5_to_q7_without_a_ddp_run_say_first_they_rest_on_documentation(hw5):
+    """Issue 43: with no DDP evidence the essays read as measured ones; the record and the paragraph say so."""
+    for q in ("A.Q5", "A.Q6", "A.Q7"):
+        assert hw5[q].record.documentation_only, q
+        assert hw5[q].text.startswith("From PyTorch's documentation alone (no DDP run of this study measured it): "), q
+        assert "so this answer comes from PyTorch's documentation" not in hw5[q].text  # said once
 
 
 def test_q31_claims_no_trend_where_no_communication_is_measurable(tmp_path):

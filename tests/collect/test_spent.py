@@ -14,7 +14,7 @@ from orchestrator.cli import main
 from orchestrator.slurm.slurm_client import SlurmClient
 from results_format import registry
 from results_format.registry import Intent
-from jobs.core.result import ResultError
+from jobs.core.result import ResultError, write_result
 from tests.factories import cell, train_result, write_results
 from tests.scripted_slurm import iso, plan_of
 
@@ -94,10 +94,12 @@ def test_collect_charges_an_interrupted_submits_jobs_and_writes_neither_the_regi
         tmp_path, monkeypatch, capsys):
     """A submit killed after its sbatch left an intent, and squeue lists the array by its token:
     collect charges those jobs in spent.json (squeue's elapsed, 1 GPU each) and leaves recording
-    them to `status` or `submit`; registry.jsonl is as it was, and SLURM is only asked (squeue)."""
-    plan = plan_of(tmp_path)
+    them to `status` or `submit`; registry.jsonl is as it was, and SLURM is only asked (squeue). (A 4th
+    cell, run before, has a result: collect before any result says only that nothing ran yet.)"""
+    plan = plan_of(tmp_path, 4)
+    write_result(tmp_path, train_result(plan.cells[3]))
     name = "s-n1-g1-t1-t9"
-    registry.append_entries(tmp_path, [Intent("t9", "n1-g1-t1", name, plan.cell_ids, iso(600), str(plan.log_dir))])
+    registry.append_entries(tmp_path, [Intent("t9", "n1-g1-t1", name, plan.cell_ids[:3], iso(600), str(plan.log_dir))])
     before = (tmp_path / "registry.jsonl").read_bytes()
     asked = []
 
@@ -112,7 +114,7 @@ def test_collect_charges_an_interrupted_submits_jobs_and_writes_neither_the_regi
     assert asked == ["squeue"]
     charges = json.loads((tmp_path / "spent.json").read_text())["charges"]
     assert [(c["cell_id"], c["job_id"], c["source"], c["elapsed_s"], c["live"]) for c in charges] == [
-        (cell_id, f"77_{i}", "squeue", 60.0, True) for i, cell_id in enumerate(plan.cell_ids)]
+        (cell_id, f"77_{i}", "squeue", 60.0, True) for i, cell_id in enumerate(plan.cell_ids[:3])]
 
 
 def test_a_study_run_on_cpus_speaks_of_no_gpu_hours(tmp_path):

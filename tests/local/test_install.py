@@ -57,5 +57,15 @@ def test_a_wheel_in_a_fresh_venv_renders_sbatch_scripts_and_the_report(tmp_path)
     plan = run([python, "-m", "orchestrator", "plan", "--sbatch"], cwd=elsewhere)
     assert "#SBATCH --array=0-3" in plan.stdout and "submitted.pkl" in plan.stdout
     assert (elsewhere / "runs" / "quick" / "sbatch" / "n1-g1-t1.sh").is_file()
+    one_result(elsewhere / "runs" / "quick")  # collect before any result says only that nothing ran yet
     run([python, "-m", "orchestrator", "collect", "--report"], cwd=elsewhere)
     assert "<html" in (elsewhere / "runs" / "quick" / "report.html").read_text()
+
+
+def one_result(results_dir: Path) -> None:
+    """A result of the plan's first training cell, as its job would write it."""
+    from jobs.core.result import write_result
+    from orchestrator.plan.plan import read_plan
+    from tests.factories import train_result
+
+    write_result(results_dir, train_result(next(c for c in read_plan(results_dir).cells if c.kind == "train")))

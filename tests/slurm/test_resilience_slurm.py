@@ -186,7 +186,7 @@ def test_a_failure_says_why_logs_show_it_and_retry_failed_requeues_only_it(slurm
     ok_cell, bad_cell = (c["cell_id"] for c in cell_states(capsys, study))
 
     code, out, _ = cli(capsys, "logs", "--study", study, ok_cell, "-f", "--interval", "1")
-    assert code == 0 and "epoch 1/1" in out and f"--- cell {ok_cell}: done" in out
+    assert code == 0 and "epoch 1/1" in out and f"({ok_cell}): done" in out
     code, out, _ = cli(capsys, "submit", "--study", study, "--wait", "--interval", "1")
     assert code == 1 and "submitted 0 cell(s)" in out
     cells = {c["cell_id"]: c for c in cell_states(capsys, study)}

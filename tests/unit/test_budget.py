@@ -205,23 +205,47 @@ def test_cells_of_a_measured_shape_learn_and_the_others_keep_the_profile():
     held = {TWO.cell_id: 100.0}
     cells = {c.cell_id: c for c in (ONE, TWO, TWO_B)}
     paces = estimate.learn(cells, {TWO.cell_id: ok(TWO)}, held, profile)
-    found = estimate.estimates(cells, paces, profile)
-    assert found[TWO_B.cell_id] == Estimate(pytest.approx(2 * (2 * 1000 / (25 * 2) + 60) / 3600), True)
-    assert found[ONE.cell_id] == Estimate(pytest.approx((2 * 1000 / 5000 + 60) / 3600), False)
+    found = estimate.estimates(cells, paces, profile, table={})  # no shape the repo measured
+    assert found[TWO_B.cell_id] == Estimate(pytest.approx(2 * (2 * 1000 / (25 * 2) + 60) / 3600), estimate.MEASURED)
+    assert found[ONE.cell_id] == Estimate(pytest.approx((2 * 1000 / 5000 + 60) / 3600), estimate.PROFILE)
+
+
+def test_a_shape_the_repo_measured_takes_its_table_pace_unless_measured_here():
+    """The table's 2,500 images/s per GPU for ONE's shape: (2 x 1000 / 2500 + 60) / 3600 GPU-h; a pace
+    measured here (TWO's) wins over the table's for its shape."""
+    profile = estimate.profile_pace(ClusterSpec(images_per_s_per_gpu=8000.0))
+    table = {estimate.shape_key(c): estimate.Pace(2500.0, 60.0, 0, estimate.TABLE, "H100") for c in (ONE, TWO)}
+    cells = {c.cell_id: c for c in (ONE, TWO_B)}
+    paces = estimate.learn(cells | {TWO.cell_id: TWO}, {TWO.cell_id: ok(TWO)}, {TWO.cell_id: 100.0}, profile)
+    found = estimate.estimates(cells, paces, profile, table)
+    assert found[ONE.cell_id] == Estimate(pytest.approx((2 * 1000 / 2500 + 60) / 3600), estimate.TABLE, "H100")
+    assert found[TWO_B.cell_id].source == estimate.MEASURED
+    assert estimate.estimates_text(found, 8000.0) == ("est. GPU-h: 1 cell(s) from the measured pace of finished cells of "
+                                                      "the same shape here, 1 cell(s) from the paces the repo measured "
+                                                      "on H100 (orchestrator/budget/paces.csv)")
+
+
+def test_the_repos_table_is_keyed_as_cells_are_and_holds_resnet18_batch_32_on_an_h100():
+    """paces.csv (benchmarks/paces.py): ResNet-18 at batch 32 on one H100 trains about 2,700 images/s,
+    not the 8,000 the greene profile assumes."""
+    cell = Cell(model="resnet18", engine="single", batch_per_gpu=32)
+    pace = estimate.repo_paces()[estimate.shape_key(cell)]
+    assert 2000 < pace.images_per_s_per_gpu < 3500 and pace.gpu_model == "NVIDIA H100 80GB HBM3"
+    assert estimate.shape_key(Cell(model="tiny", engine="single", batch_per_gpu=32)) not in estimate.repo_paces()
 
 
 def test_the_median_of_a_shapes_finished_cells_and_failed_cells_teach_nothing():
     profile = estimate.profile_pace(ClusterSpec())
     results = {TWO.cell_id: ok(TWO, epoch_s=(10.0, 10.0)), TWO_B.cell_id: ok(TWO_B, epoch_s=(40.0, 40.0))}
     [pace] = estimate.learn({c.cell_id: c for c in (TWO, TWO_B)}, results, {}, profile).values()
-    assert pace == Pace(pytest.approx((50.0 + 12.5) / 2), profile.overhead_s, 2)
+    assert pace == Pace(pytest.approx((50.0 + 12.5) / 2), profile.overhead_s, 2, estimate.MEASURED)
     failed = Result(ONE.cell_id, ONE.to_dict(), "failed", {})
     assert estimate.learn({ONE.cell_id: ONE}, {ONE.cell_id: failed}, {ONE.cell_id: 50.0}, profile) == {}
 
 
 # --- budget ---------------------------------------------------------------------------------
 
-ESTIMATES = {c: Estimate(h, False) for c, h in [("a", 0.4), ("b", 0.4), ("c", 0.1), ("d", 0.4)]}
+ESTIMATES = {c: Estimate(h, estimate.PROFILE) for c, h in [("a", 0.4), ("b", 0.4), ("c", 0.1), ("d", 0.4)]}
 
 
 def test_fitting_takes_the_first_cells_in_order_that_fit_together():
@@ -302,14 +326,15 @@ def test_budget_gpu_hours_is_a_cluster_key_of_the_study_site_file_and_profile(tm
 
 
 def test_plan_learns_from_results_already_in_the_results_dir(tmp_path):
-    """Planned again after cell TWO ran: TWO_B, of its shape, is estimated from it; ONE from the profile."""
+    """Planned again after cell TWO ran: TWO_B, of its shape, is estimated from it; ONE (ResNet-18, batch 32
+    on 1 GPU) from the repo's table of paces."""
     plan = plan_of(tmp_path, ONE, TWO, TWO_B)
     write_result(tmp_path, ok(TWO))  # 100 s on its own clock: 60 s beside its 40 s of epochs
     found = budget.plan_estimates(plan)
     assert (found[TWO_B.cell_id].measured, found[ONE.cell_id].measured) == (True, False)
     assert found[TWO_B.cell_id].gpu_hours == pytest.approx(2 * (2 * 1000 / (25 * 2) + 60) / 3600)
     text = estimate.estimates_text(found, 5000.0)
-    assert "2 cell(s) from the measured pace" in text and "1 from the profile's 5000 images/s per GPU" in text
+    assert "2 cell(s) from the measured pace" in text and "1 cell(s) from the paces the repo measured on NVIDIA H100" in text
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "nan", "lots"])

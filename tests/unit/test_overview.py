@@ -9,6 +9,7 @@ from jobs.train.cell import Cell
 from orchestrator.commands import display
 from orchestrator.watch import overview
 from orchestrator.plan.cluster import ClusterSpec
+from orchestrator.plan.cell_names import cell_names
 from orchestrator.budget.estimate import profile_estimates
 from orchestrator.plan.plan import build_plan
 from results_format.states import CellState
@@ -126,8 +127,8 @@ def test_a_long_plan_lists_its_cells_as_plain_text_with_the_tables_columns(tmp_p
     lines = display.cells_text(plan, profile_estimates(dict(zip(plan.cell_ids, plan.cells)), plan.cluster)).splitlines()
     assert lines[0] == "Cells" and lines[1].split()[:4] == ["cell", "label", "array", "batch/GPU"]
     assert lines[1].endswith("est. GPU-h  from") and len(lines) == 2 + 3
-    for cell, line in zip(plan.cells, lines[2:]):
-        assert line.split()[:3] == [cell.cell_id, cell.label, plan.array_of(cell.cell_id).name]
+    for cell, name, line in zip(plan.cells, cell_names(plan.cells), lines[2:]):
+        assert line.split()[:3] == [cell.cell_id, name, plan.array_of(cell.cell_id).name]
         assert line.endswith("profile")
 
 

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from jobs.core.result import ResultError, write_result
+from orchestrator.plan.cell_names import cell_names
 from orchestrator.local.processes import local_snapshot
 from orchestrator.plan.plan import build_plan
 from results_format.registry import Submission
@@ -160,7 +161,7 @@ def test_statuses_over_a_plan(tmp_path):
     assert rows[pending.cell_id].job_id == "" and rows[pending.cell_id].detail == "waiting in the local queue"
     assert rows[failed.cell_id].detail == "KeyError: 'x'" and rows[failed.cell_id].elapsed_s == 5.0
     assert rows[fresh.cell_id].state == "not submitted" and rows[fresh.cell_id].job_id == ""
-    assert rows[done.cell_id].label == done.label
+    assert rows[done.cell_id].label == cell_names(plan.cells)[0]  # its name: the label, "#k" among repeats
 
 
 def test_a_cancelled_local_job_reads_cancelled():

@@ -39,3 +39,15 @@ def test_ctrl_c_on_the_wait_says_the_queue_keeps_running(in_tmp, monkeypatch, ca
     capsys.readouterr()
     assert main(["submit", "--wait"]) == 130
     assert "the queued cells keep running" in capsys.readouterr().err
+
+
+def test_the_wait_ends_by_naming_the_next_command(in_tmp, monkeypatch, capsys):
+    """Issue 43: `submit --wait` ended on a bare progress bar."""
+    assert main(["plan", "--study", "hw5"]) == 0
+    monkeypatch.setattr(submit_command, "submit", lambda plan, *a, **k: SubmitReport("local", (), 0))
+    monkeypatch.setattr(submit_command, "wait_for", lambda plan, console, interval: 0)
+    capsys.readouterr()
+    assert main(["submit", "--wait"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "next: python -m orchestrator collect --study hw5"
+    assert main(["submit", "--wait", "--results", "runs/hw5"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "next: python -m orchestrator collect --results runs/hw5"
