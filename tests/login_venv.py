@@ -1,6 +1,6 @@
 """A login node's venv: this checkout's wheel, installed (not editable) into a fresh venv that holds
 exactly the package's install_requires and what they require in turn, and no torch. Built once per
-session by the `login_venv` fixture (tests/conftest.py), ~10 s.
+session by the `login_venv` fixture (tests/conftest.py), ~15 s.
 
 The dependencies are lent, not downloaded: each distribution of that closure is linked from where the
 interpreter running the tests has it, into one folder the venv reads through a .pth line. Offline,
@@ -88,14 +88,21 @@ def closure(requirements: list[str]) -> dict[str, metadata.Distribution]:
     return found
 
 
+def top_level(dist: metadata.Distribution) -> set[str]:
+    """The names a distribution puts in its site-packages dir: from its RECORD, else (an egg-info a
+    system package manager installed, without one) its top_level.txt."""
+    if dist.files:
+        return {f.parts[0] for f in dist.files if f.parts[0] not in ("..", "__pycache__")}
+    names = (dist.read_text("top_level.txt") or "").split()
+    return {n for name in names for n in (name, f"{name}.py") if Path(str(dist.locate_file(n))).exists()}
+
+
 def lend(distributions: dict[str, metadata.Distribution], into: Path) -> None:
     """Link each distribution's top-level files and folders (its packages, its .dist-info, its
     bundled .libs) into one folder."""
     into.mkdir()
     for dist in distributions.values():
-        assert dist.files is not None, f"{dist.metadata['Name']} has no RECORD: cannot tell its files"
-        tops = {f.parts[0] for f in dist.files if f.parts[0] != ".." and f.parts[0] != "__pycache__"}
-        for top in tops:
+        for top in top_level(dist):
             source = Path(str(dist.locate_file(top)))
             if source.exists() and not (into / top).exists():
                 (into / top).symlink_to(source)

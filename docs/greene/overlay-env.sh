@@ -19,7 +19,7 @@ MINIFORGE=https://github.com/conda-forge/miniforge/releases/latest/download/Mini
 
 if [ ! -x /ext3/miniforge3/bin/python ]; then
   echo "== Miniforge into /ext3/miniforge3"
-  wget -q -O /tmp/miniforge-$$.sh "$MINIFORGE"
+  wget -q -O /tmp/miniforge-$$.sh "$MINIFORGE" || curl -fsSL -o /tmp/miniforge-$$.sh "$MINIFORGE"
   bash /tmp/miniforge-$$.sh -b -p /ext3/miniforge3
   rm -f /tmp/miniforge-$$.sh
 fi
