@@ -54,3 +54,13 @@ def shared_tmp() -> Iterator[Path]:
     path.chmod(0o1777)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def login_venv(tmp_path_factory):
+    """A login node's venv without torch (tests/login_venv.py): built once, shared by the tests of
+    the installs and the Greene rehearsal."""
+    pytest.importorskip("setuptools", reason="building the wheel needs setuptools")
+    from tests.login_venv import build
+
+    return build(tmp_path_factory.mktemp("login-venv"))

@@ -23,7 +23,7 @@ from orchestrator.submit import submit
 
 def add_arguments(p) -> None:
     p.add_argument("--settle", action="store_true", help="queue the extra repeats that would settle the answers' "
-                   "inconclusive comparisons (README: When an answer is inconclusive)")
+                   "inconclusive comparisons (docs/answers.md: When an answer is inconclusive)")
     p.add_argument("--dry-run", action="store_true", help="with --settle: print the runs and their cost; queue nothing")
     p.add_argument("--max-repeats", type=_runs, default=DEFAULT_MAX_REPEATS, metavar="N",
                    help=f"with --settle: at most N runs of a configuration in all (default {DEFAULT_MAX_REPEATS})")

@@ -1,65 +1,55 @@
-"""The package as a user gets it: a wheel built from the tracked layout, installed (not editable)
-into a fresh venv, run from a directory outside the repository. (~30 s)"""
+"""The package as a login node gets it: `pip install .` (no torch) from a wheel of the tracked layout,
+in a fresh venv (tests/login_venv.py), run from a directory outside the repository. The jobs'
+environment (`.[jobs]`, torch) is the one running these tests; tests/slurm/test_greene_slurm.py
+runs cells from the login venv through it."""
 from __future__ import annotations
 
-import os
-import shutil
+import json
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("orchestrator", "jobs", "collect", "results_format", "templates")
-PROJECT_FILES = ("setup.cfg", "pyproject.toml", "README.md")
+from tests.login_venv import run
 
 
-def run(command: list, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only what was installed
-    done = subprocess.run([str(c) for c in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
-    return done
+def verb(login_venv, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run([login_venv.python, "-m", "orchestrator", *args], cwd=cwd, env=login_venv.env())
 
 
-def lends_dependencies(python: Path) -> None:
-    """The new venv finds torch and the rest where the interpreter running the tests does (a venv, a
-    conda env or the system's), after its own: a .pth of those site-packages dirs. Not
-    --system-site-packages: inside a venv that is the base interpreter's, which may have none of them.
-    A .pth line adds a dir without reading the .pth files in it, so this checkout's editable install
-    stays out and the wheel is what runs."""
-    own = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip()
-    lent = [p for p in sys.path if p.rstrip("/").endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
-    (Path(own) / "tests-running-interpreter.pth").write_text("".join(f"{p}\n" for p in lent))
+def test_the_login_install_brings_no_torch(login_venv, tmp_path):
+    assert not {"torch", "torchvision"} & set(login_venv.lent), login_venv.lent
+    done = subprocess.run([login_venv.python, "-c", "import torch"], env=login_venv.env(), cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "No module named 'torch'" in done.stderr
 
 
-def test_a_wheel_in_a_fresh_venv_renders_sbatch_scripts_and_the_report(tmp_path):
-    pytest.importorskip("setuptools", reason="building the wheel needs setuptools")
-    src = tmp_path / "src"
-    for name in SOURCES:
-        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in PROJECT_FILES:
-        shutil.copy(REPO / name, src / name)
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-w", tmp_path / "dist", src])
-    wheel = next((tmp_path / "dist").glob("orchestrator-*.whl"))
-    venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", "--without-pip", venv])
-    python = venv / "bin" / "python"
-    lends_dependencies(python)
-    run([python, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall", wheel])
-
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    where = run([python, "-c", "import orchestrator, templates; print(orchestrator.__file__, templates.__file__)"],
-                cwd=elsewhere).stdout.split()
-    assert all(path.startswith(str(venv)) for path in where), where
-    plan = run([python, "-m", "orchestrator", "plan", "--sbatch"], cwd=elsewhere)
+def test_a_wheel_renders_sbatch_scripts_and_the_report_from_its_own_files(login_venv, tmp_path):
+    where = run([login_venv.python, "-c", "import orchestrator, templates; print(orchestrator.__file__, "
+                 "templates.__file__)"], cwd=tmp_path, env=login_venv.env()).stdout.split()
+    assert all(path.startswith(str(login_venv.python.parents[1])) for path in where), where
+    plan = verb(login_venv, tmp_path, "plan", "--sbatch")
     assert "#SBATCH --array=0-3" in plan.stdout and "submitted.pkl" in plan.stdout
-    assert (elsewhere / "runs" / "quick" / "sbatch" / "n1-g1-t1.sh").is_file()
-    one_result(elsewhere / "runs" / "quick")  # collect before any result says only that nothing ran yet
-    run([python, "-m", "orchestrator", "collect", "--report"], cwd=elsewhere)
-    assert "<html" in (elsewhere / "runs" / "quick" / "report.html").read_text()
+    assert (tmp_path / "runs" / "quick" / "sbatch" / "n1-g1-t1.sh").is_file()
+    one_result(tmp_path / "runs" / "quick")  # collect before any result says only that nothing ran yet
+    verb(login_venv, tmp_path, "collect", "--report")
+    assert "<html" in (tmp_path / "runs" / "quick" / "report.html").read_text()
+
+
+def test_every_verb_runs_without_torch(login_venv, tmp_path):
+    """plan, status, logs, cancel and collect on a planned study; submit with its jobs:
+    tests/slurm/test_greene_slurm.py."""
+    plan = verb(login_venv, tmp_path, "plan", "--study", "hw5", "--profile", "greene")
+    assert "plan: " in plan.stdout
+    status = json.loads(verb(login_venv, tmp_path, "status", "--study", "hw5", "--json").stdout)
+    assert list(status["counts"]) == ["not submitted"]
+    cell_id = status["cells"][0]["cell_id"]
+    logs = subprocess.run([login_venv.python, "-m", "orchestrator", "logs", "--study", "hw5", cell_id],
+                          cwd=tmp_path, env=login_venv.env(), capture_output=True, text=True)
+    assert (logs.returncode, logs.stderr) == (2, f"error: cell {cell_id} was never submitted: no logs; "
+                                              "`submit` queues it\n")
+    verb(login_venv, tmp_path, "cancel", "--study", "hw5", "--all")
+    one_result(tmp_path / "runs" / "hw5")
+    verb(login_venv, tmp_path, "collect", "--study", "hw5", "--report")
+    assert (tmp_path / "runs" / "hw5" / "report.html").is_file()
 
 
 def one_result(results_dir: Path) -> None:
