@@ -95,10 +95,11 @@ def settle(monitor: Monitor) -> Report:
 def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, time_min: Optional[int] = None,
            test_only: bool = False, client: Optional[SlurmClient] = None, budget_gpu_hours: Optional[float] = None,
            within_budget: bool = False, only: Optional[Collection[str]] = None,
-           before_queue: Optional[Callable[[], None]] = None) -> SubmitReport:
+           before_queue: Optional[Callable[[], None]] = None, exclusive: bool = False) -> SubmitReport:
     """`budget_gpu_hours`: the cap for this submit (None: the plan's [cluster] budget_gpu_hours, 0 none).
     `only`: queue none but these cells (`submit --settle`'s new repeats); `before_queue`: called once the
-    budget allows them, before they are queued (`--settle` writes the plan that holds them)."""
+    budget allows them, before they are queued (`--settle` writes the plan that holds them). `exclusive`:
+    the local executor runs one cell at a time, not side by side on the machine's GPUs."""
     executor = pick_executor(executor)
     if test_only and executor != "slurm":
         raise UserError("--test-only asks sbatch to check the request: it needs SLURM (sbatch on PATH)")
@@ -129,7 +130,7 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         if todo and executor == "slurm":
             calls = queue_on_slurm(plan, todo, client, time_min)
         elif todo:
-            start_local_queue(plan, todo)
+            start_local_queue(plan, todo, exclusive)
     return SubmitReport(executor, tuple(todo), len(report.rows) - len(todo), calls, retryable,
                         tuple(report.result_errors), not_here=tuple(not_here), ledger=ledger,
                         over_budget=due - len(todo))
@@ -218,7 +219,7 @@ def test_arrays(plan: Plan, todo: list[str], client: SlurmClient, time_min: Opti
     return checks
 
 
-def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
+def start_local_queue(plan: Plan, cell_ids: list[str], exclusive: bool = False) -> None:
     """Start the queue detached (its own session: it outlives this shell) and wait until it
     has recorded its cells, so that a `status` or `submit` right after sees them."""
     machine_lock.check_lock_dir()
@@ -229,7 +230,8 @@ def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
         raise UserError(f"{exc}; move it aside") from exc
     with log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator.local.queue", plan.results_dir, *cell_ids],
+            [sys.executable, "-m", "orchestrator.local.queue", plan.results_dir, *(["--exclusive"] if exclusive else []),
+             *cell_ids],
             stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         )
     line = proc.stdout.readline() if proc.stdout else ""

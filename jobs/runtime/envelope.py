@@ -21,6 +21,7 @@ from typing import Any, Optional
 import torch
 import torch.distributed as dist
 
+from jobs.core import beside
 from jobs.core.cell import StudyCell
 from jobs.core.layout import checkpoint_path
 from jobs.core.phases import PhaseClock, launch_s, process_age_s
@@ -60,6 +61,7 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
     place = launch.detect()
     log: Log = (lambda msg: print(f"[{cell.cell_id}] {msg}", flush=True)) if place.rank == 0 else (lambda msg: None)
     started = dt.datetime.now(dt.UTC).isoformat()
+    neighbours = beside.look(os.environ)  # the other GPUs of this machine, as the run starts
     failure: Optional[BaseException] = None
     try:
         device = device_for(place)
@@ -91,7 +93,7 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
             environment.record_failure(result, exc)
             failure = exc
     clock.switch("write")
-    environment.finish(result, place, device, started)
+    environment.finish(result, place, device, started, neighbours)
     result.phases = clock.phases(age, launched)
     if place.rank == 0:
         path = write_result(out_dir, result)

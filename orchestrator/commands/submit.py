@@ -39,6 +39,8 @@ def register(verbs, common) -> None:
     p.add_argument("--within-budget", action="store_true",
                    help="queue only the first cells, in plan order, that fit the budget")
     p.add_argument("--wait", action="store_true", help="show progress until every cell has ended")
+    p.add_argument("--exclusive", action="store_true", help="local executor: run one cell at a time, not side by "
+                   "side on the machine's GPUs (for timings with the machine to themselves)")
     add_interval(p, "polls with --wait")
     settle.add_arguments(p)
     p.set_defaults(run=run)
@@ -52,7 +54,7 @@ def run(args, console: Console) -> int:
     settle.refuse_without_settle(args)
     report = submit(plan, args.executor, retry_failed=args.retry_failed, time_min=args.time_min,
                     test_only=args.test_only, budget_gpu_hours=args.budget_gpu_hours,
-                    within_budget=args.within_budget)
+                    within_budget=args.within_budget, exclusive=args.exclusive)
     if args.test_only:
         for line in report.checks:
             console.print(f"sbatch --test-only {line}", markup=False, highlight=False)
