@@ -48,6 +48,23 @@ class CellRun(Checkpointable):
         return DelayedSubmission(self, cell, out_dir, data_dir)
 
 
+class CellsRun(Checkpointable):
+    """Cells of one shape run one after another in one process (each rank's), the set-up that carries
+    no state between them paid once (jobs.runtime.reuse): a packed array task. A cell with a good result
+    is skipped, so a task requeued after its time limit or a preemption resumes at its first cell
+    without one (and that cell at its last checkpoint). Each cell keeps its own result and failure;
+    the task fails if any of its cells did."""
+
+    def __call__(self, cells: list[StudyCell], out_dir: str, data_dir: str) -> list[str]:
+        from jobs.core.kinds import run_cells  # imports the job's modules, and torch, only in the job
+
+        return run_cells(cells, Path(out_dir), Path(data_dir))
+
+    def checkpoint(self, cells: list[StudyCell], out_dir: str, data_dir: str) -> DelayedSubmission:
+        """The same call again: the cells' results and checkpoints hold the state."""
+        return DelayedSubmission(self, cells, out_dir, data_dir)
+
+
 class PlannedSlurmExecutor(submitit.SlurmExecutor):
     """submitit's executor, with our sbatch text, always as an array (ids read ARRAY_TASK).
 
