@@ -159,14 +159,16 @@ def packing() -> Iterator[None]:
 
 def run_cells(cells: list[StudyCell], run: Callable[[StudyCell], str]) -> list[str]:
     """Run each cell in order in this process (`run`: the cell's kind's run, which skips a cell with
-    a good result), each under a header line in the log (rank 0 and the others alike: each rank's log
-    is cut at it). A failed cell has its failed result; the next still runs, and the task ends failed
+    a good result), each under a header line in both logs (rank 0 and the others alike: each rank's
+    stdout and stderr are cut at it). A failed cell has its failed result; the next still runs, and the task ends failed
     (PackFailed). Only the failures' words are kept: an exception holds its frames, and their tensors."""
     statuses: list[str] = []
     failed: list[str] = []
     with packing():
         for index, cell in enumerate(cells):
-            print(cell_log_header(cell.cell_id, index, len(cells), cell.label), flush=True)
+            header = cell_log_header(cell.cell_id, index, len(cells), cell.label)
+            print(header, flush=True)
+            print(header, file=sys.stderr, flush=True)
             try:
                 statuses.append(run(cell))
             except Exception as exc:  # its result says why; the task still runs the cells after it
