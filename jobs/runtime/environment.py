@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import platform
 import socket
@@ -15,6 +16,7 @@ from jobs.core import beside
 from jobs.core.result import Result, Status
 
 
+@functools.cache  # asked once per process: cells run one after another (jobs.runtime.reuse) share the driver
 def gpu_driver() -> Optional[str]:
     try:
         out = subprocess.run(

@@ -11,6 +11,7 @@ from orchestrator.commands import display
 from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
+from orchestrator.plan.cluster import packing, packing_text
 from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
@@ -41,6 +42,8 @@ def run(args, console: Console) -> int:
     print_grids(console, [display.plan_grid(plan, estimates)])
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates))
+    if plan.cluster.pack > 1:
+        console.print(packing_lines(plan), markup=False, highlight=False)
     notes = display.cpu_notes(plan) if not this_machine().gpus else None
     if notes is not None:
         console.print(notes)
@@ -57,6 +60,15 @@ def run(args, console: Console) -> int:
     console.print(f"plan: {path}\nsbatch scripts: {sbatch_dir}/\nnext: python -m orchestrator submit"
                   + (f" --study {args.study}" if args.study not in (None, DEFAULT_STUDY) else ""))
     return 0
+
+
+def packing_lines(plan: Plan) -> str:
+    """What [cluster] pack makes of each array on SLURM (submit --pack N says it for its own N)."""
+    lines = [f"[cluster] pack = {plan.cluster.pack}: on SLURM each array task runs its cells one after another"]
+    for array in plan.arrays:
+        packed = packing(len(array.cell_ids), plan.cluster.pack, array.shape.time_min, plan.cluster.max_time_min)
+        lines.append(f"  {array.name}: {packing_text(packed, array.shape.time_min)}")
+    return "\n".join(lines)
 
 
 def say_what_runs_here(plan: Plan, console: Console) -> None:
