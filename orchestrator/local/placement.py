@@ -18,6 +18,7 @@ from jobs.core.cell import StudyCell
 from orchestrator.local.machine import Machine
 
 WHOLE = -1  # the one slot of a machine without GPUs
+RUN_MAX = 8  # the most cells one job runs one after another (its time limit is theirs added up)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,14 @@ def place(free: Collection[int], want: int, slots: tuple[int, ...]) -> Optional[
         return next((b for b in blocks if all(s in free for s in b)), None)
     found = tuple(s for s in slots if s in free)[:want]
     return found if len(found) == want else None
+
+
+def run_length(ahead: int, want: int, free: int) -> int:
+    """How many of the `ahead` consecutive cells of one shape (each taking `want` slots) one job runs
+    one after another (orchestrator.slurm.submitit_adapter.CellsRun: its set-up paid once), with
+    `free` slots now: an even share per free lane, ceil(ahead / (free // want)), so that the free
+    GPUs all get some (6 1-GPU cells on 4 free GPUs: 2, then 4 on 3: 2, then 1 and 1); at most RUN_MAX."""
+    return min(RUN_MAX, -(-ahead // max(1, free // want)))
 
 
 def cores_for(placed: tuple[int, ...], slots: tuple[int, ...], cores: tuple[int, ...]) -> tuple[int, ...]:

@@ -21,7 +21,7 @@ from jobs.core.result import read_good_result
 from results_format import registry
 from orchestrator.local import machine_lock
 from orchestrator.local.machine import Machine, this_machine
-from orchestrator.local.placement import WHOLE, cores_for, machine_slots, place, slots_needed
+from orchestrator.local.placement import RUN_MAX, WHOLE, cores_for, machine_slots, place, run_length, slots_needed
 from orchestrator.plan.plan import Plan, read_plan
 from results_format.registry import Submission
 from orchestrator.local.warm_start import WarmServer, warm_server
@@ -61,10 +61,8 @@ class Runner:
         said = ""
         while waiting or self.running:
             self.reap()
-            while waiting and read_good_result(Path(self.plan.results_dir), waiting[0]) is not None:
-                waiting.pop(0)
-            if waiting and self.start(waiting[0]):
-                waiting.pop(0)
+            self.drop_done(waiting)
+            if waiting and self.start(waiting):
                 continue
             if waiting and said != waiting[0]:
                 said = waiting[0]
@@ -72,29 +70,55 @@ class Runner:
                      f"({machine_lock.lock_dir()}); it starts when they end", cell_id=said)
             time.sleep(POLL_S)
 
-    def start(self, cid: str) -> bool:
-        """Start the cell if its GPUs are free; False if not yet."""
+    def drop_done(self, waiting: list[str]) -> None:
+        """The cells at the head that have a good result already (a rerun never redoes them)."""
+        while waiting and read_good_result(Path(self.plan.results_dir), waiting[0]) is not None:
+            waiting.pop(0)
+
+    def start(self, waiting: list[str]) -> bool:
+        """Start the cells at the head of `waiting` (a run of one shape) if GPUs for them are free,
+        taking them off it; False if not yet."""
         from orchestrator.local.launch import start_local_job  # submitit: only in this process
 
-        cell = self.plan.cell(cid)
+        head = self.plan.cell(waiting[0])
+        want = slots_needed(head, self.machine, self.exclusive)
         with machine_lock.placing():
             free = machine_lock.free_slots(self.slots)
-            placed = place(free, slots_needed(cell, self.machine, self.exclusive), self.slots)
+            placed = place(free, want, self.slots)
             if placed is None:
                 return False
+            cells = self.run_of(waiting, run_length(self.same_shape_ahead(waiting), want, len(free)))
             claim = machine_lock.Claim(placed)
             try:
-                job, sub = start_local_job(self.plan, cell, os.getpid(), placed, self.slots,
-                                           cores_for(placed, self.slots, self.cores), self.warm.started())
+                job, subs = start_local_job(self.plan, cells, os.getpid(), placed, self.slots,
+                                            cores_for(placed, self.slots, self.cores), self.warm.started())
             except BaseException:
                 claim.release()
                 raise
             claim.record(job.job_id)
-        registry.append_entries(Path(self.plan.results_dir), [sub])
-        self.running.append((cid, job, claim))
+        registry.append_entries(Path(self.plan.results_dir), subs)
+        self.running.append((", ".join(c.cell_id for c in cells), job, claim))
         where = "" if placed == (WHOLE,) else f" on GPU {','.join(map(str, placed))}"
-        print(f"{cid}: started local job {job.job_id}{where}", flush=True)
+        for cell in cells:
+            print(f"{cell.cell_id}: started local job {job.job_id}{where}", flush=True)
         return True
+
+    def same_shape_ahead(self, waiting: list[str]) -> int:
+        """How many cells from the head of `waiting` on are of the head's shape (its array), of the
+        first RUN_MAX per slot (no job runs more: a study of 100,000 is not read to its end)."""
+        array = self.plan.array_of(waiting[0]).name
+        near = waiting[:RUN_MAX * len(self.slots)]
+        return next((i for i, cid in enumerate(near) if self.plan.array_of(cid).name != array), len(near))
+
+    def run_of(self, waiting: list[str], length: int) -> list:
+        """The next `length` cells of the head's shape, off `waiting` (those with a good result dropped)."""
+        cells = [self.plan.cell(waiting.pop(0))]
+        while len(cells) < length and waiting and self.plan.array_of(waiting[0]).name == self.plan.array_of(
+                cells[0].cell_id).name:
+            cid = waiting.pop(0)
+            if read_good_result(Path(self.plan.results_dir), cid) is None:
+                cells.append(self.plan.cell(cid))
+        return cells
 
     def reap(self) -> None:
         for entry in list(self.running):

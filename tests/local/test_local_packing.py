@@ -10,7 +10,7 @@ from jobs.core.beside import Beside
 from jobs.core.layout import result_files
 from jobs.core.result import Result, read_result
 from orchestrator.cli import main
-from tests.helpers import cell_states, one_gpu_machine, write_study
+from tests.helpers import cell_states, cli, one_gpu_machine, write_study
 
 STUDY = """
 name = "{name}"
@@ -78,6 +78,8 @@ def test_two_queues_pack_cells_on_disjoint_gpus_and_each_result_says_what_ran_be
 
 
 def test_exclusive_runs_one_cell_at_a_time_and_each_ran_alone(in_tmp, monkeypatch, capsys):
+    """One at a time, the two 1-GPU cells one after another in one job (their set-up paid once), each
+    with its own registry entry, state and part of the log."""
     one_gpu_machine(in_tmp, monkeypatch, gpus=4)
     alone = study(in_tmp, "alone", ONES.format(seeds="1, 2") + PAIR)
     assert main(["submit", "--study", alone, "--executor", "local", "--exclusive"]) == 0
@@ -86,3 +88,8 @@ def test_exclusive_runs_one_cell_at_a_time_and_each_ran_alone(in_tmp, monkeypatc
     assert not any(overlapping(a, b) for a, b in itertools.combinations(found, 2))
     assert sorted((r.env["gpu_ids"], r.env["cells_beside"], r.env["gpus_beside"]) for r in found) == [
         ("0", 0, 0), ("0", 0, 0), ("0,1", 0, 0)]
+    ones = [c for c in cell_states(capsys, alone) if c["label"].startswith("single")]
+    assert len(ones) == 2 and ones[0]["job_id"] == ones[1]["job_id"]
+    assert sorted(r.phases.cells_before for r in found) == [0, 0, 1], "the second 1-GPU cell reused the set-up"
+    code, out, _ = cli(capsys, "logs", "--study", alone, ones[1]["cell_id"])
+    assert code == 0 and ones[1]["cell_id"] in out and f"[{ones[0]['cell_id']}]" not in out

@@ -66,3 +66,9 @@ def test_each_cell_gets_its_gpus_share_of_the_cores(placed, expected):
 def test_fewer_cores_than_gpus_share_them():
     assert cores_for((3,), SLOTS, (0, 1)) == (1,)
     assert cores_for((WHOLE,), (WHOLE,), (0, 1)) == (0, 1)
+
+
+@pytest.mark.parametrize("ahead, want, free, expected", [(6, 1, 4, 2), (4, 1, 3, 2), (2, 1, 2, 1), (1, 1, 1, 1),
+                                                         (4, 1, 1, 4), (3, 2, 4, 2), (100, 1, 4, placement.RUN_MAX)])
+def test_a_job_runs_an_even_share_of_the_same_shape_cells_ahead_per_free_lane(ahead, want, free, expected):
+    assert placement.run_length(ahead, want, free) == expected
