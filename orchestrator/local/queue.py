@@ -87,7 +87,7 @@ class Runner:
             placed = place(free, want, self.slots)
             if placed is None:
                 return False
-            cells = self.run_of(waiting, run_length(self.same_shape_ahead(waiting), want, len(free)))
+            cells = self.run_of(waiting, self.run_length(waiting, want, len(free)))
             claim = machine_lock.Claim(placed)
             try:
                 job, subs = start_local_job(self.plan, cells, os.getpid(), placed, self.slots,
@@ -102,6 +102,12 @@ class Runner:
         for cell in cells:
             print(f"{cell.cell_id}: started local job {job.job_id}{where}", flush=True)
         return True
+
+    def run_length(self, waiting: list[str], want: int, free: int) -> int:
+        """How many cells the next job runs (placement.run_length). One without GPUs: there a set-up is
+        a fraction of a second (no CUDA context to make), and a cell waiting inside a job would show
+        as running."""
+        return run_length(self.same_shape_ahead(waiting), want, free) if self.machine.gpus else 1
 
     def same_shape_ahead(self, waiting: list[str]) -> int:
         """How many cells from the head of `waiting` on are of the head's shape (its array), of the
