@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from jobs.core.cell import StudyCell
 from jobs.core.kinds import kind_named
 from jobs.core.regular_file import open_regular
 from jobs.core.result import read_good_result
@@ -27,9 +28,7 @@ from results_format.registry import Submission
 from orchestrator.local.warm_start import WarmServer, warm_server
 
 QUEUE_LOG = "local-queue.log"  # in the plan's log dir
-POLL_S = 0.1  # a look at the job's controller process: cheap
-
-
+POLL_S = 0.1  # a look at the jobs' controller processes and the GPUs' locks: cheap
 EXCLUSIVE = "--exclusive"
 
 
@@ -54,7 +53,7 @@ class Runner:
         self.plan, self.machine, self.exclusive, self.warm = plan, machine, exclusive, warm
         self.slots = machine_slots(machine)
         self.cores = tuple(sorted(os.sched_getaffinity(0)))
-        self.running: list[tuple[str, Any, machine_lock.Claim]] = []  # (cell id, its job, its GPUs' claim)
+        self.running: list[tuple[str, Any, machine_lock.Claim]] = []  # (its cells' ids, a job, its GPUs' claim)
 
     def run(self, cell_ids: list[str]) -> None:
         waiting = list(cell_ids)
@@ -116,7 +115,7 @@ class Runner:
         near = waiting[:RUN_MAX * len(self.slots)]
         return next((i for i, cid in enumerate(near) if self.plan.array_of(cid).name != array), len(near))
 
-    def run_of(self, waiting: list[str], length: int) -> list:
+    def run_of(self, waiting: list[str], length: int) -> list[StudyCell]:
         """The next `length` cells of the head's shape, off `waiting` (those with a good result dropped)."""
         cells = [self.plan.cell(waiting.pop(0))]
         while len(cells) < length and waiting and self.plan.array_of(waiting[0]).name == self.plan.array_of(
@@ -128,11 +127,11 @@ class Runner:
 
     def reap(self) -> None:
         for entry in list(self.running):
-            cid, job, claim = entry
+            cells, job, claim = entry
             if job.done():
                 claim.release()
                 self.running.remove(entry)
-                print(f"{cid}: ended ({job.state})", flush=True)
+                print(f"{cells}: ended ({job.state})", flush=True)
 
 
 def job_modules(plan, cell_ids: list[str]) -> list[str]:
