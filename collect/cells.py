@@ -11,7 +11,8 @@ import pandas as pd
 
 from collect.spent_json import SPENT_COLUMNS
 
-ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device")
+ENV_KEYS = ("gpu_model", "gpus_visible", "driver", "torch", "cuda", "cudnn", "nccl", "python", "device",
+            "cells_beside")
 ENVELOPE_COLUMNS = (["kind", "cell_id", "status", "error", "hosts", "started_at", "ended_at", "gpu_model"]
                     + [f"env_{k}" for k in ENV_KEYS if k != "gpu_model"])
 

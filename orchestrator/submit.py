@@ -9,6 +9,7 @@ The whole decision and submission holds the results dir's submit lock.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import subprocess
@@ -27,6 +28,7 @@ from orchestrator.local import machine_lock
 from orchestrator.slurm import slurm_client
 from orchestrator.budget.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
+from orchestrator.plan.cluster import packing
 from orchestrator.plan.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.local.queue import QUEUE_LOG
 from orchestrator.slurm.recovery import INTENT_GRACE_S
@@ -53,6 +55,7 @@ class SubmitReport:
     not_here: tuple[tuple[str, str], ...] = ()  # local executor: (cell id, why) of cells this machine cannot run
     ledger: Optional[Ledger] = None  # the study's GPU-hours before this submit: spent, committed, estimates
     over_budget: int = 0  # cells due that --within-budget left out
+    pack: int = 1  # the most cells one SLURM array task runs, one after another
 
 
 def pick_executor(choice: str) -> str:
@@ -82,6 +85,15 @@ def check_time(plan: Plan, time_min: Optional[int]) -> None:
                         f"([cluster] signal_delay_s = {plan.cluster.signal_delay_s}), got {time_min}")
 
 
+def check_pack(plan: Plan, pack: Optional[int]) -> int:
+    """The cells a task runs: --pack where given, else the plan's [cluster] pack."""
+    if pack is None:
+        return plan.cluster.pack
+    if pack < 1:
+        raise UserError(f"--pack must be >= 1 (cells one array task runs one after another), got {pack}")
+    return pack
+
+
 def settle(monitor: Monitor) -> Report:
     """Statuses with every interrupted submit resolved: its jobs found, or its intent abandoned."""
     deadline = time.monotonic() + INTENT_GRACE_S + 5
@@ -95,14 +107,20 @@ def settle(monitor: Monitor) -> Report:
 def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, time_min: Optional[int] = None,
            test_only: bool = False, client: Optional[SlurmClient] = None, budget_gpu_hours: Optional[float] = None,
            within_budget: bool = False, only: Optional[Collection[str]] = None,
-           before_queue: Optional[Callable[[], None]] = None) -> SubmitReport:
+           before_queue: Optional[Callable[[], None]] = None, pack: Optional[int] = None,
+           exclusive: bool = False) -> SubmitReport:
     """`budget_gpu_hours`: the cap for this submit (None: the plan's [cluster] budget_gpu_hours, 0 none).
+    `pack`: cells of one shape each SLURM array task runs one after another (None: the plan's [cluster] pack).
     `only`: queue none but these cells (`submit --settle`'s new repeats); `before_queue`: called once the
-    budget allows them, before they are queued (`--settle` writes the plan that holds them)."""
+    budget allows them, before they are queued (`--settle` writes the plan that holds them). `exclusive`:
+    the local executor runs one cell at a time, not side by side on the machine's GPUs."""
     executor = pick_executor(executor)
     if test_only and executor != "slurm":
         raise UserError("--test-only asks sbatch to check the request: it needs SLURM (sbatch on PATH)")
     check_time(plan, time_min)
+    if pack is not None and pack > 1 and executor != "slurm":
+        raise UserError("--pack packs the cells of SLURM array tasks; the local executor has no queue wait to save")
+    pack = check_pack(plan, pack)
     if executor == "slurm":  # the dir may have been moved since `plan` checked its path
         check_results_path(Path(plan.results_dir))
     check_writable(plan)
@@ -116,7 +134,7 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         todo = [r.cell_id for r in usable if is_due(r.state, retry_failed) and (only is None or r.cell_id in only)]
         retryable = 0 if retry_failed else sum(r.state.is_retryable for r in usable)
         if test_only:
-            checks = test_arrays(plan, todo, client, time_min)
+            checks = test_arrays(plan, todo, client, time_min, pack)
             return SubmitReport(executor, (), len(report.rows), checks=tuple(checks))
         calls, not_here = 0, list[tuple[str, str]]()
         if todo and executor == "local":
@@ -127,12 +145,12 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         if todo and before_queue is not None:
             before_queue()
         if todo and executor == "slurm":
-            calls = queue_on_slurm(plan, todo, client, time_min)
+            calls = queue_on_slurm(plan, todo, client, time_min, pack)
         elif todo:
-            start_local_queue(plan, todo)
+            start_local_queue(plan, todo, exclusive)
     return SubmitReport(executor, tuple(todo), len(report.rows) - len(todo), calls, retryable,
                         tuple(report.result_errors), not_here=tuple(not_here), ledger=ledger,
-                        over_budget=due - len(todo))
+                        over_budget=due - len(todo), pack=pack if executor == "slurm" else 1)
 
 
 def skip_what_cannot_run_here(plan: Plan, todo: list[str], report: Report) -> tuple[list[str], list[tuple[str, str]]]:
@@ -170,19 +188,21 @@ def array_limit(plan: Plan, client: SlurmClient) -> int:
     return min(plan.cluster.max_array_size, cluster) if plan.cluster.max_array_size else cluster
 
 
-def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int]) -> int:
-    """Intent line, one sbatch, Submission lines: per chunk. Returns the number of sbatch calls."""
+def queue_on_slurm(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int], pack: int = 1) -> int:
+    """Intent line, one sbatch, Submission lines: per chunk (of at most MaxArraySize tasks, `pack`
+    cells each). Returns the number of sbatch calls."""
     from orchestrator.slurm.submitit_adapter import submit_slurm_array  # submitit: only when needed
 
     results_dir = Path(plan.results_dir)
     calls = 0
-    for array, chunk in array_chunks(plan, todo, array_limit(plan, client)):
+    for array, chunk in array_chunks(plan, todo, array_limit(plan, client) * pack):
         token = secrets.token_hex(4)
         registry.append_entries(results_dir, [Intent(token, array.name, job_name(plan, array, token), tuple(chunk),
-                                             registry.now_iso(), plan.recorded(plan.log_dir))])
+                                             registry.now_iso(), plan.recorded(plan.log_dir),
+                                             pack=min(pack, len(chunk)) if pack > 1 else None)])
         try:
             calls += 1
-            subs = submit_slurm_array(plan, array, [plan.cell(c) for c in chunk], token, time_min, chunk)
+            subs = submit_slurm_array(plan, array, [plan.cell(c) for c in chunk], token, time_min, chunk, pack)
         except SchedulerError as exc:
             if "timed out" not in str(exc):  # a timeout may still have queued it: recovery decides
                 registry.append_entries(results_dir, [Abandoned(token, registry.now_iso(), str(exc))])
@@ -204,21 +224,25 @@ def explain_refusal(message: str, client: SlurmClient, queued_chunks: int) -> st
     return message
 
 
-def test_arrays(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int]) -> list[str]:
+def test_arrays(plan: Plan, todo: list[str], client: SlurmClient, time_min: Optional[int], pack: int = 1) -> list[str]:
     """sbatch --test-only for each array that would be sent (all arrays if none is due)."""
     checks = []
-    pairs = array_chunks(plan, todo, array_limit(plan, client)) if todo else [(a, list(a.cell_ids)) for a in plan.arrays]
+    pairs = (array_chunks(plan, todo, array_limit(plan, client) * pack) if todo
+             else [(a, list(a.cell_ids)) for a in plan.arrays])
     for array, chunk in pairs:
-        text = render_sbatch(plan, array, len(chunk), shape=array.shape_for(time_min))
+        shape = array.shape_for(time_min)
+        packed = packing(len(chunk), pack, shape.time_min, plan.cluster.max_time_min)
+        text = render_sbatch(plan, array, packed.tasks, shape=dataclasses.replace(shape, time_min=packed.time_min))
         try:
             verdict = client.test_only(text, plan.log_dir)
         except SchedulerError as exc:
             raise SchedulerError(explain_refusal(f"SLURM refused array {array.name}: {exc}", client, 0)) from exc
-        checks.append(f"{array.name} ({len(chunk)} cells): {verdict}")
+        tasks = f" in {packed.tasks} tasks" if packed.cells_per_task > 1 else ""
+        checks.append(f"{array.name} ({len(chunk)} cells{tasks}): {verdict}")
     return checks
 
 
-def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
+def start_local_queue(plan: Plan, cell_ids: list[str], exclusive: bool = False) -> None:
     """Start the queue detached (its own session: it outlives this shell) and wait until it
     has recorded its cells, so that a `status` or `submit` right after sees them."""
     machine_lock.check_lock_dir()
@@ -229,7 +253,8 @@ def start_local_queue(plan: Plan, cell_ids: list[str]) -> None:
         raise UserError(f"{exc}; move it aside") from exc
     with log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator.local.queue", plan.results_dir, *cell_ids],
+            [sys.executable, "-m", "orchestrator.local.queue", plan.results_dir, *(["--exclusive"] if exclusive else []),
+             *cell_ids],
             stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         )
     line = proc.stdout.readline() if proc.stdout else ""

@@ -46,7 +46,7 @@ class Submission:
 
 @dataclass(frozen=True)
 class Intent:
-    """Written just before one sbatch: these cells, in array-index order, under this job name."""
+    """Written just before one sbatch: these cells, in array-index order (`pack` to a task), under this job name."""
 
     token: str
     array: str
@@ -55,6 +55,7 @@ class Intent:
     created_at: str
     log_dir: str
     kind: str = "intent"
+    pack: Optional[int] = None  # cells a task runs one after another (submit --pack): task i runs cells i*pack...; None: 1
 
 
 @dataclass(frozen=True)

@@ -77,12 +77,13 @@ def run_job(tmp_path: Path, cell: StudyCell, env: dict | None = None, timeout: f
     return JobRun(proc.returncode, proc.stdout, proc.stderr, result_path(tmp_path / "results", cell.cell_id))
 
 
-def one_gpu_machine(tmp_path: Path, monkeypatch) -> None:
-    """nvidia-smi here lists one GPU; torch still runs on the CPU."""
+def one_gpu_machine(tmp_path: Path, monkeypatch, gpus: int = 1) -> None:
+    """nvidia-smi here lists one GPU (or `gpus`); torch still runs on the CPU."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     smi = bin_dir / "nvidia-smi"
-    smi.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
+    listed = "".join(f"echo 'GPU {i}: NVIDIA H200 (UUID: GPU-{i})'\n" for i in range(gpus))
+    smi.write_text(f"#!/bin/sh\n{listed}")
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)

@@ -1,11 +1,13 @@
-"""What the two sets ran on, side by side (GPU model, driver, torch, CUDA, NCCL, nodes per run), so
-that a comparison across hardware or software is never taken for a change in the code."""
+"""What the two sets ran on, side by side (GPU model, driver, torch, CUDA, NCCL, nodes per run, and
+whether the runs had their machine to themselves), so that a comparison across hardware, software
+or neighbours is never taken for a change in the code."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pandas as pd
 
+from collect.packing import packing
 from jobs.core.result import Status
 
 FIELDS = (("GPU model", "gpu_model"), ("driver", "env_driver"), ("torch", "env_torch"), ("CUDA", "env_cuda"),
@@ -44,5 +46,7 @@ def nodes_per_run(frame: pd.DataFrame) -> str:
 def environment(a: pd.DataFrame, b: pd.DataFrame) -> tuple[EnvLine, ...]:
     """Each field's values in A and in B (collect.load's envelopes of the two sets)."""
     lines = [EnvLine(name, values(a, column), values(b, column)) for name, column in FIELDS]
-    return tuple(lines + [EnvLine("nodes per run", nodes_per_run(a), nodes_per_run(b))])
+    lines.append(EnvLine("nodes per run", nodes_per_run(a), nodes_per_run(b)))
+    ran = EnvLine("runs", packing(a).words(), packing(b).words())  # said where either set recorded it
+    return tuple(lines + ([ran] if {ran.a, ran.b} != {"-"} else []))
 

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.evidence import Evidence, Measured, listing, shown
+from collect.packing import Packing, packing
 from collect.questions import values, with_sides
 from collect.render import percent, seconds
 from collect.verdict import Difference, difference
@@ -113,7 +114,22 @@ def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: 
     short = () if named else one_host(cells, rows)
     if short:
         notes.append(f"{listing(short)} ran on fewer hosts than nodes (one machine), so no network was crossed")
+    shared = packing_behind(cells, rows)
+    if shared.mixed:
+        notes.append(f"{shared.beside} of these {shared.alone + shared.beside} runs ran beside other cells on their "
+                     "machine and the rest alone: a time beside neighbours may be slower (`submit --exclusive` runs "
+                     "one cell at a time)")
     return tuple(notes)
+
+
+def packing_behind(cells: Optional[pd.DataFrame], rows: Iterable[Any]) -> Packing:
+    """How the results of the setups (and batches) of `rows` shared their machine (collect.packing)."""
+    keys = {(r.engine, int(r.nodes), int(r.gpus_per_node), getattr(r, "batch_per_gpu", None)) for r in rows}
+    if cells is None or not keys or "batch_per_gpu" not in cells:
+        return Packing(0, 0)
+    mine = [(e, int(n), int(g), b) in keys for e, n, g, b in
+            zip(cells.engine, cells.nodes, cells.gpus_per_node, cells.batch_per_gpu, strict=True)]
+    return packing(cells[mine])
 
 
 def one_host(cells: Optional[pd.DataFrame], rows: Iterable[Any]) -> tuple[str, ...]:

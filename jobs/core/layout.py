@@ -69,3 +69,27 @@ def checkpoint_path(results_dir: Path, cell_id: str) -> Path:
 
 def net_path(results_dir: Path, training_id: str) -> Path:
     return Path(results_dir) / NETS_DIR / f"{training_id}.pt"
+
+
+# A packed task's log: each cell's part begins with this line (jobs.runtime.reuse), and `logs CELL` cuts at it.
+CELL_LOG_HEADER = re.compile(r"^=== cell (\d+)/(\d+): ([0-9a-f]{12})\b.*===$")
+
+
+def cell_log_header(cell_id: str, index: int, count: int, label: str) -> str:
+    """The line that opens cell `index` (from 0) of `count` in a packed task's log."""
+    return f"=== cell {index + 1}/{count}: {check_cell_id(cell_id)} {label} ==="
+
+
+def cell_part_of_log(text: str, cell_id: str) -> str:
+    """The lines of a packed task's log under `cell_id`'s header (a requeued task runs it again: its
+    last part); the whole text where no header names any cell (a task of one cell)."""
+    lines = text.splitlines(keepends=True)
+    heads = [(i, m.group(3)) for i, line in enumerate(lines) if (m := CELL_LOG_HEADER.match(line.rstrip("\n")))]
+    if not heads:
+        return text
+    mine = [i for i, (_, found) in enumerate(heads) if found == cell_id]
+    if not mine:
+        return ""
+    start = heads[mine[-1]][0]
+    end = heads[mine[-1] + 1][0] if mine[-1] + 1 < len(heads) else len(lines)
+    return "".join(lines[start:end])

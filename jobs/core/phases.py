@@ -42,6 +42,10 @@ class Phases:
     epochs_s: Optional[float] = None  # training: the epochs (part of body_s)
     eval_s: Optional[float] = None  # training: the test set after each epoch (part of body_s)
     measure_s: Optional[float] = None  # training: all-reduce probe, exposed-communication windows (part of body_s)
+    # cells this process ran before this one (a packed task): 0, this job paid the process's start and set-up;
+    # 1+, start_s counts from the cell before's end and set-up reused what that one built (jobs.runtime.reuse);
+    # None: not told (results before packing). Not a time: total_s leaves it out.
+    cells_before: Optional[int] = None
 
     def total_s(self) -> float:
         """The job's wall time: from the task's start (or this process's, or the first line) to its end."""
@@ -64,7 +68,7 @@ class Phases:
         unknown = sorted(set(data) - names)
         if unknown:
             raise TypeError(f"phases.{unknown[0]} is not a phase (phases are {sorted(names)})")
-        optional = {"start_s", "launch_s", "epochs_s", "eval_s", "measure_s"}
+        optional = {"start_s", "launch_s", "epochs_s", "eval_s", "measure_s", "cells_before"}
         for name in names:
             value = data.get(name)
             if value is None and name in optional:
@@ -72,7 +76,10 @@ class Phases:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= MAX_PHASE_S:
                 raise TypeError(f"phases.{name} must be a number of seconds, 0 to {MAX_PHASE_S} (a year)"
                                 f"{', or null' if name in optional else ''}, got {_short(value)}")
-        return cls(**data)
+        count = data.get("cells_before")
+        if count is not None and count != int(count):
+            raise TypeError(f"phases.cells_before must be a whole number of cells, or null, got {count!r}")
+        return cls(**{**data, "cells_before": None if count is None else int(count)})
 
 
 def _short(value: Any) -> str:
@@ -120,8 +127,8 @@ class PhaseClock:
         self.switch(self.current)
         s, parts = self._seconds, bool(self._entered & set(BODY_PARTS))
         return Phases(start_s=start_s, setup_s=s["setup"], body_s=s["body"] + sum(s[p] for p in BODY_PARTS),
-                      write_s=s["write"], launch_s=launch_s,
-                      **{f"{p}_s": (s[p] if parts else None) for p in BODY_PARTS})
+                      write_s=s["write"], launch_s=launch_s, epochs_s=s["epochs"] if parts else None,
+                      eval_s=s["eval"] if parts else None, measure_s=s["measure"] if parts else None)
 
 
 def process_age_s() -> Optional[float]:

@@ -21,6 +21,7 @@ import numpy as np
 from torchvision.datasets import CIFAR10
 
 from jobs.core.synthetic import SYNTHETIC_TEST_IMAGES
+from jobs.runtime import reuse
 
 BATCHES_DIR = "cifar-10-batches-py"
 CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
@@ -100,13 +101,13 @@ def _open(cell: DataCell, data_dir: Path, transform, train: bool) -> CIFAR10:
     if cell.dataset == "synthetic":
         spec = SyntheticSpec.of(cell)
         ensure_synthetic(root, spec.train_images, spec.seed, spec.test_images, spec.colour_jitter)
-        return CIFAR10Files(str(root), train=train, download=False, transform=transform)
+        return reuse.dataset(CIFAR10Files, root, train, transform)
     if not (root / BATCHES_DIR).is_dir():
         raise FileNotFoundError(
             f"CIFAR-10 not found under {root}; download it once on a login node: "
             f"python -m jobs.runtime.data --download {root}"
         )
-    return CIFAR10(str(root), train=train, download=False, transform=transform)
+    return reuse.dataset(CIFAR10, root, train, transform)
 
 
 def ensure_synthetic(root: Path, train_images: int, seed: int, test_images: int = SYNTHETIC_TEST_IMAGES,

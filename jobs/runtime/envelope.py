@@ -10,25 +10,24 @@ body may hand back to set-up or give to its parts (job.clock).
 """
 from __future__ import annotations
 
-import datetime as dt
+import dataclasses
 import os
-import time
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import torch
-import torch.distributed as dist
 
+from jobs.core import beside
 from jobs.core.cell import StudyCell
 from jobs.core.layout import checkpoint_path
-from jobs.core.phases import PhaseClock, launch_s, process_age_s
+from jobs.core.phases import PhaseClock
 from jobs.core.result import Result, Status, read_good_result, write_result
-from jobs.runtime import environment, launch
+from jobs.runtime import environment, launch, reuse
 from jobs.runtime.oom import OutOfMemory, is_oom
 
-GROUP_TIMEOUT = dt.timedelta(minutes=10)
 Log = Callable[[str], None]
 
 
@@ -51,8 +50,7 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
     """Run the cell's body in the envelope; returns the result's status. `device_for` picks this
     rank's device (and may refuse, raising RuntimeError: a failed result says why); `backend`
     is the process group's (default: nccl on a GPU, gloo on the CPU)."""
-    clock, age = PhaseClock("setup"), process_age_s()  # the job's first line: what came before is its start
-    launched = None if age is None else launch_s(time.time() - age, os.environ)
+    clock, began = PhaseClock("setup"), reuse.cell_started()  # the job's first line: what came before is its start
     out_dir, data_dir = Path(out_dir), Path(data_dir)
     done = read_good_result(out_dir, cell.cell_id)
     if done is not None:
@@ -60,6 +58,7 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
     place = launch.detect()
     log: Log = (lambda msg: print(f"[{cell.cell_id}] {msg}", flush=True)) if place.rank == 0 else (lambda msg: None)
     started = dt.datetime.now(dt.UTC).isoformat()
+    neighbours = beside.look(os.environ)  # the other GPUs of this machine, as the run starts
     failure: Optional[BaseException] = None
     try:
         device = device_for(place)
@@ -73,10 +72,8 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
             raise failure
         if place.world_size > 1:
             cuda = device.type == "cuda"
-            dist.init_process_group(backend or ("nccl" if cuda else "gloo"),
-                                    init_method=f"tcp://{place.master_addr}:{place.master_port}", rank=place.rank,
-                                    world_size=place.world_size, timeout=GROUP_TIMEOUT,
-                                    device_id=device if cuda else None)  # NCCL: this rank's GPU, bound now
+            reuse.join_group(backend or ("nccl" if cuda else "gloo"), f"tcp://{place.master_addr}:{place.master_port}",
+                             place.rank, place.world_size, device if cuda else None)  # NCCL: this rank's GPU, bound now
             grouped = True
         environment.gather_hosts(place, result.env)
         log(f"{cell.label} on {result.env['gpu_model']}, {place.world_size} rank(s) ({place.launcher})")
@@ -91,14 +88,15 @@ def run_job(cell: StudyCell, out_dir: Path, data_dir: Path, body: Callable[[Job]
             environment.record_failure(result, exc)
             failure = exc
     clock.switch("write")
-    environment.finish(result, place, device, started)
-    result.phases = clock.phases(age, launched)
+    environment.finish(result, place, device, started, neighbours)
+    result.phases = dataclasses.replace(clock.phases(began.start_s, began.launch_s), cells_before=began.cells_before)
     if place.rank == 0:
         path = write_result(out_dir, result)
         checkpoint_path(out_dir, cell.cell_id).unlink(missing_ok=True)
         log(f"result {result.status}: {path}")
-    if grouped and failure is None:
-        dist.destroy_process_group()
+    if grouped:
+        reuse.cell_grouped_end(failed=failure is not None)
+    reuse.cell_ended()
     if failure is not None:
         raise failure
     return result.status

@@ -1,7 +1,9 @@
-"""What the job ran on: GPUs, driver, library versions, hosts. Recorded in every result."""
+"""What the job ran on: GPUs, driver, library versions, hosts, and what ran beside it. Recorded in every result."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import os
 import platform
 import socket
 import subprocess
@@ -10,9 +12,11 @@ from typing import Any, Optional
 
 import torch
 
+from jobs.core import beside
 from jobs.core.result import Result, Status
 
 
+@functools.cache  # asked once per process: cells run one after another (jobs.runtime.reuse) share the driver
 def gpu_driver() -> Optional[str]:
     try:
         out = subprocess.run(
@@ -66,8 +70,12 @@ def record_failure(result: Result, exc: BaseException) -> None:
     result.status, result.error = Status.FAILED, "".join(traceback.format_exception(exc))[-4000:]
 
 
-def finish(result: Result, place, device: torch.device, started: str) -> None:
-    """The envelope's last facts, for every kind of job: peak GPU memory, where it ran, when."""
+def finish(result: Result, place, device: torch.device, started: str, first: Optional[beside.Look] = None) -> None:
+    """The envelope's last facts, for every kind of job: peak GPU memory, where it ran, when, and,
+    run by the local executor, beside what (`first`: the other GPUs as it started; jobs.core.beside)."""
+    spec = beside.spec_of(os.environ)
+    if first is not None and spec is not None:
+        result.env.update(beside.beside(spec.gpus, first, beside.look(os.environ) or {}).to_env())
     if device.type == "cuda":
         result.peak_mem_gib = torch.cuda.max_memory_allocated(device) / 2**30
     result.env.update(

@@ -145,7 +145,48 @@ def charges(plan: Plan, submissions: Iterable[Submission], results: Mapping[str,
     out: list[Charge] = []
     for sub in tried:
         out += attempt_charges(plan, sub, owners.get((sub.cell_id, sub.job_id)), runs, jobs)
+    clocks = {(cell_id, job_id or ""): run_seconds(result) for (cell_id, job_id), result in owners.items()}
+    return split_packed(out, {key: s for key, s in clocks.items() if s is not None})
+
+
+JOB_WIDE = ("sacct", "squeue", "limit", "unrecorded")  # sources that time a whole job, not one cell of it
+
+
+def split_packed(charges: list[Charge], clocks: Mapping[tuple[str, str], float]) -> list[Charge]:
+    """A packed task (submit --pack) is one job for several cells: each of its runs, timed for the
+    whole job, is split among its cells so that they add up to it: a cell gets its own clock
+    (`clocks`, by (cell, job): its result's phases) where known, and the cells without one share the
+    rest equally; where the known clocks alone exceed the run (clocks apart), or every cell has
+    one, each gets run x clock / sum of clocks. A job of one cell keeps its charge (pure)."""
+    groups: dict[tuple[str, int], list[int]] = {}
+    runs_of: dict[tuple[str, str], int] = {}
+    for i, c in enumerate(charges):
+        if c.source in JOB_WIDE and c.job_id:
+            nth = runs_of.get((c.cell_id, c.job_id), 0)
+            runs_of[(c.cell_id, c.job_id)] = nth + 1
+            groups.setdefault((c.job_id, nth), []).append(i)  # the cells of one task list the same runs
+    out = list(charges)
+    for members in groups.values():
+        total = charges[members[0]].elapsed_s
+        if len(members) < 2 or total is None:
+            continue
+        own = [clocks.get((charges[i].cell_id, charges[i].job_id)) for i in members]
+        shares = run_shares(total, own)
+        for i, share in zip(members, shares, strict=True):
+            out[i] = dataclasses.replace(charges[i], elapsed_s=share)
     return out
+
+
+def run_shares(total_s: float, own_s: list[Optional[float]]) -> list[float]:
+    """`total_s` split among cells with their own seconds where known (see split_packed)."""
+    known = sum(s for s in own_s if s is not None)
+    unknown = sum(s is None for s in own_s)
+    if unknown and known <= total_s:
+        rest = (total_s - known) / unknown
+        return [rest if s is None else s for s in own_s]
+    if known <= 0:
+        return [total_s / len(own_s)] * len(own_s)
+    return [total_s * (s or 0.0) / known for s in own_s]
 
 
 def attempt_charges(plan: Plan, sub: Submission, result: Optional[ResultDigest],

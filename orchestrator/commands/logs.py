@@ -6,6 +6,7 @@ import textwrap
 
 from rich.console import Console
 
+from jobs.core.layout import cell_part_of_log
 from jobs.core.regular_file import NotRegular
 from results_format.text import visible
 from orchestrator.commands.common import add_interval, interval_for, planned
@@ -33,7 +34,7 @@ def run(args, console: Console) -> int:
     out, err = log_files(monitor.submission(cell_id), cell_id)
     for path in (out, err):
         try:
-            text = tail_lines(path, args.lines)
+            text = cell_lines(tail_lines(path, 0), cell_id, args.lines)
         except NotRegular as exc:
             print(f"warning: {exc}; not read", file=sys.stderr)
             continue
@@ -52,6 +53,13 @@ def run(args, console: Console) -> int:
     row = next(r for r in monitor.refresh().rows if r.cell_id == cell_id)
     header(console, f"--- cell {name} ({cell_id}): {row.state}{': ' + row.detail if row.detail else ''}")
     return 0
+
+
+def cell_lines(text: str, cell_id: str, lines: int) -> str:
+    """The last `lines` lines (0: all) of the cell's part of its log: a packed task's log holds
+    several cells', each under its header line (jobs.core.layout)."""
+    mine = cell_part_of_log(text, cell_id)
+    return mine if lines <= 0 else "".join(mine.splitlines(keepends=True)[-lines:])
 
 
 def header(console: Console, text: str) -> None:

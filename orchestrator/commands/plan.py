@@ -14,6 +14,7 @@ from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
 from orchestrator.plan.current_study import POINTER, ROOT, write_current
+from orchestrator.plan.cluster import packing, packing_text
 from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
@@ -53,6 +54,8 @@ def run(args, console: Console) -> int:
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates))
     if on_cluster:
+        if plan.cluster.pack > 1:
+            console.print(packing_lines(plan), markup=False, highlight=False)
         console.print(display.cluster_text(plan, slurm_client.on_slurm()), markup=False, highlight=False)
     else:
         notes = display.cpu_notes(plan) if not this_machine().gpus else None
@@ -76,6 +79,15 @@ def for_cluster(executor: str, plan: Plan) -> bool:
     """Whether the cells will run on SLURM's nodes, not this machine: --executor slurm, or auto with
     sbatch on the PATH (a login node) or a cluster profile (a plan made for a cluster, off it)."""
     return executor == "slurm" or (executor == "auto" and (slurm_client.on_slurm() or bool(plan.profile)))
+
+
+def packing_lines(plan: Plan) -> str:
+    """What [cluster] pack makes of each array on SLURM (submit --pack N says it for its own N)."""
+    lines = [f"[cluster] pack = {plan.cluster.pack}: on SLURM each array task runs its cells one after another"]
+    for array in plan.arrays:
+        packed = packing(len(array.cell_ids), plan.cluster.pack, array.shape.time_min, plan.cluster.max_time_min)
+        lines.append(f"  {array.name}: {packing_text(packed, array.shape.time_min)}")
+    return "\n".join(lines)
 
 
 def say_what_runs_here(plan: Plan, console: Console) -> None:

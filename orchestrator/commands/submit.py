@@ -32,6 +32,8 @@ def register(verbs, common) -> None:
                    help="requeue only the cells that failed, timed out or were cancelled")
     p.add_argument("--time-min", type=int, metavar="MIN", help="time limit of the jobs this submit queues "
                    "(e.g. longer for cells that timed out); default: the plan's")
+    p.add_argument("--pack", type=int, metavar="N", help="SLURM: each array task runs up to N cells of one shape, "
+                   "one after another (one queue wait for N cells; N x the time limit); default: the plan's pack")
     p.add_argument("--test-only", action="store_true",
                    help="have `sbatch --test-only` check each array's request; queue nothing")
     p.add_argument("--budget-gpu-hours", type=gpu_hours, metavar="N", help="the most GPU-hours the study may "
@@ -39,6 +41,8 @@ def register(verbs, common) -> None:
     p.add_argument("--within-budget", action="store_true",
                    help="queue only the first cells, in plan order, that fit the budget")
     p.add_argument("--wait", action="store_true", help="show progress until every cell has ended")
+    p.add_argument("--exclusive", action="store_true", help="local executor: run one cell at a time, not side by "
+                   "side on the machine's GPUs (for timings with the machine to themselves)")
     add_interval(p, "polls with --wait")
     settle.add_arguments(p)
     p.set_defaults(run=run)
@@ -56,13 +60,14 @@ def run(args, console: Console) -> int:
     settle.refuse_without_settle(args)
     report = submit(plan, args.executor, retry_failed=args.retry_failed, time_min=args.time_min,
                     test_only=args.test_only, budget_gpu_hours=args.budget_gpu_hours,
-                    within_budget=args.within_budget)
+                    within_budget=args.within_budget, pack=args.pack, exclusive=args.exclusive)
     if args.test_only:
         for line in report.checks:
             console.print(f"sbatch --test-only {line}", markup=False, highlight=False)
         console.print("nothing queued (--test-only)")
         return 0
     chunks = f" in {report.sbatch_calls} sbatch call(s)" if report.sbatch_calls else ""
+    chunks += f", up to {report.pack} a task (--pack)" if report.pack > 1 and report.submitted else ""
     settled = report.not_queued - report.retryable - len(report.not_here) - report.over_budget  # each said below
     console.print(f"{report.executor}: submitted {len(report.submitted)} cell(s){chunks}"
                   f"{' (--retry-failed)' if args.retry_failed else ''}; {settled} done, queued or not due")

@@ -20,21 +20,26 @@ from jobs.core.cell import StudyCell
 class Machine:
     gpus: int  # CUDA devices a job here would see; 0: none
     cpus: int  # CPUs this process may run on
+    gpu_ids: tuple[int, ...] = ()  # those GPUs as nvidia-smi numbers them; () with gpus: 0 .. gpus-1
 
 
-def count_gpus(smi_lines: str, visible: Optional[str]) -> int:
-    """GPUs listed by `nvidia-smi -L`, narrowed by CUDA_VISIBLE_DEVICES when it is set
-    (CUDA stops at the first entry it cannot use: "0,1" -> 2, "" -> 0, "1,7" on 2 GPUs -> 1)."""
+def visible_gpus(smi_lines: str, visible: Optional[str]) -> tuple[int, ...]:
+    """The indices of the GPUs listed by `nvidia-smi -L`, narrowed by CUDA_VISIBLE_DEVICES when it is
+    set (CUDA stops at the first entry it cannot use: "2,0" -> (2, 0), "" -> (), "1,7" on 2 GPUs -> (1,))."""
     listed = sum(1 for line in smi_lines.splitlines() if line.startswith("GPU "))
     if visible is None:
-        return listed
-    count = 0
+        return tuple(range(listed))
+    found: list[int] = []
     for entry in visible.split(","):
         entry = entry.strip()
         if not entry.isdigit() or int(entry) >= listed:
             break
-        count += 1
-    return count
+        found.append(int(entry))
+    return tuple(found)
+
+
+def count_gpus(smi_lines: str, visible: Optional[str]) -> int:
+    return len(visible_gpus(smi_lines, visible))
 
 
 def this_machine(env: Optional[Mapping[str, str]] = None) -> Machine:
@@ -43,7 +48,8 @@ def this_machine(env: Optional[Mapping[str, str]] = None) -> Machine:
         smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         smi = ""
-    return Machine(gpus=count_gpus(smi, env.get("CUDA_VISIBLE_DEVICES")), cpus=len(os.sched_getaffinity(0)))
+    ids = visible_gpus(smi, env.get("CUDA_VISIBLE_DEVICES"))
+    return Machine(gpus=len(ids), cpus=len(os.sched_getaffinity(0)), gpu_ids=ids)
 
 
 def why_not_here(cell: StudyCell, machine: Machine) -> str:

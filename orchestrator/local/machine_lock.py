@@ -1,12 +1,14 @@
-"""One local cell at a time on this machine, whatever queue or study started it: cells sharing
-a machine would time each other (and share its GPUs).
+"""No two local cells on one GPU of this machine, whatever queue or study started them: cells
+sharing a GPU would time each other. Cells on disjoint GPUs run side by side (placement.py).
 
-Two flocks in a per-machine dir (ORCHESTRATOR_LOCK_DIR, else /tmp/orchestrator-<uid>):
-- cell.lock, held shared by every rank of a running local cell (CellRun takes it), so the
-  kernel lets it go when the ranks end, however they end: a killed queue's job still holds it;
-- queue.lock, held by the one queue that starts cells here; it records the pid of the job
-  it started last, which covers the seconds before that job's ranks take cell.lock.
-A queue waits for both (and says so in its log) before it starts a cell.
+Flocks in a per-machine dir (ORCHESTRATOR_LOCK_DIR, else /tmp/orchestrator-<uid>):
+- gpu-N.lock, one per GPU (cell.lock: the one slot of a machine without GPUs), held shared by
+  every rank of a cell running on it (LocalCellRun takes them), so the kernel lets it go when
+  the ranks end, however they end: a killed queue's job still holds it. It also holds the id of
+  the job started on it last, which covers the seconds before that job's ranks take the lock,
+  and tells a job which cell ran beside it (jobs.core.beside);
+- queue.lock, held by a queue while it finds free GPUs and claims them (a shared lock of its
+  own on each until its job ends), so that two queues never claim one GPU.
 
 On a shared login node the dir is private: made with mode 0700, refused when another user owns
 it (or it is a link), made 0700 again when it is ours but open to others. Its locks are opened
@@ -20,16 +22,15 @@ import errno
 import fcntl
 import os
 import stat
-import time
 from pathlib import Path
 from typing import IO
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 
 from orchestrator.errors import UserError
+from orchestrator.local.placement import WHOLE
 from orchestrator.local.processes import LOCAL_JOB_MARKERS, pid_alive
 
 LOCK_DIR_ENV = "ORCHESTRATOR_LOCK_DIR"
-POLL_S = 1.0
 QUEUE_LOCK = "queue.lock"
 
 
@@ -38,8 +39,13 @@ def lock_dir() -> Path:
     return Path(os.environ.get(LOCK_DIR_ENV) or f"/tmp/orchestrator-{os.getuid()}")
 
 
+def slot_lock_path(slot: int) -> Path:
+    return lock_dir() / ("cell.lock" if slot == WHOLE else f"gpu-{slot}.lock")
+
+
 def cell_lock_path() -> Path:
-    return lock_dir() / "cell.lock"
+    """The lock of a machine without GPUs."""
+    return slot_lock_path(WHOLE)
 
 
 def check_lock_dir() -> None:
@@ -97,53 +103,67 @@ def _not_ours(path: Path) -> UserError:
 
 
 @contextlib.contextmanager
-def running_cell(path: str) -> Iterator[None]:
-    """Held by each rank of a local cell while it runs."""
-    with _open_lock(Path(path)) as handle:
-        fcntl.flock(handle, fcntl.LOCK_SH)
+def running_cell(paths: Iterable[str]) -> Iterator[None]:
+    """Held by each rank of a local cell while it runs: its GPUs' locks, shared."""
+    with contextlib.ExitStack() as stack:
+        for path in paths:
+            fcntl.flock(stack.enter_context(_open_lock(Path(path))), fcntl.LOCK_SH)
         yield
 
 
 @contextlib.contextmanager
-def queue_turn(say: Callable[[str], None]) -> Iterator[IO[str]]:
-    """This machine's queue lock, for a queue's whole run; another queue's cells go first."""
+def placing() -> Iterator[None]:
+    """This machine's queue lock, while a queue finds free GPUs and claims them (a moment). The dir is
+    checked each time: it may have been replaced since the queue started."""
     check_lock_dir()
     with _open_lock(lock_dir() / QUEUE_LOCK) as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def free_slots(slots: Iterable[int]) -> frozenset[int]:
+    """The slots no cell runs on (inside placing()): none holds its lock and the job started on it
+    last has ended (a queue killed a moment after starting it left that job running, not yet
+    holding the lock)."""
+    return frozenset(slot for slot in slots if _slot_free(slot))
+
+
+class Claim:
+    """A queue's hold on the slots of a cell it starts (shared locks, beside its ranks'), from before
+    the job starts until it has ended."""
+
+    def __init__(self, slots: tuple[int, ...]) -> None:
+        self.slots = slots
+        self.handles: list[IO[str]] = []
+        try:
+            for slot in slots:
+                self.handles.append(_open_lock(slot_lock_path(slot)))
+                fcntl.flock(self.handles[-1], fcntl.LOCK_SH)
+        except BaseException:
+            self.release()
+            raise
+
+    def record(self, job_id: str) -> None:
+        """The job started on these slots, in their files (free_slots and jobs.core.beside read it)."""
+        for handle in self.handles:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(job_id)
+            handle.flush()
+
+    def release(self) -> None:
+        for handle in self.handles:
+            handle.close()
+        self.handles = []
+
+
+def _slot_free(slot: int) -> bool:
+    with _open_lock(slot_lock_path(slot)) as handle:
         if not _try_lock(handle, fcntl.LOCK_EX):
-            say(f"waiting: another local queue runs cells on this machine ({lock_dir() / QUEUE_LOCK})")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield handle
-
-
-def wait_until_idle(turn: IO[str], say: Callable[[str], None], poll_s: float = POLL_S) -> None:
-    """Until no cell runs here: none holds cell.lock and the job last started has ended
-    (a queue killed a moment after starting it left that job running, not yet holding the lock)."""
-    said = False
-    while _cell_running() or _last_job_alive(turn):
-        if not said:
-            say(f"waiting: a cell is running on this machine ({cell_lock_path()} is held); "
-                "this queue starts its next cell when that one ends")
-            said = True
-        time.sleep(poll_s)
-
-
-def record_start(turn: IO[str], job_id: str) -> None:
-    turn.seek(0)
-    turn.truncate()
-    turn.write(job_id)
-    turn.flush()
-
-
-def _cell_running() -> bool:
-    with _open_lock(cell_lock_path()) as handle:
-        free = _try_lock(handle, fcntl.LOCK_EX)
-    return not free  # closing the handle let go of the lock if it got it
-
-
-def _last_job_alive(turn: IO[str]) -> bool:
-    turn.seek(0)
-    pid = turn.read().strip()
-    return pid.isdigit() and pid_alive(int(pid), LOCAL_JOB_MARKERS)
+            return False
+        handle.seek(0)
+        job = handle.read().strip()
+    return not (job.isdigit() and pid_alive(int(job), LOCAL_JOB_MARKERS))
 
 
 def _try_lock(handle: IO[str], mode: int) -> bool:

@@ -1,54 +1,137 @@
-"""Off-cluster queue: a background process that runs the given cells one after another.
+"""Off-cluster queue: a background process that runs the given cells on this machine, in plan
+order, each as soon as GPUs for it are free (placement.py): side by side on disjoint GPUs where
+the machine has several, one at a time where it has none (or with --exclusive). Never two cells
+on one GPU, even beside another queue's cells or a killed queue's job still running
+(machine_lock.py). `submit` starts it detached, so it outlives the shell; it records each job it
+starts.
 
-One at a time, because cells sharing a machine would time each other (and its GPUs): even
-beside another queue's cells, or a killed queue's job still running (machine_lock.py).
-`submit` starts it detached, so it outlives the shell; it records each job it starts.
-
-    python -m orchestrator.local.queue RESULTS_DIR CELL_ID...
+    python -m orchestrator.local.queue RESULTS_DIR [--exclusive] CELL_ID...
 """
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from jobs.core.cell import StudyCell
 from jobs.core.kinds import kind_named
 from jobs.core.regular_file import open_regular
 from jobs.core.result import read_good_result
 from results_format import registry
 from orchestrator.local import machine_lock
-from orchestrator.plan.plan import read_plan
+from orchestrator.local.machine import Machine, this_machine
+from orchestrator.local.placement import RUN_MAX, WHOLE, cores_for, machine_slots, place, run_length, slots_needed
+from orchestrator.plan.plan import Plan, read_plan
 from results_format.registry import Submission
-from orchestrator.local.warm_start import warm_server
+from orchestrator.local.warm_start import WarmServer, warm_server
 
 QUEUE_LOG = "local-queue.log"  # in the plan's log dir
-POLL_S = 0.1  # a look at the job's controller process: cheap
+POLL_S = 0.1  # a look at the jobs' controller processes and the GPUs' locks: cheap
+EXCLUSIVE = "--exclusive"
 
 
-def queue_cells(results_dir: Path, cell_ids: list[str]) -> None:
+def queue_cells(results_dir: Path, cell_ids: list[str], exclusive: bool = False) -> None:
     plan = read_plan(results_dir)
-    from orchestrator.local.launch import start_local_job  # submitit: only in this process
-
     pid = os.getpid()
     registry.append_entries(results_dir, [
         Submission(cid, "local", None, plan.array_of(cid).name, registry.now_iso(), queue_pid=pid) for cid in cell_ids
     ])
     print(f"queued {len(cell_ids)}", flush=True)  # `submit` waits for this line
     _detach_stdout(Path(plan.log_dir) / QUEUE_LOG)
-    with machine_lock.queue_turn(_say) as turn, warm_server(job_modules(plan, cell_ids), _say) as warm:
-        for cid in cell_ids:
-            if read_good_result(results_dir, cid) is not None:
+    machine_lock.check_lock_dir()
+    machine = this_machine()
+    with warm_server(job_modules(plan, cell_ids), _say) as warm:
+        Runner(plan, machine, exclusive, warm).run(cell_ids)
+
+
+class Runner:
+    """Starts the cells in order as their GPUs free up, and watches the jobs it started."""
+
+    def __init__(self, plan: Plan, machine: Machine, exclusive: bool, warm: WarmServer) -> None:
+        self.plan, self.machine, self.exclusive, self.warm = plan, machine, exclusive, warm
+        self.slots = machine_slots(machine)
+        self.cores = tuple(sorted(os.sched_getaffinity(0)))
+        self.running: list[tuple[str, Any, machine_lock.Claim]] = []  # (its cells' ids, a job, its GPUs' claim)
+
+    def run(self, cell_ids: list[str]) -> None:
+        waiting = list(cell_ids)
+        said = ""
+        while waiting or self.running:
+            self.reap()
+            self.drop_done(waiting)
+            if waiting and self.start(waiting):
                 continue
-            machine_lock.wait_until_idle(turn, functools.partial(_say, cell_id=cid))
-            job, sub = start_local_job(plan, plan.cell(cid), pid, machine_lock.cell_lock_path(), warm.started())
-            machine_lock.record_start(turn, job.job_id)
-            registry.append_entries(results_dir, [sub])
-            print(f"{cid}: started local job {job.job_id}", flush=True)
-            while not job.done():
-                time.sleep(POLL_S)
-            print(f"{cid}: ended ({job.state})", flush=True)
+            if waiting and said != waiting[0]:
+                said = waiting[0]
+                _say("waiting: cells running on this machine hold the GPUs it needs "
+                     f"({machine_lock.lock_dir()}); it starts when they end", cell_id=said)
+            time.sleep(POLL_S)
+
+    def drop_done(self, waiting: list[str]) -> None:
+        """The cells at the head that have a good result already (a rerun never redoes them)."""
+        while waiting and read_good_result(Path(self.plan.results_dir), waiting[0]) is not None:
+            waiting.pop(0)
+
+    def start(self, waiting: list[str]) -> bool:
+        """Start the cells at the head of `waiting` (a run of one shape) if GPUs for them are free,
+        taking them off it; False if not yet."""
+        from orchestrator.local.launch import start_local_job  # submitit: only in this process
+
+        head = self.plan.cell(waiting[0])
+        want = slots_needed(head, self.machine, self.exclusive)
+        with machine_lock.placing():
+            free = machine_lock.free_slots(self.slots)
+            placed = place(free, want, self.slots)
+            if placed is None:
+                return False
+            cells = self.run_of(waiting, self.run_length(waiting, want, len(free)))
+            claim = machine_lock.Claim(placed)
+            try:
+                job, subs = start_local_job(self.plan, cells, os.getpid(), placed, self.slots,
+                                            cores_for(placed, self.slots, self.cores), self.warm.started())
+            except BaseException:
+                claim.release()
+                raise
+            claim.record(job.job_id)
+        registry.append_entries(Path(self.plan.results_dir), subs)
+        self.running.append((", ".join(c.cell_id for c in cells), job, claim))
+        where = "" if placed == (WHOLE,) else f" on GPU {','.join(map(str, placed))}"
+        for cell in cells:
+            print(f"{cell.cell_id}: started local job {job.job_id}{where}", flush=True)
+        return True
+
+    def run_length(self, waiting: list[str], want: int, free: int) -> int:
+        """How many cells the next job runs (placement.run_length). One without GPUs: there a set-up is
+        a fraction of a second (no CUDA context to make), and a cell waiting inside a job would show
+        as running."""
+        return run_length(self.same_shape_ahead(waiting), want, free) if self.machine.gpus else 1
+
+    def same_shape_ahead(self, waiting: list[str]) -> int:
+        """How many cells from the head of `waiting` on are of the head's shape (its array), of the
+        first RUN_MAX per slot (no job runs more: a study of 100,000 is not read to its end)."""
+        array = self.plan.array_of(waiting[0]).name
+        near = waiting[:RUN_MAX * len(self.slots)]
+        return next((i for i, cid in enumerate(near) if self.plan.array_of(cid).name != array), len(near))
+
+    def run_of(self, waiting: list[str], length: int) -> list[StudyCell]:
+        """The next `length` cells of the head's shape, off `waiting` (those with a good result dropped)."""
+        cells = [self.plan.cell(waiting.pop(0))]
+        while len(cells) < length and waiting and self.plan.array_of(waiting[0]).name == self.plan.array_of(
+                cells[0].cell_id).name:
+            cid = waiting.pop(0)
+            if read_good_result(Path(self.plan.results_dir), cid) is None:
+                cells.append(self.plan.cell(cid))
+        return cells
+
+    def reap(self) -> None:
+        for entry in list(self.running):
+            cells, job, claim = entry
+            if job.done():
+                claim.release()
+                self.running.remove(entry)
+                print(f"{cells}: ended ({job.state})", flush=True)
 
 
 def job_modules(plan, cell_ids: list[str]) -> list[str]:
@@ -69,4 +152,4 @@ def _detach_stdout(log: Path) -> None:
 
 
 if __name__ == "__main__":
-    queue_cells(Path(sys.argv[1]), sys.argv[2:])
+    queue_cells(Path(sys.argv[1]), [a for a in sys.argv[2:] if a != EXCLUSIVE], EXCLUSIVE in sys.argv[2:])

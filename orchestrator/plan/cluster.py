@@ -61,6 +61,8 @@ class ClusterSpec:
     signal_delay_s: int = 90  # SIGUSR2 this long before the time limit: the job checkpoints and requeues
     poll_interval_s: float = 10.0  # default seconds between scheduler queries of status --watch / submit --wait
     budget_gpu_hours: float = 0.0  # the most GPU-hours a study may spend (orchestrator.budget.budget); 0: no cap
+    pack: int = 1  # cells of one shape each array task runs one after another (submit --pack): one queue wait for them
+    max_time_min: int = 0  # the longest time limit the partition grants; a packed task's is capped at it (0: none known)
 
     def __post_init__(self) -> None:
         check_types("[cluster]", self)
@@ -72,16 +74,46 @@ class ClusterSpec:
         for field in dataclasses.fields(self):  # TOML has nan and inf
             if field.type == "float" and not math.isfinite(getattr(self, field.name)):
                 raise StudyError(f"[cluster] {field.name} must be a finite number, got {getattr(self, field.name)}")
-        for name in ("gpus_per_node", "time_min", "poll_interval_s", "images_per_s_per_gpu"):
+        for name in ("gpus_per_node", "time_min", "poll_interval_s", "images_per_s_per_gpu", "pack"):
             if getattr(self, name) <= 0:
                 raise StudyError(f"[cluster] {name} must be > 0, got {getattr(self, name)}")
         for name in ("cpus_per_task", "mem_gb", "array_parallelism", "max_array_size", "signal_delay_s",
-                     "budget_gpu_hours"):
+                     "budget_gpu_hours", "max_time_min"):
             if getattr(self, name) < 0:
                 raise StudyError(f"[cluster] {name} must be >= 0, got {getattr(self, name)}")
         if self.signal_delay_s >= self.time_min * 60:
             raise StudyError(f"[cluster] signal_delay_s = {self.signal_delay_s} must be shorter than the time limit "
                              f"(time_min = {self.time_min}, {self.time_min * 60} s); lower it or raise time_min")
+
+
+@dataclass(frozen=True)
+class Packing:
+    """How the cells of one array chunk go into its tasks (submit --pack, [cluster] pack)."""
+
+    cells_per_task: int  # the most cells one task runs, one after another
+    tasks: int  # ceil(cells / cells_per_task)
+    time_min: int  # each task's limit: cells_per_task x the cell's, at most max_time_min
+    capped: bool  # the limit was cut to max_time_min: a task may not reach its last cells (its retry will)
+
+
+def packing(cells: int, pack: int, cell_time_min: int, max_time_min: int = 0) -> Packing:
+    """`pack` cells a task (fewer where there are fewer cells): ceil(cells / pack) tasks, each with
+    pack x cell_time_min minutes, capped at max_time_min (0: no cap) but never below one cell's."""
+    per_task = max(1, min(pack, cells))
+    wanted = per_task * cell_time_min
+    limit = min(wanted, max(max_time_min, cell_time_min)) if max_time_min else wanted
+    return Packing(per_task, -(-cells // per_task), limit, limit < wanted)
+
+
+def packing_text(packed: Packing, cell_time_min: int) -> str:
+    """What `plan` and `submit` say of a packed array."""
+    if packed.cells_per_task == 1:
+        return f"{packed.tasks} task(s), one cell each, {cell_time_min} min"
+    limit = f"{packed.cells_per_task} x {cell_time_min} min"
+    if packed.capped:
+        limit += f", capped at max_time_min = {packed.time_min}: a task may not reach its last cells (retry runs them)"
+    return (f"{packed.tasks} task(s) of up to {packed.cells_per_task} cells, one after another; time limit "
+            f"{packed.time_min} min ({limit})")
 
 
 def check_slurm_name(where: str, name: str, value: object) -> None:

@@ -2,7 +2,8 @@
 
 An Intent without its Submission lines means the submit died around its sbatch. The jobs, if
 sbatch queued them, carry the intent's token in their name: found in squeue/sacct, their cells
-are recorded as submitted (array task i runs the intent's i-th cell). Found nowhere once the
+are recorded as submitted (array task i runs the intent's i-th cell; packed, its cells i*pack to
+i*pack+pack-1). Found nowhere once the
 grace period is over, the intent is abandoned and its cells may be queued again. Younger than
 that, an orphaned sbatch may still be talking to slurmctld: the cells count as in flight.
 """
@@ -42,7 +43,7 @@ def recover(intents: list[Intent], confirmed: set[tuple[str, str]], jobs: dict[s
             array_id = found[0].split("_")[0]
             for index, cell_id in enumerate(intent.cell_ids):
                 if (intent.token, cell_id) not in confirmed:
-                    out.submissions.append(submission_of(intent, array_id, index, cell_id))
+                    out.submissions.append(submission_of(intent, array_id, index // max(1, intent.pack or 1), cell_id))
         elif (now - dt.datetime.fromisoformat(intent.created_at)).total_seconds() < INTENT_GRACE_S:
             out.in_flight.append(intent)
         else:
@@ -51,8 +52,8 @@ def recover(intents: list[Intent], confirmed: set[tuple[str, str]], jobs: dict[s
     return out
 
 
-def submission_of(intent: Intent, array_id: str, index: int, cell_id: str) -> Submission:
-    job_id = f"{array_id}_{index}"
+def submission_of(intent: Intent, array_id: str, task: int, cell_id: str) -> Submission:
+    job_id = f"{array_id}_{task}"
     log = Path(intent.log_dir)
     return Submission(cell_id, "slurm", job_id, intent.array, intent.created_at,
                       str(log / f"{job_id}_0_log.out"), str(log / f"{job_id}_0_log.err"), token=intent.token)

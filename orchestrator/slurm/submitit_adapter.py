@@ -12,10 +12,11 @@ call, and requeues the job; jobs.train.run then resumes from <results>/checkpoin
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import secrets
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Callable
 
 import submitit
@@ -26,6 +27,7 @@ from submitit.slurm.slurm import SlurmJob
 from jobs.core.cell import StudyCell
 from orchestrator.errors import SchedulerError
 from results_format.text import last_line
+from orchestrator.plan.cluster import packing
 from orchestrator.plan.plan import ArrayPlan, Plan
 from results_format.registry import Submission, now_iso
 from orchestrator.slurm.sbatch import job_name, render_sbatch
@@ -46,6 +48,23 @@ class CellRun(Checkpointable):
     def checkpoint(self, cell: StudyCell, out_dir: str, data_dir: str) -> DelayedSubmission:
         """The same call again: the run's own per-epoch checkpoint holds the state."""
         return DelayedSubmission(self, cell, out_dir, data_dir)
+
+
+class CellsRun(Checkpointable):
+    """Cells of one shape run one after another in one process (each rank's), the set-up that carries
+    no state between them paid once (jobs.runtime.reuse): a packed array task. A cell with a good result
+    is skipped, so a task requeued after its time limit or a preemption resumes at its first cell
+    without one (and that cell at its last checkpoint). Each cell keeps its own result and failure;
+    the task fails if any of its cells did."""
+
+    def __call__(self, cells: list[StudyCell], out_dir: str, data_dir: str) -> list[str]:
+        from jobs.core.kinds import run_cells  # imports the job's modules, and torch, only in the job
+
+        return run_cells(cells, Path(out_dir), Path(data_dir))
+
+    def checkpoint(self, cells: list[StudyCell], out_dir: str, data_dir: str) -> DelayedSubmission:
+        """The same call again: the cells' results and checkpoints hold the state."""
+        return DelayedSubmission(self, cells, out_dir, data_dir)
 
 
 class PlannedSlurmExecutor(submitit.SlurmExecutor):
@@ -106,19 +125,26 @@ def timed_out(message: str) -> bool:
 
 
 def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], token: str = "",
-                       time_min: Optional[int] = None, cell_ids: Optional[list[str]] = None) -> list[Submission]:
-    """One sbatch for these cells of one array (indexed 0..n-1); returns what to record.
-    `time_min` overrides the array's time limit for this submission; `cell_ids` are the cells' ids."""
+                       time_min: Optional[int] = None, cell_ids: Optional[list[str]] = None,
+                       pack: int = 1) -> list[Submission]:
+    """One sbatch for these cells of one array; returns what to record, a Submission per cell.
+    `time_min` overrides the array's time limit of a cell for this submission; `cell_ids` are the
+    cells' ids. `pack` > 1: each task runs up to `pack` cells one after another (CellsRun), task i
+    cells i*pack..., with `pack` times the time limit (at most [cluster] max_time_min)."""
     shape = array.shape_for(time_min)
+    packed = packing(len(cells), pack, shape.time_min, plan.cluster.max_time_min)
+    shape = dataclasses.replace(shape, time_min=packed.time_min)
+    tasks = [cells[i:i + packed.cells_per_task] for i in range(0, len(cells), packed.cells_per_task)]
     token = token or secrets.token_hex(4)  # the pickles' names must be unique to this sbatch
     executor = PlannedSlurmExecutor(
         plan.log_dir, job_name(plan, array, token), lambda count: render_sbatch(plan, array, count, token=token,
                                                                                 shape=shape))
     executor.update_parameters(time=shape.time_min, nodes=shape.nodes, ntasks_per_node=shape.tasks_per_node)
-    run = CellRun()
+    calls: list[tuple[Callable[..., Any], Any]] = ([(CellsRun(), task) for task in tasks] if pack > 1
+                                                   else [(CellRun(), cell) for cell in cells])
     try:  # submitit prints sbatch's stderr on failure; our one-line error says it instead
         with contextlib.redirect_stderr(io.StringIO()), executor.batch():
-            jobs = [executor.submit(run, cell, plan.results_dir, plan.data_dir) for cell in cells]
+            jobs = [executor.submit(run, what, plan.results_dir, plan.data_dir) for run, what in calls]
     except Exception as exc:  # sbatch's refusal: its own words say why
         message = last_line(str(exc)) or "sbatch failed"
         if timed_out(message):  # it may have queued the array: its jobs need their pickles
@@ -129,8 +155,10 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
             path.unlink(missing_ok=True)
         raise SchedulerError(f"SLURM refused array {array.name}: {message}") from exc
     at = now_iso()
+    ids = cell_ids or [c.cell_id for c in cells]
+    job_of = [jobs[i // packed.cells_per_task] if pack > 1 else jobs[i] for i in range(len(ids))]
     return [
         Submission(cell_id, "slurm", job.job_id, array.name, at, plan.recorded(job.paths.stdout),
                    plan.recorded(job.paths.stderr), token=token, time_min=shape.time_min)
-        for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs, strict=True)
+        for cell_id, job in zip(ids, job_of, strict=True)
     ]

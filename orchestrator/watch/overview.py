@@ -4,7 +4,7 @@ that need a look, and the cells a user asks for (--state, --grep).
 A cell needs a look when it ended without an answer (failed, timeout, cancelled), when nothing
 says what became of it (unknown), when this machine could not run it (skipped), when SLURM has
 kept it pending longer than its array's time limit (it could have run by then), or while it
-runs. Cells queued for the local executor wait their turn, one at a time: not a reason to look.
+runs. Cells queued for the local executor wait for their GPUs: not a reason to look.
 A study of up to SMALL_STUDY cells lists every cell, as it always did.
 """
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""orchestrator.local.machine_lock: a queue starts a cell only when no cell runs on this machine."""
+"""orchestrator.local.machine_lock: a queue starts a cell only on GPUs no cell runs on."""
 from __future__ import annotations
 
 import fcntl
+import subprocess
+import sys
 import threading
 import time
 
@@ -17,31 +19,46 @@ def machine(tmp_path, monkeypatch):
     monkeypatch.setenv(machine_lock.LOCK_DIR_ENV, str(tmp_path / "locks"))
 
 
-def test_a_queue_waits_while_a_cell_runs_and_says_so_once():
-    said: list[str] = []
-    with machine_lock.queue_turn(said.append) as turn:
-        with machine_lock.running_cell(str(machine_lock.cell_lock_path())):  # some queue's cell, its ranks
-            waiter = threading.Thread(target=machine_lock.wait_until_idle, args=(turn, said.append, 0.02))
-            waiter.start()
-            time.sleep(0.3)
-            assert waiter.is_alive(), "it would have started a cell beside the running one"
-        waiter.join(5)
-        assert not waiter.is_alive()
-    assert len(said) == 1 and "a cell is running on this machine" in said[0]
+def test_a_gpu_whose_lock_a_running_cells_ranks_hold_is_not_free_and_the_others_are():
+    machine_lock.check_lock_dir()
+    with machine_lock.running_cell([str(machine_lock.slot_lock_path(1))]):  # some queue's cell, its ranks
+        with machine_lock.placing():
+            assert machine_lock.free_slots((0, 1, 2, 3)) == {0, 2, 3}
+    with machine_lock.placing():
+        assert machine_lock.free_slots((0, 1, 2, 3)) == {0, 1, 2, 3}
 
 
-def test_a_second_queue_waits_for_the_first_to_finish():
-    said: list[str] = []
-    with machine_lock.queue_turn(said.append):
-        def take_a_turn() -> None:
-            with machine_lock.queue_turn(said.append):
-                pass
-        second = threading.Thread(target=take_a_turn)
+def test_a_gpu_stays_taken_while_the_job_started_on_it_lives_even_after_its_queue_let_go(tmp_path):
+    """A queue killed a moment after starting a job: the job's ranks hold no lock yet."""
+    job = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "submitit"])
+    try:
+        machine_lock.check_lock_dir()
+        with machine_lock.placing():
+            claim = machine_lock.Claim((2,))
+            assert machine_lock.free_slots((0, 1, 2, 3)) == {0, 1, 3}
+            claim.record(str(job.pid))
+        claim.release()
+        with machine_lock.placing():
+            assert machine_lock.free_slots((0, 1, 2, 3)) == {0, 1, 3}
+    finally:
+        job.kill()
+        job.wait()
+    with machine_lock.placing():
+        assert machine_lock.free_slots((0, 1, 2, 3)) == {0, 1, 2, 3}
+
+
+def test_a_second_queue_places_only_once_the_first_has_claimed_its_gpus():
+    order: list[str] = []
+    with machine_lock.placing():
+        def place_too() -> None:
+            with machine_lock.placing():
+                order.append("second")
+        second = threading.Thread(target=place_too)
         second.start()
         time.sleep(0.3)
-        assert second.is_alive() and "another local queue" in said[0]
+        order.append("first")
     second.join(5)
-    assert not second.is_alive()
+    assert order == ["first", "second"]
 
 
 def test_a_lock_dir_that_cannot_be_made_is_one_line_naming_the_setting(tmp_path, monkeypatch):
@@ -55,10 +72,10 @@ def test_a_lock_dir_that_cannot_be_made_is_one_line_naming_the_setting(tmp_path,
 
 def test_the_lock_dir_is_made_private_and_so_are_its_locks(tmp_path, monkeypatch):
     monkeypatch.setenv(machine_lock.LOCK_DIR_ENV, str(tmp_path / "locks"))
-    with machine_lock.queue_turn(lambda _: None) as turn:
-        machine_lock.record_start(turn, "915")
+    with machine_lock.placing():
+        machine_lock.Claim((0,)).record("915")
     assert (tmp_path / "locks").stat().st_mode & 0o777 == 0o700
-    for name in ("cell.lock", "queue.lock"):
+    for name in ("cell.lock", "queue.lock", "gpu-0.lock"):
         assert (tmp_path / "locks" / name).stat().st_mode & 0o777 == 0o600, name
 
 
@@ -82,8 +99,12 @@ def test_a_lock_that_is_a_link_is_refused_and_what_it_names_is_never_written(tmp
     (locks / "queue.lock").symlink_to(thesis)
     monkeypatch.setenv(machine_lock.LOCK_DIR_ENV, str(locks))
     with pytest.raises(machine_lock.UserError, match=r"queue\.lock.*not a regular file"):
-        with machine_lock.queue_turn(lambda _: None) as turn:
-            machine_lock.record_start(turn, "915")
+        with machine_lock.placing():
+            pass
+    (locks / "queue.lock").unlink()
+    (locks / "gpu-0.lock").symlink_to(thesis)
+    with machine_lock.placing(), pytest.raises(machine_lock.UserError, match=r"gpu-0\.lock.*not a regular file"):
+        machine_lock.Claim((0,)).record("915")
     assert thesis.read_text() == "five years of work"
 
 
@@ -111,8 +132,8 @@ def test_a_lock_dir_another_user_made_is_refused_and_their_link_never_followed(s
     assert code == 2 and err.startswith("error: ") and len(err.splitlines()) == 1, err
     assert f"{locks} belongs to another user" in err and "ORCHESTRATOR_LOCK_DIR" in err
     with pytest.raises(machine_lock.UserError, match="belongs to another user"):
-        with machine_lock.queue_turn(lambda _: None) as turn:
-            machine_lock.record_start(turn, "915")
+        with machine_lock.placing():
+            machine_lock.Claim((0,)).record("915")
     assert thesis.read_text() == "five years of work"
 
 

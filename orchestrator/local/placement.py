@@ -1,0 +1,81 @@
+"""Where the local queue puts a cell on this machine: its GPUs (slots) and its CPU cores. Pure.
+
+Cells run side by side on disjoint GPU sets (issue 46: four 1-GPU cells beside each other on a
+box of 4 H100s trained as fast as alone, in 55 s instead of 174): a 1-GPU cell on a free GPU, a
+2-GPU cell on a free aligned pair (0-1, 2-3: the pairs a 4-GPU box links best, and no pair is
+split by a lone cell), a cell that needs every GPU alone. A machine without GPUs is one slot: its
+"GPUs" are processes sharing its cores, and two cells there would time each other. Each cell gets
+the cores of its GPUs' share (cores / GPUs per GPU), so its threads and loader workers do not
+crowd a neighbour's.
+"""
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Optional
+
+from jobs.core.cell import StudyCell
+from orchestrator.local.machine import Machine
+
+WHOLE = -1  # the one slot of a machine without GPUs
+RUN_MAX = 8  # the most cells one job runs one after another (its time limit is theirs added up)
+
+
+@dataclass(frozen=True)
+class CellClass:
+    """Cells of `gpus` GPUs (at `batch_per_gpu`; None: any batch), as benchmarks/interference.py names them."""
+    gpus: int
+    batch_per_gpu: Optional[int] = None
+
+    def holds(self, cell: StudyCell) -> bool:
+        batch = getattr(cell, "batch_per_gpu", None)
+        return cell.gpus == self.gpus and self.batch_per_gpu in (None, batch)
+
+
+# The classes of cell the executor never runs beside another: those benchmarks/interference.py found
+# slowed beyond 5 % beside neighbours (its verdict "slower"; the table in benchmarks/RESULTS-h100x4.md).
+# Empty until measured: issue 46's one round found no slowdown at batch 32-2048.
+RUN_ALONE: tuple[CellClass, ...] = ()
+
+
+def machine_slots(machine: Machine) -> tuple[int, ...]:
+    """What cells are placed on: the GPUs' indices (as nvidia-smi numbers them), or WHOLE."""
+    return machine.gpu_ids or tuple(range(machine.gpus)) or (WHOLE,)
+
+
+def slots_needed(cell: StudyCell, machine: Machine, exclusive: bool = False) -> int:
+    """How many of the machine's slots the cell takes: its GPUs; every slot `exclusive`ly (submit
+    --exclusive), on a machine without GPUs, and for a class that runs alone (RUN_ALONE)."""
+    every = len(machine_slots(machine))
+    if exclusive or not machine.gpus or any(c.holds(cell) for c in RUN_ALONE):
+        return every
+    return min(max(1, cell.gpus), every)
+
+
+def place(free: Collection[int], want: int, slots: tuple[int, ...]) -> Optional[tuple[int, ...]]:
+    """The slots for a cell that takes `want` of the machine's `slots` (in order), of those `free`; None
+    when they are not free yet. Where `want` divides the slots: the first aligned block of `want`
+    that is all free (slots 2-3 for a pair, never 1-2); else the first `want` free slots."""
+    if len(slots) % want == 0:
+        blocks = [slots[i:i + want] for i in range(0, len(slots), want)]
+        return next((b for b in blocks if all(s in free for s in b)), None)
+    found = tuple(s for s in slots if s in free)[:want]
+    return found if len(found) == want else None
+
+
+def run_length(ahead: int, want: int, free: int) -> int:
+    """How many of the `ahead` consecutive cells of one shape (each taking `want` slots) one job runs
+    one after another (orchestrator.slurm.submitit_adapter.CellsRun: its set-up paid once), with
+    `free` slots now: an even share per free lane, ceil(ahead / (free // want)), so that the free
+    GPUs all get some (6 1-GPU cells on 4 free GPUs: 2, then 4 on 3: 2, then 1 and 1); at most RUN_MAX."""
+    return min(RUN_MAX, -(-ahead // max(1, free // want)))
+
+
+def cores_for(placed: tuple[int, ...], slots: tuple[int, ...], cores: tuple[int, ...]) -> tuple[int, ...]:
+    """The CPU cores of a cell on `placed`: slot i's share of `cores` is its i-th block of
+    len(cores) // len(slots) (at least one, shared past the last core); every core for every slot."""
+    if len(placed) == len(slots):
+        return cores
+    share = max(1, len(cores) // len(slots))
+    mine = sorted({(slots.index(s) * share + k) % len(cores) for s in placed for k in range(share)})
+    return tuple(cores[i] for i in mine)

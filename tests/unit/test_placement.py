@@ -1,0 +1,74 @@
+"""orchestrator.local.placement: cells side by side on disjoint GPUs of a machine, never two on one."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from jobs.train.cell import Cell
+from orchestrator.local import placement
+from orchestrator.local.machine import Machine
+from orchestrator.local.placement import WHOLE, CellClass, cores_for, machine_slots, place, slots_needed
+
+FOUR = Machine(gpus=4, cpus=16)
+SLOTS = machine_slots(FOUR)
+
+
+def cell(gpus: int, batch: int = 32) -> Cell:
+    return Cell(engine="single" if gpus == 1 else "ddp", gpus_per_node=gpus, batch_per_gpu=batch)
+
+
+def test_one_gpu_cells_take_free_gpus_pairs_take_aligned_pairs_and_a_whole_machine_cell_waits_for_all():
+    assert SLOTS == (0, 1, 2, 3)
+    assert place({0, 1, 2, 3}, 1, SLOTS) == (0,)
+    assert place({1, 3}, 1, SLOTS) == (1,)
+    assert place({1, 2, 3}, 2, SLOTS) == (2, 3), "never 1-2: it would split both pairs"
+    assert place({1, 2}, 2, SLOTS) is None
+    assert place({0, 1, 2}, 4, SLOTS) is None
+    assert place({0, 1, 2, 3}, 4, SLOTS) == (0, 1, 2, 3)
+    assert place({0, 2, 3}, 3, SLOTS) == (0, 2, 3), "3 of 4: any three free"
+
+
+def test_a_random_queue_on_four_gpus_never_puts_two_cells_on_one_gpu():
+    rng = random.Random(46)
+    busy: dict[int, int] = {}  # GPU -> the cell on it
+    for n in range(2000):
+        if busy and rng.random() < 0.4:  # a running cell ends
+            ended = rng.choice(sorted(set(busy.values())))
+            busy = {g: c for g, c in busy.items() if c != ended}
+        want = slots_needed(cell(rng.choice([1, 1, 2, 4])), FOUR)
+        placed = place(set(SLOTS) - busy.keys(), want, SLOTS)
+        if placed is not None:
+            assert len(placed) == want and not set(placed) & busy.keys()
+            busy.update(dict.fromkeys(placed, n))
+
+
+def test_a_machine_without_gpus_or_exclusive_or_a_class_run_alone_takes_every_gpu(monkeypatch):
+    cpu = Machine(gpus=0, cpus=2)
+    assert machine_slots(cpu) == (WHOLE,) and slots_needed(cell(2), cpu) == 1
+    assert place(set(), 1, (WHOLE,)) is None and place({WHOLE}, 1, (WHOLE,)) == (WHOLE,)
+    assert slots_needed(cell(1), FOUR) == 1 and slots_needed(cell(2), FOUR) == 2
+    assert slots_needed(cell(1), FOUR, exclusive=True) == 4
+    monkeypatch.setattr(placement, "RUN_ALONE", (CellClass(gpus=1, batch_per_gpu=32),))
+    assert slots_needed(cell(1, 32), FOUR) == 4 and slots_needed(cell(1, 512), FOUR) == 1
+
+
+def test_the_gpus_are_those_cuda_visible_devices_leaves():
+    assert machine_slots(Machine(gpus=2, cpus=8, gpu_ids=(2, 3))) == (2, 3)
+
+
+@pytest.mark.parametrize("placed, expected", [((0,), (0, 1, 2, 3)), ((3,), (12, 13, 14, 15)),
+                                              ((2, 3), tuple(range(8, 16))), ((0, 1, 2, 3), tuple(range(16)))])
+def test_each_cell_gets_its_gpus_share_of_the_cores(placed, expected):
+    assert cores_for(placed, SLOTS, tuple(range(16))) == expected
+
+
+def test_fewer_cores_than_gpus_share_them():
+    assert cores_for((3,), SLOTS, (0, 1)) == (1,)
+    assert cores_for((WHOLE,), (WHOLE,), (0, 1)) == (0, 1)
+
+
+@pytest.mark.parametrize("ahead, want, free, expected", [(6, 1, 4, 2), (4, 1, 3, 2), (2, 1, 2, 1), (1, 1, 1, 1),
+                                                         (4, 1, 1, 4), (3, 2, 4, 2), (100, 1, 4, placement.RUN_MAX)])
+def test_a_job_runs_an_even_share_of_the_same_shape_cells_ahead_per_free_lane(ahead, want, free, expected):
+    assert placement.run_length(ahead, want, free) == expected
