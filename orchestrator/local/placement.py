@@ -63,12 +63,14 @@ def place(free: Collection[int], want: int, slots: tuple[int, ...]) -> Optional[
     return found if len(found) == want else None
 
 
-def run_length(ahead: int, want: int, free: int) -> int:
+def run_length(ahead: int, want: int, slots: int) -> int:
     """How many of the `ahead` consecutive cells of one shape (each taking `want` slots) one job runs
-    one after another (orchestrator.slurm.submitit_adapter.CellsRun: its set-up paid once), with
-    `free` slots now: an even share per free lane, ceil(ahead / (free // want)), so that the free
-    GPUs all get some (6 1-GPU cells on 4 free GPUs: 2, then 4 on 3: 2, then 1 and 1); at most RUN_MAX."""
-    return min(RUN_MAX, -(-ahead // max(1, free // want)))
+    one after another (orchestrator.slurm.submitit_adapter.CellsRun: its set-up paid once) on a
+    machine of `slots`: an even share per lane the machine has, ceil(ahead / (slots // want)), not per
+    lane free now, so that a lane freed a moment later gets its share (run 10 on 4 H100s: three
+    2-GPU cells put in one job on the one free pair took 170 s while the other pair came free);
+    at most RUN_MAX."""
+    return min(RUN_MAX, -(-ahead // max(1, slots // want)))
 
 
 def cores_for(placed: tuple[int, ...], slots: tuple[int, ...], cores: tuple[int, ...]) -> tuple[int, ...]:

@@ -106,7 +106,7 @@ class Runner:
         """How many cells the next job runs (placement.run_length). One without GPUs: there a set-up is
         a fraction of a second (no CUDA context to make), and a cell waiting inside a job would show
         as running."""
-        return run_length(self.same_shape_ahead(waiting), want, free) if self.machine.gpus else 1
+        return run_length(self.same_shape_ahead(waiting), want, len(self.slots)) if self.machine.gpus else 1
 
     def same_shape_ahead(self, waiting: list[str]) -> int:
         """How many cells from the head of `waiting` on are of the head's shape (its array), of the

@@ -68,7 +68,25 @@ def test_fewer_cores_than_gpus_share_them():
     assert cores_for((WHOLE,), (WHOLE,), (0, 1)) == (0, 1)
 
 
-@pytest.mark.parametrize("ahead, want, free, expected", [(6, 1, 4, 2), (4, 1, 3, 2), (2, 1, 2, 1), (1, 1, 1, 1),
-                                                         (4, 1, 1, 4), (3, 2, 4, 2), (100, 1, 4, placement.RUN_MAX)])
-def test_a_job_runs_an_even_share_of_the_same_shape_cells_ahead_per_free_lane(ahead, want, free, expected):
-    assert placement.run_length(ahead, want, free) == expected
+@pytest.mark.parametrize("ahead, want, slots, expected", [(6, 1, 4, 2), (4, 1, 4, 1), (7, 1, 4, 2), (1, 1, 4, 1),
+                                                          (4, 1, 1, 4), (3, 2, 4, 2), (100, 1, 4, placement.RUN_MAX)])
+def test_a_job_runs_an_even_share_of_the_same_shape_cells_ahead_per_lane_of_the_machine(ahead, want, slots, expected):
+    """Per lane the machine has, not per lane free now: three 2-GPU cells on a 4-GPU box with one pair
+    free go 2 and 1, so the other pair, free a moment later, takes the third (run 10)."""
+    assert placement.run_length(ahead, want, slots) == expected
+
+
+def test_the_queue_shares_a_shape_over_the_machines_lanes_not_those_free_now(tmp_path):
+    """Run 10 on 4 H100s: with one pair free, three 2-GPU cells went into one job (170 s) while the
+    other pair came free a moment later. The queue's share counts every lane of the machine."""
+    from orchestrator.local.machine import Machine
+    from orchestrator.local.queue import Runner
+    from orchestrator.plan.plan import build_plan
+    from orchestrator.plan.study import load_study
+
+    plan = build_plan(load_study("quick"), tmp_path / "runs", tmp_path)
+    runner = Runner.__new__(Runner)  # its shares only: no warm server, no jobs
+    runner.plan, runner.machine, runner.slots = plan, Machine(gpus=4, cpus=16), (0, 1, 2, 3)
+    pairs = [c.cell_id for c in plan.cells if c.gpus == 2]
+    shape = [cid for cid in pairs if plan.array_of(cid).name == plan.array_of(pairs[0]).name]
+    assert runner.run_length(shape[:3], want=2, free=2) == 2  # 2 then 1, not all 3 on the pair free now
