@@ -12,6 +12,7 @@ import pytest
 from jobs.core.layout import result_path
 from jobs.core.result import read_result
 from orchestrator.cli import main
+from orchestrator.plan.plan import read_plan
 from results_format import registry
 from tests.helpers import cell_states, cli, write_study
 
@@ -91,3 +92,29 @@ def test_a_packed_task_cancelled_half_way_reruns_only_its_cells_without_a_result
     assert [c["state"] for c in cell_states(capsys, study)] == ["done"] * 3
     assert first.read_bytes() == kept, "the cell with a result was not run again"
     assert [s.cell_id for s in registry.load(results).submissions].count(subs[0].cell_id) == 1
+
+
+def test_a_packed_task_requeued_resumes_at_its_first_cell_without_a_result(slurm_cluster, in_tmp, capsys):
+    """SIGUSR2, as before the time limit or a preemption: submitit requeues the task, which skips
+    its first cell (it has its result) and resumes the second from its last epoch."""
+    study = packed_study(in_tmp, "requeued", 2, images=2000, epochs=6)
+    code, _, err = cli(capsys, "submit", "--study", study, "--executor", "slurm", "--pack", "2")
+    assert code == 0, err
+    results = in_tmp / "runs" / "requeued"
+    first, second = registry.load(results).submissions
+    log = Path(read_plan(results).resolve(first.log_out))
+    deadline = time.monotonic() + 300
+    while f"[{second.cell_id}] epoch 2/6" not in (log.read_text(errors="replace") if log.exists() else ""):
+        assert time.monotonic() < deadline, "the second cell never reached epoch 2"
+        time.sleep(0.2)
+    kept = result_path(results, first.cell_id).read_bytes()
+    subprocess.run(["scancel", "--signal=USR2", first.job_id], check=True)
+
+    code, _, err = cli(capsys, "submit", "--study", study, "--wait", "--interval", "1")
+    assert code == 0, err
+    assert [c["state"] for c in cell_states(capsys, study)] == ["done"] * 2
+    assert result_path(results, first.cell_id).read_bytes() == kept, "the first cell was not run again"
+    epochs = read_result(result_path(results, second.cell_id)).body.epochs
+    assert [e.epoch for e in epochs] == list(range(1, 7)), "each epoch once: resumed, not restarted"
+    text = log.read_text(errors="replace")
+    assert "resumed from" in text and text.count(f"[{first.cell_id}] epoch 6/6") == 1
