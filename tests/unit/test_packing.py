@@ -11,9 +11,24 @@ from orchestrator.plan.cluster import ClusterSpec, packing, packing_text
 from orchestrator.slurm.recovery import recover
 from orchestrator.slurm.slurm_client import JobState
 from results_format.registry import Intent, from_line, to_line
+from tests.helpers import cli, write_study
 from tests.scripted_slurm import NOW, iso
 
 A, B, C = "a" * 12, "b" * 12, "c" * 12
+PACKED_STUDY = """name = "packed"
+[cluster]
+time_min = 10
+pack = 3
+max_time_min = 25
+[defaults]
+model = "tiny"
+dataset = "synthetic"
+train_images = 48
+batch_per_gpu = 16
+engine = "single"
+[[grid]]
+seed = [1, 2, 3, 4]
+"""
 
 
 def test_seven_cells_packed_three_a_task_take_three_tasks_of_three_times_the_limit():
@@ -69,3 +84,12 @@ def test_logs_of_a_packed_task_are_cut_at_each_cells_header():
     assert cell_part_of_log(log, B) == f"{cell_log_header(B, 1, 3, 'lbl')}\n[{B}] resumed\n", "its last run"
     assert cell_part_of_log("one cell's log\n", A) == "one cell's log\n", "a task of one cell: all of it"
     assert cell_part_of_log(log, "d" * 12) == ""
+
+
+def test_plan_says_how_pack_groups_each_array_and_its_sbatch_text_asks_for_it(in_tmp, capsys):
+    study = write_study(in_tmp, PACKED_STUDY)
+    code, out, err = cli(capsys, "plan", "--study", study)
+    assert code == 0, err
+    assert "2 task(s) of up to 3 cells" in " ".join(out.split()) and "capped at max_time_min = 25" in " ".join(out.split())
+    text = (in_tmp / "runs" / "packed" / "sbatch" / "n1-g1-t1.sh").read_text()
+    assert "#SBATCH --time=25\n" in text and "#SBATCH --array=0-1\n" in text
