@@ -7,7 +7,7 @@ import json
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import jinja2
 import pandas as pd
@@ -164,7 +164,7 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     return env
 
 
-def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[str, list]:
+def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[str, Any]:
     """The report's parts: each answer with its tables (and their plots) and its details; the tables no
     answer shows (`others`)."""
     grids = {g.key: g for g in collected.grids}

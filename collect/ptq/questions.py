@@ -124,14 +124,15 @@ def _change(a: Accuracy) -> str:
     worded by the paired verdict over those same deltas (1-point threshold), and said to be that figure:
     with several seeds it is not the difference of the two medians beside it (`gap`)."""
     d = a.verdict.delta
-    same = "not distinguishable from it"
-    word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", same,
-                                 f"not clearly different ({d:+.2f} points)"))
-    seeds = a.verdict.n_b
-    if seeds < 2 or word == same:  # one seed: the delta is the difference; `same` cites no number
+    same, unsure = "not distinguishable from it", "not clearly different"
+    word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", same, unsure))
+    if a.verdict.n_b < 2:  # one seed: the delta is the difference of the two accuracies
+        return word if word != unsure else f"{unsure} ({d:+.2f} points)"
+    if word == same:  # cites no number
         return word
-    what = "the median of the seeds' paired differences, each seed against its own float network"
-    return f"{word} ({what}; the two medians differ by {a.gap:+.2f} points)"
+    figure = f" is {d:+.2f} points" if word == unsure else ""
+    return (f"{word} (the median of the seeds' paired differences{figure}, each seed against its own float network; "
+            f"the two medians differ by {a.gap:+.2f} points)")
 
 
 # The notebook's functions each question asks to write (B.Q2, B.Q4, B.Q5), as jobs.ptq.listing names them.
