@@ -165,8 +165,9 @@ def template_env(autoescape: bool) -> jinja2.Environment:
 
 
 def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[str, Any]:
-    """The report's parts: each answer with its tables (and their plots) and its details; the tables no
-    answer shows (`others`)."""
+    """The report's parts: each answer with its tables (and their plots), the code it hands in (a record
+    with `code`: collect.render.Listing) and its details; the tables no answer shows (`others`); the
+    references the answers cite (collect.references)."""
     grids = {g.key: g for g in collected.grids}
     answers: list[dict] = []
     shown: set[str] = set()
@@ -184,7 +185,8 @@ def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[s
 
 def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png beside
-    it, in the collected out dir. Returns the files written and why one could not be (or "")."""
+    it, and answers.md again with its plots, in the collected out dir. Returns the files written and
+    why one could not be (or "")."""
     out = collected.out_dir or collected.results_dir
     present = [kinds.registry()[name] for name in collected.kind_names]
     pngs = {key: png for kind in present for key, png in kind.plots(collected.tables).items() if png}
