@@ -88,6 +88,18 @@ def test_part_b_hands_in_its_plots_and_the_code_that_ran(part_b):
     assert "median of the seeds' paired differences" in answers.read_text()  # the check below can fail
 
 
+def test_results_written_before_the_code_was_recorded_say_so(tmp_path):
+    """No code in the results (a job before jobs.ptq.listing): each question that asks for code says
+    none is printed and why, rather than printing another version of it."""
+    from collect.render import NO_CODE, md_text
+
+    out = write_ptq(tmp_path, [ptq_result(ptq_cell(i), a) for i, a in enumerate(NOTEBOOK_ACCURACY)], ())
+    write_report(collect(out))
+    by_question = sections((out / "answers.md").read_text())
+    assert all(md_text(NO_CODE) in by_question[q] and "```" not in by_question[q] for q in ASKED)
+    assert (out / "report.html").read_text().count(html.escape(NO_CODE)) == len(ASKED)
+
+
 BAD_PART_B = {
     "code dropped": lambda t: re.sub(r"```python\n.*?\n```", "", t, flags=re.S),
     "code not the one that ran": lambda t: t.replace("return torch.clamp(torch.round(x * scale)",
