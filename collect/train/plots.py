@@ -129,8 +129,10 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
     ax.bar(est_x, rows.compute_est_s, width, color=COLORS[0], label="compute, estimate T1/N")
     comm = rows.comm_est_s.clip(lower=0)
     ax.bar(est_x, comm, width, bottom=rows.compute_est_s, color=COLORS[1], label="communication, estimate TN - T1/N")
-    ax.errorbar(est_x, rows.compute_est_s + comm, yerr=spread(rows, "train_s"), fmt="none", ecolor="black", capsize=3,
-                label=f"TN's {BARS}")
+    ranged = (rows.train_s_max > rows.train_s_min).to_numpy()  # only where repeats spread: no bar on a single run
+    if ranged.any():
+        ax.errorbar([x for x, r in zip(est_x, ranged, strict=True) if r], (rows.compute_est_s + comm)[ranged],
+                    yerr=spread(rows[ranged], "train_s"), fmt="none", ecolor="black", capsize=3, label=f"TN's {BARS}")
     if measured:
         m_x = [i + width / 2 for i in x]
         ax.bar(m_x, rows.compute_measured_s.fillna(0), width, color=COLORS[0], alpha=0.5, hatch="//",
