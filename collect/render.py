@@ -243,7 +243,7 @@ def evidence_text(answer, grids=()) -> str:
                      for t, r in rows.items())
 
 
-def _with_citations(text: str, escape: Callable[[str], str], link: Callable[[Reference], str]) -> str:
+def _with_citations(text: str, escaped: Callable[[str], str], link: Callable[[Reference], str]) -> str:
     """`text` escaped piece by piece, each citation (collect.references.citations) linked to its entry
     in the reference list: a marker as the link, a name followed by its marker."""
     out, at = [], 0
@@ -251,9 +251,9 @@ def _with_citations(text: str, escape: Callable[[str], str], link: Callable[[Ref
         if start < at:
             continue
         marker = text[start:end] == f"[{ref.number}]"
-        out += [escape(text[at:start]), link(ref) if marker else escape(text[start:end]) + " " + link(ref)]
+        out += [escaped(text[at:start]), link(ref) if marker else escaped(text[start:end]) + " " + link(ref)]
         at = end
-    return "".join(out + [escape(text[at:])])
+    return "".join(out + [escaped(text[at:])])
 
 
 def cited_html(text: str) -> Markup:
@@ -288,7 +288,7 @@ def md_fence(source: str, language: str = "python") -> str:
 
 
 NO_CODE = ("No code is printed: these result files were written before the job recorded the code that ran; "
-           "run the cells again (submit) to record it.")
+           "run the cells again into a new results dir to record it.")
 
 
 def code_markdown(record, level: str = "###") -> list[str]:

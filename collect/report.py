@@ -160,7 +160,7 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)),
                        table_name=render.table_name, fence=render.md_fence,
                        cite=render.cited_html if autoescape else render.cited_markdown)
-    env.globals.update(no_code=render.NO_CODE)
+    env.globals.update(no_code=render.NO_CODE, references_markdown=lambda refs: "\n".join(render.references_markdown(refs)))
     return env
 
 
@@ -177,7 +177,8 @@ def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[s
         answers.append(dict(id=a.id, anchor=a.id.lower().replace(".", "-"), title=a.question.title, text=a.text,
                             evidence=render.evidence_text(a, collected.grids), details=list(a.details),
                             sections=[dict(grid=grids[k], plot_keys=plots[k]) for k in keys],
-                            hands_in_code=hasattr(a.record, "code"), code=list(getattr(a.record, "code", ()))))
+                            hands_in_code=hasattr(a.record, "code"), code=list(getattr(a.record, "code", ())),
+                            code_markdown="\n".join(render.code_markdown(a.record))))
     others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids if g.key not in shown]
     references = cited(text for a in collected.answers for text in (a.text, *a.details))
     return dict(answers=answers, others=others, references=references)
