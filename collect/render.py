@@ -5,12 +5,18 @@ Nothing here computes: numbers arrive as text from each kind's grids (collect.<k
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Optional
 from dataclasses import dataclass, field
+
+from markupsafe import Markup, escape
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from collect.references import Reference, citations, cited
 from jobs.core.result import Status
 from results_format.states import CellState
 from results_format.text import visible
@@ -30,10 +36,26 @@ class Grid:
     text_columns: tuple[int, ...] = (0,)  # left-aligned; the rest are numbers, right-aligned
     more: str = ""  # the rows left out of a large table, and where they are (collect.view)
     keys: int = 1  # the first columns, which name a row: a table folded to fit (collect.fit) repeats them
+    lines: tuple[int, ...] = ()  # the line (0-based) each table row is printed on, where a line holds several
+    # rows (Table 1: a setup's batches side by side); empty: row i is line i
+
+    def line_of(self, row: int) -> int:
+        """The printed line a table row (Evidence.row) is on, counted from 1 as a reader counts."""
+        return (self.lines[row] if row < len(self.lines) else row) + 1
 
     def notes(self) -> list[str]:
         """What is said above the caption: why there are no rows, else which rows are left out."""
         return [text for text in (self.empty or self.more,) if text]
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Code an answer hands in (the assignment asks for the code of some questions): a function that ran,
+    its source as the job read it, and the notebook function it does the work of."""
+
+    stands_for: str
+    function: str
+    source: str
 
 
 def _missing(value) -> bool:
@@ -136,15 +158,14 @@ def md_code(text: str) -> str:
 
 
 def to_markdown(grid: Grid, level: str = "###") -> str:
+    if grid.empty:  # in plain words: no caption of units nor formulas for numbers that are not there
+        return "\n".join([f"{level} {md_text(grid.title)}", "", f"**{md_text(grid.empty)}**", ""]) + "\n"
     lines = [f"{level} {md_text(grid.title)}", "", f"_{md_text(grid.caption)}_", ""]
-    if grid.empty:
-        lines += [f"**{md_text(grid.empty)}**", ""]
-    else:
-        lines += [f"**{md_text(grid.more)}**", ""] if grid.more else []
-        lines.append("| " + " | ".join(md_text(h) for h in grid.header) + " |")
-        lines.append("|" + "|".join("---" if i in grid.text_columns else "---:" for i, _ in enumerate(grid.header)) + "|")
-        lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in grid.rows]
-        lines.append("")
+    lines += [f"**{md_text(grid.more)}**", ""] if grid.more else []
+    lines.append("| " + " | ".join(md_text(h) for h in grid.header) + " |")
+    lines.append("|" + "|".join("---" if i in grid.text_columns else "---:" for i, _ in enumerate(grid.header)) + "|")
+    lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in grid.rows]
+    lines.append("")
     lines += [f"- {md_code(formula)}" for formula in grid.formulas]
     return "\n".join(lines) + "\n"
 
@@ -210,22 +231,93 @@ def table_name(key: str) -> str:
     return f"Table {key[len('table'):]}" if key.startswith("table") and key[len("table"):].isdigit() else f"table {key}"
 
 
-def evidence_text(answer) -> str:
-    """"table q1 rows 0, 1, 2; Table 1 row 3": where an answer's numbers come from."""
+def evidence_text(answer, grids=()) -> str:
+    """"table q1 rows 1, 2, 3; Table 1 row 4": where an answer's numbers come from, each row the line
+    of the printed table (its grid, Grid.line_of) counted from 1 as a reader counts (Evidence.row is the
+    CSV's 0-based position)."""
+    by_key = {g.key: g for g in grids}
     rows: dict[str, list[int]] = {}
     for e in answer.record.evidence:
-        rows.setdefault(e.table, []).append(e.row)
+        rows.setdefault(e.table, []).append(by_key[e.table].line_of(e.row) if e.table in by_key else e.row + 1)
     return "; ".join(f"{table_name(t)} row{'s' if len(r) > 1 else ''} {', '.join(map(str, sorted(set(r))))}"
                      for t, r in rows.items())
 
 
-def answers_markdown(title: str, answers, grids) -> str:
-    """answers.md: each answer under its question, with its tables, ready to edit into a hand-in."""
+def _with_citations(text: str, escaped: Callable[[str], str], link: Callable[[Reference], str]) -> str:
+    """`text` escaped piece by piece, each citation (collect.references.citations) linked to its entry
+    in the reference list: a marker as the link, a name followed by its marker."""
+    out, at = [], 0
+    for start, end, ref in citations(text):
+        if start < at:
+            continue
+        marker = text[start:end] == f"[{ref.number}]"
+        out += [escaped(text[at:start]), link(ref) if marker else escaped(text[start:end]) + " " + link(ref)]
+        at = end
+    return "".join(out + [escaped(text[at:])])
+
+
+def cited_html(text: str) -> Markup:
+    """An answer's text for the HTML report: escaped (markupsafe, as the template's autoescape), its
+    citations linked to the reference list."""
+    return Markup(_with_citations(text, lambda t: str(escape(t)),
+                                  lambda r: f'<a class="cite" href="#{r.anchor}">[{r.number}]</a>'))
+
+
+def cited_markdown(text: str) -> str:
+    """An answer's text in Markdown (md_text), its citations linked to the reference list."""
+    return _with_citations(text, md_text, lambda r: f"[\\[{r.number}\\]](#{r.anchor})")
+
+
+def references_markdown(refs) -> list[str]:
+    """The reference list in Markdown, each entry anchored for the answers' links."""
+    if not refs:
+        return []
+    lines = ["## References", "", "Numbered as in the assignment.", ""]
+    lines += [f'<a name="{r.anchor}"></a>\\[{r.number}\\] {md_text(r.text)}' + (f" {md_code(r.url)}" if r.url else "")
+              + "\n" for r in refs]
+    return lines
+
+
+def md_fence(source: str, language: str = "python") -> str:
+    """A code block in Markdown: the text shown literally, inside a fence longer than any run of
+    backticks in it (so no text can end the block early); control characters as their escapes."""
+    text = "\n".join(visible(line) for line in source.rstrip("\n").split("\n"))
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+NO_CODE = ("No code is printed: these result files were written before the job recorded the code that ran; "
+           "run the cells again into a new results dir to record it.")
+
+
+def code_markdown(record, level: str = "###") -> list[str]:
+    """The code an answer hands in (a record's `code`: Listing), each function under a heading that
+    names the notebook function it does the work of; NO_CODE where the results hold none."""
+    if not hasattr(record, "code"):
+        return []
+    if not record.code:
+        return [f"_{md_text(NO_CODE)}_", ""]
+    lines = [f"{level} Code that ran", ""]
+    for c in record.code:
+        lines += [f"{md_code(c.function)}, for the notebook's {md_code(c.stands_for)}:", "", md_fence(c.source), ""]
+    return lines
+
+
+def answers_markdown(title: str, answers, grids, plot_files: Optional[Mapping[str, list[str]]] = None) -> str:
+    """answers.md: each answer under its question, with its tables and their plots (`plot_files`: the
+    PNG paths beside it by table key, when the report wrote them), the code it hands in, and the
+    reference list its citations point into; ready to edit into a hand-in."""
     by_key = {g.key: g for g in grids}
+    plot_files = plot_files or {}
     lines = [f"# {md_text(title)}", "", "Written by `python -m orchestrator collect` from the result files; each number is "
-             "from the table beneath its answer (the rows in brackets).", ""]
+             "from the table beneath its answer (the rows in brackets, counted from 1).", ""]
     for a in answers:
-        lines += [f"## {a.id}: {md_text(a.question.title)}", "", md_text(a.text), "", f"_Evidence: {md_text(evidence_text(a))}_"
-                  if a.record.evidence else "", ""]
-        lines += [to_markdown(by_key[key], "###") for key in a.question.tables if key in by_key]
+        lines += [f"## {a.id}: {md_text(a.question.title)}", "", cited_markdown(a.text), "",
+                  f"_Evidence: {md_text(evidence_text(a, grids))}_" if a.record.evidence else "", ""]
+        for key in (k for k in a.question.tables if k in by_key):
+            lines.append(to_markdown(by_key[key], "###"))
+            lines += [f"![{md_text(by_key[key].title)}]({path})\n" for path in plot_files.get(key, [])]
+        lines += code_markdown(a.record)
+    lines += references_markdown(cited(a.text for a in answers))
     return "\n".join(lines)

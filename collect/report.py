@@ -7,13 +7,14 @@ import json
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import jinja2
 import pandas as pd
 
 from collect import kinds, render
 from collect.questions import Answered, answer_all
+from collect.references import cited
 from collect.load import load
 from collect.cells import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
@@ -116,7 +117,7 @@ def link_on_the_way(out: Path, name: str) -> Optional[Path]:
 def environment(frame: pd.DataFrame) -> list[tuple[str, str]]:
     """What the runs ran on: each field's distinct values over the result files, with counts
     where they differ, and the span of the runs."""
-    ran = frame[frame.status.isin(list(Status))]
+    ran = ran_on(frame[frame.status.isin(list(Status))])
     rows = []
     for name, column in ENV_ROWS:
         counts = ran[column].dropna().map(_plain).value_counts()
@@ -127,6 +128,16 @@ def environment(frame: pd.DataFrame) -> list[tuple[str, str]]:
     started, ended = ran.started_at.dropna(), ran.ended_at.dropna()
     rows.append(("runs", f"{started.min()} to {ended.max()}" if len(started) and len(ended) else "-"))
     return rows
+
+
+CPU_RUN = "not used (CPU run)"
+
+
+def ran_on(ran: pd.DataFrame) -> pd.DataFrame:
+    """The runs with the CUDA and cuDNN a run used: none on the CPU, where torch still reports the
+    CUDA version it was built for (not the run's)."""
+    cpu = (ran.env_device == "cpu") | (ran.gpu_model == "cpu")
+    return ran.assign(env_cuda=ran.env_cuda.where(~cpu, CPU_RUN), env_cudnn=ran.env_cudnn.where(~cpu, CPU_RUN))
 
 
 def _plain(value) -> str:
@@ -147,13 +158,16 @@ def template_env(autoescape: bool) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)),
-                       table_name=render.table_name)
+                       table_name=render.table_name, fence=render.md_fence,
+                       cite=render.cited_html if autoescape else render.cited_markdown)
+    env.globals.update(no_code=render.NO_CODE, references_markdown=lambda refs: "\n".join(render.references_markdown(refs)))
     return env
 
 
-def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[str, list]:
-    """The report's parts: each answer with its tables (and their plots) and its details; the tables no
-    answer shows (`others`)."""
+def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[str, Any]:
+    """The report's parts: each answer with its tables (and their plots), the code it hands in (a record
+    with `code`: collect.render.Listing) and its details; the tables no answer shows (`others`); the
+    references the answers cite (collect.references)."""
     grids = {g.key: g for g in collected.grids}
     answers: list[dict] = []
     shown: set[str] = set()
@@ -161,15 +175,19 @@ def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[s
         keys = [k for k in a.question.tables if k in grids and k not in shown]
         shown.update(keys)
         answers.append(dict(id=a.id, anchor=a.id.lower().replace(".", "-"), title=a.question.title, text=a.text,
-                            evidence=render.evidence_text(a), details=list(a.details),
-                            sections=[dict(grid=grids[k], plot_keys=plots[k]) for k in keys]))
+                            evidence=render.evidence_text(a, collected.grids), details=list(a.details),
+                            sections=[dict(grid=grids[k], plot_keys=plots[k]) for k in keys],
+                            hands_in_code=hasattr(a.record, "code"), code=list(getattr(a.record, "code", ())),
+                            code_markdown="\n".join(render.code_markdown(a.record))))
     others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids if g.key not in shown]
-    return dict(answers=answers, others=others)
+    references = cited(text for a in collected.answers for text in (a.text, *a.details))
+    return dict(answers=answers, others=others, references=references)
 
 
 def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png beside
-    it, in the collected out dir. Returns the files written and why one could not be (or "")."""
+    it, and answers.md again with its plots, in the collected out dir. Returns the files written and
+    why one could not be (or "")."""
     out = collected.out_dir or collected.results_dir
     present = [kinds.registry()[name] for name in collected.kind_names]
     pngs = {key: png for kind in present for key, png in kind.plots(collected.tables).items() if png}
@@ -190,4 +208,9 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     html = template_env(True).get_template("report.html.j2").render(context, images=images)
     markdown = template_env(False).get_template("report.md.j2").render(
         context, plot_files=files, markdown={g.key: render.to_markdown(g, "###") for g in collected.grids})
-    return write_files(out, {"report.html": html, "report.md": markdown, **{files[k]: pngs[k] for k in files}})
+    answers = render.answers_markdown(
+        f"Answers: {context['study']}", collected.answers, collected.grids,
+        {key: [files[k] for k in sections.get(key, (key,)) if k in files] for key in (g.key for g in collected.grids)})
+    return write_files(out, {"report.html": html, "report.md": markdown,
+                             **({"answers.md": answers} if collected.answers else {}),
+                             **{files[k]: pngs[k] for k in files}})

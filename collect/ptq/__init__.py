@@ -17,7 +17,7 @@ def _plots(built: Tables) -> Mapping[str, Optional[bytes]]:
 
 KIND = KindTables(
     "ptq", "Quantization study", "post-training quantization of the notebook's LeNet (Part B)",
-    lambda loaded, view: tables.build(rows.with_histograms(rows.ptq_rows(loaded.of_kind("ptq")), loaded.results_dir)),
+    lambda loaded, view: tables.build(rows.with_shown(rows.ptq_rows(loaded.of_kind("ptq")), loaded.results_dir)),
     grids.build,
     ("ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep", "ptq_cells"),
     _plots,

@@ -13,7 +13,8 @@ from collect.view import Shown, DEFAULT_VIEW, View, shown
 
 SPREAD = ("accuracy = the median over training seeds (the cells' repeats), min-max beside it; * marks a spread "
           "(max - min) / median above 5%: a difference smaller than the spread is noise")
-QUANT = "q = clamp(round(x n), -2^(b-1), 2^(b-1) - 1) with scale n = qmax / r, qmax = 2^(b-1) - 1, r the clipping range"
+QUANT = ("q = clamp(round(x n), -2^(b-1), 2^(b-1) - 1) with scale n = qmax / r, qmax = 2^(b-1) - 1, r the clipping "
+         "range; with r = max|x| (the notebook's) x n spans -qmax..qmax: -127..127 at 8 bits, -128 unused")
 RANGES = ("ranges: max r = max|x|; 3 sigma r = |mean| + 3 std; percentile p: r = the p-th percentile of |x|; "
           "MSE-optimal: the r among max|x| i / 100 (i = 1..100) that minimises mean((q / n - x)^2)")
 
@@ -63,13 +64,23 @@ def seeds_text(runs: pd.DataFrame) -> str:
     return "; ".join(texts) or "no cells"
 
 
+def quantized_text(r: Any) -> str:
+    """What a notebook variant quantizes, from its spec: "weights 8-bit; activations float"."""
+    if not r.quantized:
+        return "nothing (float)"
+    acts = "activations float" if pd.isna(r.activation_bits) else f"input and activations {int(r.activation_bits)}-bit"
+    bias = "" if r.model != "NetWithBias" else "; bias int32" if r.bias == "int32" else "; bias float"
+    return f"weights {int(r.weight_bits)}-bit; {acts}{bias}"
+
+
 def notebook_grid(table: pd.DataFrame, cells: pd.DataFrame, runs: pd.DataFrame, spec: str) -> Grid:
-    header = ["variant", "accuracy", "accuracy - own float (points)", "test loss", "seeds"]
+    header = ["variant", "quantized", "accuracy", "accuracy - own float (points)", "test loss", "seeds"]
     rows = []
     for r in table.itertuples(index=False):
         accuracy = ranged(r, "accuracy", lambda v: percent(v, 2))
         delta = "baseline" if not r.quantized else delta_text(r)
-        rows.append([named(r.name, r.setup), accuracy, delta, number(r.loss, 3), f"{r.repeats} of {r.runs}"])
+        rows.append([named(r.name, r.setup), quantized_text(r), accuracy, delta, number(r.loss, 3),
+                     f"{r.repeats} of {r.runs}"])
     caption = (f"Units: top-1 test accuracy (%); deltas in percentage points. Data: {data_text(cells)}. "
                f"Seeds: {seeds_text(runs)}.")
     formulas = [SPREAD, "accuracy - own float = the median over seeds of (the variant's accuracy - the float "
@@ -80,8 +91,8 @@ def notebook_grid(table: pd.DataFrame, cells: pd.DataFrame, runs: pd.DataFrame, 
                 "NetWithBias: fc3 has a bias; float-bias: the trained bias added to the integer sum as is; "
                 "B32: the bias as int32 at scale n_w C_{k-1}", QUANT]
     return Grid("ptq_notebook", "Part B: the notebook's quantization steps, each against its own float network",
-                caption, header, rows, formulas,
-                "" if rows else f"No PTQ result yet: {seeds_text(runs)}.")
+                caption, header, rows, formulas, "" if rows else f"No PTQ result yet: {seeds_text(runs)}.",
+                text_columns=(0, 1))
 
 
 def integer_grid(table: pd.DataFrame) -> Grid:

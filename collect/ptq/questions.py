@@ -10,10 +10,11 @@ from typing import Optional
 
 import pandas as pd
 
+from collect.details import record_details
 from collect.evidence import Evidence, Measured, listing, shown
 from collect.ptq.checks import POINTS, IntegerRun, SweepChoice, integer_runs, sweep_choices
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
-from collect.render import percent
+from collect.render import Listing, percent
 from collect.verdict import Difference, paired
 
 
@@ -52,6 +53,7 @@ class Ranges(Record):
     wider: tuple[str, ...]  # layers whose 3-sigma range is wider than the actual range
     narrower: tuple[str, ...]
     extremes: tuple[tuple[str, float, float, float, float], ...]  # layer, min, max, 3-sigma low, high
+    never_negative: tuple[str, ...] = ()  # activations whose min is >= 0 (after a ReLU): signed codes waste half
 
 
 def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
@@ -63,7 +65,8 @@ def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
     return Ranges(tuple(Evidence(key, int(r.Index), f"{r.layer}, seed {r.training_seed}") for r in rows), (), what,
                   str(rows[0].setup), int(rows[0].training_seed), tuple(r.layer for r in rows),
                   tuple(r.layer for r in rows if r.wider), tuple(r.layer for r in rows if not r.wider),
-                  tuple((r.layer, float(r.min), float(r.max), float(r.sigma3_low), float(r.sigma3_high)) for r in rows))
+                  tuple((r.layer, float(r.min), float(r.max), float(r.sigma3_low), float(r.sigma3_high)) for r in rows),
+                  tuple(r.layer for r in rows if what == "activations" and float(r.min) >= 0))
 
 
 def ranges_text(a: Ranges) -> str:
@@ -77,7 +80,13 @@ def ranges_text(a: Ranges) -> str:
                  "holds.")
     use = "the actual range (max |x|)" if not a.narrower or a.what == "weights" else \
         "the actual range (max |x|), as the notebook does, unless accuracy shows clipping the tail helps"
-    return text + f" We quantize with {use}: symmetric, per tensor, to -128..127."
+    text += (f" We quantize with {use}: symmetric, per tensor, scale 127 / max |x|, so the codes span -127..127 "
+             "(-128 is never reached).")
+    if a.never_negative:
+        text += (f" {listing(a.never_negative, 6).capitalize()} are never negative (after a ReLU): their signed "
+                 "codes use only 0..127, so half of the 255 codes are wasted (one bit of resolution); unsigned "
+                 "codes 0..255 would halve the step.")
+    return text
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,11 @@ class Accuracy(Record):
     accuracy: Measured
     base_accuracy: Measured
     verdict: Difference  # the seeds' paired deltas (variant - float, in points) against no change, 1-point threshold
+
+    @property
+    def gap(self) -> float:
+        """The difference of the two medians in points (variant - float): not the median of the paired deltas."""
+        return POINTS * (self.accuracy.value - self.base_accuracy.value)
 
 
 def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
@@ -107,10 +121,33 @@ def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
 
 def _change(a: Accuracy) -> str:
     """The table's paired delta in points (the median over seeds of the variant less its float network),
-    worded by the paired verdict over those same deltas (1-point threshold)."""
+    worded by the paired verdict over those same deltas (1-point threshold), and said to be that figure:
+    with several seeds it is not the difference of the two medians beside it (`gap`)."""
     d = a.verdict.delta
-    return says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from it",
-                                 f"not clearly different ({d:+.2f} points)"))
+    same, unsure = "not distinguishable from it", "not clearly different"
+    word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", same, unsure))
+    if a.verdict.n_b < 2:  # one seed: the delta is the difference of the two accuracies
+        return word if word != unsure else f"{unsure} ({d:+.2f} points)"
+    if word == same:  # cites no number
+        return word
+    figure = f" is {d:+.2f} points" if word == unsure else ""
+    return (f"{word} (the median of the seeds' paired differences{figure}, each seed against its own float network; "
+            f"the two medians differ by {a.gap:+.2f} points)")
+
+
+# The notebook's functions each question asks to write (B.Q2, B.Q4, B.Q5), as jobs.ptq.listing names them.
+ASKED_CODE = {PartB.Q2: ("quantized_weights",), PartB.Q4: ("quantize_initial_input", "quantize_activations", "forward"),
+              PartB.Q5: ("quantized_bias",)}
+
+
+def handed_in(tables: Tables, question: PartB) -> tuple[Listing, ...]:
+    """The functions that ran for the question's notebook functions, from the first setup's shown cell
+    (the result file's recorded source: collect never imports the job's code)."""
+    code = tables["ptq_code"]
+    if not len(code):
+        return ()
+    code = code[(code.setup == code.setup.iloc[0]) & code.stands_for.isin(ASKED_CODE[question])]
+    return tuple(Listing(r.stands_for, r.function, r.source) for r in code.itertuples(index=False))
 
 
 @dataclass(frozen=True)
@@ -119,14 +156,15 @@ class Quantized(Record):
     notes: str
     sweep: tuple[SweepChoice, ...] = ()  # the sweep's choices of this part (weights: Q2, activations: Q4)
     integer: tuple[IntegerRun, ...] = ()  # Q4: the integer-only runs against the float simulation
+    code: tuple[Listing, ...] = ()  # the functions that ran, as the question asks to hand them in
 
 
-def _quantized(tables: Tables, variant: str, base: str) -> Optional[Quantized]:
+def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
     a = _accuracy(tables, variant, base)
     if a is None and not len(tables["ptq_notebook"]):
         return None
     return Quantized(a.evidence if a else (), () if a else (f"no {variant} result",), a,
-                     _notes(tables, a.verdict if a else None))
+                     _notes(tables, a.verdict if a else None), code=handed_in(tables, question))
 
 
 def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool) -> Optional[Quantized]:
@@ -145,7 +183,8 @@ def q2_text(q: Quantized) -> str:
     lower = says(a.verdict, Words("lower", "-", "-", "-")) == "lower"
     why = (", because a few large weights set each layer's scale and leave the rest few levels" if lower else
            ", because 255 levels over each layer's range leave a rounding error far below the weights' spread")
-    return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|), the network reaches "
+    return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|: codes -127..127) and "
+            f"the activations left in float, the network reaches "
             f"{_pct(a.accuracy)} test accuracy against {_pct(a.base_accuracy)} in float: {_change(a)}{why}." + q.notes)
 
 
@@ -163,6 +202,7 @@ class Bias(Record):
     float_bias: Optional[Accuracy]  # W8 with the bias left in float
     int_bias: Optional[Accuracy]  # W8A8 with the bias quantized to int32
     notes: str
+    code: tuple[Listing, ...] = ()
 
 
 def bias_answer(tables: Tables) -> Optional[Bias]:
@@ -171,7 +211,7 @@ def bias_answer(tables: Tables) -> Optional[Bias]:
     fl = _accuracy(tables, "NetWithBias W8 float-bias", "NetWithBias float")
     it = _accuracy(tables, "NetWithBias W8A8B32", "NetWithBias float")
     evidence = (fl.evidence if fl else ()) + (it.evidence[:1] if it else ())
-    return Bias(evidence, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)))
+    return Bias(evidence, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)), handed_in(tables, PartB.Q5))
 
 
 def bias_text(a: Bias) -> str:
@@ -185,16 +225,25 @@ def bias_text(a: Bias) -> str:
     return text + a.notes
 
 
+def code_details(record: Quantized | Bias) -> tuple[str, ...]:
+    """The details of an answer that hands in code: its fields' lines, the code named, not printed
+    (the report prints it beneath the answer)."""
+    named = "; ".join(f"{c.stands_for}: {c.function}" for c in record.code)
+    return record_details(dataclasses.replace(record, code=())) + ((f"code that ran: {named}",) if named else ())
+
+
 QUESTIONS = (
     Question(PartB.Q1, "Visualize weights", ("ptq_weights",), ("ptq_weights",),
              lambda t: _ranges(t, "ptq_weights", "weights"), ranges_text),
     Question(PartB.Q2, "Quantize weights", ("ptq_notebook", "ptq_sweep_weights"), (),
-             lambda t: with_checks(_quantized(t, "Net W8", "Net float"), t, "weights", False), q2_text),
+             lambda t: with_checks(_quantized(t, "Net W8", "Net float", PartB.Q2), t, "weights", False), q2_text,
+             code_details),
     Question(PartB.Q3, "Visualize activations", ("ptq_activations",), ("ptq_activations",),
              lambda t: _ranges(t, "ptq_activations", "activations"), ranges_text),
     Question(PartB.Q4, "Quantize activations", ("ptq_notebook", "ptq_integer", "ptq_sweep_activations"), (),
-             lambda t: with_checks(_quantized(t, "Net W8A8", "Net float"), t, "activations", True), q4_text),
-    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text),
+             lambda t: with_checks(_quantized(t, "Net W8A8", "Net float", PartB.Q4), t, "activations", True), q4_text,
+             code_details),
+    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text, code_details),
 )
 
 

@@ -38,6 +38,7 @@ VARIANT_COLUMNS = (["cell_id", "setup", "training_seed", "order", "name", "role"
 SCALE_COLUMNS = ["cell_id", "setup", "training_seed", "order", "variant", "layer", "weight_scale_min",
                  "weight_scale_max", "input_scale", "output_scale", "multiplier_min", "multiplier_max",
                  "bias_scale_min", "bias_scale_max", "activation_range"]
+CODE_COLUMNS = ["cell_id", "setup", "training_seed", "stands_for", "function", "source"]
 STATS_COLUMNS = (["cell_id", "setup", "training_seed", "layer"] + list(STAT_FIELDS)
                  + ["bits", "method", "calibration_images", "range", "scale", "kl_divergence", "edges", "counts"])
 
@@ -49,6 +50,8 @@ class PTQRows:
     scales: pd.DataFrame  # each ok cell's notebook variants, per layer
     weights: pd.DataFrame  # each ok cell's Net weights per layer (the notebook's spec)
     activations: pd.DataFrame  # each ok cell's Net input and layer outputs (the notebook's calibration)
+    code: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=CODE_COLUMNS))  # the
+    # functions that ran (jobs.ptq.listing), of each setup's shown cell: with_shown reads them
 
 
 def representative(rows: PTQRows) -> pd.DataFrame:
@@ -63,8 +66,8 @@ NO_HISTOGRAM = Histogram((), ())
 
 def keep(result: Result) -> Result:
     """The result as the PTQ tables keep it while every file is read (collect.kinds.KindTables.keep):
-    without its histograms, which only the one cell per setup whose layers are shown needs
-    (with_histograms reads them again from its file). A study of 2,000 results would hold them all."""
+    without its histograms and its code, which only the one cell per setup whose layers are shown
+    needs (with_shown reads them again from its file). A study of 2,000 results would hold them all."""
     body = result.body
     if not isinstance(body, PTQFindings):
         return result
@@ -72,30 +75,34 @@ def keep(result: Result) -> Result:
     bare = dataclasses.replace(
         outcome, weight_stats=tuple(dataclasses.replace(w, stats=_bare(w.stats)) for w in outcome.weight_stats),
         activation_stats=tuple(dataclasses.replace(a, stats=_bare(a.stats)) for a in outcome.activation_stats))
-    return dataclasses.replace(result, body=dataclasses.replace(body, outcome=bare))
+    return dataclasses.replace(result, body=dataclasses.replace(body, outcome=bare, code=()))
 
 
 def _bare(stats: TensorStats) -> TensorStats:
     return dataclasses.replace(stats, histogram=NO_HISTOGRAM)
 
 
-def with_histograms(rows: PTQRows, results_dir: Optional[Path]) -> PTQRows:
-    """The rows with the histograms of each setup's shown cell (representative), read again from
-    its result file (the others' were not kept: `keep`)."""
-    shown = list(representative(rows).cell_id)
-    if not shown or results_dir is None:
+def with_shown(rows: PTQRows, results_dir: Optional[Path]) -> PTQRows:
+    """The rows with the histograms and the code of each setup's shown cell (representative), read
+    again from its result file (the others' were not kept: `keep`)."""
+    shown = representative(rows)
+    if not len(shown) or results_dir is None:
         return rows
     weights: dict[tuple[str, str], tuple[tuple, tuple]] = {}
     activations: dict[tuple[str, str], tuple[tuple, tuple]] = {}
-    for cell_id in shown:
+    code: list[dict[str, Any]] = []
+    for cell_id, setup, seed in zip(shown.cell_id, shown.setup, shown.training_seed, strict=True):
         body = read_result(result_path(results_dir, cell_id)).body
         if not isinstance(body, PTQFindings):
             raise ResultError(f"result file {cell_id}.json changed while collect read it: no ptq findings now; "
                               "run collect again")
         weights.update(_histograms(cell_id, [w.stats for w in body.outcome.weight_stats]))
         activations.update(_histograms(cell_id, [a.stats for a in body.outcome.activation_stats]))
+        code += [dict(cell_id=cell_id, setup=setup, training_seed=seed, stands_for=c.stands_for, function=c.function,
+                      source=c.source) for c in body.code]
     return dataclasses.replace(rows, weights=_filled(rows.weights, weights),
-                               activations=_filled(rows.activations, activations))
+                               activations=_filled(rows.activations, activations),
+                               code=pd.DataFrame(code, columns=CODE_COLUMNS))
 
 
 def _histograms(cell_id: str, stats: list[TensorStats]) -> dict[tuple[str, str], tuple[tuple, tuple]]:

@@ -155,5 +155,5 @@ def build(rows: PTQRows) -> dict[str, pd.DataFrame]:
         "ptq_integer": integer_table(rows),
         "ptq_scales": scales_table(rows), "ptq_weights": stats_table(rows.weights, rows),
         "ptq_activations": stats_table(rows.activations, rows), "ptq_sweep": sweep_table(rows),
-        "ptq_histograms": histograms(rows),
+        "ptq_histograms": histograms(rows), "ptq_code": rows.code,
     }

@@ -142,12 +142,13 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
         for b in batches:
             line += _table1_cells(by_batch.get(b))
         rows.append(line)
+    lines = tuple(list(dict.fromkeys(names)).index(name) for name in names)  # each table row's printed line
     formulas = [f.FORMULAS["speedup"], f.FORMULAS["efficiency"],
                 "T = the whole timed epoch, data loading included (the Q2 figure); T1 = engine single at the same b",
                 f.FORMULAS["spread"]]
     return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
                 caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
-                header, rows, formulas, "" if rows else "No timing runs in this study.")
+                header, rows, formulas, "" if rows else "No timing runs in this study.", lines=lines)
 
 
 def table1_lines(t1: pd.DataFrame) -> list[str]:

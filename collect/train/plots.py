@@ -34,10 +34,10 @@ def epoch_time(q1: pd.DataFrame) -> Optional[bytes]:
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for i, (suffix, group) in enumerate(variants(ok)):
         color = COLORS[2 * i % len(COLORS)], COLORS[(2 * i + 1) % len(COLORS)]
-        ax.plot(group.batch_per_gpu, group.epoch_s, "o-", color=color[0],
-                label="epoch time (data loading included)" + suffix)
-        ax.plot(group.batch_per_gpu, group.train_s, "s--", color=color[1],
-                label="train time (no data wait: the Q1 figure)" + suffix)
+        ax.errorbar(group.batch_per_gpu, group.epoch_s, yerr=spread(group, "epoch_s"), fmt="o-", capsize=3,
+                    color=color[0], label="epoch time (data loading included)" + suffix)
+        ax.errorbar(group.batch_per_gpu, group.train_s, yerr=spread(group, "train_s"), fmt="s--", capsize=3,
+                    color=color[1], label="train time (no data wait: the Q1 figure)" + suffix)
     top = max(ok.epoch_s.max(), ok.train_s.max())
     for r in q1[q1.status != "ok"].itertuples(index=False):
         ax.plot([r.batch_per_gpu], [top], "x", color="red", markersize=10)
@@ -46,31 +46,60 @@ def epoch_time(q1: pd.DataFrame) -> Optional[bytes]:
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(q1.batch_per_gpu.unique()), [str(b) for b in sorted(q1.batch_per_gpu.unique())])
     ax.set_ylim(0, top * 1.25)
-    ax.set(xlabel="batch size (1 GPU)", ylabel="seconds per epoch", title="Q1: epoch time vs batch size")
+    ax.set(xlabel=f"batch size (1 GPU); {BARS}", ylabel="seconds per epoch", title="Q1: epoch time vs batch size")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", fontsize=8)
     return png(fig)
 
 
+BARS = "bars: min-max over repeats"
+
+
+def spread(rows: pd.DataFrame, column: str) -> list[list[float]]:
+    """Error bars of a ranged column: from its min to its max around the median (0 where one run)."""
+    low = (rows[column] - rows.get(f"{column}_min", rows[column])).fillna(0).clip(lower=0)
+    high = (rows.get(f"{column}_max", rows[column]) - rows[column]).fillna(0).clip(lower=0)
+    return [list(low), list(high)]
+
+
+def speedup_points(group: pd.DataFrame, one: Optional[pd.Series]) -> tuple[list, list, list[list[float]]]:
+    """A speedup line's points from N = 1: (N, T1 / TN, its bars). The bars are TN's spread over its
+    repeats with T1 at its median (speedup min = T1 / max TN); at N = 1, the 1-GPU run's own spread."""
+    rows = group.sort_values("gpus")
+    gpus, value = list(rows.gpus), list(rows.speedup)
+    low = list(rows.speedup - (rows.t1_s / rows.epoch_s_max).fillna(rows.speedup))
+    high = list((rows.t1_s / rows.epoch_s_min).fillna(rows.speedup) - rows.speedup)
+    if one is not None:
+        gpus, value = [1] + gpus, [1.0] + value
+        low = [1 - one.epoch_s / one.epoch_s_max] + low
+        high = [one.epoch_s / one.epoch_s_min - 1] + high
+    return gpus, value, [[max(v, 0.0) for v in low], [max(v, 0.0) for v in high]]
+
+
 def speedup(t1: pd.DataFrame) -> Optional[bytes]:
-    """Speedup against GPUs, one panel per engine, one line per batch per GPU; the ideal y = N."""
+    """Speedup against GPUs, one panel per engine, one line per batch per GPU with min-max bars; the
+    ideal y = N over the GPU counts measured only."""
     multi = t1[(t1.engine != "single") & t1.speedup.notna()]
     if multi.empty:
         return None
     engines = [e for e in ("dp", "ddp") if e in set(multi.engine)]
     fig, axes = plt.subplots(1, len(engines), figsize=(5.2 * len(engines), 3.8), squeeze=False)
-    most = int(max(4, t1.gpus.max()))
+    counts = sorted({1, *map(int, multi.gpus)})
+    most = counts[-1]
+    singles = t1[t1.engine == "single"]
     for ax, engine in zip(axes[0], engines, strict=True):
         rows = multi[multi.engine == engine]
-        ax.plot([1, most], [1, most], "k:", label="ideal (speedup = N)")
+        ax.plot(counts, counts, "k:", label="ideal (speedup = N)")
         series = [(suffix, key, g) for suffix, part in variants(rows) for key, g in part.groupby(["batch_per_gpu", "nodes"])]
         for i, (suffix, (batch, nodes), group) in enumerate(series):
-            group = group.sort_values("gpus")
+            one = singles[(singles.batch_per_gpu == batch) & (singles.pipeline == group.pipeline.iloc[0])
+                          & (singles.precision == group.precision.iloc[0])]
+            gpus, value, bars = speedup_points(group, one.iloc[0] if len(one) else None)
             label = f"b={batch}/GPU" + (f", {nodes} nodes" if nodes > 1 else "") + suffix
-            ax.plot([1] + list(group.gpus), [1.0] + list(group.speedup), "o-" if nodes == 1 else "s--",
-                    color=COLORS[i % len(COLORS)], label=label)
-        ax.set(xlabel="GPUs (N)", ylabel="speedup T1 / TN", title=f"{ENGINE_NAMES[engine]}: speedup vs GPUs")
-        ax.set_xticks(range(1, most + 1))
+            ax.errorbar(gpus, value, yerr=bars, fmt="o-" if nodes == 1 else "s--", capsize=3,
+                        color=COLORS[i % len(COLORS)], label=label)
+        ax.set(xlabel=f"GPUs (N); {BARS}", ylabel="speedup T1 / TN", title=f"{ENGINE_NAMES[engine]}: speedup vs GPUs")
+        ax.set_xticks(counts)
         ax.set_xlim(0.8, most + 0.2)
         ax.set_ylim(0, most + 0.5)
         ax.grid(alpha=0.3)
@@ -100,6 +129,10 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
     ax.bar(est_x, rows.compute_est_s, width, color=COLORS[0], label="compute, estimate T1/N")
     comm = rows.comm_est_s.clip(lower=0)
     ax.bar(est_x, comm, width, bottom=rows.compute_est_s, color=COLORS[1], label="communication, estimate TN - T1/N")
+    ranged = (rows.train_s_max > rows.train_s_min).to_numpy()  # only where repeats spread: no bar on a single run
+    if ranged.any():
+        ax.errorbar([x for x, r in zip(est_x, ranged, strict=True) if r], (rows.compute_est_s + comm)[ranged],
+                    yerr=spread(rows[ranged], "train_s"), fmt="none", ecolor="black", capsize=3, label=f"TN's {BARS}")
     if measured:
         m_x = [i + width / 2 for i in x]
         ax.bar(m_x, rows.compute_measured_s.fillna(0), width, color=COLORS[0], alpha=0.5, hatch="//",

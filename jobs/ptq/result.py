@@ -149,13 +149,25 @@ class TrainedNet:
 
 
 @dataclass(frozen=True)
+class CodeListing:
+    """A function that ran, as its source text read by the job (jobs.ptq.listing): the hand-in prints
+    the code that produced the numbers, without collect importing the torch side."""
+
+    stands_for: str  # the notebook's function it does the work of ("quantized_weights")
+    function: str  # where it lives: "jobs.ptq.quantize.quantize_weight"
+    source: str
+
+
+@dataclass(frozen=True)
 class PTQFindings(Block):
-    """A PTQ result's "ptq" block: the two trained networks and what quantizing them found."""
+    """A PTQ result's "ptq" block: the two trained networks, what quantizing them found, and the code
+    that did it (empty in a result written before the job recorded it)."""
 
     KEY: ClassVar[str] = "ptq"
 
     training: tuple[TrainedNet, ...]
     outcome: PTQOutcome
+    code: tuple[CodeListing, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return _plain(self)

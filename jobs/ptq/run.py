@@ -17,6 +17,7 @@ from jobs.runtime.data import open_test_set, open_train_set
 from jobs.core.layout import net_path
 from jobs.ptq.train import TrainSettings, train
 from jobs.ptq.experiment import run_ptq
+from jobs.ptq.listing import listings
 from jobs.ptq.cell import PTQCell
 from jobs.ptq.result import PTQFindings, TrainedNet
 from jobs.runtime.envelope import run_job
@@ -74,7 +75,7 @@ def quantize(cell: PTQCell, device: torch.device, data_dir: Path, out_dir: Path)
     test = lenet.resident(test_set, device, limit=cell.test_images)
     nets, facts = zip(*(trained(cell, with_bias, images, labels, out_dir) for _, with_bias in MODELS), strict=True)
     outcome = run_ptq(nets[0], nets[1], (images, labels), test, cell.config(), device)
-    return PTQFindings(tuple(facts), outcome)
+    return PTQFindings(tuple(facts), outcome, listings())
 
 
 def run(cell: PTQCell, out_dir: Path, data_dir: Path) -> str:

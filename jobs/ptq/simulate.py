@@ -96,10 +96,7 @@ def plan(net: Net, spec: QuantSpec, weights: dict[str, QuantizedWeight],
         n_w = qw.scale.double().cpu()
         s = n_w * c_prev
         bias = net.layer(name).bias
-        q_b = None
-        if bias is not None:
-            b = bias.detach().double().cpu()
-            q_b = torch.clamp(torch.round(b * s), INT32_MIN, INT32_MAX) if spec.bias == "int32" else b
+        q_b = None if bias is None else quantize_bias(bias.detach().double().cpu(), s, spec.bias)
         if bits is not None and ranges is not None:
             r: Optional[float] = ranges[k + 1]
             n_act = scale_for(ranges[k + 1], bits)
@@ -111,6 +108,15 @@ def plan(net: Net, spec: QuantSpec, weights: dict[str, QuantizedWeight],
         layers.append(LayerPlan(name, qw.values.double().cpu(), n_w, c_prev, m, q_b, c_out, r))
         c_prev = c_out
     return QuantPlan(spec, n_in, ranges[0] if bits is not None and ranges is not None else None, tuple(layers))
+
+
+def quantize_bias(bias: torch.Tensor, s: torch.Tensor, mode: str) -> torch.Tensor:
+    """The bias in accumulator units: int32 at the accumulator's scale S_k = n_w C_{k-1} (the input's
+    scale times the weights', not the output's: the bias is added before the output scale), or the
+    float bias as trained (mode "float": the notebook's "bias left unquantized")."""
+    if mode != "int32":
+        return bias
+    return torch.clamp(torch.round(bias * s), INT32_MIN, INT32_MAX)
 
 
 def quantize_input(p: QuantPlan, images: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

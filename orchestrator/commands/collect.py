@@ -72,8 +72,8 @@ def run(args, console: Console) -> int:
         tables = {key: json.loads(as_written(collected.tables[key]).to_json(orient="records"))
                   for key in collected.table_files}
         answers = [a.to_dict() for a in collected.answers]
-        print(json.dumps(dict(tables, answers=answers,
-                              written=[str(p) for p in collected.written + report]), indent=1))
+        written = dict.fromkeys(collected.written + report)  # once each: the report writes answers.md again, with plots
+        print(json.dumps(dict(tables, answers=answers, written=[str(p) for p in written]), indent=1))
         return print_errors(errors) or 0
     answers = chosen(collected.answers, args.question)
     shown = show(console, collected, answers, args)

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import shutil
-import subprocess
 
 import jinja2
 import pytest
 
 from collect.report import collect, template_env, write_report
+from tests.collect.browser import chromium_binary, run_chromium
 from tests.collect.dirs import write_mixed
 
 PROBE = """<script>
@@ -71,22 +69,6 @@ def test_templates_are_strict():
     assert env.undefined is jinja2.StrictUndefined
     with pytest.raises(jinja2.UndefinedError):
         env.get_template("report.html.j2").render()
-
-
-def chromium_binary():
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is missing (CI installs it: apt-get install -y chromium)")
-        pytest.skip("no chromium: apt-get install -y chromium")
-    return found
-
-
-def run_chromium(binary, profile, *args):
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-             "--hide-scrollbars"]
-    return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120, check=True)
 
 
 def test_report_renders_in_chromium_with_its_plots(report, tmp_path):

@@ -51,11 +51,15 @@ def test_the_notebook_table_has_the_six_steps_with_medians_and_deltas_over_three
     assert (w8a8.repeats, w8a8.runs, w8a8.ok) == (3, 5, 3)
 
     g = grid(collected, "ptq_notebook")
-    assert row(g, "Net float") == ["Net float", "52.00% (50.00%-54.00%) *", "baseline", "0.980", "3 of 5"]
-    assert row(g, "Net W8") == ["Net W8", "52.00% (51.00%-53.00%)", "+0.00 (-1.00 to +1.00)", "0.980", "3 of 5"]
-    assert row(g, "Net W8A8")[1:3] == ["52.00% (49.00%-52.00%) *", "-1.00 (-2.00 to +0.00)"]
+    assert row(g, "Net float") == ["Net float", "nothing (float)", "52.00% (50.00%-54.00%) *", "baseline", "0.980",
+                                   "3 of 5"]
+    assert row(g, "Net W8") == ["Net W8", "weights 8-bit; activations float", "52.00% (51.00%-53.00%)",
+                                "+0.00 (-1.00 to +1.00)", "0.980", "3 of 5"]
+    assert row(g, "Net W8A8")[1:4] == ["weights 8-bit; input and activations 8-bit", "52.00% (49.00%-52.00%) *",
+                                       "-1.00 (-2.00 to +0.00)"]
     # the bias left float: 0.50 - 0.55, 0.47 - 0.52, 0.50 - 0.56 -> -5 (-6 to -5) points
-    assert row(g, "NetWithBias W8 float-bias")[2] == "-5.00 (-6.00 to -5.00)"
+    assert row(g, "NetWithBias W8 float-bias")[1:4:2] == ["weights 8-bit; activations float; bias float",
+                                                         "-5.00 (-6.00 to -5.00)"]
     assert "Seeds: 3 of 5 cells ok (1 failed, 1 not submitted)" in g.caption
 
 

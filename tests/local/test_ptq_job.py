@@ -31,6 +31,21 @@ def test_a_training_set_smaller_than_the_default_calibration_runs(first):
     assert result.to_dict()["ptq"]["outcome"]["calibration_images"] == 16 and result.run_seed == cell.training_seed
 
 
+def test_the_result_carries_the_code_that_ran(first):
+    """The hand-in prints B.Q2, B.Q4 and B.Q5's code from the result: the job records each function's
+    source as its file holds it, for every notebook function the assignment asks to write."""
+    import inspect
+
+    from jobs.ptq.quantize import quantize_weight
+
+    cell, _, out, _ = first
+    code = {c["function"]: c for c in read_result(out / f"{cell.cell_id}.json").to_dict()["ptq"]["code"]}
+    assert code["jobs.ptq.quantize.quantize_weight"]["source"] == inspect.getsource(quantize_weight)
+    assert code["jobs.ptq.simulate.quantize_bias"]["stands_for"] == "quantized_bias"
+    assert {c["stands_for"] for c in code.values()} == {"quantized_weights", "quantize_initial_input",
+                                                        "quantize_activations", "forward", "quantized_bias"}
+
+
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "another network"])
 def test_a_corrupt_trained_network_is_named_trained_again_and_replaced(first, tmp_path, capsys, damage):
     cell, _, out, data = first
