@@ -11,6 +11,7 @@ requeued runs included (-D), with its elapsed time and allocated GPUs (orchestra
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import getpass
@@ -31,6 +32,7 @@ from results_format.states import LIVE_WORDS
 
 QUERY_TIMEOUT_S = 60
 DEFAULT_MAX_ARRAY_SIZE = 1001  # SLURM's own default
+MAX_ARRAY_TASKS = 4_000_001  # the most MaxArraySize may be
 SQUEUE_FORMAT = "%i|%T|%M|%N|%r|%j"  # the name last: it may hold "|"
 SACCT_FIELDS = "JobID,State,ElapsedRaw,NodeList,ExitCode,AllocTRES,JobName"  # the name last: it may hold "|"
 
@@ -57,18 +59,18 @@ def on_slurm() -> bool:
     return shutil.which("sbatch") is not None
 
 
+_ELAPSED = re.compile(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)")
+
+
 @functools.lru_cache(maxsize=4096)  # squeue says "0:00" for every pending task of 100,000
 def parse_elapsed(text: str) -> Optional[float]:
-    """squeue's %M: [days-][hours:]minutes:seconds -> seconds."""
-    text = text.strip()
-    if not text or text in ("INVALID", "N/A"):
+    """squeue's %M: [days-][hours:]minutes:seconds -> seconds; None for anything else
+    ("INVALID", "UNLIMITED", a negative or garbled time): not known, never a wrong number."""
+    match = _ELAPSED.fullmatch(text.strip())
+    if match is None:
         return None
-    days, _, clock = text.rpartition("-")
-    parts = [float(p) for p in clock.split(":")]
-    while len(parts) < 3:
-        parts.insert(0, 0.0)
-    hours, minutes, seconds = parts
-    return (float(days or 0) * 24 + hours) * 3600 + minutes * 60 + seconds
+    days, hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return float((days * 24 + hours) * 3600 + minutes * 60 + seconds)
 
 
 def parse_squeue(text: str) -> dict[str, JobState]:
@@ -90,16 +92,48 @@ def sacct_rows(text: str) -> list[JobState]:
     jobs = []
     for line in text.splitlines():
         fields = line.split("|", 6)
-        if len(fields) < 5 or "[" in fields[0]:
-            continue  # a pending array's summary row: squeue lists its tasks one by one
+        if len(fields) < 5:
+            continue
         job_id, state, elapsed, node, exit_code = map(str.strip, fields[:5])
         tres = fields[5].strip() if len(fields) > 5 else ""
         name = fields[6].strip() if len(fields) > 6 else ""
         word = state.split()[0] if state else "UNKNOWN"  # "CANCELLED by 0" -> CANCELLED
         reason = f"exit {exit_code}" if exit_code not in ("", "0:0") else ""
-        jobs.append(JobState(job_id, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name,
-                             allocated_gpus(tres)))
+        for task in array_tasks(job_id):  # an array cancelled while pending has only its summary row
+            jobs.append(JobState(task, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name,
+                                 allocated_gpus(tres)))
     return jobs
+
+
+_SUMMARY = re.compile(r"(\d+)_\[([\d,-]+)(?:%\d+)?\]")
+
+
+def array_tasks(job_id: str) -> list[str]:
+    """The task ids a sacct JobID stands for: itself, or each task of a summary row of tasks that
+    never started ("39_[0-1,4]" -> 39_0, 39_1, 39_4; a throttle "%2" is not a task); [] when a
+    summary cannot be read or names more tasks than SLURM allows in an array."""
+    match = _SUMMARY.fullmatch(job_id)
+    if "[" not in job_id:
+        return [job_id]
+    if match is None:
+        return []
+    spans = [part.partition("-") for part in match.group(2).split(",")]
+    if any(not a.isdigit() or (b and not b.isdigit()) for a, _, b in spans):
+        return []
+    ranges = [range(int(a), int(b or a) + 1) for a, _, b in spans]
+    if sum(len(r) for r in ranges) > MAX_ARRAY_TASKS:
+        return []
+    return [f"{match.group(1)}_{i}" for r in ranges for i in r]
+
+
+def tasks_of_whole_arrays(rows: list[JobState], task_ids: Iterable[str]) -> list[JobState]:
+    """sacct's rows, where an array that ended before any task started (held, then cancelled) has
+    one row under its bare id ("39"): that row stands for each of `task_ids` of it without a row."""
+    whole = {row.job_id: row for row in rows if "_" not in row.job_id}
+    own = {row.job_id for row in rows}
+    stand_ins = [dataclasses.replace(whole[task.split("_")[0]], job_id=task) for task in sorted(task_ids)
+                 if "_" in task and task not in own and task.split("_")[0] in whole]
+    return rows + stand_ins
 
 
 @functools.lru_cache(maxsize=1024)  # a study's jobs share a few AllocTRES strings: 100,000 rows parse them once
@@ -198,7 +232,7 @@ class SlurmClient:
             self.accounting_off = last_line(sacct.stderr) or "sacct failed"
             return Snapshot({**extras, **jobs}, self.warning)
         runs = []
-        for job in sacct_rows(sacct.stdout):  # a requeued job's rows come oldest first: its last is its state
+        for job in tasks_of_whole_arrays(sacct_rows(sacct.stdout), missing_ids | set(ended)):  # a requeued job's rows come oldest first: its last is its state
             if (job.job_id in missing_ids and is_ours(job, wanted[job.job_id])) or job.name in missing_names:
                 jobs[job.job_id] = job
             if job.job_id in ended and is_ours(job, ended[job.job_id]):
