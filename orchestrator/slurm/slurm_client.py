@@ -11,7 +11,6 @@ requeued runs included (-D), with its elapsed time and allocated GPUs (orchestra
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import functools
 import getpass
@@ -126,16 +125,6 @@ def array_tasks(job_id: str) -> list[str]:
     return [f"{match.group(1)}_{i}" for r in ranges for i in r]
 
 
-def tasks_of_whole_arrays(rows: list[JobState], task_ids: Iterable[str]) -> list[JobState]:
-    """sacct's rows, where an array that ended before any task started (held, then cancelled) has
-    one row under its bare id ("39"): that row stands for each of `task_ids` of it without a row."""
-    whole = {row.job_id: row for row in rows if "_" not in row.job_id}
-    own = {row.job_id for row in rows}
-    stand_ins = [dataclasses.replace(whole[task.split("_")[0]], job_id=task) for task in sorted(task_ids)
-                 if "_" in task and task not in own and task.split("_")[0] in whole]
-    return rows + stand_ins
-
-
 @functools.lru_cache(maxsize=1024)  # a study's jobs share a few AllocTRES strings: 100,000 rows parse them once
 def allocated_gpus(tres: str) -> Optional[int]:
     """GPUs in sacct's AllocTRES ("billing=2,cpu=2,gres/gpu=2,node=1" -> 2; typed counts
@@ -146,6 +135,12 @@ def allocated_gpus(tres: str) -> Optional[int]:
         return int(counts["gres/gpu"])
     typed = [int(v) for k, v in counts.items() if k.startswith("gres/gpu:") and v.isdigit()]
     return sum(typed) if typed else None
+
+
+def was_requeued(job: JobState) -> bool:
+    """squeue's sign that a waiting job ran before (scontrol requeue, a node failure): SLURM holds a
+    requeued job back by a begin time. sacct then has its earlier runs, which count as spent."""
+    return job.state.startswith("REQUEUE") or (job.state == "PENDING" and job.reason == "BeginTime")
 
 
 def is_ours(job: JobState, token: str) -> bool:
@@ -205,8 +200,8 @@ class SlurmClient:
         """States of these ARRAY_TASK ids and of every job with one of these names: one squeue,
         then one sacct for what squeue no longer lists (by id, or by user since `since` when a
         name is still missing). `squeue_only` ids are reported only if squeue still lists them.
-        The runs of the `charged` ids that squeue does not list as waiting or running come in
-        `runs` (from that same sacct). Ids may come with their submission's token (a mapping):
+        The runs of the `charged` ids that squeue does not list as waiting or running, or lists
+        as requeued, come in `runs` (from that same sacct). Ids may come with their submission's token (a mapping):
         a job of that id whose name carries another token is someone else's."""
         wanted, names, extra = _tokens(job_ids), set(names), _tokens(squeue_only)
         if not wanted and not names and not extra and not charged:
@@ -219,7 +214,8 @@ class SlurmClient:
         extras = {k: v for k, v in listed.items() if k in extra and is_ours(v, extra[k])}
         missing_ids = set(wanted) - set(jobs)
         missing_names = names - {j.name for j in jobs.values()}
-        ended = {k: t for k, t in _tokens(charged).items() if k not in listed or listed[k].state not in LIVE_WORDS}
+        ended = {k: t for k, t in _tokens(charged).items()
+                 if k not in listed or listed[k].state not in LIVE_WORDS or was_requeued(listed[k])}
         if not (missing_ids or missing_names or ended) or self.accounting_off:
             return Snapshot({**extras, **jobs}, self.warning)
         command = ["sacct", "-X", "-D", "-P", "-n", "-o", SACCT_FIELDS]
@@ -232,7 +228,7 @@ class SlurmClient:
             self.accounting_off = last_line(sacct.stderr) or "sacct failed"
             return Snapshot({**extras, **jobs}, self.warning)
         runs = []
-        for job in tasks_of_whole_arrays(sacct_rows(sacct.stdout), missing_ids | set(ended)):  # a requeued job's rows come oldest first: its last is its state
+        for job in sacct_rows(sacct.stdout):  # a requeued job's rows come oldest first: its last is its state
             if (job.job_id in missing_ids and is_ours(job, wanted[job.job_id])) or job.name in missing_names:
                 jobs[job.job_id] = job
             if job.job_id in ended and is_ours(job, ended[job.job_id]):

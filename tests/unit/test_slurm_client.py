@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
 
@@ -72,18 +71,6 @@ def test_an_array_cancelled_while_pending_is_each_task_cancelled_after_nothing()
         ("39_0", "CANCELLED", 0.0), ("39_1", "CANCELLED", 0.0), ("39_4", "CANCELLED", 0.0),
         ("40_0", "CANCELLED", 0.0), ("40_1", "CANCELLED", 0.0), ("40_2", "CANCELLED", 0.0)]
     assert rows[0].name == "n1-g1-tok"
-
-
-def test_a_held_array_cancelled_has_one_row_that_stands_for_its_tasks(monkeypatch):
-    """sacct names an array held, then cancelled, by its bare id: that row is each task's."""
-    answers = {"squeue": "", "sacct": "39|CANCELLED by 0|0|None assigned|0:0||n1-g1-tok\n"}
-    monkeypatch.setattr(SlurmClient, "_run", lambda self, command: subprocess.CompletedProcess(
-        command, 0, answers[command[0]], ""))
-    snap = SlurmClient("me").snapshot({"39_0": "tok", "39_1": "tok"}, charged={"39_0": "tok", "39_1": "tok"})
-    assert {k: j.state for k, j in snap.jobs.items()} == {"39_0": "CANCELLED", "39_1": "CANCELLED"}
-    assert [(r.job_id, r.elapsed_s) for r in snap.runs] == [("39_0", 0.0), ("39_1", 0.0)]
-    other = SlurmClient("me").snapshot({"39_0": "else"})  # another study's job 39 (SLURM's ids started over)
-    assert other.jobs == {}
 
 
 @pytest.mark.parametrize("job_id", ["39_[a-b]", "39_[]", "39_[0-9999999999]", "39_[1-]x"])
