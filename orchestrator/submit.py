@@ -27,6 +27,7 @@ from orchestrator.local import machine_lock
 from orchestrator.slurm import slurm_client
 from orchestrator.budget.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
+from orchestrator.plan import private_dir
 from orchestrator.plan.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.local.queue import QUEUE_LOG
 from orchestrator.slurm.recovery import INTENT_GRACE_S
@@ -68,7 +69,7 @@ def pick_executor(choice: str) -> str:
 def check_writable(plan: Plan) -> None:
     results_dir = Path(plan.results_dir)
     try:
-        plan.log_dir.mkdir(parents=True, exist_ok=True)
+        private_dir.make_dirs(plan.log_dir)
         with tempfile.NamedTemporaryFile(dir=results_dir, prefix=".write-test-"):
             pass
     except OSError as exc:

@@ -11,6 +11,8 @@ from orchestrator.commands import display
 from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
+from orchestrator.commands.common import print_warnings
+from orchestrator.plan import private_dir
 from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
@@ -33,6 +35,7 @@ def run(args, console: Console) -> int:
     study = load_study(args.study or DEFAULT_STUDY, profile=args.profile)
     results_dir = Path(args.results) if args.results else Path("runs") / study.name
     check_results_path(results_dir.absolute())
+    print_warnings(private_dir.check(results_dir))
     plan = build_plan(study, results_dir, Path.cwd())
     sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}

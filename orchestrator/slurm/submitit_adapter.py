@@ -27,6 +27,7 @@ from jobs.core.cell import StudyCell
 from orchestrator.errors import SchedulerError
 from results_format.text import last_line
 from orchestrator.plan.plan import ArrayPlan, Plan
+from orchestrator.plan.private_dir import private_files
 from results_format.registry import Submission, now_iso
 from orchestrator.slurm.sbatch import job_name, render_sbatch
 from orchestrator.slurm.slurm_client import scheduler_answer
@@ -117,7 +118,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
     executor.update_parameters(time=shape.time_min, nodes=shape.nodes, ntasks_per_node=shape.tasks_per_node)
     run = CellRun()
     try:  # submitit prints sbatch's stderr on failure; our one-line error says it instead
-        with contextlib.redirect_stderr(io.StringIO()), executor.batch():
+        with contextlib.redirect_stderr(io.StringIO()), private_files(), executor.batch():
             jobs = [executor.submit(run, cell, plan.results_dir, plan.data_dir) for cell in cells]
     except Exception as exc:  # sbatch's refusal: its own words say why
         message = last_line(str(exc)) or "sbatch failed"
