@@ -30,6 +30,7 @@ from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
 from results_format import registry
 from results_format.states import ENDED_WORDS, SLURM_STATES, CellState
+from results_format.text import last_line, visible
 
 def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
     """The study's name and its cells (field dicts), from plan.json; none if absent."""
@@ -81,7 +82,7 @@ def envelope_row(result: Result) -> dict[str, Any]:
     env = result.env
     row = dict(
         kind=kind_of(result.cell), cell_id=result.cell_id, status=result.status,
-        error=(result.error or "").strip().splitlines()[-1] if result.error else None,
+        error=visible(last_line(result.error)) or None,  # tables, CSV and JSON take it as it is shown
         gpu_model=env.get("gpu_model"), hosts=",".join(env.get("hostnames") or []) or env.get("hostname"),
         started_at=env.get("started_at"), ended_at=env.get("ended_at"),
     )

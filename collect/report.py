@@ -20,6 +20,7 @@ from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
 from jobs.core.result import Status
+from results_format.text import visible
 import templates
 
 KEPT_OUT = "_values"  # a table's per-repeat values (tuples, for the verdicts): not in its CSV file nor --json
@@ -96,7 +97,9 @@ def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, .
         if link := link_on_the_way(out, name):  # another user's link would have us write where it points
             return tuple(written), f"{link} is a symbolic link: nothing is written through one; remove it"
         try:
-            written.append(write_bytes_atomic(path, data.encode() if isinstance(data, str) else data))
+            # a lone surrogate (a file name that was not UTF-8, in an error) as its escape, as visible shows it
+            written.append(write_bytes_atomic(path, data.encode(errors="backslashreplace") if isinstance(data, str)
+                                              else data))
         except OSError as exc:
             return tuple(written), f"cannot write {path} ({exc.strerror}); write them in a dir you can write: --out DIR"
     return tuple(written), ""
@@ -145,7 +148,8 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     for a code span (collect.render.md_text, md_code)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
                              undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True)
+                             trim_blocks=True, lstrip_blocks=True,
+                             finalize=lambda value: visible(value) if type(value) is str else value)
     env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)),
                        table_name=render.table_name)
     return env
