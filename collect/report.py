@@ -56,14 +56,15 @@ class Collected:
 
 
 def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[dict] = None,
-            view: View = DEFAULT_VIEW) -> Collected:
+            view: View = DEFAULT_VIEW, unplanned: bool = False) -> Collected:
     """Every table from the results dir; writes tables.md, tables.tex and one CSV per table in
     `out_dir` (default: the results dir). A file that cannot be written is said in `unwritten`.
     `spent`: what the jobs held, measured just now (collect.spent_json), written as spent.json too;
-    None: the results dir's spent.json, if any. `view`: the rows the grids show (the CSVs have all)."""
+    None: the results dir's spent.json, if any. `view`: the rows the grids show (the CSVs have all).
+    `unplanned`: take in the results of cells the plan does not hold (collect.load)."""
     results_dir = Path(results_dir)
     out = Path(out_dir) if out_dir else results_dir
-    loaded = load(results_dir, spent)
+    loaded = load(results_dir, spent, unplanned)
     present = kinds.present(loaded)  # each kind present builds its own tables
     built = {key: table for kind in present for key, table in kind.tables(loaded, view).items()}
     grid_list = tuple(grid for kind in present for grid in kind.grids(built, view))

@@ -169,6 +169,18 @@ def test_a_key_given_twice_is_refused(tmp_path):
         read_result(path)
 
 
+@pytest.mark.parametrize("epochs, timed", [([], 2), (None, 99)])
+def test_a_timed_epoch_the_result_does_not_hold_is_refused(tmp_path, epochs, timed):
+    """Issue 45 item 6: an ok result whose timed epoch is missing was dropped in silence, status said done."""
+    data = result("ok").to_dict()
+    data["epochs"] = data["epochs"] if epochs is None else epochs
+    data["timed"]["epoch"] = timed
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultError, match=f"{CELL.cell_id}.json.*timed.epoch {timed} is none of its epochs"):
+        read_result(path)
+
+
 def test_a_long_error_is_cut_to_its_end_naming_the_file_that_holds_it_whole(tmp_path):
     """Issue 45 item 7: a 10 MB error took status 18 s and 87,408 lines, and was quoted whole."""
     many = "\n".join(f"line {i}" for i in range(87_408)) + "\nRuntimeError: the end"
