@@ -152,6 +152,13 @@ def _new_cells(steps: Sequence[Step], wanted: Mapping[tuple, int], second: set[t
     return cells
 
 
+def planned_runs(plan: Plan, settle: SettlePlan) -> set[str]:
+    """The ids of every planned cell of the configurations the steps compare: those without a job
+    (an sbatch refused, or a submit killed once the plan had grown) are due with the new repeats."""
+    keys = {_key(side.first) for step in settle.steps for side in (step.a, step.b)}
+    return {cell.cell_id for cell in plan.cells if _repeats(cell) and _key(cell) in keys}
+
+
 def extended(plan: Plan, cells: Sequence[StudyCell]) -> Plan:
     """The plan with `cells` added at its end, arrays grouped again (an array keeps its name and its
     cells' order: new cells join the end of their shape's array)."""

@@ -54,12 +54,19 @@ def run_settle(args, console: Console, plan: Plan) -> Optional[Plan]:
     found, bigger, estimates = settle.plan_for(plan, answers_of(Path(plan.results_dir)), args.max_repeats)
     for line in settle.lines(found, estimates):
         console.print(Text(visible(line)))
-    if args.dry_run or not found.cells:
+    if args.dry_run or not found.steps:
         console.print("nothing queued" + (" (--dry-run)" if args.dry_run else ""))
         return None
+    new = {c.cell_id for c in found.cells}  # and the planned runs no job ever ran: due like them
     report = submit(bigger, args.executor, time_min=args.time_min, budget_gpu_hours=args.budget_gpu_hours,
-                    only={c.cell_id for c in found.cells}, before_queue=lambda: _install(plan, bigger))
-    console.print(f"{report.executor}: submitted {len(report.submitted)} new repeat(s) (--settle)")
+                    only=new | settle.planned_runs(plan, found),
+                    before_queue=(lambda: _install(plan, bigger)) if new else None)
+    if not report.submitted:
+        console.print("nothing queued: every run the rule asks for has its job")
+        return None
+    fresh = sum(cell_id in new for cell_id in report.submitted)
+    earlier = f" and {len(report.submitted) - fresh} planned earlier that no job had run" if len(report.submitted) > fresh else ""
+    console.print(f"{report.executor}: submitted {fresh} new repeat(s){earlier} (--settle)")
     if report.ledger is not None:
         console.print(budget.submit_text(report.ledger, list(report.submitted)))
     return bigger if report.submitted else None

@@ -16,6 +16,7 @@ from jobs.core.result import write_result
 from orchestrator import settle
 from orchestrator import submit as submit_module
 from orchestrator.local.machine import Machine
+from orchestrator.errors import SchedulerError
 from orchestrator.plan.plan import read_plan
 from tests.collect.dirs import hw5_results, write_hw5
 from tests.helpers import cli
@@ -110,6 +111,24 @@ def test_submit_settle_queues_exactly_the_new_repeats_and_then_the_words_are_dec
     code, out, _ = cli(capsys, "submit", "--results", results, "--settle", "--dry-run")
     assert code == 0 and ": final, its second stage is planned" in out  # the rule allows no third round
     assert "`submit --settle` adds" not in out
+
+
+def test_repeats_planned_by_a_settle_whose_queue_failed_are_queued_by_the_next(tmp_path, capsys, queued, monkeypatch):
+    """Issue 45 item 4: after sbatch failed (or a kill before it ran) plan.json had grown, and the next
+    `submit --settle` said "the runs the rule asks for are planned already ... nothing queued", exit 0."""
+    results = write_hw5(tmp_path / "hw5", 1)
+
+    def refused(plan, ids):
+        raise SchedulerError("sbatch: error: Invalid account")
+    monkeypatch.setattr(submit_module, "start_local_queue", refused)
+    code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 2 and "Invalid account" in err
+    grown = read_plan(results)
+    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids: queued.append(list(ids)))
+    code, out, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 0, err
+    assert "local: submitted 0 new repeat(s) and 46 planned earlier that no job had run (--settle)" in out
+    assert len(queued) == 1 and len(queued[0]) == 46 and read_plan(results).cell_ids == grown.cell_ids
 
 
 def test_settle_refuses_past_the_budget_and_caps_the_repeats(tmp_path, capsys, queued):
