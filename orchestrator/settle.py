@@ -188,6 +188,18 @@ def _unit(answers: Sequence[Answered], found: Sequence[Undecided]) -> str:
     return "CPU" if flags and all(flags) else "GPU"
 
 
+def elsewhere(settle: SettlePlan, executor: str, gpus_here: int) -> str:
+    """Why the new repeats cannot run here, or "": off-cluster they run on this machine, and a
+    verdict would pool them with runs of another device (CPU runs beside H200 ones: "0.007 s
+    (0.006-8.00 s over 3 runs)"). Repeats run where their configuration ran."""
+    here = "GPU" if gpus_here else "CPU"
+    if executor != "local" or not settle.cells or settle.unit == here:
+        return ""
+    return (f"the runs to settle ran on {settle.unit}s and this machine would run their repeats on "
+            f"{'its GPUs' if gpus_here else 'its CPU'}: one verdict cannot pool two devices; run `submit --settle` "
+            "where they ran (on the cluster's login node: --executor slurm)")
+
+
 def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0) -> list[str]:
     """The summary, then one indented line per comparison (the first `limit` of them, the rest counted;
     0: all)."""

@@ -18,7 +18,8 @@ from orchestrator.errors import UserError
 from orchestrator.plan.plan import Plan, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from collect.settle_rule import DEFAULT_MAX_REPEATS  # pandas-free: submit's start-up stays light
-from orchestrator.submit import submit
+from orchestrator.local.machine import this_machine
+from orchestrator.submit import pick_executor, submit
 
 
 def add_arguments(p) -> None:
@@ -54,6 +55,8 @@ def run_settle(args, console: Console, plan: Plan) -> Optional[Plan]:
     found, bigger, estimates = settle.plan_for(plan, answers_of(Path(plan.results_dir)), args.max_repeats)
     for line in settle.lines(found, estimates):
         console.print(Text(visible(line)))
+    if not args.dry_run and (why := settle.elsewhere(found, pick_executor(args.executor), this_machine().gpus)):
+        raise UserError(why)
     if args.dry_run or not found.steps:
         console.print("nothing queued" + (" (--dry-run)" if args.dry_run else ""))
         return None

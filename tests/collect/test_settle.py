@@ -15,6 +15,7 @@ from jobs.core.cell import run_seed
 from jobs.core.result import write_result
 from orchestrator import settle
 from orchestrator import submit as submit_module
+from orchestrator.commands import settle as settle_command
 from orchestrator.local.machine import Machine
 from orchestrator.errors import SchedulerError
 from orchestrator.plan.plan import read_plan
@@ -43,7 +44,8 @@ def queued(monkeypatch) -> list[list[str]]:
     that can run every hw5 cell (as the GPU node the student would run it on)."""
     calls: list[list[str]] = []
     monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids: calls.append(list(ids)))
-    monkeypatch.setattr(submit_module, "this_machine", lambda: Machine(gpus=0, cpus=64))
+    monkeypatch.setattr(submit_module, "this_machine", lambda: Machine(gpus=8, cpus=64))
+    monkeypatch.setattr(settle_command, "this_machine", lambda: Machine(gpus=8, cpus=64))
     return calls
 
 
@@ -129,6 +131,18 @@ def test_repeats_planned_by_a_settle_whose_queue_failed_are_queued_by_the_next(t
     assert code == 0, err
     assert "local: submitted 0 new repeat(s) and 46 planned earlier that no job had run (--settle)" in out
     assert len(queued) == 1 and len(queued[0]) == 46 and read_plan(results).cell_ids == grown.cell_ids
+
+
+def test_off_cluster_the_repeats_of_gpu_runs_are_not_run_on_this_cpu(tmp_path, capsys, queued, monkeypatch):
+    """Issue 45 item 9: with no sbatch, `submit --settle` ran the repeats on this CPU and pooled them
+    with the H200 runs in one verdict ("0.007 s (0.006-8.00 s over 3 runs)")."""
+    results = write_hw5(tmp_path / "hw5", 1)
+    before = (results / "plan.json").read_bytes()
+    monkeypatch.setattr(settle_command, "this_machine", lambda: Machine(gpus=0, cpus=2))
+    code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 2 and "ran on GPUs and this machine would run their repeats on its CPU" in err
+    assert "--executor slurm" in err and len(err.strip().splitlines()) == 1
+    assert (results / "plan.json").read_bytes() == before and queued == []
 
 
 def test_settle_refuses_past_the_budget_and_caps_the_repeats(tmp_path, capsys, queued):
