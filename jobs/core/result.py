@@ -229,7 +229,7 @@ def shown_error(error: Optional[str], path: Path) -> Optional[str]:
     18 s and was quoted whole in the answers)."""
     if error is None:
         return None
-    lines = error.split("\n")  # a carriage return is shown, not a line's end
+    lines = error.rstrip().split("\n")  # a carriage return is shown, not a line's end
     shown = "\n".join(lines[-ERROR_LINES:])
     if len(shown) > ERROR_CHARS:
         shown = "..." + shown[-ERROR_CHARS:]

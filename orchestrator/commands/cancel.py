@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from orchestrator.commands.common import planned
+from orchestrator.commands.common import planned, print_warnings
 from orchestrator.cancel import cancel
 from orchestrator.plan.cell_names import select_cells
 from orchestrator.errors import UserError
@@ -21,7 +21,14 @@ def run(args, console: Console) -> int:
     if bool(args.cells) == bool(args.all):
         raise UserError("name the cells to cancel (ids, prefixes or labels), or pass --all for the whole study")
     chosen = list(plan.cell_ids) if args.all else select_cells(plan, args.cells)
-    cancelled = cancel(plan, chosen)
-    console.print(f"cancelled {len(cancelled)} cell(s)" + (f": {', '.join(cancelled)}" if len(cancelled) <= 10 else "")
-                  + (f"; {len(chosen) - len(cancelled)} had no live job" if len(chosen) > len(cancelled) else ""))
+    report = cancel(plan, chosen)
+    cancelled, untied = report.cancelled, report.untied
+    idle = len(chosen) - len(cancelled) - len(untied)
+    console.print((f"cancelled {len(cancelled)} cell(s)" + (f": {', '.join(cancelled)}" if len(cancelled) <= 10 else "")
+                   if cancelled else "cancelled nothing") + (f"; {idle} had no live job" if idle else ""))
+    if untied:
+        cell, job = untied[0]
+        print_warnings([f"left {len(untied)} cell(s)' jobs alone ({cell}: job {job}): nothing ties them to this "
+                        "study (their registry line has no token, or SLURM names the job otherwise); `scancel` them "
+                        "yourself if they are yours"])
     return 0

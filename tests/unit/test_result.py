@@ -183,7 +183,7 @@ def test_a_timed_epoch_the_result_does_not_hold_is_refused(tmp_path, epochs, tim
 
 def test_a_long_error_is_cut_to_its_end_naming_the_file_that_holds_it_whole(tmp_path):
     """Issue 45 item 7: a 10 MB error took status 18 s and 87,408 lines, and was quoted whole."""
-    many = "\n".join(f"line {i}" for i in range(87_408)) + "\nRuntimeError: the end"
+    many = "\n".join(f"line {i}" for i in range(87_408)) + "\nRuntimeError: the end\n"  # a traceback's last newline
     path = write_result(tmp_path, Result(CELL.cell_id, CELL.to_dict(), "failed", error=many))
     shown = read_result(path).error
     assert shown.split("\n")[0] == "line 87389" and len(shown.split("\n")) == ERROR_LINES
