@@ -154,6 +154,15 @@ def _forged_line(tmp: Path) -> str:
     return "" if cancelled == [["scancel", "39_0"]] and report.untied == [(b, "77")] else f"ran {cancelled}"
 
 
+@attempt("5", "a labmate's job squeue -u does not list stays unknown, named, not failed")
+def _labmate(tmp: Path) -> str:
+    plan = plan_of(tmp, 1)
+    registry.append_entries(tmp, [Submission(plan.cell_ids[0], "slurm", "39_0", "n1-g1-t1", iso(3600), token="t",
+                                             user="a-labmate")])
+    row = Monitor(plan, ScriptedSlurm()).refresh().rows[0]
+    return "" if row.state == "unknown" and "a-labmate's" in row.detail else f"{row.state}: {row.detail}"
+
+
 # --- 6: results the plan does not hold ------------------------------------------------------------------
 
 @attempt("6", "a result of a cell outside the plan is left out of the answers, and named")

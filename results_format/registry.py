@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import fcntl
+import getpass
 import functools
 import json
 import os
@@ -42,6 +43,7 @@ class Submission:
     queue_pid: Optional[int] = None  # the local queue process that runs it
     token: Optional[str] = None  # the intent it confirms (SLURM)
     time_min: Optional[int] = None  # the job's time limit (None: recorded before limits were; the plan's)
+    user: Optional[str] = None  # who submitted it (SLURM; None: recorded before): squeue -u lists one's own jobs only
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,11 @@ def timestamp(text: str) -> dt.datetime:
     """A registry timestamp, parsed once: the cells of one sbatch share theirs, and status asks
     for 100,000 of them (ValueError or TypeError when it is none)."""
     return dt.datetime.fromisoformat(text)
+
+
+def this_user() -> str:
+    """Who runs this verb, as SLURM knows them (squeue -u)."""
+    return os.environ.get("USER") or getpass.getuser()
 
 
 def now_iso() -> str:

@@ -28,7 +28,7 @@ from orchestrator.errors import SchedulerError
 from results_format.text import last_line
 from orchestrator.plan.plan import ArrayPlan, Plan
 from orchestrator.plan.private_dir import private_files
-from results_format.registry import Submission, now_iso
+from results_format.registry import Submission, now_iso, this_user
 from orchestrator.slurm.sbatch import job_name, render_sbatch
 from orchestrator.slurm.slurm_client import scheduler_answer
 
@@ -132,6 +132,6 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
     at = now_iso()
     return [
         Submission(cell_id, "slurm", job.job_id, array.name, at, plan.recorded(job.paths.stdout),
-                   plan.recorded(job.paths.stderr), token=token, time_min=shape.time_min)
+                   plan.recorded(job.paths.stderr), token=token, time_min=shape.time_min, user=this_user())
         for cell_id, job in zip(cell_ids or [c.cell_id for c in cells], jobs, strict=True)
     ]
