@@ -4,6 +4,7 @@ cells (written once the budget allows them, under submit's lock); nothing measur
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -14,6 +15,7 @@ from jobs.core.layout import STUDY_FILE
 from jobs.core.regular_file import PLAN_MAX, read_regular
 from orchestrator.budget import budget
 from results_format.text import visible
+from orchestrator.commands.common import print_warnings
 from orchestrator.errors import UserError
 from orchestrator.plan.plan import Plan, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
@@ -31,7 +33,7 @@ def add_arguments(p) -> None:
 
 
 def _runs(text: str) -> int:
-    if not text.isdigit() or int(text) < 2:
+    if not (text.isascii() and text.isdigit()) or int(text) < 2:  # "٣" is a digit to Python, no number to a user
         raise argparse.ArgumentTypeError(f"must be a whole number of runs >= 2, got {text!r}")
     return int(text)
 
@@ -44,6 +46,7 @@ def refuse_without_settle(args) -> None:
 def run_settle(args, console: Console, plan: Plan) -> Optional[Plan]:
     """Print the settle plan; unless --dry-run, queue it. Returns the plan that holds the repeats queued
     (None: none queued), for --wait."""
+    from collect.load import SkippedFile
     from collect.settle import answers_of  # pandas: only for --settle
     from orchestrator import settle
 
@@ -52,7 +55,11 @@ def run_settle(args, console: Console, plan: Plan) -> Optional[Plan]:
             raise UserError(f"--{flag.replace('_', '-')} does not go with --settle (past the budget it refuses: "
                             "lower --max-repeats or raise --budget-gpu-hours)")
 
-    found, bigger, estimates = settle.plan_for(plan, answers_of(Path(plan.results_dir)), args.max_repeats)
+    with warnings.catch_warnings(record=True) as caught:  # a file skipped (a FIFO): one `warning:` line, as collect's
+        warnings.simplefilter("always", SkippedFile)
+        answers = answers_of(Path(plan.results_dir))
+    print_warnings([str(w.message) for w in caught if issubclass(w.category, SkippedFile)])
+    found, bigger, estimates = settle.plan_for(plan, answers, args.max_repeats)
     for line in settle.lines(found, estimates):
         console.print(Text(visible(line)))
     if not args.dry_run and (why := settle.elsewhere(found, pick_executor(args.executor), this_machine().gpus)):

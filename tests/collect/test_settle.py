@@ -5,6 +5,7 @@ nothing measured again) within the budget, and once they have results the words 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,23 @@ def test_cpu_runs_are_priced_in_cpu_hours_and_a_boundless_interval_is_said(tmp_p
     line = settle.step_line(dataclasses.replace(step, undecided=dataclasses.replace(step.undecided, verdict=wide)),
                             (1, 0.01), (1, 0.01), "CPU")
     assert "(too few runs to bound it, 2+2 runs)" in line and line.endswith("0.02 CPU-h") and "46.13" not in line
+
+
+def test_low_items_max_repeats_in_ascii_digits_and_a_skipped_file_in_one_warning_line(tmp_path, capsys):
+    """Issue 45, Low: Arabic-Indic digits passed --max-repeats; a FIFO named like a result came in
+    Python's warnings format from `submit --settle`."""
+    results = write_hw5(tmp_path / "hw5", 1)
+    with pytest.raises(SystemExit) as refused:  # argparse's own exit
+        cli(capsys, "submit", "--results", results, "--settle", "--dry-run", "--max-repeats", "\u0663")
+    assert refused.value.code == 2 and "must be a whole number of runs >= 2" in capsys.readouterr().err
+    fifo = results / "0123456789ab.json"
+    os.mkfifo(fifo)
+    code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--dry-run")
+    assert code == 0 and err == f"warning: result file {fifo} is not a regular file (a FIFO); skipped it: move it aside\n"
+
+
+def test_cancel_with_nothing_to_cancel_says_so(tmp_path, capsys):
+    """Issue 45, Low: it printed "cancelled 0 cell(s): ;"."""
+    results = write_hw5(tmp_path / "hw5", 1)
+    code, out, _ = cli(capsys, "cancel", "--results", results, "--all")
+    assert code == 0 and out.startswith("cancelled nothing; ") and "had no live job" in out
