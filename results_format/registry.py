@@ -291,7 +291,18 @@ def _lock_handle(results_dir: Path):
     except NotRegular as exc:
         raise RegistryError(f"{exc}; remove it (`submit` makes it again)") from exc
     except OSError as exc:
+        owner = _owner(path)
+        if owner is not None and owner != os.getuid():  # another user's lock in a shared dir: not the dir's fault
+            raise RegistryError(f"{path} is uid {owner}'s ({exc.strerror}): another user submits from this results "
+                                "dir; use a dir of your own (--results), or ask them to make it writable") from exc
         raise RegistryError(f"cannot write in {results_dir}: {exc.strerror}; check its permissions or pass --results") from exc
+
+
+def _owner(path: Path) -> Optional[int]:
+    try:
+        return path.lstat().st_uid
+    except OSError:
+        return None
 
 
 @contextlib.contextmanager
