@@ -159,6 +159,15 @@ def planned_runs(plan: Plan, settle: SettlePlan) -> set[str]:
     return {cell.cell_id for cell in plan.cells if _repeats(cell) and _key(cell) in keys}
 
 
+def kept_repeats(old: Plan, new: Plan) -> list[StudyCell]:
+    """The repeats `submit --settle` added to the old plan (cells the study file does not list) of a
+    configuration the new plan still holds: planning again keeps them, so their runs stay in the answers."""
+    listed = set(new.cell_ids)
+    configurations = {_key(cell) for cell in new.cells if _repeats(cell)}
+    return [cell for cell in old.cells if cell.cell_id not in listed and _repeats(cell)
+            and cell.repeat > 0 and _key(cell) in configurations]  # type: ignore[attr-defined]
+
+
 def extended(plan: Plan, cells: Sequence[StudyCell]) -> Plan:
     """The plan with `cells` added at its end, arrays grouped again (an array keeps its name and its
     cells' order: new cells join the end of their shape's array)."""

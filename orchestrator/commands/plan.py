@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 from rich.console import Console
 
@@ -9,11 +10,12 @@ from collect.fit import print_grids
 from orchestrator.budget import budget
 from orchestrator.commands import display
 from orchestrator.slurm import slurm_client
-from jobs.core.layout import SBATCH_DIR
+from jobs.core.layout import PLAN_FILE, SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
 from orchestrator.commands.common import print_warnings
 from orchestrator.plan import private_dir
-from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
+from orchestrator.errors import PlanError
+from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan, read_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
 from orchestrator.submit import EXECUTORS
@@ -37,6 +39,10 @@ def run(args, console: Console) -> int:
     check_results_path(results_dir.absolute())
     print_warnings(private_dir.check(results_dir))
     plan = build_plan(study, results_dir, Path.cwd())
+    if earlier := earlier_plan(results_dir):  # its settle repeats are kept
+        from orchestrator import settle  # pandas: only where a plan is replaced
+
+        plan = settle.extended(plan, settle.kept_repeats(earlier, plan))
     sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
@@ -60,6 +66,14 @@ def run(args, console: Console) -> int:
     console.print(f"plan: {path}\nsbatch scripts: {sbatch_dir}/\nnext: python -m orchestrator submit"
                   + (f" --study {args.study}" if args.study not in (None, DEFAULT_STUDY) else ""))
     return 0
+
+
+def earlier_plan(results_dir: Path) -> Optional[Plan]:
+    """The plan this one replaces, if one is there to read (one that cannot be read is replaced whole)."""
+    try:
+        return read_plan(results_dir) if (results_dir / PLAN_FILE).is_file() else None
+    except PlanError:
+        return None
 
 
 def say_what_runs_here(plan: Plan, console: Console) -> None:

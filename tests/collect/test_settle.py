@@ -4,6 +4,8 @@ prints the same plan, `submit --settle` queues exactly those runs (new repeats: 
 nothing measured again) within the budget, and once they have results the words are decided."""
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 from pathlib import Path
@@ -19,9 +21,9 @@ from orchestrator import submit as submit_module
 from orchestrator.commands import settle as settle_command
 from orchestrator.local.machine import Machine
 from orchestrator.errors import SchedulerError
-from orchestrator.plan.plan import read_plan
+from orchestrator.plan.plan import install_plan, read_plan
 from tests.collect.dirs import hw5_results, write_hw5
-from tests.helpers import cli
+from tests.helpers import TINY_STUDY, cli
 
 # hw5 with one repeat: every comparison is one run a side, so each is a pilot to 3 runs a side (+2 a configuration).
 # Timing (ratios): A.Q1 (trend, plateau), A.Q2 (15 speedups, the strong point and 2 more of the strong table) and
@@ -263,3 +265,16 @@ def test_cancel_with_nothing_to_cancel_says_so(tmp_path, capsys):
     results = write_hw5(tmp_path / "hw5", 1)
     code, out, _ = cli(capsys, "cancel", "--results", results, "--all")
     assert code == 0 and out.startswith("cancelled nothing; ") and "had no live job" in out
+
+
+def test_planning_again_keeps_the_settle_repeats(in_tmp, capsys):
+    """Issue 45, Low: re-running `plan` dropped the settle repeats while Q1 still asked for them."""
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
+    results = in_tmp / "runs" / "tiny"
+    planned = read_plan(results)
+    repeats = [dataclasses.replace(c, repeat=r) for c in planned.cells[:2] for r in (1, 2)]  # as --settle adds them
+    install_plan(settle.extended(planned, repeats), TINY_STUDY.read_text(), {})
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
+    assert read_plan(results).cell_ids == planned.cell_ids + tuple(c.cell_id for c in repeats)
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0  # and once more: each kept once
+    assert len(read_plan(results).cell_ids) == len(planned.cell_ids) + 4
