@@ -8,6 +8,7 @@ the count that hold. The SLURM cases of items 1, 2, 3 and 5 run on the real clus
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -25,6 +26,8 @@ from orchestrator.budget import budget
 from orchestrator.commands import settle as settle_command
 from orchestrator.errors import SchedulerError
 from orchestrator.local.machine import Machine
+from orchestrator import settle
+from orchestrator.plan.plan import install_plan, read_plan
 from orchestrator.slurm.slurm_client import parse_elapsed
 from orchestrator.watch.status import Monitor
 from results_format import registry
@@ -269,6 +272,45 @@ def _unplanned(tmp: Path) -> str:
     results = write_results(tmp / "r", [train_result(cell(b=8))])
     write_result(results, Result(cell(b=64).cell_id, cell(b=64).to_dict(), "failed"))
     return "" if len(load(results, unplanned=True).cells) == 2 else "not taken in"
+
+
+# --- Low ------------------------------------------------------------------------------------------------
+
+def tiny_plan(tmp: Path) -> Path:
+    study = tmp / "tiny.toml"
+    study.write_text(TINY_STUDY.read_text())
+    cli("plan", "--study", study, "--results", tmp / "r")
+    return study
+
+
+@attempt("low", "--max-repeats of Arabic-Indic digits is refused")
+def _digits(tmp: Path) -> str:
+    return exits(cli("submit", "--study", tiny_plan(tmp), "--results", tmp / "r", "--settle", "--dry-run",
+                     "--max-repeats", "\u0663"), 2, "whole number")
+
+
+@attempt("low", "cancel with nothing to cancel says so")
+def _nothing(tmp: Path) -> str:
+    r = cli("cancel", "--study", tiny_plan(tmp), "--results", tmp / "r", "--all")
+    return exits(r, 0, "cancelled nothing") or ("cancelled 0 cell(s): ;" if ": ;" in r.out else "")
+
+
+@attempt("low", "a loop of links named <cell>.json is said in status")
+def _loop(tmp: Path) -> str:
+    study = tiny_plan(tmp)
+    cell_id = read_plan(tmp / "r").cell_ids[0]
+    (tmp / "r" / f"{cell_id}.json").symlink_to(f"{cell_id}.json")
+    return exits(cli("status", "--study", study, "--results", tmp / "r"), 0, "Too many levels of symbolic links")
+
+
+@attempt("low", "planning again keeps the settle repeats")
+def _replan(tmp: Path) -> str:
+    study = tiny_plan(tmp)
+    planned = read_plan(tmp / "r")
+    extra = [dataclasses.replace(planned.cells[0], repeat=1)]
+    install_plan(settle.extended(planned, extra), study.read_text(), {})
+    cli("plan", "--study", study, "--results", tmp / "r")
+    return "" if extra[0].cell_id in read_plan(tmp / "r").cell_ids else "the repeat was dropped"
 
 
 if __name__ == "__main__":
