@@ -111,9 +111,9 @@ def array_tasks(job_id: str) -> list[str]:
     """The task ids a sacct JobID stands for: itself, or each task of a summary row of tasks that
     never started ("39_[0-1,4]" -> 39_0, 39_1, 39_4; a throttle "%2" is not a task); [] when a
     summary cannot be read or names more tasks than SLURM allows in an array."""
-    match = _SUMMARY.fullmatch(job_id)
     if "[" not in job_id:
         return [job_id]
+    match = _SUMMARY.fullmatch(job_id)
     if match is None:
         return []
     spans = [part.partition("-") for part in match.group(2).split(",")]
