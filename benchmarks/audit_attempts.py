@@ -469,13 +469,14 @@ def _plots_link(tmp: Path) -> str:
     return one_error(r, "symbolic link") or ("wrote outside" if any((tmp / "outside").iterdir()) else "")
 
 
-def main_(argv=None) -> int:
+def main_(argv=None, attempts: list[tuple[str, str, Callable[[Path], str]]] = ATTEMPTS) -> int:
+    """Run `attempts` (this audit's, or another's: audit45_attempts.py) and count those that hold."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-k", default="", help="only attempts whose item or name holds this")
     args = parser.parse_args(argv)
     os.environ["COLUMNS"] = "100"
     held = ran = 0
-    for item, name, check in ATTEMPTS:
+    for item, name, check in attempts:
         if args.k and args.k not in f"{item} {name}":
             continue
         tmp = Path(tempfile.mkdtemp(prefix="audit-"))

@@ -14,6 +14,7 @@ import json
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -25,28 +26,41 @@ from collect.spent_json import read_spent
 from jobs.core.cell import kind_of
 from jobs.core.kinds import cell_from_dict
 from jobs.core.layout import PLAN_FILE, result_files, unreadable_dir
-from results_format.plan_file import cell_dicts
+from results_format.plan_file import cell_dicts, stored_ids
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, read_result
 from results_format import registry
 from results_format.states import ENDED_WORDS, SLURM_STATES, CellState
+from results_format.text import last_line, visible
 
-def read_plan_cells(results_dir: Path) -> tuple[Optional[str], list[dict[str, Any]]]:
-    """The study's name and its cells (field dicts), from plan.json; none if absent."""
+@dataclass(frozen=True)
+class PlannedCells:
+    """plan.json's study name, cells (field dicts) and their ids where the plan stores them (None:
+    a plan written before tables, or no plan)."""
+
+    study: Optional[str] = None
+    cells: list[dict[str, Any]] = field(default_factory=list)
+    ids: Optional[frozenset[str]] = None
+    exists: bool = False
+
+
+def read_plan_cells(results_dir: Path) -> PlannedCells:
+    """The study's name and its cells, from plan.json; none if absent."""
     path = Path(results_dir) / PLAN_FILE
     if not path.exists():
-        return None, []
+        return PlannedCells()
     try:
         data = json.loads(read_regular(path, "plan file", PLAN_MAX))
         if not isinstance(data, dict):
             raise ValueError("not a plan: no list of cells")
         cells = cell_dicts(data.get("cells", []))
+        ids = frozenset(stored_ids(data["cells"])) if isinstance(data.get("cells"), dict) else None
     except (NotRegular, TooLarge) as exc:
         raise ResultError(f"{exc}; run `python -m orchestrator plan` again") from exc
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise ResultError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
-    return data.get("study"), cells
+    return PlannedCells(data.get("study"), cells, ids, exists=True)
 
 
 def registry_states(results_dir: Path, spent: Optional[pd.DataFrame] = None) -> dict[str, CellState]:
@@ -81,7 +95,7 @@ def envelope_row(result: Result) -> dict[str, Any]:
     env = result.env
     row = dict(
         kind=kind_of(result.cell), cell_id=result.cell_id, status=result.status,
-        error=(result.error or "").strip().splitlines()[-1] if result.error else None,
+        error=visible(last_line(result.error)) or None,  # tables, CSV and JSON take it as it is shown
         gpu_model=env.get("gpu_model"), hosts=",".join(env.get("hostnames") or []) or env.get("hostname"),
         started_at=env.get("started_at"), ended_at=env.get("ended_at"),
     )
@@ -89,30 +103,45 @@ def envelope_row(result: Result) -> dict[str, Any]:
     return row
 
 
-def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
+def load(results_dir: Path, spent: Optional[dict] = None, unplanned: bool = False) -> Loaded:
     """Every cell of the plan and every result file, each file read once and kept as its kind
     keeps it (collect.kinds). A corrupt result file raises ResultError naming it (never a silent
     skip). `spent`: spent.json's content measured just now (collect.spent_json); None: the results
-    dir's spent.json."""
+    dir's spent.json. A result of a cell the plan does not hold (copied in, or another study's) is
+    left out and named in a SkippedFile warning, unless `unplanned`."""
     kinds = kinds_registry()  # each kind's keep and environment
     results_dir = Path(results_dir)
     if why := unreadable_dir(results_dir):
         raise ResultError(why)
-    study, planned = read_plan_cells(results_dir)
+    plan = read_plan_cells(results_dir)
+    planned = plan.cells
+    contents = [_content(fields) for fields in planned]  # once: 100,000 of them
+    planned_content = set(contents) if plan.exists and not unplanned else set()
     cells: dict[str, KindCell] = {}
     envelopes = Envelopes()
     found = set()  # a planned cell found by its fields needs no id
-    for result in read_results(result_files(results_dir)):
+    foreign: list[str] = []
+    ids = plan.ids  # a plan written before tables stores none: worked out once, where needed
+    for result in read_results(result_files(results_dir), plan.ids):
         kind = kinds.get(kind_of(result.cell))
         fields = compact(result.cell)
+        if planned_content and _content(fields) not in planned_content:  # by its id, then (a field added since)
+            ids = ids if ids is not None else frozenset(cell_from_dict(f).cell_id for f in planned)
+            if result.cell_id not in ids:
+                foreign.append(result.cell_id)
+                continue
         envelopes.add(envelope_row(result), kind.environment(result) if kind else {})
         found.add(_content(fields))
         cells[result.cell_id] = KindCell(kind_of(fields), result.cell_id, fields, result.status,
                                          kind.keep(result) if kind else result)
+    if foreign:
+        warnings.warn(f"{len(foreign)} result file(s) of cells the plan does not hold ({foreign[0]}.json"
+                      f"{' and more' if len(foreign) > 1 else ''}) left out of the answers; `collect --unplanned` "
+                      "takes them in, or move them aside", SkippedFile, stacklevel=2)
     spent_runs = read_spent(results_dir, spent)
     registered = registry_states(results_dir, spent_runs)
-    for fields in planned:
-        if _content(fields) in found:
+    for fields, content in zip(planned, contents, strict=True):
+        if content in found:
             continue
         cell = cell_from_dict(fields)  # its checks and its id: the slow part, for cells without a result
         cell_id = cell.cell_id  # a hash of its fields: once
@@ -120,7 +149,7 @@ def load(results_dir: Path, spent: Optional[dict] = None) -> Loaded:
             status = registered.get(cell_id, CellState.NOT_SUBMITTED)
             cells[cell_id] = KindCell(cell.kind, cell_id, cell.to_dict(), status)
             envelopes.add(dict(kind=cell.kind, cell_id=cell_id, status=status), {})
-    return Loaded(study, tuple(cells.values()), spent_runs, envelopes.frame(), results_dir)
+    return Loaded(plan.study, tuple(cells.values()), spent_runs, envelopes.frame(), results_dir)
 
 
 class Envelopes:
@@ -166,7 +195,7 @@ class SkippedFile(UserWarning):
 NAMED_FILES = 5  # an error about many unreadable files names this many, and counts the rest
 
 
-def read_results(paths: list[Path]) -> Iterator[Result]:
+def read_results(paths: list[Path], planned_ids: Optional[frozenset[str]] = None) -> Iterator[Result]:
     """Each result file in turn (one at a time: the caller keeps what it needs of each); one that
     is no regular file is skipped with a SkippedFile warning (never opened: a FIFO would block).
     Corrupt ones are read past, and after the last file one ResultError names them all (the
@@ -179,6 +208,9 @@ def read_results(paths: list[Path]) -> Iterator[Result]:
             warnings.warn(str(exc), SkippedFile, stacklevel=2)
             continue
         except ResultError as exc:
+            if planned_ids is not None and path.stem not in planned_ids:  # no cell to redo: junk, or another plan's
+                exc = ResultError(f"{path} cannot be read as a result ({exc.__cause__ or exc}), and no cell "
+                                  "of the plan has that id; move it aside")
             bad.append((path, exc))
             continue
         yield result

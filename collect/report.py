@@ -21,6 +21,7 @@ from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
 from jobs.core.result import Status
+from results_format.text import visible
 import templates
 
 KEPT_OUT = "_values"  # a table's per-repeat values (tuples, for the verdicts): not in its CSV file nor --json
@@ -56,14 +57,15 @@ class Collected:
 
 
 def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[dict] = None,
-            view: View = DEFAULT_VIEW) -> Collected:
+            view: View = DEFAULT_VIEW, unplanned: bool = False) -> Collected:
     """Every table from the results dir; writes tables.md, tables.tex and one CSV per table in
     `out_dir` (default: the results dir). A file that cannot be written is said in `unwritten`.
     `spent`: what the jobs held, measured just now (collect.spent_json), written as spent.json too;
-    None: the results dir's spent.json, if any. `view`: the rows the grids show (the CSVs have all)."""
+    None: the results dir's spent.json, if any. `view`: the rows the grids show (the CSVs have all).
+    `unplanned`: take in the results of cells the plan does not hold (collect.load)."""
     results_dir = Path(results_dir)
     out = Path(out_dir) if out_dir else results_dir
-    loaded = load(results_dir, spent)
+    loaded = load(results_dir, spent, unplanned)
     present = kinds.present(loaded)  # each kind present builds its own tables
     built = {key: table for kind in present for key, table in kind.tables(loaded, view).items()}
     grid_list = tuple(grid for kind in present for grid in kind.grids(built, view))
@@ -97,7 +99,9 @@ def write_files(out: Path, files: dict[str, str | bytes]) -> tuple[tuple[Path, .
         if link := link_on_the_way(out, name):  # another user's link would have us write where it points
             return tuple(written), f"{link} is a symbolic link: nothing is written through one; remove it"
         try:
-            written.append(write_bytes_atomic(path, data.encode() if isinstance(data, str) else data))
+            # a lone surrogate (a file name that was not UTF-8, in an error) as its escape, as visible shows it
+            written.append(write_bytes_atomic(path, data.encode(errors="backslashreplace") if isinstance(data, str)
+                                              else data))
         except OSError as exc:
             return tuple(written), f"cannot write {path} ({exc.strerror}); write them in a dir you can write: --out DIR"
     return tuple(written), ""
@@ -156,7 +160,8 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     for a code span (collect.render.md_text, md_code)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates.TEMPLATES_DIR)),
                              undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True)
+                             trim_blocks=True, lstrip_blocks=True,
+                             finalize=lambda value: visible(value) if type(value) is str else value)
     env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)),
                        table_name=render.table_name, fence=render.md_fence,
                        cite=render.cited_html if autoescape else render.cited_markdown)

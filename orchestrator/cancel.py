@@ -4,19 +4,27 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Optional
 
 from results_format import registry
 from orchestrator.local.processes import LOCAL_JOB_MARKERS, QUEUE_MARKERS, pid_alive
 from orchestrator.plan.plan import Plan
 from results_format.registry import Cancelled, Submission
-from orchestrator.slurm.slurm_client import SlurmClient
+from orchestrator.slurm.slurm_client import JobState, SlurmClient
 from results_format.states import LIVE_WORDS
 from orchestrator.watch.status import Monitor
 
 
-def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None) -> list[str]:
-    """Cancel the live jobs of these cells (one scancel for all); returns the cells cancelled."""
+@dataclass(frozen=True)
+class CancelReport:
+    cancelled: list[str]  # the cells whose live jobs were cancelled
+    untied: list[tuple[str, str]]  # (cell, job id) of live SLURM jobs nothing ties to this study: left alone
+
+
+def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None) -> CancelReport:
+    """Cancel the live jobs of these cells (one scancel for all), those tied to this study only (tied)."""
     results_dir = Path(plan.results_dir)
     client = client or SlurmClient()
     with registry.submit_lock(results_dir):
@@ -24,6 +32,9 @@ def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None
         report = monitor.refresh(locked=True)
         subs = monitor.subs
         live = cancellable(report.rows, subs, set(cell_ids))
+        untied = [(c, subs[c].job_id or "") for c in live
+                  if subs[c].executor == "slurm" and not tied(plan, subs[c], monitor.seen.jobs)]
+        live = [c for c in live if c not in {cell for cell, _ in untied}]
         slurm = [job for c in live if subs[c].executor == "slurm" and (job := subs[c].job_id)]
         client.cancel(slurm)
         local = [c for c in live if subs[c].executor == "local"]
@@ -34,7 +45,15 @@ def cancel(plan: Plan, cell_ids: list[str], client: Optional[SlurmClient] = None
         job_ids = tuple(slurm + [subs[c].job_id or f"queue-{subs[c].queue_pid}" for c in local])
         if job_ids:
             registry.append_entries(results_dir, [Cancelled(job_ids, registry.now_iso())])
-    return live
+    return CancelReport(live, untied)
+
+
+def tied(plan: Plan, sub: Submission, jobs: Mapping[str, JobState]) -> bool:
+    """A SLURM job this study may cancel: the name SLURM holds for it is this study's, with the token
+    of its registry line (study-array-token). A line without one (anyone who can append to a shared
+    registry could point a cell at any job id) ties nothing."""
+    job = jobs.get(sub.job_id or "")
+    return bool(sub.token) and job is not None and job.name == f"{plan.study}-{sub.array}-{sub.token}"
 
 
 def cancellable(rows, subs: dict[str, Submission], chosen: set[str]) -> list[str]:

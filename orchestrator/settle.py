@@ -152,6 +152,22 @@ def _new_cells(steps: Sequence[Step], wanted: Mapping[tuple, int], second: set[t
     return cells
 
 
+def planned_runs(plan: Plan, settle: SettlePlan) -> set[str]:
+    """The ids of every planned cell of the configurations the steps compare: those without a job
+    (an sbatch refused, or a submit killed once the plan had grown) are due with the new repeats."""
+    keys = {_key(side.first) for step in settle.steps for side in (step.a, step.b)}
+    return {cell.cell_id for cell in plan.cells if _repeats(cell) and _key(cell) in keys}
+
+
+def kept_repeats(old: Plan, new: Plan) -> list[StudyCell]:
+    """The repeats `submit --settle` added to the old plan (cells the study file does not list) of a
+    configuration the new plan still holds: planning again keeps them, so their runs stay in the answers."""
+    listed = set(new.cell_ids)
+    configurations = {_key(cell) for cell in new.cells if _repeats(cell)}
+    return [cell for cell in old.cells if cell.cell_id not in listed and _repeats(cell)
+            and cell.repeat > 0 and _key(cell) in configurations]  # type: ignore[attr-defined]
+
+
 def extended(plan: Plan, cells: Sequence[StudyCell]) -> Plan:
     """The plan with `cells` added at its end, arrays grouped again (an array keeps its name and its
     cells' order: new cells join the end of their shape's array)."""
@@ -179,6 +195,18 @@ def _unit(answers: Sequence[Answered], found: Sequence[Undecided]) -> str:
     asked = {u.question for u in found}
     flags = [bool(a.record.cpu) for a in answers if a.id in asked and hasattr(a.record, "cpu")]
     return "CPU" if flags and all(flags) else "GPU"
+
+
+def elsewhere(settle: SettlePlan, executor: str, gpus_here: int) -> str:
+    """Why the new repeats cannot run here, or "": off-cluster they run on this machine, and a
+    verdict would pool them with runs of another device (CPU runs beside H200 ones: "0.007 s
+    (0.006-8.00 s over 3 runs)"). Repeats run where their configuration ran."""
+    here = "GPU" if gpus_here else "CPU"
+    if executor != "local" or not settle.cells or settle.unit == here:
+        return ""
+    return (f"the runs to settle ran on {settle.unit}s and this machine would run their repeats on "
+            f"{'its GPUs' if gpus_here else 'its CPU'}: one verdict cannot pool two devices; run `submit --settle` "
+            "where they ran (on the cluster's login node: --executor slurm)")
 
 
 def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0) -> list[str]:

@@ -28,7 +28,8 @@ from orchestrator.local import machine_lock
 from orchestrator.slurm import slurm_client
 from orchestrator.budget.budget import Ledger
 from orchestrator.errors import RegistryError, SchedulerError, UserError
-from orchestrator.plan.cluster import packing
+from orchestrator.plan import private_dir
+from orchestrator.plan.cluster import MAX_TIME_MIN, packing
 from orchestrator.plan.plan import ArrayPlan, Plan, check_results_path
 from orchestrator.local.queue import QUEUE_LOG
 from orchestrator.slurm.recovery import INTENT_GRACE_S
@@ -71,7 +72,7 @@ def pick_executor(choice: str) -> str:
 def check_writable(plan: Plan) -> None:
     results_dir = Path(plan.results_dir)
     try:
-        plan.log_dir.mkdir(parents=True, exist_ok=True)
+        private_dir.make_dirs(plan.log_dir)
         with tempfile.NamedTemporaryFile(dir=results_dir, prefix=".write-test-"):
             pass
     except OSError as exc:
@@ -80,9 +81,10 @@ def check_writable(plan: Plan) -> None:
 
 
 def check_time(plan: Plan, time_min: Optional[int]) -> None:
-    if time_min is not None and (time_min <= 0 or time_min * 60 <= plan.cluster.signal_delay_s):
+    if time_min is not None and not plan.cluster.signal_delay_s < time_min * 60 <= MAX_TIME_MIN * 60:
         raise UserError(f"--time-min must be > {plan.cluster.signal_delay_s / 60:g} "
-                        f"([cluster] signal_delay_s = {plan.cluster.signal_delay_s}), got {time_min}")
+                        f"([cluster] signal_delay_s = {plan.cluster.signal_delay_s}) and at most {MAX_TIME_MIN} "
+                        f"(a year: SLURM makes a longer limit UNLIMITED), got {time_min}")
 
 
 def check_pack(plan: Plan, pack: Optional[int]) -> int:

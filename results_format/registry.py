@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import fcntl
+import getpass
 import functools
 import json
 import os
@@ -42,6 +43,7 @@ class Submission:
     queue_pid: Optional[int] = None  # the local queue process that runs it
     token: Optional[str] = None  # the intent it confirms (SLURM)
     time_min: Optional[int] = None  # the job's time limit (None: recorded before limits were; the plan's)
+    user: Optional[str] = None  # who submitted it (SLURM; None: recorded before): squeue -u lists one's own jobs only
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,11 @@ def timestamp(text: str) -> dt.datetime:
     """A registry timestamp, parsed once: the cells of one sbatch share theirs, and status asks
     for 100,000 of them (ValueError or TypeError when it is none)."""
     return dt.datetime.fromisoformat(text)
+
+
+def this_user() -> str:
+    """Who runs this verb, as SLURM knows them (squeue -u)."""
+    return os.environ.get("USER") or getpass.getuser()
 
 
 def now_iso() -> str:
@@ -285,7 +292,18 @@ def _lock_handle(results_dir: Path):
     except NotRegular as exc:
         raise RegistryError(f"{exc}; remove it (`submit` makes it again)") from exc
     except OSError as exc:
+        owner = _owner(path)
+        if owner is not None and owner != os.getuid():  # another user's lock in a shared dir: not the dir's fault
+            raise RegistryError(f"{path} is uid {owner}'s ({exc.strerror}): another user submits from this results "
+                                "dir; use a dir of your own (--results), or ask them to make it writable") from exc
         raise RegistryError(f"cannot write in {results_dir}: {exc.strerror}; check its permissions or pass --results") from exc
+
+
+def _owner(path: Path) -> Optional[int]:
+    try:
+        return path.lstat().st_uid
+    except OSError:
+        return None
 
 
 @contextlib.contextmanager

@@ -167,6 +167,8 @@ def _check_env(env: dict[str, Any]) -> None:
                             f"got {reprlib.repr(value)}")
 
 
+ERROR_LINES = 20  # of a result's error, what is shown (the traceback's end)
+ERROR_CHARS = 2_000
 _NONE = type(None)
 _FIELD_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {  # each field: the JSON types it may hold, and those in words
     "cell_id": (str, "a string"), "cell": (dict, "an object"), "status": (str, "a string"),
@@ -183,14 +185,19 @@ def floats_back(data: dict[str, Any], keys: Optional[tuple[str, ...]] = None) ->
 
 
 def read_result(path: Path) -> Result:
+    """The result in `path`, checked: a schema version this tool wrote (1..SCHEMA_VERSION), no key
+    twice, every field's type; its error cut to its end (shown_error). ResultError says what is wrong."""
     path = Path(path)
     try:
-        data = json.loads(read_regular(path, "result file", RESULT_MAX))
+        data = json.loads(read_regular(path, "result file", RESULT_MAX), object_pairs_hook=_unique_keys)
         version = data.get("schema_version") if isinstance(data, dict) else None
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise ResultError(f"result file {path} has schema_version {version}; this orchestrator reads "
                               f"{SCHEMA_VERSION} and older: upgrade it to read that file")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ValueError(f"schema_version must be an int from 1 to {SCHEMA_VERSION}, got {reprlib.repr(version)}")
         result = Result.from_dict(data)
+        result.error = shown_error(result.error, path)
     except NotRegular as exc:
         raise NotRegularFile(f"{exc}; skipped it: move it aside") from exc
     except TooLarge as exc:
@@ -205,6 +212,30 @@ def read_result(path: Path) -> Result:
         raise ResultError(f"result file {path} holds the result of cell {result.cell_id} (copied or renamed?); "
                           f"move it aside and rerun `submit` to redo cell {path.stem}")
     return result
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each there once: of two values of a key, neither is trusted."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        twice = next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i]))
+        raise ValueError(f"key {reprlib.repr(twice)} is there twice")
+    return data
+
+
+def shown_error(error: Optional[str], path: Path) -> Optional[str]:
+    """A result's error as every view shows it: its last ERROR_LINES lines, at most ERROR_CHARS
+    characters, naming the file that holds it whole where it was cut (a 10 MB error took `status`
+    18 s and was quoted whole in the answers)."""
+    if error is None:
+        return None
+    lines = error.rstrip().split("\n")  # a carriage return is shown, not a line's end
+    shown = "\n".join(lines[-ERROR_LINES:])
+    if len(shown) > ERROR_CHARS:
+        shown = "..." + shown[-ERROR_CHARS:]
+    if len(lines) <= ERROR_LINES and len(error) <= ERROR_CHARS:
+        return error
+    return f"{shown} [cut to its end; the whole error is in {path}]"
 
 
 def _short(exc: BaseException) -> str:

@@ -155,6 +155,9 @@ class TrainBody:
         body = cls(epochs=epochs, timed=Timed(**checked(data["timed"], "timed", "timed")) if data.get("timed") else None,
                    comm=comm, gpu_util=checked(data["gpu_util"], "gpu_util", "gpu") if data.get("gpu_util") else None,
                    ddp_evidence=None if data.get("ddp_evidence") is None else DDPEvidence.from_dict(data["ddp_evidence"]))
+        if body.timed is not None and body.timed.epoch not in {e.epoch for e in epochs}:  # its rows would drop it
+            raise ValueError(f"timed.epoch {body.timed.epoch} is none of its epochs "
+                             f"({reprlib.repr([e.epoch for e in epochs])})")
         return body if body != cls() else None
 
 

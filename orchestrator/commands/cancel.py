@@ -5,7 +5,7 @@ from rich.console import Console
 
 from results_format.text import visible
 
-from orchestrator.commands.common import planned
+from orchestrator.commands.common import planned, print_warnings
 from orchestrator.cancel import cancel
 from orchestrator.plan.cell_names import cell_names, select_cells
 from orchestrator.errors import UserError
@@ -24,10 +24,17 @@ def run(args, console: Console) -> int:
     if bool(args.cells) == bool(args.all):
         raise UserError("name the cells to cancel (names, ids, prefixes or labels), or pass --all for the whole study")
     chosen = list(plan.cell_ids) if args.all else select_cells(plan, args.cells)
-    cancelled = cancel(plan, chosen)
+    report = cancel(plan, chosen)
+    cancelled, untied = report.cancelled, report.untied
+    idle = len(chosen) - len(cancelled) - len(untied)
     names = dict(zip(plan.cell_ids, cell_names(plan.cells), strict=True))
     listed = ", ".join(f"{names[cid]} ({cid})" for cid in cancelled)
-    console.print(visible(f"cancelled {len(cancelled)} cell(s)" + (f": {listed}" if 0 < len(cancelled) <= 10 else "")
-                          + (f"; {len(chosen) - len(cancelled)} had no live job" if len(chosen) > len(cancelled) else "")),
+    console.print(visible((f"cancelled {len(cancelled)} cell(s)" + (f": {listed}" if len(cancelled) <= 10 else "")
+                           if cancelled else "cancelled nothing") + (f"; {idle} had no live job" if idle else "")),
                   markup=False, highlight=False)
+    if untied:
+        cell, job = untied[0]
+        print_warnings([f"left {len(untied)} cell(s)' jobs alone ({names.get(cell, cell)}: job {job}): nothing ties "
+                        "them to this study (their registry line has no token, or SLURM names the job otherwise); "
+                        "`scancel` them yourself if they are yours"])
     return 0

@@ -27,6 +27,8 @@ def register(verbs, common) -> None:
     add_options(p)  # each kind's own (collect.options)
     p.add_argument("--tables", action="store_true", help="print every table after the answers (they are in tables.md "
                    "and the CSV files either way)")
+    p.add_argument("--unplanned", action="store_true", help="take in results of cells the plan does not hold "
+                   "(copied in, another study's): left out and named otherwise")
     p.add_argument("--findings", action="store_true", help="print each answer's details (what its record holds)")
     p.add_argument("--question", metavar="ID", default="", help="print one question's answer, its tables and details "
                    "(e.g. A.Q2 or Q2; a wrong id lists them)")
@@ -61,7 +63,7 @@ def run(args, console: Console) -> int:
     print_warnings([why] if why else [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SkippedFile)
-        collected = collect(results_dir, Path(args.out) if args.out else None, spent, view)
+        collected = collect(results_dir, Path(args.out) if args.out else None, spent, view, args.unplanned)
     for w in caught:  # pass on the others as they came
         if not issubclass(w.category, SkippedFile):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

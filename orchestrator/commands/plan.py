@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Optional
 
 from rich.console import Console
 
@@ -12,11 +13,13 @@ from orchestrator.budget.cost import study_cost
 from orchestrator.commands import display
 from orchestrator.commands.common import print_warnings
 from orchestrator.slurm import slurm_client
-from jobs.core.layout import SBATCH_DIR
+from jobs.core.layout import PLAN_FILE, SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
 from orchestrator.plan.current_study import POINTER, ROOT, write_current
 from orchestrator.plan.cluster import packing, packing_text
-from orchestrator.plan.plan import ArrayPlan, Plan, build_plan, check_results_path, install_plan
+from orchestrator.plan import private_dir
+from orchestrator.errors import PlanError
+from orchestrator.plan.plan import ArrayPlan, Plan, build_plan, check_results_path, install_plan, read_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
 from orchestrator.submit import EXECUTORS
@@ -39,7 +42,12 @@ def run(args, console: Console) -> int:
     study = load_study(args.study or DEFAULT_STUDY, profile=args.profile)
     results_dir = Path(args.results) if args.results else ROOT / study.name
     check_results_path(results_dir.absolute())
+    print_warnings(private_dir.check(results_dir))
     plan = build_plan(study, results_dir, Path.cwd())
+    if earlier := earlier_plan(results_dir):  # its settle repeats are kept
+        from orchestrator import settle  # pandas: only where a plan is replaced
+
+        plan = settle.extended(plan, settle.kept_repeats(earlier, plan))
     sbatch_dir = results_dir / SBATCH_DIR
     texts = {array.name: packed_sbatch(plan, array) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
@@ -95,6 +103,14 @@ def packing_lines(plan: Plan) -> str:
         packed = packing(len(array.cell_ids), plan.cluster.pack, array.shape.time_min, plan.cluster.max_time_min)
         lines.append(f"  {array.name}: {packing_text(packed, array.shape.time_min)}")
     return "\n".join(lines)
+
+
+def earlier_plan(results_dir: Path) -> Optional[Plan]:
+    """The plan this one replaces, if one is there to read (one that cannot be read is replaced whole)."""
+    try:
+        return read_plan(results_dir) if (results_dir / PLAN_FILE).is_file() else None
+    except PlanError:
+        return None
 
 
 def say_what_runs_here(plan: Plan, console: Console) -> None:

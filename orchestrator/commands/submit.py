@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
@@ -13,7 +14,9 @@ from orchestrator.budget import budget
 from orchestrator.commands import display
 from orchestrator.watch import overview
 from orchestrator.commands import settle
-from orchestrator.commands.common import add_interval, interval_for, gpu_hours, next_command, planned, print_errors
+from orchestrator.commands.common import (add_interval, interval_for, gpu_hours, next_command, planned, print_errors,
+                                          print_warnings)
+from orchestrator.plan import private_dir
 from orchestrator.plan.plan import Plan
 from results_format.states import CellState
 from orchestrator.watch.status import Monitor
@@ -50,6 +53,7 @@ def register(verbs, common) -> None:
 
 def run(args, console: Console) -> int:
     plan = planned(args)
+    print_warnings(private_dir.check(Path(plan.results_dir)))
     if args.settle:
         queued = settle.run_settle(args, console, plan)
         if not (args.wait and queued):

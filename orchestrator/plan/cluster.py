@@ -30,6 +30,7 @@ from orchestrator.plan.strict_toml import check_types, field_names, read_toml, r
 PROFILES_DIR = Path(__file__).parents[1] / "profiles"
 PROFILE_PATH_ENV = "ORCHESTRATOR_PROFILES"
 GPU_REQUESTS = ("gpus-per-node", "gres")
+MAX_TIME_MIN = 366 * 24 * 60  # a time limit beyond a year: SLURM makes it UNLIMITED, the budget charges it whole
 CONTAINER_RUNTIMES = ("singularity", "apptainer")
 _PROFILE_KEYS = {"description", "cluster", "container"}
 # Values that reach #SBATCH lines: plain names only, so nothing can smuggle shell syntax in.
@@ -77,6 +78,8 @@ class ClusterSpec:
         for name in ("gpus_per_node", "time_min", "poll_interval_s", "images_per_s_per_gpu", "pack"):
             if getattr(self, name) <= 0:
                 raise StudyError(f"[cluster] {name} must be > 0, got {getattr(self, name)}")
+        if self.time_min > MAX_TIME_MIN:
+            raise StudyError(f"[cluster] time_min must be at most {MAX_TIME_MIN} (a year), got {self.time_min}")
         for name in ("cpus_per_task", "mem_gb", "array_parallelism", "max_array_size", "signal_delay_s",
                      "budget_gpu_hours", "max_time_min"):
             if getattr(self, name) < 0:

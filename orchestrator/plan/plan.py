@@ -25,6 +25,7 @@ from results_format.plan_file import cell_dicts, cells_table, stored_ids
 from jobs.core.regular_file import PLAN_MAX, NotRegular, TooLarge, read_regular
 from results_format.sealed_json import is_sealed, sealed_text
 from orchestrator.errors import PlanError, UserError
+from orchestrator.plan import private_dir
 from orchestrator.plan.cluster import GPU_REQUESTS, ClusterSpec, ContainerSpec, check_slurm_name
 from orchestrator.plan.study import NAME, Study
 
@@ -344,7 +345,7 @@ def install_plan(plan: Plan, source: str, scripts: dict[str, str]) -> Path:
         raise PlanError(f"--results {results_dir} is not a directory (a file, or a link to nothing); "
                         "pass --results a new or empty dir")
     try:
-        results_dir.mkdir(parents=True, exist_ok=True)
+        private_dir.make_dirs(results_dir)
         check_owned(results_dir)
         stage = Path(tempfile.mkdtemp(prefix=".plan-", dir=results_dir))
     except OSError as exc:

@@ -28,6 +28,7 @@ DEFAULT_STUDY = "quick"  # the verbs' study when neither --study nor --results s
 _TOP_KEYS = {"name", "description", "kind", "data_dir", "profile", "repeats", "cluster", "container", "defaults",
              "grid", "max_cells"}
 MAX_CELLS = 10_000  # a study's default limit: plan.json and status grow with it
+MAX_CELLS_CEILING = 200_000  # max_cells' own: twice the 100,000 cells the views are built for (10^7 took minutes, GBs)
 MAX_REPEATS = 1_000
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
@@ -210,8 +211,9 @@ def grid_size(fields: dict[str, Any], kind: Kind) -> int:
 
 def check_size(tables: list[tuple[str, dict[str, Any]]], limit: Any, kind: Kind) -> None:
     """Count before expanding: a grid too big to hold is refused with its size."""
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
-        raise StudyError(f"max_cells must be an int > 0, got {limit!r}")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 < limit <= MAX_CELLS_CEILING:
+        raise StudyError(f"max_cells must be an int from 1 to {MAX_CELLS_CEILING:,}, got {limit!r}; "
+                         "split a bigger study into several")
     sizes = [(where, grid_size(fields, kind)) for where, fields in tables]
     total = sum(n for _, n in sizes)
     if total > limit:

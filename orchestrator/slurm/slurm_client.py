@@ -31,6 +31,7 @@ from results_format.states import LIVE_WORDS
 
 QUERY_TIMEOUT_S = 60
 DEFAULT_MAX_ARRAY_SIZE = 1001  # SLURM's own default
+MAX_ARRAY_TASKS = 4_000_001  # the most MaxArraySize may be
 SQUEUE_FORMAT = "%i|%T|%M|%N|%r|%j"  # the name last: it may hold "|"
 SACCT_FIELDS = "JobID,State,ElapsedRaw,NodeList,ExitCode,AllocTRES,JobName"  # the name last: it may hold "|"
 
@@ -57,18 +58,18 @@ def on_slurm() -> bool:
     return shutil.which("sbatch") is not None
 
 
+_ELAPSED = re.compile(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)")
+
+
 @functools.lru_cache(maxsize=4096)  # squeue says "0:00" for every pending task of 100,000
 def parse_elapsed(text: str) -> Optional[float]:
-    """squeue's %M: [days-][hours:]minutes:seconds -> seconds."""
-    text = text.strip()
-    if not text or text in ("INVALID", "N/A"):
+    """squeue's %M: [days-][hours:]minutes:seconds -> seconds; None for anything else
+    ("INVALID", "UNLIMITED", a negative or garbled time): not known, never a wrong number."""
+    match = _ELAPSED.fullmatch(text.strip())
+    if match is None:
         return None
-    days, _, clock = text.rpartition("-")
-    parts = [float(p) for p in clock.split(":")]
-    while len(parts) < 3:
-        parts.insert(0, 0.0)
-    hours, minutes, seconds = parts
-    return (float(days or 0) * 24 + hours) * 3600 + minutes * 60 + seconds
+    days, hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return float((days * 24 + hours) * 3600 + minutes * 60 + seconds)
 
 
 def parse_squeue(text: str) -> dict[str, JobState]:
@@ -90,16 +91,38 @@ def sacct_rows(text: str) -> list[JobState]:
     jobs = []
     for line in text.splitlines():
         fields = line.split("|", 6)
-        if len(fields) < 5 or "[" in fields[0]:
-            continue  # a pending array's summary row: squeue lists its tasks one by one
+        if len(fields) < 5:
+            continue
         job_id, state, elapsed, node, exit_code = map(str.strip, fields[:5])
         tres = fields[5].strip() if len(fields) > 5 else ""
         name = fields[6].strip() if len(fields) > 6 else ""
         word = state.split()[0] if state else "UNKNOWN"  # "CANCELLED by 0" -> CANCELLED
         reason = f"exit {exit_code}" if exit_code not in ("", "0:0") else ""
-        jobs.append(JobState(job_id, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name,
-                             allocated_gpus(tres)))
+        for task in array_tasks(job_id):  # an array cancelled while pending has only its summary row
+            jobs.append(JobState(task, word, float(elapsed) if elapsed.isdigit() else None, node, reason, name,
+                                 allocated_gpus(tres)))
     return jobs
+
+
+_SUMMARY = re.compile(r"(\d+)_\[([\d,-]+)(?:%\d+)?\]")
+
+
+def array_tasks(job_id: str) -> list[str]:
+    """The task ids a sacct JobID stands for: itself, or each task of a summary row of tasks that
+    never started ("39_[0-1,4]" -> 39_0, 39_1, 39_4; a throttle "%2" is not a task); [] when a
+    summary cannot be read or names more tasks than SLURM allows in an array."""
+    if "[" not in job_id:
+        return [job_id]
+    match = _SUMMARY.fullmatch(job_id)
+    if match is None:
+        return []
+    spans = [part.partition("-") for part in match.group(2).split(",")]
+    if any(not a.isdigit() or (b and not b.isdigit()) for a, _, b in spans):
+        return []
+    ranges = [range(int(a), int(b or a) + 1) for a, _, b in spans]
+    if sum(len(r) for r in ranges) > MAX_ARRAY_TASKS:
+        return []
+    return [f"{match.group(1)}_{i}" for r in ranges for i in r]
 
 
 @functools.lru_cache(maxsize=1024)  # a study's jobs share a few AllocTRES strings: 100,000 rows parse them once
@@ -112,6 +135,12 @@ def allocated_gpus(tres: str) -> Optional[int]:
         return int(counts["gres/gpu"])
     typed = [int(v) for k, v in counts.items() if k.startswith("gres/gpu:") and v.isdigit()]
     return sum(typed) if typed else None
+
+
+def was_requeued(job: JobState) -> bool:
+    """squeue's sign that a waiting job ran before (scontrol requeue, a node failure): SLURM holds a
+    requeued job back by a begin time. sacct then has its earlier runs, which count as spent."""
+    return job.state.startswith("REQUEUE") or (job.state == "PENDING" and job.reason == "BeginTime")
 
 
 def is_ours(job: JobState, token: str) -> bool:
@@ -171,8 +200,8 @@ class SlurmClient:
         """States of these ARRAY_TASK ids and of every job with one of these names: one squeue,
         then one sacct for what squeue no longer lists (by id, or by user since `since` when a
         name is still missing). `squeue_only` ids are reported only if squeue still lists them.
-        The runs of the `charged` ids that squeue does not list as waiting or running come in
-        `runs` (from that same sacct). Ids may come with their submission's token (a mapping):
+        The runs of the `charged` ids that squeue does not list as waiting or running, or lists
+        as requeued, come in `runs` (from that same sacct). Ids may come with their submission's token (a mapping):
         a job of that id whose name carries another token is someone else's."""
         wanted, names, extra = _tokens(job_ids), set(names), _tokens(squeue_only)
         if not wanted and not names and not extra and not charged:
@@ -185,7 +214,8 @@ class SlurmClient:
         extras = {k: v for k, v in listed.items() if k in extra and is_ours(v, extra[k])}
         missing_ids = set(wanted) - set(jobs)
         missing_names = names - {j.name for j in jobs.values()}
-        ended = {k: t for k, t in _tokens(charged).items() if k not in listed or listed[k].state not in LIVE_WORDS}
+        ended = {k: t for k, t in _tokens(charged).items()
+                 if k not in listed or listed[k].state not in LIVE_WORDS or was_requeued(listed[k])}
         if not (missing_ids or missing_names or ended) or self.accounting_off:
             return Snapshot({**extras, **jobs}, self.warning)
         command = ["sacct", "-X", "-D", "-P", "-n", "-o", SACCT_FIELDS]

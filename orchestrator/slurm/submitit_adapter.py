@@ -29,7 +29,8 @@ from orchestrator.errors import SchedulerError
 from results_format.text import last_line
 from orchestrator.plan.cluster import packing
 from orchestrator.plan.plan import ArrayPlan, Plan
-from results_format.registry import Submission, now_iso
+from orchestrator.plan.private_dir import private_files
+from results_format.registry import Submission, now_iso, this_user
 from orchestrator.slurm.sbatch import job_name, render_sbatch
 from orchestrator.slurm.slurm_client import scheduler_answer
 
@@ -143,7 +144,7 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
     calls: list[tuple[Callable[..., Any], Any]] = ([(CellsRun(), task) for task in tasks] if pack > 1
                                                    else [(CellRun(), cell) for cell in cells])
     try:  # submitit prints sbatch's stderr on failure; our one-line error says it instead
-        with contextlib.redirect_stderr(io.StringIO()), executor.batch():
+        with contextlib.redirect_stderr(io.StringIO()), private_files(), executor.batch():
             jobs = [executor.submit(run, what, plan.results_dir, plan.data_dir) for run, what in calls]
     except Exception as exc:  # sbatch's refusal: its own words say why
         message = last_line(str(exc)) or "sbatch failed"
@@ -159,6 +160,6 @@ def submit_slurm_array(plan: Plan, array: ArrayPlan, cells: list[StudyCell], tok
     job_of = [jobs[i // packed.cells_per_task] if pack > 1 else jobs[i] for i in range(len(ids))]
     return [
         Submission(cell_id, "slurm", job.job_id, array.name, at, plan.recorded(job.paths.stdout),
-                   plan.recorded(job.paths.stderr), token=token, time_min=shape.time_min)
+                   plan.recorded(job.paths.stderr), token=token, time_min=shape.time_min, user=this_user())
         for cell_id, job in zip(ids, job_of, strict=True)
     ]

@@ -102,7 +102,9 @@ class ResultCache:
         for cell_id, entry in present:
             try:
                 stat = entry.stat()
-            except OSError:
+            except OSError as exc:  # a link to nothing, or a loop of links: said, as a FIFO is
+                self.skipped_files.append(f"result file {entry.path} cannot be read ({exc.strerror}); skipped it: "
+                                          "move it aside")
                 continue
             key = (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
             known = kept.get(cell_id)

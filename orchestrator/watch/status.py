@@ -112,6 +112,9 @@ def cell_state(sub: Optional[Submission], result, job: Optional[JobState], *, lo
     if not word:
         if isinstance(result, ResultDigest):
             return CellState.FAILED, error_line
+        if sub.user and sub.user != registry.this_user():  # not ended: out of sight (retry-failed leaves it)
+            return CellState.UNKNOWN, (f"job {sub.job_id} is {sub.user}'s: squeue and sacct show you your own jobs "
+                                       f"only; `status` as {sub.user} says how it is")
         if accounting and (age_s is None or age_s < SACCT_LAG_S):
             return CellState.UNKNOWN, "not in squeue; sacct has no record yet"
         return CellState.FAILED, error_line or (

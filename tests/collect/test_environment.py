@@ -5,7 +5,7 @@ from __future__ import annotations
 from collect.report import collect, environment
 from jobs.allreduce.cell import AllreduceCell
 from jobs.allreduce.result import AllreduceFindings, SizeTiming
-from jobs.core.result import Result, write_result
+from jobs.core.result import Result
 from tests.factories import cell, train_result, write_results
 
 
@@ -17,9 +17,8 @@ def gloo_result(repeat: int) -> Result:
 
 
 def test_the_backend_row_counts_the_training_and_allreduce_runs(tmp_path):
-    results = write_results(tmp_path, [train_result(cell("ddp", 32, 2), busbw_gbps=40.0), train_result(cell("single", 32))])
-    for repeat in range(2):
-        write_result(results, gloo_result(repeat))
+    results = write_results(tmp_path, [train_result(cell("ddp", 32, 2), busbw_gbps=40.0), train_result(cell("single", 32)),
+                                       *(gloo_result(repeat) for repeat in range(2))])
     rows = dict(environment(collect(results).cells))
     assert rows["all-reduce backend"] == "gloo (2 runs); nccl (1 runs)"
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from collect.load import load
+from collect.load import SkippedFile, load
 from jobs.core.layout import result_path
 from jobs.core.result import ResultError, write_result
 from jobs.train.cell import Cell
@@ -104,11 +104,24 @@ def test_a_cell_the_local_executor_skipped_is_skipped_until_submitted_again(mixe
     assert row(training(results).frame, late).status == "pending"
 
 
-def test_a_result_outside_the_plan_still_gets_a_row(mixed_dir, tmp_path):
+def test_a_result_outside_the_plan_is_left_out_and_named_unless_asked_for(mixed_dir, tmp_path):
+    """Issue 45 item 6: it was folded into Q1 ("10.00x faster from batch 8 to 64") and nothing said so."""
     results = mixed_dir
     extra = cell("single", 64)
     write_result(results, train_result(extra, epoch_s=3.0, train_s=2.0))
-    assert row(training(results).frame, extra).status == "ok"
+    with pytest.warns(SkippedFile, match=rf"1 result file\(s\) of cells the plan does not hold \({extra.cell_id}.json\)"):
+        loaded = load(results)
+    assert extra.cell_id not in {c.cell_id for c in loaded.cells}
+    taken = load(results, unplanned=True)
+    assert [c.status for c in taken.cells if c.cell_id == extra.cell_id] == ["ok"]
+
+
+def test_a_junk_file_named_like_a_result_is_named_as_no_cell_of_the_plan(mixed_dir):
+    """Issue 45 item 6: it asked to "rerun submit to redo that cell" for a cell that does not exist."""
+    junk = mixed_dir / "0123456789ab.json"
+    junk.write_text("junk")
+    with pytest.raises(ResultError, match=f"{junk} cannot be read as a result .*no cell of the plan has that id"):
+        load(mixed_dir)
 
 
 def test_a_result_written_before_a_field_was_added_is_its_planned_cell(tmp_path):

@@ -4,7 +4,10 @@ prints the same plan, `submit --settle` queues exactly those runs (new repeats: 
 nothing measured again) within the budget, and once they have results the words are decided."""
 from __future__ import annotations
 
+import dataclasses
+
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,10 +18,12 @@ from jobs.core.cell import run_seed
 from jobs.core.result import write_result
 from orchestrator import settle
 from orchestrator import submit as submit_module
+from orchestrator.commands import settle as settle_command
 from orchestrator.local.machine import Machine
-from orchestrator.plan.plan import read_plan
+from orchestrator.errors import SchedulerError
+from orchestrator.plan.plan import install_plan, read_plan
 from tests.collect.dirs import hw5_results, write_hw5
-from tests.helpers import cli
+from tests.helpers import TINY_STUDY, cli
 
 # hw5 with one repeat: every comparison is one run a side, so each is a pilot to 3 runs a side (+2 a configuration).
 # Timing (ratios): A.Q1 (trend, plateau), A.Q2 (15 speedups, the strong point and 2 more of the strong table) and
@@ -42,7 +47,8 @@ def queued(monkeypatch) -> list[list[str]]:
     that can run every hw5 cell (as the GPU node the student would run it on)."""
     calls: list[list[str]] = []
     monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids: calls.append(list(ids)))
-    monkeypatch.setattr(submit_module, "this_machine", lambda: Machine(gpus=0, cpus=64))
+    monkeypatch.setattr(submit_module, "this_machine", lambda: Machine(gpus=8, cpus=64))
+    monkeypatch.setattr(settle_command, "this_machine", lambda: Machine(gpus=8, cpus=64))
     return calls
 
 
@@ -110,6 +116,36 @@ def test_submit_settle_queues_exactly_the_new_repeats_and_then_the_words_are_dec
     code, out, _ = cli(capsys, "submit", "--results", results, "--settle", "--dry-run")
     assert code == 0 and ": final, its second stage is planned" in out  # the rule allows no third round
     assert "`submit --settle` adds" not in out
+
+
+def test_repeats_planned_by_a_settle_whose_queue_failed_are_queued_by_the_next(tmp_path, capsys, queued, monkeypatch):
+    """Issue 45 item 4: after sbatch failed (or a kill before it ran) plan.json had grown, and the next
+    `submit --settle` said "the runs the rule asks for are planned already ... nothing queued", exit 0."""
+    results = write_hw5(tmp_path / "hw5", 1)
+
+    def refused(plan, ids):
+        raise SchedulerError("sbatch: error: Invalid account")
+    monkeypatch.setattr(submit_module, "start_local_queue", refused)
+    code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 2 and "Invalid account" in err
+    grown = read_plan(results)
+    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids: queued.append(list(ids)))
+    code, out, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 0, err
+    assert "local: submitted 0 new repeat(s) and 46 planned earlier that no job had run (--settle)" in out
+    assert len(queued) == 1 and len(queued[0]) == 46 and read_plan(results).cell_ids == grown.cell_ids
+
+
+def test_off_cluster_the_repeats_of_gpu_runs_are_not_run_on_this_cpu(tmp_path, capsys, queued, monkeypatch):
+    """Issue 45 item 9: with no sbatch, `submit --settle` ran the repeats on this CPU and pooled them
+    with the H200 runs in one verdict ("0.007 s (0.006-8.00 s over 3 runs)")."""
+    results = write_hw5(tmp_path / "hw5", 1)
+    before = (results / "plan.json").read_bytes()
+    monkeypatch.setattr(settle_command, "this_machine", lambda: Machine(gpus=0, cpus=2))
+    code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
+    assert code == 2 and "ran on GPUs and this machine would run their repeats on its CPU" in err
+    assert "--executor slurm" in err and len(err.strip().splitlines()) == 1
+    assert (results / "plan.json").read_bytes() == before and queued == []
 
 
 def test_settle_refuses_past_the_budget_and_caps_the_repeats(tmp_path, capsys, queued):
@@ -209,3 +245,36 @@ def test_cpu_runs_are_priced_in_cpu_hours_and_a_boundless_interval_is_said(tmp_p
     line = settle.step_line(dataclasses.replace(step, undecided=dataclasses.replace(step.undecided, verdict=wide)),
                             (1, 0.01), (1, 0.01), "CPU")
     assert "(too few runs to bound it, 2+2 runs)" in line and line.endswith("0.02 CPU-h") and "46.13" not in line
+
+
+def test_low_items_max_repeats_in_ascii_digits_and_a_skipped_file_in_one_warning_line(tmp_path, capsys):
+    """Issue 45, Low: Arabic-Indic digits passed --max-repeats; a FIFO named like a result came in
+    Python's warnings format from `submit --settle`."""
+    results = write_hw5(tmp_path / "hw5", 1)
+    with pytest.raises(SystemExit) as refused:  # argparse's own exit
+        cli(capsys, "submit", "--results", results, "--settle", "--dry-run", "--max-repeats", "\u0663")
+    assert refused.value.code == 2 and "must be a whole number of runs >= 2" in capsys.readouterr().err
+    fifo = results / "0123456789ab.json"
+    os.mkfifo(fifo)
+    code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--dry-run")
+    assert code == 0 and err == f"warning: result file {fifo} is not a regular file (a FIFO); skipped it: move it aside\n"
+
+
+def test_cancel_with_nothing_to_cancel_says_so(tmp_path, capsys):
+    """Issue 45, Low: it printed "cancelled 0 cell(s): ;"."""
+    results = write_hw5(tmp_path / "hw5", 1)
+    code, out, _ = cli(capsys, "cancel", "--results", results, "--all")
+    assert code == 0 and out.startswith("cancelled nothing; ") and "had no live job" in out
+
+
+def test_planning_again_keeps_the_settle_repeats(in_tmp, capsys):
+    """Issue 45, Low: re-running `plan` dropped the settle repeats while Q1 still asked for them."""
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
+    results = in_tmp / "runs" / "tiny"
+    planned = read_plan(results)
+    repeats = [dataclasses.replace(c, repeat=r) for c in planned.cells[:2] for r in (1, 2)]  # as --settle adds them
+    install_plan(settle.extended(planned, repeats), TINY_STUDY.read_text(), {})
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0
+    assert read_plan(results).cell_ids == planned.cell_ids + tuple(c.cell_id for c in repeats)
+    assert cli(capsys, "plan", "--study", TINY_STUDY)[0] == 0  # and once more: each kept once
+    assert len(read_plan(results).cell_ids) == len(planned.cell_ids) + 4

@@ -87,6 +87,21 @@ def test_running_jobs_are_charged_from_squeue_without_a_sacct(tmp_path):
     assert ledger.spent == pytest.approx(120 / 3600) and ledger.running == ledger.spent
 
 
+def test_a_requeued_job_waiting_again_is_charged_its_earlier_runs(tmp_path):
+    """Issue 45 item 3: after `scontrol requeue` or a node failure the job waits (BeginTime) and sacct
+    already lists its earlier runs; they were not counted until the rerun ended."""
+    plan = plan_of(tmp_path, 1)
+    registry.append_entries(tmp_path, [Submission(plan.cell_ids[0], "slurm", "5_0", "n1-g1-t1", iso(600), token="t")])
+    client = ScriptedSlurm(squeue="5_0|PENDING|0:00||BeginTime|s-n1-g1-t1-t\n",
+                           sacct="5_0|NODE_FAIL|65|n1|0:0|cpu=1,gres/gpu=1,node=1|s-n1-g1-t1-t\n"
+                                 "5_0|PENDING|0|None assigned|0:0||s-n1-g1-t1-t\n")
+    monitor = Monitor(plan, client)
+    rows = monitor.refresh().rows
+    assert rows[0].state == "pending"
+    assert budget.ledger_of(plan, monitor, rows).spent == pytest.approx(65 / 3600)
+    assert client.calls == {"squeue": 1, "sacct": 1}
+
+
 # --- the whole flow through the local executor ------------------------------------------------
 
 def test_a_budget_caps_submit_and_a_retry_is_charged(in_tmp, capsys):

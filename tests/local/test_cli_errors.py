@@ -30,6 +30,9 @@ GOOD = TINY_STUDY.read_text()
     (lambda s: s.replace('engine = ["dp", "ddp"]', 'engine = ["dp", "ddp", "dp"]'), "grid[1].engine lists 'dp' twice"),
     (lambda s: s.replace("batch_per_gpu = 16", "batch_per_gpu = []"), "[defaults].batch_per_gpu is an empty list"),
     (lambda s: s.replace("batch_per_gpu = 16", "batch_per_gpu = [8, 8]"), "[defaults].batch_per_gpu lists 8 twice"),
+    # issue 45 item 8: numbers with no ceiling (10^7 cells took plan past 120 s and 3.3 GB)
+    (lambda s: s.replace("time_min = 10", "time_min = 99999999999"), "[cluster] time_min must be at most 527040"),
+    (lambda s: "max_cells = 10000000\n" + s, "max_cells must be an int from 1 to 200,000, got 10000000"),
 ])
 def test_bad_study_file_is_one_line_exit_2_and_nothing_planned(in_tmp, capsys, edit, expected):
     study = write_study(in_tmp, edit(GOOD))
@@ -127,3 +130,12 @@ def test_a_hand_edited_plan_is_one_line_naming_the_file_exit_2(in_tmp, capsys, e
         assert err.startswith("error: plan file ") and str(Path("runs/tiny/plan.json")) in err and expected in err, err
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (in_tmp / "runs" / "tiny" / "registry.jsonl").exists()
+
+
+@pytest.mark.parametrize("minutes", ["99999999999999999999", "527041", "0"])
+def test_a_time_limit_past_a_year_is_refused(in_tmp, capsys, minutes):
+    """Issue 45 item 8: SLURM made 10^20 minutes UNLIMITED, and the budget charged 3.3e18 GPU-h."""
+    study = write_study(in_tmp, GOOD)
+    assert cli(capsys, "plan", "--study", study)[0] == 0
+    code, _, err = cli(capsys, "submit", "--study", study, "--executor", "local", "--time-min", minutes)
+    assert code == 2 and "--time-min must be" in err and "at most 527040" in err and len(err.splitlines()) == 1

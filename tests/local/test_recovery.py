@@ -164,7 +164,7 @@ def test_a_job_id_reused_after_a_slurm_restart_is_not_taken_for_the_cells_job(tm
     client = ScriptedSlurm(squeue, sacct)
     row = Monitor(plan, client).refresh().rows[0]
     assert (row.state, row.job_state) == ("failed", "COMPLETED"), row
-    assert cancel(plan, [cid], client) == [] and not any(c[0] == "scancel" for c in client.commands)
+    assert cancel(plan, [cid], client).cancelled == [] and not any(c[0] == "scancel" for c in client.commands)
 
 
 # --- why a cell ended --------------------------------------------------------------------------

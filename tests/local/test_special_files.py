@@ -66,6 +66,18 @@ def test_status_skips_a_fifo_result_with_a_warning_naming_it(fifo_results, capsy
     assert len(shown["skipped_files"]) == 1 and f"{cell_id}.json" in shown["skipped_files"][0]
 
 
+@pytest.mark.parametrize("link", ["a loop", "to nothing"])
+def test_status_names_a_result_link_that_leads_nowhere(in_tmp, capsys, link):
+    """Issue 45, Low: a symlink loop named <cell>.json was silent in `status`."""
+    assert main(["plan", "--study", str(TINY_STUDY)]) == 0
+    results = in_tmp / "runs" / "tiny"
+    path = result_path(results, json.loads((results / "plan.json").read_text())["arrays"][0]["cell_ids"][0])
+    path.symlink_to(path.name if link == "a loop" else "gone.json")
+    capsys.readouterr()
+    assert main(["status", "--study", str(TINY_STUDY)]) == 0
+    assert f"warning: result file {path.absolute()} cannot be read" in capsys.readouterr().err
+
+
 def test_collect_skips_a_fifo_result_with_a_warning_naming_it(fifo_results, capsys, deadline):
     results, cell_id = fifo_results
     assert main(["collect", "--study", str(TINY_STUDY)]) == 0

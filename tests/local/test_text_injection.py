@@ -61,3 +61,20 @@ def test_collect_prints_escapes_visibly_and_writes_no_html_or_link_into_markdown
 def test_an_error_line_shows_a_paths_escapes_visibly(tmp_path, capsys):
     code, _, err = cli(capsys, "collect", "--results", tmp_path / "x\x1b[2Jy")
     assert code == 2 and "\x1b" not in err and "x\\x1b[2Jy" in err
+
+
+def test_a_lone_surrogate_nul_esc_and_carriage_return_are_shown_everywhere(tmp_path, capsys):
+    """Issue 45 item 7: a lone surrogate (a file name that is not UTF-8) ended collect, --json and
+    --report in UnicodeEncodeError; NUL and ESC reached report.html; \\r hid what came before it."""
+    done, failed = cell(b=8), cell(b=64)  # Q1 names the failed batch and its error
+    error = "OSError: cannot open b'\udcff.png' \x00\x1b[2J before\rafter"
+    path = write_results(tmp_path / "runs", [train_result(done), train_result(failed, "failed", error=error)])
+    append_entries(path, [Submission(failed.cell_id, "local", "999999999", "n1-g1-t1", "2025-01-01T00:00:00+00:00")])
+    code, out, _ = cli(capsys, "status", "--results", path)
+    assert "before\\rafter" in "".join(out.split())
+    for extra in ((), ("--json",), ("--report",)):
+        code, out, err = cli(capsys, "collect", "--results", path, *extra)
+        assert code == 0 and not err, err
+        out.encode()  # what a UTF-8 terminal or pipe must take
+    html = (path / "report.html").read_text()
+    assert "\x00" not in html and "\x1b" not in html and "\\udcff" in html and "\\x00" in html

@@ -7,7 +7,9 @@ import pytest
 
 from orchestrator.errors import RegistryError
 from jobs.core.layout import REGISTRY_FILE
+from results_format import registry
 from results_format.registry import Abandoned, Cancelled, Intent, Skipped, Submission, append_entries, load
+from tests.two_users import as_nobody
 
 
 def submissions(path) -> list[Submission]:
@@ -151,3 +153,22 @@ def test_good_lines_of_every_kind_read_back_as_meant(tmp_path):
 def test_a_deeply_nested_line_is_corrupt(tmp_path):
     (tmp_path / REGISTRY_FILE).write_text("[" * 100_000 + "]" * 100_000 + "\n")
     assert re.search("line 1 is corrupt", first_error(tmp_path))
+
+
+def test_another_users_submit_lock_is_named_as_theirs_not_as_an_unwritable_dir(shared_tmp):
+    """Issue 45, Low: it read "cannot write in DIR" in a dir the user can write."""
+    results = shared_tmp / "study"
+    results.mkdir(mode=0o777)
+    results.chmod(0o777)
+    (results / ".submit.lock").touch(mode=0o644)  # root's: the labmate (nobody) cannot open it to write
+    said = shared_tmp / "said.txt"
+
+    def labmate() -> None:
+        try:
+            with registry.submit_lock(results):
+                pass
+        except RegistryError as exc:
+            said.write_text(str(exc))
+
+    as_nobody(labmate)
+    assert said.read_text().startswith(f"{results / '.submit.lock'} is uid 0's (Permission denied): another user")

@@ -9,7 +9,8 @@ import pytest
 
 from jobs.train.cell import Cell
 from jobs.train.result import DDPEvidence
-from jobs.core.result import Result, ResultError, read_good_result, read_result, result_path, write_result
+from jobs.core.result import (ERROR_CHARS, ERROR_LINES, Result, ResultError, read_good_result, read_result, result_path,
+                              write_result)
 from tests.factories import cell, train_result
 
 CELL = cell("ddp", 128, 2)
@@ -144,6 +145,54 @@ def test_a_newer_schema_version_is_a_clear_error(tmp_path):
     path.write_text(json.dumps({**result("ok").to_dict(), "schema_version": 2, "kind": "ptq"}))
     with pytest.raises(ResultError, match=r"schema_version 2.*reads 1.*upgrade"):
         read_result(path)
+
+
+@pytest.mark.parametrize("version", [0, -7, None, True, 1.0])
+def test_a_schema_version_no_run_writes_is_refused(tmp_path, version):
+    """Issue 45 item 6: 0, -7 and a missing version were read as version 1."""
+    data = result("ok").to_dict()
+    if version is None:
+        del data["schema_version"]
+    else:
+        data["schema_version"] = version
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultError, match=f"{CELL.cell_id}.json.*schema_version"):
+        read_result(path)
+
+
+def test_a_key_given_twice_is_refused(tmp_path):
+    """Issue 45 item 6: JSON's last value of a key won, where a reader elsewhere may take the first."""
+    path = write_result(tmp_path, result("failed"))
+    path.write_text(path.read_text().replace('"status": "failed"', '"status": "failed", "status": "ok"'))
+    with pytest.raises(ResultError, match=f"{CELL.cell_id}.json.*key 'status' is there twice"):
+        read_result(path)
+
+
+@pytest.mark.parametrize("epochs, timed", [([], 2), (None, 99)])
+def test_a_timed_epoch_the_result_does_not_hold_is_refused(tmp_path, epochs, timed):
+    """Issue 45 item 6: an ok result whose timed epoch is missing was dropped in silence, status said done."""
+    data = result("ok").to_dict()
+    data["epochs"] = data["epochs"] if epochs is None else epochs
+    data["timed"]["epoch"] = timed
+    path = result_path(tmp_path, CELL.cell_id)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultError, match=f"{CELL.cell_id}.json.*timed.epoch {timed} is none of its epochs"):
+        read_result(path)
+
+
+def test_a_long_error_is_cut_to_its_end_naming_the_file_that_holds_it_whole(tmp_path):
+    """Issue 45 item 7: a 10 MB error took status 18 s and 87,408 lines, and was quoted whole."""
+    many = "\n".join(f"line {i}" for i in range(87_408)) + "\nRuntimeError: the end\n"  # a traceback's last newline
+    path = write_result(tmp_path, Result(CELL.cell_id, CELL.to_dict(), "failed", error=many))
+    shown = read_result(path).error
+    assert shown.split("\n")[0] == "line 87389" and len(shown.split("\n")) == ERROR_LINES
+    assert shown.endswith(f"RuntimeError: the end [cut to its end; the whole error is in {path}]")
+    path.unlink()
+    path = write_result(tmp_path, Result(CELL.cell_id, CELL.to_dict(), "failed", error="x" * 10_000_000 + " end"))
+    shown = read_result(path).error
+    assert len(shown) < ERROR_CHARS + 200 and shown.startswith("...x") and "x end [cut to its end" in shown
+    assert read_result(write_result(tmp_path / "b", result("failed"))).error == result("failed").error  # short: whole
 
 
 def test_a_diverged_run_writes_strict_json_and_reads_its_nan_back(tmp_path):

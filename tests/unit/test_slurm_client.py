@@ -23,8 +23,8 @@ def test_parse_elapsed(text, seconds):
     assert parse_elapsed(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["INVALID", "N/A", "", "  "])
-def test_parse_elapsed_without_a_time(text):
+@pytest.mark.parametrize("text", ["INVALID", "N/A", "", "  ", "UNLIMITED", "abc", "1:a", "1:2:3:4", "-5:00", "1-", "1e3:00"])
+def test_parse_elapsed_without_a_time(text):  # issue 45 item 8: these raised ValueError, "-5:00" read 300 s
     assert parse_elapsed(text) is None
 
 
@@ -54,13 +54,28 @@ def test_sacct_rows():
         "short|line\n"
     )
     rows = sacct_rows(text)
-    assert [j.job_id for j in rows] == ["17_0", "17_1", "17_4", "17_5", "17_6"]  # the array's summary row is skipped
+    assert [j.job_id for j in rows] == ["17_0", "17_1", "17_2", "17_3", "17_4", "17_5", "17_6"]  # a summary row: its tasks
     jobs = {j.job_id: j for j in rows}
     assert jobs["17_0"] == JobState("17_0", "COMPLETED", 125.0, "n1", "")
     assert jobs["17_1"].state == "CANCELLED" and jobs["17_1"].reason == "exit 0:15"
     assert jobs["17_4"] == JobState("17_4", "FAILED", 7.0, "n1", "exit 1:0")
     assert jobs["17_5"].elapsed_s == 3600.0 and jobs["17_5"].node == "n1,n2"
     assert jobs["17_6"].elapsed_s is None
+
+
+def test_an_array_cancelled_while_pending_is_each_task_cancelled_after_nothing():
+    """Issue 45 item 2: sacct keeps only the summary row of an array scancelled while pending; it was
+    skipped, and the cells read failed and charged their time limit."""
+    rows = sacct_rows("39_[0-1,4]|CANCELLED by 0|0|None assigned|0:0||n1-g1-tok\n40_[0-2%1]|CANCELLED by 0|0||0:0\n")
+    assert [(j.job_id, j.state, j.elapsed_s) for j in rows] == [
+        ("39_0", "CANCELLED", 0.0), ("39_1", "CANCELLED", 0.0), ("39_4", "CANCELLED", 0.0),
+        ("40_0", "CANCELLED", 0.0), ("40_1", "CANCELLED", 0.0), ("40_2", "CANCELLED", 0.0)]
+    assert rows[0].name == "n1-g1-tok"
+
+
+@pytest.mark.parametrize("job_id", ["39_[a-b]", "39_[]", "39_[0-9999999999]", "39_[1-]x"])
+def test_an_unreadable_or_huge_summary_row_names_no_task(job_id):
+    assert sacct_rows(f"{job_id}|CANCELLED|0||0:0\n") == []
 
 
 def test_sacct_rows_empty_state_reads_unknown():

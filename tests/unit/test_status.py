@@ -1,6 +1,8 @@
 """orchestrator.watch.status: each cell's state from its submission, its result and the scheduler's word."""
 from __future__ import annotations
 
+import dataclasses
+
 import datetime as dt
 import os
 
@@ -114,6 +116,16 @@ def test_an_unreadable_result_file_is_a_failure_that_names_it():
 
 def test_submitted_but_no_scheduler_record_is_unknown():
     assert cell_state(SLURM_SUB, None, None) == ("unknown", "not in squeue; sacct has no record yet")
+
+
+def test_another_users_job_out_of_sight_is_unknown_and_named_never_failed(monkeypatch):
+    """Issue 45 item 5: squeue -u $USER never lists a labmate's job in a shared dir: its cell went
+    unknown, then failed, and `submit --retry-failed` queued it again beside theirs."""
+    monkeypatch.setenv("USER", "me")
+    theirs = dataclasses.replace(SLURM_SUB, user="alice")
+    state, detail = cell_state(theirs, None, None, age_s=3600)
+    assert state == "unknown" and not state.is_retryable and detail.startswith("job 17_0 is alice's")
+    assert cell_state(dataclasses.replace(SLURM_SUB, user="me"), None, None, age_s=3600)[0] == "failed"
 
 
 def test_a_state_is_live_or_terminal_never_both():

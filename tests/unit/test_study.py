@@ -320,7 +320,7 @@ def test_max_cells_counts_every_grid_and_can_be_raised():
 
 @pytest.mark.parametrize("value", [0, -1, "10", True])
 def test_max_cells_must_be_a_positive_int(value):
-    with pytest.raises(StudyError, match="max_cells must be an int > 0"):
+    with pytest.raises(StudyError, match="max_cells must be an int from 1 to 200,000"):
         study(max_cells=value)
 
 
