@@ -11,7 +11,7 @@ from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number, seconds
 from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
-from collect.verdict import Verdict
+from collect.verdict import Verdict, leaning
 
 SETUPS = 2  # setups an answer names one by one, each with its batches (the table has them all)
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
@@ -169,7 +169,7 @@ def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
 
 def _above(v: Optional[Verdict]) -> bool:
     """TN above T1/N: beyond by the verdict, or with one run each above it by more than the threshold."""
-    return v is not None and (v.direction > 0 or (v.one_run and v.ratio > 1 + v.threshold))
+    return v is not None and leaning(v) > 0
 
 
 def _q3_because(splits: tuple[Split, ...]) -> Q3Because:

@@ -17,7 +17,7 @@ from collect.train.answers_common import caveats, cited, part_a, pct, points_aga
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
 from collect.train.tables import Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
-from collect.verdict import Difference
+from collect.verdict import Difference, leaning
 
 
 @dataclass(frozen=True)
@@ -105,8 +105,7 @@ def q41_text(a: Q41Answer) -> str:
         parts.append("The large batch's accuracy is " + says(a.gap, Words(
             f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
             "not clearly different from the baseline's")) + (
-            ": with the same epochs it takes far fewer, larger steps at the same learning rate." if a.gap.direction < 0
-            or (a.gap.one_run and a.gap.delta < -a.gap.threshold) else "."))
+            ": with the same epochs it takes far fewer, larger steps at the same learning rate." if leaning(a.gap) < 0 else "."))
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
         parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
     missing = a.missing if a.large else a.planned  # the runs that failed, in the note

@@ -16,6 +16,7 @@ from collect.train.answers_comm import BOUND, Q3Because
 from collect.train.answers_speedup import StrongClaim, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
+from collect.verdict import leaning
 
 Tables = Mapping[str, pd.DataFrame]
 HOST_CAVEAT = "fewer hosts than nodes"
@@ -166,9 +167,8 @@ def setting_said(a: Any, tables: Tables) -> list[str]:
 
 
 def _beyond(v: Any) -> bool:
-    """Beyond the threshold: by the verdict, or one run a side past it."""
-    change = v.ratio - 1 if hasattr(v, "ratio") else v.delta
-    return v.outcome == "beyond" or (v.one_run and abs(change) > v.threshold)
+    """Beyond the threshold: by the verdict, or one run a side past its band (collect.verdict.leaning)."""
+    return v.outcome == "beyond" or leaning(v) != 0
 
 
 def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
