@@ -64,6 +64,12 @@ def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]
     return tuple(namer.evidence(i, r) for i, r in rows)
 
 
+# What DataParallel moves each step (torch.nn.DataParallel: replicate, scatter, gather, and the backward of
+# those copies, which sums every replica's gradients into GPU 0's): Q3.1 and Q6 say it in these words.
+DP_TRAFFIC = ("copies the model from GPU 0 to every GPU on each forward, scatters the inputs and gathers the outputs, "
+              "and in the backward reduces every GPU's gradients onto GPU 0")
+
+
 def at_batches(pairs: Iterable[tuple[str, int]], setups: int = 3) -> str:
     """The runs by setup, in first-seen order: "2 GPUs, DataParallel at batch 32 and 128; 4 GPUs, DDP at
     batch 512"; past `setups` setups, "... and 2 more setups"."""

@@ -183,22 +183,23 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
 
 def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
     header = ["setup", "batch per GPU", "T1 (s)", "TN (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
-              "compute measured (s)", "comm measured (s)"]
+              "compute measured (s)", "comm measured (s)", "data wait (s)"]
     fields = varying(t2, SHOWN)
     rows = []
     for r in t2.itertuples(index=False):
         t1 = seconds(r.t1_train_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line = [row_name(r, fields), str(r.batch_per_gpu), t1]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 4)
+            rows.append(line + [status_text(r.status)] + [""] * 5)
             continue
         not_measured = math.isnan(r.comm_measured_s)
         line += [ranged(r, "train_s"), seconds(r.compute_est_s), seconds(r.comm_est_s)]
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
+        line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
     formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
                 "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither "
-                "compute nor communication",
+                "compute nor communication; data wait = rank 0's wait on its loader in that epoch (outside T)",
                 f.FORMULAS["spread"]]
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
