@@ -280,9 +280,12 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
                 "the batch is claimed.")
         text += "" if a.cpu else next((_measured_text(s) for s in g[-1:] + g[:1] if _unexplained(s)), "")
     elif a.because == Q3Because.MIXED:
-        rises = next(h for h in _by_setup(a.splits).values() if len(h) >= 2 and not h[-1].share < h[0].share)
+        groups = [h for h in _by_setup(a.splits).values() if len(h) >= 2]
+        falls = next(h for h in groups if h[-1].share < h[0].share)
+        rises = next(h for h in groups if not h[-1].share < h[0].share)
         text = (f" Communication's share does not move one way with the batch: it falls in {a.falls[0]} of {a.falls[1]} "
-                f"setups ({g[0].setup}: {_ends(g)}) but not in {rises[0].setup} ({_ends(rises)}), so no trend is claimed.")
+                f"setups ({falls[0].setup}: {_ends(falls)}) but not in {rises[0].setup} ({_ends(rises)}), so no trend is "
+                "claimed.")
     elif a.because == Q3Because.OVERLAP:
         text = (f" Over the runs' spread the share at batch {g[0].batch} spans {_span(g[0])} and at {g[-1].batch} "
                 f"{_span(g[-1])}{on}: they overlap, so no trend with the batch is claimed.")
