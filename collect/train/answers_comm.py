@@ -237,7 +237,7 @@ def q31_text(a: Q31Answer) -> str:
     if a.splits and not any(s.share >= BOUND for s in a.splits):
         every = "Every run is" if len(a.splits) > 1 else "The one run is"
         text += f" {every} computation-bound (communication under half its train time)."
-    if any(s.engine == "dp" for s in a.splits):
+    if any(s.engine == "dp" for s in a.splits) and not a.cpu:  # on a CPU DataParallel wraps nothing (the note)
         text += f" DataParallel's TN - T1/N holds all its traffic and overhead, not an all-reduce: it {DP_TRAFFIC}."
     if a.cpu:
         text += _cpu_text(first)

@@ -264,7 +264,7 @@ def q2_text(a: Q2Answer) -> str:
         low, high = min(a.speedups, key=lambda s: s.speedup), max(a.speedups, key=lambda s: s.speedup)
         ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{_undecided(s)})" for s in ([low] if low is high else [low, high])]
         text += f" on {a.device}: from {ends[0]} to {ends[-1]}" if len(ends) > 1 else f" on {a.device}: {ends[0]}"
-        text += _level(a.level) + "."
+        text += _level(a.level, low) + "."
     else:
         text += "; no multi-GPU run has a speedup yet."
     slower = [(s.setup, s.batch) for s in a.speedups if decided(s.verdict) > 0]
@@ -277,11 +277,12 @@ def q2_text(a: Q2Answer) -> str:
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
 
 
-def _level(level: tuple[Speedup, ...]) -> str:
+def _level(level: tuple[Speedup, ...], lowest: Speedup) -> str:
     """The speedups level with the highest (Q2Answer.level): named, so the top is not read as a finding."""
     if not level:
         return ""
-    named = listing([f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" for s in level[:3]])
+    named = listing([f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{', the lowest' * (s is lowest)})"
+                     for s in level[:3]])
     more = f" and {len(level) - 3} more (Table 1)" if len(level) > 3 else ""
     return f"; {named}{more} {'is' if len(level) == 1 else 'are'} level with it within the threshold or the runs' spread"
 

@@ -140,8 +140,9 @@ def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
     """Repeats that do not decide: why (the ratio's interval, not the runs' ranges), and the per-step
     figure that would be the reason if the difference held."""
     needed = f"; about {v.repeats_needed} runs each would settle it" if v.repeats_needed else ""
-    return (f" Whether a larger batch is faster is not settled: batch {last.batch} took {v.ratio:.2f}x the time of "
-            f"batch {first.batch}, but with {_runs(v)} that ratio's 95% interval ({v.low:.2f}x-{v.high:.2f}x) is too "
+    # the speedup (the inverted ratio of times), as `submit --settle` prints this very comparison
+    return (f" Whether a larger batch is faster is not settled: batch {last.batch}'s speedup over batch {first.batch} "
+            f"is {1 / v.ratio:.2f}x, but with {_runs(v)} its 95% interval ({1 / v.high:.2f}x-{1 / v.low:.2f}x) is too "
             f"wide to rule out no change{needed}. {_per_step(first, last, 'If it holds, the reason is per step')}.")
 
 
