@@ -346,7 +346,8 @@ def no_hidden_list(a: Any, tables: Tables) -> list[str]:
 
 def systems_facts(a: Any, tables: Tables) -> list[str]:
     """Class 5: where DataParallel's traffic is described (Q3.1 on a GPU, Q6), the gradients' reduce onto GPU 0
-    in the backward is said; Q2's Q1-pair data point quotes Q2's T (the epoch with loading)."""
+    in the backward is said; Q2's Q1-pair data point quotes Q2's T (the epoch with loading); Q4.2 reports the
+    remedies at every batch where one ran."""
     out = []
     said = "reduces every GPU's gradients onto GPU 0"
     if a.id == "A.Q3.1" and not a.record.cpu and any(sp.engine == "dp" for sp in a.record.splits) and said not in a.text:
@@ -355,6 +356,11 @@ def systems_facts(a: Any, tables: Tables) -> list[str]:
         out.append("DataParallel's gradient reduce unsaid")
     if a.id == "A.Q2" and a.record.q1_pair and "1 GPU trains an epoch in" in a.text:
         out.append("Q2's data point quotes train times, not its T")
+    if a.id == "A.Q4.2":
+        q4 = tables["q4"]
+        ran = q4[(q4.lr_scaling == "linear") & ~q4.sync_bn.astype(bool) & (q4.status == "ok") & q4.accuracy.notna()]
+        out += [f"remedies at batch {b} per GPU unreported" for b in sorted(set(ran.batch_per_gpu.astype(int)))
+                if not re.search(rf"\b{b} per GPU", a.text)]
     return out
 
 

@@ -331,6 +331,8 @@ def test_class_5_a_systems_fact_left_out_fails(run8):
     for q in (a["A.Q3.1"], a["A.Q6"]):
         assert reduce in q.text
         _fails(claims.systems_facts, _bad(q, q.text.replace(reduce, "")), t)
+    q42 = a["A.Q4.2"]  # the remedies ran at 2048 and 8192 per GPU: the largest alone is not the answer
+    _fails(claims.systems_facts, _bad(q42, q42.text.split(" At batch 2048 per GPU")[0]), t)
 
 
 def test_class_6_two_numbers_for_one_comparison_fail():
