@@ -157,6 +157,17 @@ def leaning(v: Verdict | Difference) -> int:
     return -1 if centre < -edge else 1 if centre > edge else 0
 
 
+COUNT_Z = 1.96  # a count's 95% interval, normal approximation
+
+
+def count_error(p_a: float, p_b: float, images: float) -> float:
+    """The half width (95%) of the difference of two accuracies, each a fraction of `images` test images
+    (binomial, normal approximation): COUNT_Z sqrt(pa (1 - pa) / n + pb (1 - pb) / n), as a fraction. A
+    smaller difference is inside what that many images can tell apart, whatever the runs. Example: 0.84 and
+    0.81 of 100 images: 1.96 sqrt(0.1344 / 100 + 0.1539 / 100) = 0.1052 (10.5 points)."""
+    return COUNT_Z * math.sqrt((p_a * (1 - p_a) + p_b * (1 - p_b)) / images)
+
+
 def _check(threshold: float, confidence: float, unit: str) -> None:
     if not threshold > 0 or math.isinf(threshold):
         raise ValueError(f"threshold must be {unit}, not {threshold}")

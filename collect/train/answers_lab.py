@@ -8,12 +8,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
 
-
 import collect.train.formulas as f
-from collect.evidence import Measured, listing, shown
+from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.render import accuracy_digits, percent
-from collect.train.answers_common import caveats, cited, figure, points_against, rows_of, secs, setting_notes, where
+from collect.train.answers_common import accuracy, caveats, cited, figure, points_against, rows_of, secs, setting_notes, where
 from collect.train.grids import lr_rule, setup_name
 from collect.train.labels import Namer, missing_reason, present
 from collect.verdict import Difference, Verdict
@@ -21,15 +19,6 @@ from collect.verdict import Difference, Verdict
 DATA_BOUND = 0.3  # data wait at least this share of the timed epoch: the loader is the bottleneck
 COMM_BOUND = 0.3  # exposed communication at least this share: the all-reduce is
 NOT_COMPUTE = 0.3  # data wait and exposed communication together at least this share: compute is not the bottleneck
-
-
-def accuracy(m: Optional[Measured], images: float, count: bool = True) -> str:
-    """"100% (92%-100% over 3 runs) of 100 test images": the decimals that many images resolve
-    (collect.render.accuracy's rule), the count said once."""
-    if m is None:
-        return "not recorded"
-    text = shown(m, lambda v: percent(v, accuracy_digits(images)))
-    return text + (f" of {int(images):,} test images" if count and present(images) and images > 0 else "")
 
 
 def lab(tables: Tables) -> bool:

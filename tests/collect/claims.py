@@ -347,7 +347,8 @@ def no_hidden_list(a: Any, tables: Tables) -> list[str]:
 def systems_facts(a: Any, tables: Tables) -> list[str]:
     """Class 5: where DataParallel's traffic is described (Q3.1 on a GPU, Q6), the gradients' reduce onto GPU 0
     in the backward is said; Q2's Q1-pair data point quotes Q2's T (the epoch with loading); Q4.2 reports the
-    remedies at every batch where one ran."""
+    remedies at every batch where one ran; Q7's accuracies carry the decimals their test images resolve, and no
+    "higher" or "lower" inside the error that count allows (collect.verdict.count_error)."""
     out = []
     said = "reduces every GPU's gradients onto GPU 0"
     if a.id == "A.Q3.1" and not a.record.cpu and any(sp.engine == "dp" for sp in a.record.splits) and said not in a.text:
@@ -356,6 +357,17 @@ def systems_facts(a: Any, tables: Tables) -> list[str]:
         out.append("DataParallel's gradient reduce unsaid")
     if a.id == "A.Q2" and a.record.q1_pair and "1 GPU trains an epoch in" in a.text:
         out.append("Q2's data point quotes train times, not its T")
+    r = a.record
+    if a.id == "A.Q7" and r.verdict is not None and r.images == r.images:
+        from collect.render import accuracy_digits
+        from collect.verdict import count_error
+
+        error = 100 * count_error(r.only.value, r.broadcast.value, r.images)
+        if re.search(r"buffers broadcast \((higher|lower)\)", a.text) and abs(r.verdict.delta) <= error:
+            out.append(f"'higher/lower' {r.verdict.delta:+.1f} points inside the {error:.1f} the test images allow")
+        digits = accuracy_digits(r.images)
+        out += [f"{x}% printed past the {digits} decimals {int(r.images)} images resolve"
+                for x in re.findall(r"test accuracy ([\d.]+)%", a.text) if len(x.partition(".")[2]) > digits]
     if a.id == "A.Q4.2":
         q4 = tables["q4"]
         ran = q4[(q4.lr_scaling == "linear") & ~q4.sync_bn.astype(bool) & (q4.status == "ok") & q4.accuracy.notna()]
