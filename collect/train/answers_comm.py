@@ -238,7 +238,7 @@ def q31_text(a: Q31Answer) -> str:
         every = "Every run is" if len(a.splits) > 1 else "The one run is"
         text += f" {every} computation-bound (communication under half its train time)."
     if any(s.engine == "dp" for s in a.splits) and not a.cpu:  # on a CPU DataParallel wraps nothing (the note)
-        text += f" DataParallel's TN - T1/N holds all its traffic and overhead, not an all-reduce: it {DP_TRAFFIC}."
+        text += f" DataParallel's TN - T1/N is all its traffic, not an all-reduce: it {DP_TRAFFIC}."
     if a.cpu:
         text += _cpu_text(first)
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))

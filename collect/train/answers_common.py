@@ -75,8 +75,7 @@ def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]
 
 # What DataParallel moves each step (torch.nn.DataParallel: replicate, scatter, gather, and the backward of
 # those copies, which sums every replica's gradients into GPU 0's): Q3.1 and Q6 say it in these words.
-DP_TRAFFIC = ("copies the model from GPU 0 to every GPU on each forward, scatters the inputs and gathers the outputs, "
-              "and in the backward reduces every GPU's gradients onto GPU 0")
+DP_TRAFFIC = "copies the model to each GPU every forward, scatters inputs, gathers outputs, sums gradients onto GPU 0"
 
 
 def at_batches(pairs: Iterable[tuple[str, int]], setups: int = 3) -> str:

@@ -284,7 +284,7 @@ def _level(level: tuple[Speedup, ...], lowest: Speedup) -> str:
     named = listing([f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{', the lowest' * (s is lowest)})"
                      for s in level[:3]])
     more = f" and {len(level) - 3} more (Table 1)" if len(level) > 3 else ""
-    return f"; {named}{more} {'is' if len(level) == 1 else 'are'} level with it within the threshold or the runs' spread"
+    return f"; {named}{more} {'is' if len(level) == 1 else 'are'} level with it (threshold or spread)"
 
 
 def _span(values: tuple[float, ...]) -> str:

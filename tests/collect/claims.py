@@ -350,7 +350,7 @@ def systems_facts(a: Any, tables: Tables) -> list[str]:
     remedies at every batch where one ran; Q7's accuracies carry the decimals their test images resolve, and no
     "higher" or "lower" inside the error that count allows (collect.verdict.count_error)."""
     out = []
-    said = "reduces every GPU's gradients onto GPU 0"
+    said = "gradients onto GPU 0"
     if a.id == "A.Q3.1" and not a.record.cpu and any(sp.engine == "dp" for sp in a.record.splits) and said not in a.text:
         out.append("DataParallel's gradient reduce unsaid")
     if a.id == "A.Q6" and "DataParallel" in a.text and said not in a.text:

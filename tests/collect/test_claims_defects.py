@@ -264,9 +264,9 @@ def test_q31_a_trend_from_single_runs_says_so(tmp_path):
 
 def test_q31_and_q32_say_what_dataparallels_estimate_holds(real):
     """TA item 10: DataParallel's TN - T1/N is its whole parallel overhead, not an all-reduce."""
-    assert ("DataParallel's TN - T1/N holds all its traffic and overhead, not an all-reduce: it copies the model from "
-            "GPU 0 to every GPU on each forward, scatters the inputs and gathers the outputs, and in the backward "
-            "reduces every GPU's gradients onto GPU 0.") in real["run8"]["A.Q3.1"].text  # issue 44: the reduce too
+    assert ("DataParallel's TN - T1/N is all its traffic, not an all-reduce: it copies the model to each GPU every "
+            "forward, scatters inputs, gathers outputs, sums gradients onto GPU 0.") in real["run8"]["A.Q3.1"].text
+    # issue 44: the gradients' reduce onto GPU 0 too
 
 
 def test_q32_share_words_follow_the_percent_shown():
