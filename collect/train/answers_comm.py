@@ -61,7 +61,7 @@ class Q3Because(StrEnum):
     ONE_BATCH = "one_batch"
     UNMEASURABLE = "unmeasurable"  # no run's TN is above T1/N by the verdict: no communication cost to trend
     WITHIN_SPREAD = "within_spread"  # the cited setup's smallest and largest batch both: no trend from its ends
-    MIXED = "mixed"  # the share falls in some setups and not in others: like-for-like rows disagree, no trend
+    MIXED = "mixed"  # the cited setup's share falls, another's does not: like-for-like rows disagree, no trend
     OVERLAP = "overlap"  # the cited ends' shares overlap over the runs' spread: no trend from them
 
 
@@ -199,10 +199,9 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
     g = groups[0]  # the setup the answer cites: its own ends decide the trend word
     if all(s.verdict is not None and not _above(s.verdict) for s in (g[0], g[-1])):
         return Q3Because.WITHIN_SPREAD
-    falling = [h[-1].share < h[0].share for h in groups]
-    if any(falling) and not all(falling):
-        return Q3Because.MIXED
-    if g[-1].share < g[0].share:
+    if g[-1].share < g[0].share:  # a fall only where every like-for-like setup falls, apart over the spread
+        if not all(h[-1].share < h[0].share for h in groups):
+            return Q3Because.MIXED
         return Q3Because.FEWER_STEPS if apart(g[0], g[-1]) else Q3Because.OVERLAP
     if _loader_at_large(g):
         return Q3Because.LOADER_AT_LARGE
@@ -280,11 +279,9 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
                 "the batch is claimed.")
         text += "" if a.cpu else next((_measured_text(s) for s in g[-1:] + g[:1] if _unexplained(s)), "")
     elif a.because == Q3Because.MIXED:
-        groups = [h for h in _by_setup(a.splits).values() if len(h) >= 2]
-        falls = next(h for h in groups if h[-1].share < h[0].share)
-        rises = next(h for h in groups if not h[-1].share < h[0].share)
+        rises = next(h for h in _by_setup(a.splits).values() if len(h) >= 2 and not h[-1].share < h[0].share)
         text = (f" Communication's share does not move one way with the batch: it falls in {a.falls[0]} of {a.falls[1]} "
-                f"setups ({falls[0].setup}: {_ends(falls)}) but not in {rises[0].setup} ({_ends(rises)}), so no trend is "
+                f"setups ({g[0].setup}: {_ends(g)}) but not in {rises[0].setup} ({_ends(rises)}), so no trend is "
                 "claimed.")
     elif a.because == Q3Because.OVERLAP:
         text = (f" Over the runs' spread the share at batch {g[0].batch} spans {_span(g[0])} and at {g[-1].batch} "

@@ -368,5 +368,4 @@ def _loader_why(points: list[StrongPoint]) -> str:
     q = points[0] if points else None
     if q is None or not present(q.global_wait_share) or q.global_wait_share < LOADER_BOUND:
         return ""
-    return (f"; 1 GPU waits on its loader {q.global_wait_share:.0%} of its epoch at batch {q.global_batch} (Q1's "
-            "table), which may explain it")
+    return f"; 1 GPU's loader wait ({q.global_wait_share:.0%} of its epoch at batch {q.global_batch}) may explain it"

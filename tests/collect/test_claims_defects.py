@@ -80,8 +80,8 @@ def test_q2_strong_against_weak_a_verdict_and_a_data_point(real):
     assert ("Strong scaling (a fixed global batch) would be worse: each GPU's smaller batch runs less efficiently, yet "
             "each step all-reduces the whole gradient; e.g. 4 GPUs, DDP, 32 per GPU: 1.01x strong against 2.63x weak "
             "(1 GPU 6.84 s at batch 128, 17.86 s at 32). Rows at 128 and 512 per GPU come out better (e.g. 4 GPUs (2 x 2 "
-            "on one host), DDP, 512 per GPU: 4.25x strong against 3.58x weak); 1 GPU waits on its loader 95% of its "
-            "epoch at batch 2048 (Q1's table), which may explain it.") in text  # issue 44: the table's numbers, a
+            "on one host), DDP, 512 per GPU: 4.25x strong against 3.58x weak); 1 GPU's loader wait (95% of its epoch "
+            "at batch 2048) may explain it.") in text  # issue 44: the table's numbers, a
     # possible cause with its measure
 
 
