@@ -157,4 +157,4 @@ def _spread(a: Q7Answer) -> str:
             f"to {off.bn_rank_spread:.1%} of a layer's mean")
     if a.run and a.run.bn_rank_spread == a.run.bn_rank_spread:
         text += f", against {a.run.bn_rank_spread:.1%} with the buffers broadcast"
-    return text + ". "
+    return text + " (BN spread, test-accuracy table). "

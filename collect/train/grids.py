@@ -295,11 +295,14 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
               "speedup", "GPU util. (%)", "peak memory (GiB)", "test images", "repeats"]
     fields = varying(table, SHOWN | {"lr", "lr_scaling", "lr_ref_batch", "warmup_epochs", "sync_bn", "epochs",
                                      "timed_epoch"})
+    # the ranks' BatchNorm spread Q7 quotes, where a DDP run measured it (collect.train.answers_q7)
+    spread = "ddp_bn_rank_spread" in table and bool(table.ddp_bn_rank_spread.notna().any())
+    header += ["BN spread (%)"] * spread
     rows = []
     for r in table.itertuples(index=False):
         line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), lr_rule(r), str(r.epochs)]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)])
+            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)] + [""] * spread)
             continue
         recorded = not math.isnan(r.test_accuracy)
         line.append(ranged(r, "test_accuracy", lambda v, n=r.evaluated_images: accuracy(v, n)) if recorded
@@ -308,6 +311,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
         line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
         line += [number(r.gpu_util_pct, 0), number(r.peak_mem_gib, 2)]
         line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
+        line += [_or_not_measured(100 * r.ddp_bn_rank_spread, lambda v: f"{v:.1f}")] * spread
         rows.append(line)
     ok = table[table.status == "ok"]
     note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
@@ -316,6 +320,8 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
                 "accuracy shows the decimals they resolve: 100 images, whole points)",
                 f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"]]
+    formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
+                 "share of its layer's mean variance, after training (a DDP run's; 0: the ranks agree)"] * spread
     return Grid("test", "Test accuracy and time to train",
                 caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))

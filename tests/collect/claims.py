@@ -328,9 +328,15 @@ def bound_shown(a: Any, tables: Tables) -> list[str]:
 
 
 def figures_in_tables(a: Any, tables: Tables) -> list[str]:
-    """Class 3: Q3.1's loader wait and excess are Table 2's figures as the table prints them (seconds())."""
+    """Class 3: Q3.1's loader wait is Table 2's figure as the table prints it (seconds()); Q7's BatchNorm spread
+    is the test-accuracy table's."""
     from collect.render import seconds
 
+    if a.id == "A.Q7":  # the ranks' BatchNorm spread: the test-accuracy table's BN spread column
+        test = tables["test"]
+        spreads = {f"{100 * v:.1f}" for v in test.get("ddp_bn_rank_spread", []) if v == v}
+        said = re.findall(r"differ by up to ([\d.]+)%", a.text) + re.findall(r"layer's mean, against ([\d.]+)%", a.text)
+        return [f"BN spread {x}% in no printed row" for x in said if x not in spreads]
     if a.id != "A.Q3.1":
         return []
     t2 = tables["table2"]

@@ -317,6 +317,25 @@ def test_class_3_a_figure_in_no_printed_table_fails(run8):
     _fails(claims.figures_in_tables, _bad(q31, q31.text.replace("waited 1.05 s", "waited 1.92 s")), t)
 
 
+def test_class_3_q7s_batchnorm_spread_stands_in_the_test_table(tmp_path):
+    """Q7 quotes the ranks' BatchNorm spread (12.0% with gradients only, 0.0% broadcast): the test-accuracy table
+    prints both; a figure it does not print fails."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = hw5_results()
+    ddp = next(r for r in results if r.cell["engine"] == "ddp" and r.cell["batch_per_gpu"] == 512
+               and r.cell["gpus_per_node"] == 4 and r.cell.get("nodes", 1) == 1)
+    ddp.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 25, 1.0, 0.004, 0.0)
+    only = train_result(cell("ddp", 128, 4, broadcast_buffers=False))
+    only.body.ddp_evidence = DDPEvidence(4, 44_695_848, 0, 44_734_256, False, 98, 1.0, 0.01, 0.12)
+    c = collect(write_results(tmp_path, results + [only], study="hw5"))
+    q7 = next(a for a in c.answers if a.id == "A.Q7")
+    assert "differ by up to 12.0% of a layer's mean, against 0.0%" in q7.text and not claims.figures_in_tables(q7, c.tables)
+    _fails(claims.figures_in_tables, _bad(q7, q7.text.replace("up to 12.0%", "up to 29.5%")), c.tables)
+
+
 def test_class_4_a_hidden_list_fails(run8):
     a, t = run8
     q31 = a["A.Q3.1"]
