@@ -270,8 +270,8 @@ def q42_text(a: Q42Answer) -> str:
     own = [f"{m.remedy} at batch {m.batch} ({m.why})" for m in a.not_run if m.batch == a.batch]
     if own:
         text += " No result: " + "; ".join(own) + "."
+    text += _warmup_steps(a.warmup)  # of the warmup run just named, before the other batches
     text += "".join(_elsewhere_text(x) for x in a.elsewhere)
-    text += _warmup_steps(a.warmup)
     verdicts = [v for r in (a.linear, a.warmup, *(x for e in a.elsewhere for x in e.remedies)) if r
                 for v in (r.against_none, r.against_baseline)]
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
