@@ -73,6 +73,8 @@ def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]
     return tuple(namer.evidence(i, r) for i, r in rows)
 
 
+LOADER_WAIT = 0.05  # a 1-GPU run waiting on its loader at least this share of its epoch explains an efficiency above 1
+
 # What DataParallel moves each step (torch.nn.DataParallel: replicate, scatter, gather, and the backward of
 # those copies, which sums every replica's gradients into GPU 0's): Q3.1 and Q6 say it in these words.
 DP_TRAFFIC = "copies the model to each GPU every forward, scatters inputs, gathers outputs, sums gradients onto GPU 0"

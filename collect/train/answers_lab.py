@@ -11,10 +11,11 @@ from typing import Any, Optional
 import collect.train.formulas as f
 from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.train.answers_common import accuracy, caveats, cited, figure, points_against, rows_of, secs, setting_notes, where
+from collect.train.answers_common import (LOADER_WAIT, accuracy, caveats, cited, figure, points_against, rows_of, secs,
+                                          setting_notes, where)
 from collect.train.grids import lr_rule, setup_name
 from collect.train.labels import Namer, missing_reason, present
-from collect.verdict import Difference, Verdict
+from collect.verdict import Difference, Verdict, leaning
 
 DATA_BOUND = 0.3  # data wait at least this share of the timed epoch: the loader is the bottleneck
 COMM_BOUND = 0.3  # exposed communication at least this share: the all-reduce is
@@ -167,6 +168,7 @@ class Scaled:
     data_share: float
     comm_share: float
     test_images: float  # the test images its accuracy is over (NaN where unknown)
+    above_n: Optional[Verdict] = None  # N x its time against 1 GPU's: below -> an efficiency above 1 the runs carry
 
 
 # The lab's setups (its title's "1, 2, 4 GPUs and 2 nodes") by (nodes, GPUs).
@@ -201,7 +203,8 @@ def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
                            f.efficiency(r.speedup, r.gpus), against(time, figure(one, "time_to_train_s"))  # type: ignore[arg-type]
                            if one is not None and r.engine != "single" else None,
                            _share(cell, "timed_data_wait_s"), _share(cell, "timed_comm_exposed_s"),
-                           float(r.evaluated_images)))
+                           float(r.evaluated_images), against(time.scaled(float(r.gpus)), figure(one, "time_to_train_s"))  # type: ignore[union-attr, arg-type]
+                           if one is not None and r.engine != "single" else None))
     multi = [s for s in runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
     device, cpu = where(r.gpu_model for _, r in ok)
@@ -243,11 +246,11 @@ def scaling_text(a: ScalingAnswer) -> str:
             ", so no speedup or scaling efficiency." if "1 GPU" in a.absent else ".")
     multi = [s for s in a.runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
-    above = [s for s in multi if s.efficiency > 1]
+    above = [s for s in multi if s.efficiency > 1 and s.above_n is not None and leaning(s.above_n) < 0]
     if above:
         why = (f"the 1-GPU run waits on its loader {a.one_wait_share:.0%} of its timed epoch, and each rank of a "
                "multi-GPU run has its own loader workers, so the ranks share that wait"
-               if present(a.one_wait_share) and a.one_wait_share >= 0.05 else "1 GPU is slower per image")
+               if present(a.one_wait_share) and a.one_wait_share >= LOADER_WAIT else "1 GPU is slower per image")
         text += f" Efficiency above 100% ({listing([s.setup for s in above])}): {why}."
     if worst and a.bottleneck:
         both = (f"its data wait ({worst.data_share:.0%}) and the all-reduce time not hidden behind the backward pass "

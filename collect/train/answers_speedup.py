@@ -19,7 +19,6 @@ from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS
 from collect.verdict import Verdict, verdict
 
-LOADER_WAIT = 0.05  # a 1-GPU epoch waiting on its loader at least this share explains an efficiency above 1
 LOADER_BOUND = 0.25  # a 1-GPU epoch waiting on its loader at least this share: its speedups measure loader scaling
 
 
