@@ -252,6 +252,9 @@ def scaling_text(a: ScalingAnswer) -> str:
                "multi-GPU run has its own loader workers, so the ranks share that wait"
                if present(a.one_wait_share) and a.one_wait_share >= LOADER_WAIT else "1 GPU is slower per image")
         text += f" Efficiency above 100% ({listing([s.setup for s in above])}): {why}."
+    unsure = [s.setup for s in multi if s.efficiency > 1 and s not in above]
+    if unsure:  # printed above 100% but N x its time is within the spread (or the band) of 1 GPU's
+        text += f" Efficiency above 100% ({listing(unsure)}) is within the runs' spread: no gain past N GPUs is measured."
     if worst and a.bottleneck:
         both = (f"its data wait ({worst.data_share:.0%}) and the all-reduce time not hidden behind the backward pass "
                 f"({worst.comm_share:.0%}) together are {'only ' * (a.bottleneck == 'compute')}"

@@ -91,7 +91,11 @@ def test_efficiency_above_1_has_its_reason(real):
     assert ("Efficiency above 1 (1.05, 2 GPUs, DDP, batch 512): 1 GPU waits on 2 loader workers 29% and 84% of its "
             "epoch at batch 128 and 512, and each GPU brings its own: those speedups scale the loaders.") in \
         real["run8"]["A.Q2"].text
-    assert "Efficiency above 100% (2 GPUs, DDP): the 1-GPU run waits on its loader" in real["lab"]["lab.scaling"].text
+    # issue 44: the lab's 2 GPUs x its time against 1 GPU's 25.32-31.92 s over 3 runs is 1.09x (0.79 to 1.51),
+    # inside the spread: its efficiency above 100% is no measured gain, and no cause is given for it
+    lab = real["lab"]["lab.scaling"].text
+    assert "Efficiency above 100% (2 GPUs, DDP) is within the runs' spread: no gain past N GPUs is measured." in lab
+    assert "the 1-GPU run waits on its loader" not in lab
 
 
 def test_q2_evidence_holds_the_rows_it_quotes(real):

@@ -302,6 +302,16 @@ def test_class_1_a_claim_one_run_cannot_carry_fails(run8):
     _fails(claims.one_run_claims, _bad(q2, q2.text + " Efficiency above 1 (1.01).", superlinear=()), t)
 
 
+def test_class_1_the_labs_efficiency_inside_the_spread_fails(real_sets):
+    """The lab's 2 GPUs: 2 x its time against 1 GPU's 25.32-31.92 s is 1.09x (0.79 to 1.51): a cause for an
+    efficiency above 100% fails."""
+    lab = next(a for a in real_sets["lab"].answers if a.id == "lab.scaling")
+    assert not claims.one_run_claims(lab, real_sets["lab"].tables)
+    made = lab.text.replace("is within the runs' spread: no gain past N GPUs is measured.",
+                            ": the 1-GPU run waits on its loader.").replace(") :", "):")
+    _fails(claims.one_run_claims, _bad(lab, made), real_sets["lab"].tables)
+
+
 def test_class_2_a_bound_the_numbers_do_not_show_fails(run8):
     """Run 8's 2 GPUs, DDP, batch 32: TN - T1/N 1.79 s against an exposed all-reduce of 1.93 s."""
     a, t = run8
