@@ -15,11 +15,17 @@ from collect.train.answers_common import (LOADER_WAIT, accuracy, caveats, cited,
                                           setting_notes, where)
 from collect.train.grids import lr_rule, setup_name
 from collect.train.labels import Namer, missing_reason, present
+from collect.train.tables import T1_KEYS
 from collect.verdict import Difference, Verdict, leaning
 
 DATA_BOUND = 0.3  # data wait at least this share of the timed epoch: the loader is the bottleneck
 COMM_BOUND = 0.3  # exposed communication at least this share: the all-reduce is
 NOT_COMPUTE = 0.3  # data wait and exposed communication together at least this share: compute is not the bottleneck
+
+
+def _t1_key(row: Any) -> tuple:
+    """What a run shares with its 1-GPU baseline (collect.train.tables.T1_KEYS: the speedup column's pairing)."""
+    return tuple(getattr(row, k) for k in T1_KEYS)
 
 
 def lab(tables: Tables) -> bool:
@@ -194,22 +200,22 @@ def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
         return None
     namer, rows = _plain_rows(tables)
     ok = [(i, r) for i, r in rows if figure(r, "time_to_train_s")]
-    one = next((r for _, r in ok if r.engine == "single"), None)
+    ones = {_t1_key(r): r for _, r in ok if r.engine == "single"}  # each run's own 1-GPU run, as the speedup's
     runs = []
     for _, r in ok:
-        time = figure(r, "time_to_train_s")
+        time, one = figure(r, "time_to_train_s"), ones.get(_t1_key(r)) if r.engine != "single" else None
+        t1 = figure(one, "time_to_train_s")
         cell = _timed(tables, r)
         runs.append(Scaled(setup_name(r), int(r.gpus), figure(r, "test_accuracy"), time, float(r.speedup),  # type: ignore[arg-type]
-                           f.efficiency(r.speedup, r.gpus), against(time, figure(one, "time_to_train_s"))  # type: ignore[arg-type]
-                           if one is not None and r.engine != "single" else None,
+                           f.efficiency(r.speedup, r.gpus), against(time, t1) if t1 and time else None,
                            _share(cell, "timed_data_wait_s"), _share(cell, "timed_comm_exposed_s"),
-                           float(r.evaluated_images), against(time.scaled(float(r.gpus)), figure(one, "time_to_train_s"))  # type: ignore[union-attr, arg-type]
-                           if one is not None and r.engine != "single" else None))
+                           float(r.evaluated_images), against(time.scaled(float(r.gpus)), t1) if t1 and time else None))
     multi = [s for s in runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
     device, cpu = where(r.gpu_model for _, r in ok)
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
-    one_cell = _timed(tables, one) if one is not None else None
+    first = next((r for _, r in ok if r.engine == "single"), None)  # the 1-GPU run whose wait the answer quotes
+    one_cell = _timed(tables, first) if first is not None else None
     have = {(int(r.nodes), int(r.gpus)) for _, r in ok}
     return ScalingAnswer(cited(namer, ok[:6]), missing, device, cpu, any(r.dataset == "synthetic" for _, r in ok),
                          tuple(runs), _bottleneck(worst), tuple(n for k, n in LAB_SETUPS.items() if k not in have),

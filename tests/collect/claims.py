@@ -301,7 +301,10 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
             if level:
                 out.append(f"the highest {top.speedup:.2f}x named alone, {len(level)} level with it")
     m = re.search(r"Efficiency above 100% \(([^)]*)\):", a.text) if a.id == "lab.scaling" else None
-    if m and any(s.setup in m.group(1) and (s.above_n is None or leaning(s.above_n) >= 0) for s in r.runs):
+    # a whole name of the list ("2 GPUs, DDP" is no item of "2 nodes x 2 GPUs, DDP")
+    named = [s for s in r.runs if s.efficiency > 1
+             and re.search(rf"(?:^|, |and ){re.escape(s.setup)}(?:$|,| and)", m.group(1))] if m else []
+    if any(s.above_n is None or leaning(s.above_n) >= 0 for s in named):
         out.append("'efficiency above 100%' given a cause where N x its time is not below 1 GPU's")
     if a.id == "A.Q3.1" and re.search(r"share falls with the batch|share is smaller at", a.text):
         groups: dict[str, list] = {}
