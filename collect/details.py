@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, Union
 
 from collect.evidence import Evidence, Measured, shown
+from collect.sides import COMPARED
 from collect.verdict import BEYOND, EQUIVALENT, MOST_REPEATS, Difference, Verdict
 
 Judged = Union[Verdict, Difference]
@@ -22,12 +23,17 @@ LISTED = 12  # items of a list described one by one; the rest counted (a study m
 UNITS = (("_pct", "%"), ("_s", " s"), ("_gbps", " GB/s"), ("_gib", " GiB"), ("_bytes", " B"), ("_points", " points"))
 
 
-def verdict_text(v: Judged) -> str:
+def verdict_text(v: Judged, inverted: bool = False) -> str:
     """The verdict in words, b against a: "1.10x (1.07 to 1.13): above, beyond the 5% threshold";
     "1.01x (0.98 to 1.04): equivalent (within 5%)"; "1.04x: one run a side, no spread measured
     (inconclusive)"; "+0.02 (-0.01 to +0.05): inconclusive; about 8 repeats a side would settle
-    it". A difference shows b - a and its threshold in the values' unit."""
-    if isinstance(v, Verdict):
+    it". A difference shows b - a and its threshold in the values' unit. `inverted`: a ratio of times shown
+    as the speedup a / b its answer and `submit --settle` print (collect.sides.COMPARED), above and below swapped."""
+    direction = v.direction
+    if isinstance(v, Verdict) and inverted and v.ratio > 0:
+        centre, ends, band = f"{1 / v.ratio:.2f}x", (f"{1 / v.high:.2f}", f"{1 / v.low:.2f}"), f"{v.threshold:.0%}"
+        direction = -direction
+    elif isinstance(v, Verdict):
         centre, ends, band = f"{v.ratio:.2f}x", (f"{v.low:.2f}", f"{v.high:.2f}"), f"{v.threshold:.0%}"
     else:
         centre, ends, band = f"{v.delta:+.3g}", (f"{v.low:+.3g}", f"{v.high:+.3g}"), f"{v.threshold:g}"
@@ -35,7 +41,7 @@ def verdict_text(v: Judged) -> str:
         return f"{centre}: one run a side, no spread measured (inconclusive)"
     interval = centre if math.isnan(v.low) else f"{centre} ({ends[0]} to {ends[1]})"  # none at 0 (verdict.at_zero)
     if v.outcome == BEYOND:
-        return f"{interval}: {'above' if v.direction > 0 else 'below'}, beyond the {band} threshold"
+        return f"{interval}: {'above' if direction > 0 else 'below'}, beyond the {band} threshold"
     if v.outcome == EQUIVALENT:
         return f"{interval}: equivalent (within {band})"
     many = "more than" if (v.repeats_needed or 0) >= MOST_REPEATS else "about"
@@ -43,13 +49,14 @@ def verdict_text(v: Judged) -> str:
     return f"{interval}: inconclusive{settle}"
 
 
-def value_text(name: str, value: Any) -> str:
+def value_text(name: str, value: Any, inverted: bool = False) -> str:
     """One field's value in words, its unit from its name (`_s` seconds, `_pct` percent, `share` a
-    fraction shown in percent...); "" for what is not there (None, NaN)."""
+    fraction shown in percent...); "" for what is not there (None, NaN). `inverted`: verdicts inside are
+    shown the way round their answer words them (verdict_text)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, (Verdict, Difference)):
-        return verdict_text(value)
+        return verdict_text(value, inverted)
     if isinstance(value, Measured):
         return shown(value, lambda x: f"{x:.4g}", _unit(name))
     if isinstance(value, Enum):
@@ -64,9 +71,9 @@ def value_text(name: str, value: Any) -> str:
         return f"{value:.4g}{_unit(name)}"
     if isinstance(value, (tuple, list)):  # a list of records: " | " between them, "; " inside each
         return (" | " if value and dataclasses.is_dataclass(value[0]) else ", ").join(
-            t for t in (value_text(name, v) for v in value) if t)
+            t for t in (value_text(name, v, inverted) for v in value) if t)
     if dataclasses.is_dataclass(value):
-        return _fields(value)
+        return _fields(value, inverted)
     return str(value)
 
 
@@ -75,9 +82,9 @@ def _unit(name: str) -> str:
     return next((unit for end, unit in UNITS if name.endswith(end) or name == end[1:]), "")
 
 
-def _fields(item: Any) -> str:
+def _fields(item: Any, inverted: bool = False) -> str:
     """"name value; name value" over a nested record's fields that hold a value."""
-    parts = ((f.name, value_text(f.name, getattr(item, f.name))) for f in dataclasses.fields(item)
+    parts = ((f.name, value_text(f.name, getattr(item, f.name), inverted)) for f in dataclasses.fields(item)
              if f.name not in SKIPPED)
     return "; ".join(f"{name.replace('_', ' ')} {text}" for name, text in parts if text)
 
@@ -90,14 +97,15 @@ def record_details(record: Any) -> tuple[str, ...]:
     for f in dataclasses.fields(record):
         value = getattr(record, f.name)
         label = f.name.replace("_", " ")
+        inverted = COMPARED.get(f.name, ("", False))[1]  # the way round the answer and the settle lines say it
         if f.name in SKIPPED or isinstance(value, Evidence):
             continue
         if isinstance(value, (tuple, list)) and value and dataclasses.is_dataclass(value[0]):
-            lines += [f"{label} {i + 1}: {value_text(f.name, item)}" for i, item in enumerate(value[:LISTED])]
+            lines += [f"{label} {i + 1}: {value_text(f.name, item, inverted)}" for i, item in enumerate(value[:LISTED])]
             if len(value) > LISTED:
                 lines.append(f"{label}: {len(value) - LISTED:,} more, not listed here (collect --json has every one)")
         elif dataclasses.is_dataclass(value) or isinstance(value, Measured):
-            lines.append(f"{label}: {value_text(f.name, value)}")
+            lines.append(f"{label}: {value_text(f.name, value, inverted)}")
         elif text := value_text(f.name, value):
             plain.append(f"{label} {text}")
     return (("; ".join(plain),) if plain else ()) + tuple(lines)

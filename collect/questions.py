@@ -22,7 +22,7 @@ import pandas as pd
 from collect.details import record_details
 from collect.evidence import Evidence, Measured
 from collect.sides import Sides
-from collect.verdict import Difference, Verdict, at_zero, verdict
+from collect.verdict import Difference, Verdict, at_zero, leaning, verdict
 
 Tables = Mapping[str, pd.DataFrame]
 WORDS = 120  # an answer's words at most (the console's screen holds every answer of a study)
@@ -152,10 +152,8 @@ def says(v: Verdict | Difference, words: Words) -> str:
     if v.outcome == "equivalent":
         return words.same
     if v.one_run:
-        change = v.ratio - 1 if isinstance(v, Verdict) else v.delta
-        if abs(change) <= v.threshold:
-            return words.same
-        return words.below if change < 0 else words.above
+        way = leaning(v)
+        return words.same if way == 0 else words.below if way < 0 else words.above
     return words.unsure
 
 

@@ -38,7 +38,8 @@ so a "beyond" whose interval reaches into the band says so.
 Both comparisons with w allow for rounding (ROUNDING, relative): 0.51 - 0.52 is -0.0100000000000000009
 in floats, a drop of exactly 1 point, within a 1-point threshold, not beyond it.
 
-One run on either side: no spread is measured, always inconclusive (`one_run`).
+One run on either side: no spread is measured, always inconclusive (`one_run`). An answer may still
+say which way such a pair went where it is past the same band (`leaning`): the one fallback, here.
 """
 from __future__ import annotations
 
@@ -139,6 +140,32 @@ def paired(deltas: Sequence[float], threshold: float, confidence: float = 0.95) 
     of the deltas against as many zeros, so only the deltas' spread counts (df = n - 1, a one-sample
     interval)."""
     return difference([0.0] * len(deltas), deltas, threshold, confidence)
+
+
+def leaning(v: Verdict | Difference) -> int:
+    """Which way b went: the verdict's direction where it decided; with one run a side (no spread, so
+    inconclusive by rule), -1 / +1 where the single pair is past the very band the verdict uses
+    (c < -w or c > w: a ratio under 1/(1+t) or over 1+t; a difference under -t or over t), else 0.
+    Example, t = 0.05: ratios 0.951 -> -1 (ln 0.951 = -0.0502 < -0.0488), 0.96 -> 0, 1.049 -> 0, 1.06 -> +1."""
+    if not v.one_run:
+        return v.direction
+    if isinstance(v, Verdict):  # a ratio of 0 (verdict.at_zero: a diverged run) is as far below as it goes
+        centre, band = (math.log(v.ratio) if v.ratio > 0 else -math.inf), math.log1p(v.threshold)
+    else:
+        centre, band = v.delta, v.threshold
+    edge = band * (1 + ROUNDING)
+    return -1 if centre < -edge else 1 if centre > edge else 0
+
+
+COUNT_Z = 1.96  # a count's 95% interval, normal approximation
+
+
+def count_error(p_a: float, p_b: float, images: float) -> float:
+    """The half width (95%) of the difference of two accuracies, each a fraction of `images` test images
+    (binomial, normal approximation): COUNT_Z sqrt(pa (1 - pa) / n + pb (1 - pb) / n), as a fraction. A
+    smaller difference is inside what that many images can tell apart, whatever the runs. Example: 0.84 and
+    0.81 of 100 images: 1.96 sqrt(0.1344 / 100 + 0.1539 / 100) = 0.1052 (10.5 points)."""
+    return COUNT_Z * math.sqrt((p_a * (1 - p_a) + p_b * (1 - p_b)) / images)
 
 
 def _check(threshold: float, confidence: float, unit: str) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from collect.questions import Answered
 from collect.settle import SECOND_ROUND, Undecided, undecided
+from collect.sides import compared
 from collect.settle_rule import DEFAULT_MAX_REPEATS, STAGE_TWO
 from collect.verdict import Verdict
 from jobs.core.cell import StudyCell
@@ -225,25 +226,7 @@ def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0)
     return out
 
 
-# What a verdict's field compares, in the direction its answer words it: the record field's name -> (words,
-# inverted). A ratio of times b / a inverted is a speedup a / b (the answers' T1/TN, "7.43x faster").
-COMPARED = {"speedups": ("speedup T1/TN", True), "runs": ("speedup T1/TN", True),
-            "trend": ("speedup of the larger batch", True), "plateau_verdict": ("speedup of the larger batch", True),
-            "q1_verdict": ("speedup of the larger batch (Q1's pair, Q2's strong-scaling data point)", True),
-            "splits": ("TN against T1/N", False), "strongs": ("1-GPU time at the global batch against the batch per GPU",
-                                                              False), "peaks": ("busbw against the size before", False)}
 UNBOUNDED = 10.0  # an interval whose ends are further apart than this factor bounds nothing worth printing
-
-
-def compared(field: str, judged: Verdict | object) -> tuple[str, bool]:
-    """The words for a verdict's field ("speedups.0.verdict" -> "speedup T1/TN") and whether its ratio is
-    printed inverted; a difference is in accuracy points; another field, its path in words, counted from 1."""
-    if not isinstance(judged, Verdict):
-        return "accuracy difference in points", False
-    name = field.split(".")[0]
-    if name in COMPARED:
-        return COMPARED[name]
-    return " ".join(str(int(p) + 1) if p.isdigit() else p.replace("_", " ") for p in field.split(".")), False
 
 
 def step_line(step: Step, a: tuple[int, float], b: tuple[int, float], unit: str = "GPU") -> str:
@@ -260,8 +243,11 @@ def step_line(step: Step, a: tuple[int, float], b: tuple[int, float], unit: str 
     else:  # a difference, in its values' unit (the answers': points), signed
         centre_text, spread = f"{v.delta:+.2f}", f"{v.low:+.2f} to {v.high:+.2f}"
     spread = "no spread" if v.one_run else spread
+    # the count the answer and its details give (the verdict's), beside this round's
+    need = (f" (as measured, about {v.repeats_needed} runs a side would settle it)"
+            if v.repeats_needed and v.repeats_needed > step.runs else "")
     head = (f"{u.question}, {name} of {step.b.first.label} against {step.a.first.label}: {centre_text} "
-            f"({spread}, {v.n_b}+{v.n_a} runs)")
+            f"({spread}, {v.n_b}+{v.n_a} runs){need}")
     if step.final:
         return f"{head}: final, its second stage is planned"
     capped = f" (capped by --max-repeats; the rule asks {u.runs} runs a side to settle it)" if step.capped else ""

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
 
+from collect.evidence import listing
 from collect.questions import Record, Tables
-from collect.render import number
+from collect.render import number, seconds
 from collect.train.answers_comm import Cause, cause, cited_first
 from collect.train.answers_common import caveats, cited, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, missing_reason, present
@@ -39,6 +40,14 @@ class Utilization:
     busbw_gbps: float
     share: float
     cause: Cause  # what explains the communication time it divides by (Q3.1's rule)
+    comm_s: float = float("nan")  # the time it divides by: TN - T1/N (estimated) or the exposed all-reduce (measured)
+    exposed_s: float = float("nan")  # the run's exposed all-reduce (NaN: not measured, as DataParallel's)
+
+    @property
+    def bounded(self) -> bool:
+        """A lower bound on the transfer's rate, as the numbers show it: an estimated rate whose TN - T1/N is at
+        least the exposed all-reduce the run measured (else the backward pass hid part of the transfer)."""
+        return self.basis == HOMEWORK_BASIS and self.comm_s >= self.exposed_s
 
 
 @dataclass(frozen=True)
@@ -66,8 +75,9 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     namer = Namer(t3, "table3")
     found, used, missing = [], [], []
     for i, r in rows_of(t3):
-        rates = [(b, g, sh) for b, g, sh in ((HOMEWORK_BASIS, r.util_est_gbps, r.share_est),
-                                             ("measured", r.util_measured_gbps, r.share_measured)) if _rate(g)]
+        rates = [(b, g, sh, t) for b, g, sh, t in ((HOMEWORK_BASIS, r.util_est_gbps, r.share_est, r.comm_est_s),
+                                                   ("measured", r.util_measured_gbps, r.share_measured,
+                                                    r.comm_measured_s)) if _rate(g)]
         if r.status != "ok" or not rates:  # TN - T1/N at or below 0 gives no rate (within the runs' noise)
             missing.append(f"{namer.name(r)} ({missing_reason(r) if r.status != 'ok' else _no_rate(r)})")
             continue
@@ -75,7 +85,7 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
         measured = float(r.comm_measured_s) if _rate(r.comm_measured_s) else float("nan")
         why = cause(float(r.comm_est_s), measured, wait, None)
         found += [Utilization(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), float(g), b,
-                              float(r.busbw_gbps), float(sh), why) for b, g, sh in rates]
+                              float(r.busbw_gbps), float(sh), why, float(t), measured) for b, g, sh, t in rates]
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
@@ -138,26 +148,55 @@ def q32_text(a: Q32Answer) -> str:
                   "DDP's all-reduce left exposed by the backward pass (no run has TN - T1/N)")
         text += (f" By {column}, Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}" if len(ends) > 1
                                                                   else ends[0]) + _engines(ranged) + ".")
-    shares = [u.share for u in ranged if present(u.share)]
+    shares = [u.share for u in ranged if present(u.share) and u.share <= 1]
+    over = [u for u in ranged if present(u.share) and u.share > 1]
     if a.because == BusbwBecause.UNMEASURED:
         text += " No run measured an all-reduce's busbw, so there is nothing to hold these against."
+    elif not shares:
+        text += _over_text(over, every=True)
     else:
         bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
         span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
-        some = " for DDP's rates" if len(shares) < len(ranged) else ""  # DataParallel's jobs time no all-reduce
+        some = " for DDP's rates" if len(shares) + len(over) < len(ranged) else ""  # DataParallel's time no all-reduce
+        some += " within it" if over else ""
         text += (f" That is {span} of the busbw{some} (the bus bandwidth of an all-reduce the DDP jobs timed alone, up "
                  f"to {bus:.1f} GB/s)")
-        if a.cpu:
-            text += ". On a CPU the processes exchange through the host's memory: no link."
+        if over or a.cpu:
+            text += "." + _over_text(over, every=False) if over else "."
         else:
             text += {BusbwBecause.BELOW: ", far below it.",
                      BusbwBecause.NEAR: ": within a factor of two of it" + (" in each setup." if len(shares) > 1 else "."),
                      BusbwBecause.SPREAD: ": from under half of it to within a factor of two of it.",
                      BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
                                          "is shorter than the transfer."}[a.because]
-    if homework and a.because != BusbwBecause.ABOVE:
-        text += " Each rate is a lower bound, as TN - T1/N holds more than the transfer (Q3.1)."
+    if a.cpu and a.because != BusbwBecause.UNMEASURED:
+        text += " On a CPU the processes exchange through the host's memory: no link."
+    if homework:
+        text += _bound_text(a)
     return text + _exposed_text(a) + caveats(a.cpu, a.missing, list(a.notes))
+
+
+def _over_text(over: list[Utilization], every: bool) -> str:
+    """Rates above the busbw the all-reduce reached alone: no bandwidth (a share over 100% is none)."""
+    named = listing([f"{_gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}; busbw {u.busbw_gbps:.1f} GB/s)" for u in over[:3]])
+    more = f" and {len(over) - 3} more (Table 3)" if len(over) > 3 else ""
+    lead = "Every rate exceeds" if every else f"{len(over)} rate{'s' * (len(over) > 1)} exceed"
+    return (f" {lead} the busbw its all-reduce reached timed alone: {named}{more}. That is no bandwidth: the time "
+            "divided by is shorter than the transfer (the backward pass hides part of it, or the runs' noise).")
+
+
+def _bound_text(a: Q32Answer) -> str:
+    """A lower bound only where the numbers show it (Utilization.bounded); where TN - T1/N is under the exposed
+    all-reduce, the runs named: the backward pass hid part of the transfer, so that rate bounds nothing."""
+    ddp = [u for u in a.ranged if present(u.exposed_s)]
+    under = [u for u in ddp if not u.bounded]
+    if not ddp:
+        return ""
+    if not under:
+        return " Each DDP rate is a lower bound: its TN - T1/N is at least its exposed all-reduce (Table 2)."
+    ex = under[0]
+    return (f" No lower bound: {len(under)} of {len(ddp)} DDP runs have TN - T1/N under their exposed all-reduce (e.g. "
+            f"{ex.setup}, batch {ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2).")
 
 
 def _engines(ranged: tuple[Utilization, ...]) -> str:
@@ -177,5 +216,4 @@ def _exposed_text(a: Q32Answer) -> str:
         return ("" if a.basis == HOMEWORK_BASIS or not measured else
                 " That time is only the part of the all-reduce the backward pass did not hide: no link rate.")
     span = f"{_gbps(min(measured))}-{_gbps(max(measured))}" if len(measured) > 1 else _gbps(measured[0])
-    return (f" DDP's exposed all-reduce (the part the backward pass did not hide) would give {span} GB/s: no link "
-            "rate, as the hidden part is left out.")
+    return f" DDP's exposed all-reduce (the part the backward pass did not hide) would give {span} GB/s: no link rate."

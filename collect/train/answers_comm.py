@@ -9,11 +9,10 @@ from typing import Any, Optional
 
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number, seconds
-from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, setting_notes, where
+from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats, cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
-from collect.verdict import Verdict
+from collect.verdict import Verdict, leaning
 
-SETUPS = 2  # setups an answer names one by one, each with its batches (the table has them all)
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
 EXPLAINS = 0.5  # a measured time explains the estimate TN - T1/N when it is at least this share of it
 
@@ -43,6 +42,7 @@ class Split:
     verdict: Optional[Verdict]  # TN against T1/N: above -> a communication cost is measured
     cause: Cause
     gpu_s: float = float("nan")  # rank 0's GPU time in its steps less the exposed all-reduce (NaN: not measured)
+    share_span: tuple[float, float] = (float("nan"), float("nan"))  # the share over the runs' spread (share_span())
 
     @property
     def every_run_above(self) -> bool:
@@ -61,6 +61,8 @@ class Q3Because(StrEnum):
     ONE_BATCH = "one_batch"
     UNMEASURABLE = "unmeasurable"  # no run's TN is above T1/N by the verdict: no communication cost to trend
     WITHIN_SPREAD = "within_spread"  # the cited setup's smallest and largest batch both: no trend from its ends
+    MIXED = "mixed"  # the cited setup's share falls, another's does not: like-for-like rows disagree, no trend
+    OVERLAP = "overlap"  # the cited ends' shares overlap over the runs' spread: no trend from them
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
         splits.append(Split(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), steps.get(i, 0),
                             float(r.compute_est_s), float(r.comm_est_s), float(r.comm_est_s / r.train_s), measured, wait,
                             v, cause(float(r.comm_est_s), measured, wait, v),
-                            float(r.compute_measured_s) if present(r.compute_measured_s) else float("nan")))
+                            float(r.compute_measured_s) if present(r.compute_measured_s) else float("nan"),
+                            share_span(v)))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     bound = communication_bound(splits)
@@ -124,9 +127,8 @@ CITED = 24  # evidence rows an answer lists at most: those its paragraph names f
 
 
 def shown(listed: tuple[str, ...]) -> list[str]:
-    """The entries of a "<setup> at batch <b>" list the paragraph names (at_batches: its first SETUPS setups)."""
-    setups = list(dict.fromkeys(x.split(" at batch ")[0] for x in listed))[:SETUPS]
-    return [x for x in listed if x.split(" at batch ")[0] in setups]
+    """The entries of a "<setup> at batch <b>" list the paragraph names: every one (no list is cut short)."""
+    return list(listed)
 
 
 def cited_first(used: list[tuple[int, Any]], names: list[str], named: list[str]) -> list[tuple[int, Any]]:
@@ -135,6 +137,22 @@ def cited_first(used: list[tuple[int, Any]], names: list[str], named: list[str])
     order = {name: k for k, name in enumerate(dict.fromkeys(named))}
     ranked = sorted(zip(names, used, strict=True), key=lambda x: order.get(x[0], len(order)))
     return [u for _, u in ranked][:CITED]
+
+
+def share_span(v: Optional[Verdict]) -> tuple[float, float]:
+    """Communication's share 1 - (T1/N) / TN over every pairing of the runs (the verdict's sides: T1/N's
+    values, TN's): from 1 - max(T1/N) / min(TN) to 1 - min(T1/N) / max(TN). Example: T1/N 3.84-4.93 s,
+    TN 5.10 s -> 3%-25%. NaN without the sides."""
+    s = v.sides if v is not None else None
+    if s is None:
+        return float("nan"), float("nan")
+    return 1 - max(s.a_values) / min(s.b_values), 1 - min(s.a_values) / max(s.b_values)
+
+
+def apart(small: Split, large: Split) -> bool:
+    """The larger batch's share lies below the smaller's over both runs' spread (their share_spans do not
+    meet); single runs are points, so any fall is apart here and the one-run note says what they are."""
+    return large.share_span[1] < small.share_span[0]
 
 
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:
@@ -169,7 +187,7 @@ def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
 
 def _above(v: Optional[Verdict]) -> bool:
     """TN above T1/N: beyond by the verdict, or with one run each above it by more than the threshold."""
-    return v is not None and (v.direction > 0 or (v.one_run and v.ratio > 1 + v.threshold))
+    return v is not None and leaning(v) > 0
 
 
 def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
@@ -181,8 +199,10 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
     g = groups[0]  # the setup the answer cites: its own ends decide the trend word
     if all(s.verdict is not None and not _above(s.verdict) for s in (g[0], g[-1])):
         return Q3Because.WITHIN_SPREAD
-    if g[-1].share < g[0].share:
-        return Q3Because.FEWER_STEPS
+    if g[-1].share < g[0].share:  # a fall only where every like-for-like setup falls, apart over the spread
+        if not all(h[-1].share < h[0].share for h in groups):
+            return Q3Because.MIXED
+        return Q3Because.FEWER_STEPS if apart(g[0], g[-1]) else Q3Because.OVERLAP
     if _loader_at_large(g):
         return Q3Because.LOADER_AT_LARGE
     return Q3Because.NOT_FALLING
@@ -208,17 +228,16 @@ def q31_text(a: Q31Answer) -> str:
     text += _trend_text(a, first)
     if a.bound:
         bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
-        text += f" At least {BOUND:.0%}: {at_batches(bound, 3)}."
+        text += f" At least {BOUND:.0%}: {at_batches(bound, len(bound))}."
     if a.left_out:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" At least {BOUND:.0%} but left out{' of that list' * bool(a.bound)}, as the runs' spread hides the "
-                 f"size of TN's excess over T1/N: {at_batches(left, 3)}.")
+                 f"size of TN's excess over T1/N: {at_batches(left, len(left))}.")
     if a.splits and not any(s.share >= BOUND for s in a.splits):
         every = "Every run is" if len(a.splits) > 1 else "The one run is"
         text += f" {every} computation-bound (communication under half its train time)."
-    if any(s.engine == "dp" for s in a.splits):
-        text += (" DataParallel's TN - T1/N is all its overhead (model copies each step, scatter, gather), not an "
-                 "all-reduce.")
+    if any(s.engine == "dp" for s in a.splits) and not a.cpu:  # on a CPU DataParallel wraps nothing (the note)
+        text += f" DataParallel's TN - T1/N is all its traffic, not an all-reduce: it {DP_TRAFFIC}."
     if a.cpu:
         text += _cpu_text(first)
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
@@ -259,6 +278,14 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
                 f" TN is not measurably above T1/N{on}, so these figures are within the runs' spread and no trend with "
                 "the batch is claimed.")
         text += "" if a.cpu else next((_measured_text(s) for s in g[-1:] + g[:1] if _unexplained(s)), "")
+    elif a.because == Q3Because.MIXED:
+        rises = next(h for h in _by_setup(a.splits).values() if len(h) >= 2 and not h[-1].share < h[0].share)
+        text = (f" Communication's share does not move one way with the batch: it falls in {a.falls[0]} of {a.falls[1]} "
+                f"setups ({g[0].setup}: {_ends(g)}) but not in {rises[0].setup} ({_ends(rises)}), so no trend is "
+                "claimed.")
+    elif a.because == Q3Because.OVERLAP:
+        text = (f" Over the runs' spread the share at batch {g[0].batch} spans {_span(g[0])} and at {g[-1].batch} "
+                f"{_span(g[-1])}{on}: they overlap, so no trend with the batch is claimed.")
     elif a.because == Q3Because.NOT_FALLING:
         text = (f" Communication's share does not fall with the batch{on} ({g[0].share:.0%} to {g[-1].share:.0%}), although "
                 "an epoch has fewer all-reduces" + (f"; it falls in {a.falls[0]} of {a.falls[1]} setups." if a.falls[1] > 1
@@ -266,6 +293,15 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     else:
         text = ""
     return text + _loader_text(a)
+
+
+def _ends(g: list[Split]) -> str:
+    return f"{g[0].share:.0%} at {g[0].batch}, {g[-1].share:.0%} at {g[-1].batch}"
+
+
+def _span(s: Split) -> str:
+    low, high = s.share_span
+    return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%}-{high:.0%}"
 
 
 def _large_text(g: list[Split], on: str) -> str:
@@ -301,10 +337,11 @@ def _loader_text(a: Q31Answer) -> str:
     if not a.loader or a.because == Q3Because.LOADER_AT_LARGE:
         return ""
     ex = next(s for s in _ordered(list(a.splits)) if s.cause == Cause.LOADER)
-    exposed = (f" while its exposed all-reduce is {seconds(ex.measured_s)} s" if present(ex.measured_s)
+    exposed = (f", its exposed all-reduce {seconds(ex.measured_s)} s" if present(ex.measured_s)
                else " (DataParallel times no all-reduce)")
-    return (f" At {ex.setup}, batch {ex.batch}, rank 0 waited {seconds(ex.data_wait_s)} s on its loader{exposed}: "
-            "likely, though not measured directly, much of the excess is ranks waiting for data.")
+    return (f" At {ex.setup}, batch {ex.batch}, TN - T1/N is {seconds(ex.comm_s)} s{exposed}, and rank 0 waited "
+            f"{seconds(ex.data_wait_s)} s on its loader (Table 2): that excess may be ranks waiting for data (not "
+            "measured directly).")
 
 
 def _cost(s: Split) -> str:

@@ -11,7 +11,7 @@ import pandas as pd
 from collect.evidence import Evidence, Measured, listing, shown
 from collect.packing import Packing, packing
 from collect.questions import values, with_sides
-from collect.render import percent, seconds
+from collect.render import accuracy_digits, percent, seconds
 from collect.verdict import Difference, difference
 from collect.train.labels import Namer, device, on_cpu, on_fewer_hosts, present
 
@@ -53,16 +53,32 @@ POINT = 2.0  # percentage points: a smaller accuracy difference is none (a seed'
 # the large batch and its remedies move the accuracy by tens)
 
 
-def points_against(new: Measured, base: Measured) -> Difference:
+def points_against(new: Measured, base: Measured, threshold: float = POINT) -> Difference:
     """An accuracy against another as a difference in percentage points over their repeats
-    (collect.verdict.difference, threshold POINT): the "N points lower" a sentence cites is its delta.
-    Its sides hold the points and the cells (collect.settle sizes repeats from them)."""
+    (collect.verdict.difference, threshold POINT unless given): the "N points lower" a sentence cites is its
+    delta. Its sides hold the points and the cells (collect.settle sizes repeats from them)."""
     new, base = new.scaled(100), base.scaled(100)
-    return with_sides(difference(values(base), values(new), POINT), new, base)
+    return with_sides(difference(values(base), values(new), threshold), new, base)
+
+
+def accuracy(m: Optional[Measured], images: float, count: bool = True) -> str:
+    """"100% (92%-100% over 3 runs) of 100 test images": the decimals that many images resolve
+    (collect.render.accuracy's rule), the count said once."""
+    if m is None:
+        return "not recorded"
+    text = shown(m, lambda v: percent(v, accuracy_digits(images)))
+    return text + (f" of {int(images):,} test images" if count and present(images) and images > 0 else "")
 
 
 def cited(namer: Namer, rows: Iterable[tuple[int, Any]]) -> tuple[Evidence, ...]:
     return tuple(namer.evidence(i, r) for i, r in rows)
+
+
+LOADER_WAIT = 0.05  # a 1-GPU run waiting on its loader at least this share of its epoch explains an efficiency above 1
+
+# What DataParallel moves each step (torch.nn.DataParallel: replicate, scatter, gather, and the backward of
+# those copies, which sums every replica's gradients into GPU 0's): Q3.1 and Q6 say it in these words.
+DP_TRAFFIC = "copies the model to each GPU every forward, scatters inputs, gathers outputs, sums gradients onto GPU 0"
 
 
 def at_batches(pairs: Iterable[tuple[str, int]], setups: int = 3) -> str:

@@ -158,6 +158,7 @@ def q6_text(a: DDPAnswer) -> str:
                 f"{bytes_text(r.init_bytes)} of parameters and buffers broadcast once when DDP wraps the model. ")
         params = f"the {bytes_text(r.init_bytes)} of parameters and buffers"
     return documented(a, text + f"DataParallel, the homework's other engine, copies {params} from GPU 0 to every other "
-                      "GPU on every forward, scatters the inputs and gathers the outputs. Neither averages BatchNorm's "
-                      "statistics: SyncBatchNorm would synchronise each batch's mean and variance across ranks in the "
-                      "forward, and the running statistics would then agree as a result.") + _caveats(a)
+                      "GPU on every forward, scatters the inputs and gathers the outputs, and in the backward sums "
+                      "every GPU's gradients onto GPU 0. Neither averages BatchNorm's statistics: SyncBatchNorm would "
+                      "synchronise each batch's mean and variance across ranks in the forward, and the running "
+                      "statistics would then agree as a result.") + _caveats(a)

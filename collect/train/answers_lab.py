@@ -8,28 +8,24 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
 
-
 import collect.train.formulas as f
-from collect.evidence import Measured, listing, shown
+from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.render import accuracy_digits, percent
-from collect.train.answers_common import caveats, cited, figure, points_against, rows_of, secs, setting_notes, where
+from collect.train.answers_common import (LOADER_WAIT, accuracy, caveats, cited, figure, points_against, rows_of, secs,
+                                          setting_notes, where)
 from collect.train.grids import lr_rule, setup_name
 from collect.train.labels import Namer, missing_reason, present
-from collect.verdict import Difference, Verdict
+from collect.train.tables import T1_KEYS
+from collect.verdict import Difference, Verdict, leaning
 
 DATA_BOUND = 0.3  # data wait at least this share of the timed epoch: the loader is the bottleneck
 COMM_BOUND = 0.3  # exposed communication at least this share: the all-reduce is
 NOT_COMPUTE = 0.3  # data wait and exposed communication together at least this share: compute is not the bottleneck
 
 
-def accuracy(m: Optional[Measured], images: float, count: bool = True) -> str:
-    """"100% (92%-100% over 3 runs) of 100 test images": the decimals that many images resolve
-    (collect.render.accuracy's rule), the count said once."""
-    if m is None:
-        return "not recorded"
-    text = shown(m, lambda v: percent(v, accuracy_digits(images)))
-    return text + (f" of {int(images):,} test images" if count and present(images) and images > 0 else "")
+def _t1_key(row: Any) -> tuple:
+    """What a run shares with its 1-GPU baseline (collect.train.tables.T1_KEYS: the speedup column's pairing)."""
+    return tuple(getattr(row, k) for k in T1_KEYS)
 
 
 def lab(tables: Tables) -> bool:
@@ -178,6 +174,7 @@ class Scaled:
     data_share: float
     comm_share: float
     test_images: float  # the test images its accuracy is over (NaN where unknown)
+    above_n: Optional[Verdict] = None  # N x its time against 1 GPU's: below -> an efficiency above 1 the runs carry
 
 
 # The lab's setups (its title's "1, 2, 4 GPUs and 2 nodes") by (nodes, GPUs).
@@ -203,21 +200,22 @@ def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
         return None
     namer, rows = _plain_rows(tables)
     ok = [(i, r) for i, r in rows if figure(r, "time_to_train_s")]
-    one = next((r for _, r in ok if r.engine == "single"), None)
+    ones = {_t1_key(r): r for _, r in ok if r.engine == "single"}  # each run's own 1-GPU run, as the speedup's
     runs = []
     for _, r in ok:
-        time = figure(r, "time_to_train_s")
+        time, one = figure(r, "time_to_train_s"), ones.get(_t1_key(r)) if r.engine != "single" else None
+        t1 = figure(one, "time_to_train_s")
         cell = _timed(tables, r)
         runs.append(Scaled(setup_name(r), int(r.gpus), figure(r, "test_accuracy"), time, float(r.speedup),  # type: ignore[arg-type]
-                           f.efficiency(r.speedup, r.gpus), against(time, figure(one, "time_to_train_s"))  # type: ignore[arg-type]
-                           if one is not None and r.engine != "single" else None,
+                           f.efficiency(r.speedup, r.gpus), against(time, t1) if t1 and time else None,
                            _share(cell, "timed_data_wait_s"), _share(cell, "timed_comm_exposed_s"),
-                           float(r.evaluated_images)))
+                           float(r.evaluated_images), against(time.scaled(float(r.gpus)), t1) if t1 and time else None))
     multi = [s for s in runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
     device, cpu = where(r.gpu_model for _, r in ok)
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
-    one_cell = _timed(tables, one) if one is not None else None
+    first = next((r for _, r in ok if r.engine == "single"), None)  # the 1-GPU run whose wait the answer quotes
+    one_cell = _timed(tables, first) if first is not None else None
     have = {(int(r.nodes), int(r.gpus)) for _, r in ok}
     return ScalingAnswer(cited(namer, ok[:6]), missing, device, cpu, any(r.dataset == "synthetic" for _, r in ok),
                          tuple(runs), _bottleneck(worst), tuple(n for k, n in LAB_SETUPS.items() if k not in have),
@@ -254,12 +252,15 @@ def scaling_text(a: ScalingAnswer) -> str:
             ", so no speedup or scaling efficiency." if "1 GPU" in a.absent else ".")
     multi = [s for s in a.runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
-    above = [s for s in multi if s.efficiency > 1]
+    above = [s for s in multi if s.efficiency > 1 and s.above_n is not None and leaning(s.above_n) < 0]
     if above:
         why = (f"the 1-GPU run waits on its loader {a.one_wait_share:.0%} of its timed epoch, and each rank of a "
                "multi-GPU run has its own loader workers, so the ranks share that wait"
-               if present(a.one_wait_share) and a.one_wait_share >= 0.05 else "1 GPU is slower per image")
+               if present(a.one_wait_share) and a.one_wait_share >= LOADER_WAIT else "1 GPU is slower per image")
         text += f" Efficiency above 100% ({listing([s.setup for s in above])}): {why}."
+    unsure = [s.setup for s in multi if s.efficiency > 1 and s not in above]
+    if unsure:  # printed above 100% but N x its time is within the spread (or the band) of 1 GPU's
+        text += f" Efficiency above 100% ({listing(unsure)}) is within the runs' spread: no gain past N GPUs is measured."
     if worst and a.bottleneck:
         both = (f"its data wait ({worst.data_share:.0%}) and the all-reduce time not hidden behind the backward pass "
                 f"({worst.comm_share:.0%}) together are {'only ' * (a.bottleneck == 'compute')}"

@@ -17,7 +17,7 @@ from collect.train.answers_common import caveats, cited, part_a, pct, points_aga
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
 from collect.train.tables import Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
-from collect.verdict import Difference
+from collect.verdict import Difference, leaning
 
 
 @dataclass(frozen=True)
@@ -105,8 +105,7 @@ def q41_text(a: Q41Answer) -> str:
         parts.append("The large batch's accuracy is " + says(a.gap, Words(
             f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
             "not clearly different from the baseline's")) + (
-            ": with the same epochs it takes far fewer, larger steps at the same learning rate." if a.gap.direction < 0
-            or (a.gap.one_run and a.gap.delta < -a.gap.threshold) else "."))
+            ": with the same epochs it takes far fewer, larger steps at the same learning rate." if leaning(a.gap) < 0 else "."))
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
         parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
     missing = a.missing if a.large else a.planned  # the runs that failed, in the note
@@ -128,6 +127,17 @@ class RemedyRun:
 
 
 @dataclass(frozen=True)
+class AtBatch:
+    """The remedies at another batch where they ran (Q4.2 reports every one): no remedy there, and each remedy
+    against it and against the baseline."""
+
+    batch: int
+    global_batch: int
+    plain: Optional[Run5]
+    remedies: tuple[RemedyRun, ...]
+
+
+@dataclass(frozen=True)
 class Q42Answer(Record):
     synthetic: bool
     cpu: bool
@@ -141,6 +151,7 @@ class Q42Answer(Record):
     not_run: tuple[NotRun, ...]  # remedy cells at `batch` or Q4.1's planned without a result
     notes: tuple[str, ...] = ()
     rule: Optional[ScalingRule] = None  # the reference the remedy runs scaled their rate from
+    elsewhere: tuple[AtBatch, ...] = ()  # every other batch where a remedy ran (not `batch`, not Q4.1's), largest first
 
 
 GOYAL_LR, GOYAL_BATCH = 0.1, 256  # Goyal et al.'s reference: learning rate 0.1 per 256 images
@@ -214,11 +225,21 @@ def q42_answer(tables: Tables) -> Optional[Q42Answer]:
               + " on Q4's large-batch cells" for n in absent]
     at_q41 = [plain.get(largest), done.get((largest, LINEAR)), done.get((largest, WARMUP))] if at_largest else []
     used = [x for x in (base, plain.get(batch), done.get((batch, LINEAR)), done.get((batch, WARMUP)), *at_q41) if x]
+    others = sorted({k for k, _ in done} - {batch, largest if at_largest else batch}, reverse=True)
+    elsewhere = tuple(_at_batch(k, plain.get(k), [done.get((k, n)) for n in (LINEAR, WARMUP)], namer, b) for k in others)
+    used += [x for k in others for x in (plain.get(k), done.get((k, LINEAR)), done.get((k, WARMUP))) if x]
     _, cpu = where(r.gpu_model for _, r in used)
     return Q42Answer(cited(namer, used), tuple(missing), any(r.dataset == "synthetic" for _, r in used), cpu, batch,
                      largest, lin, warm, b, p, at_largest, not_run,
                      setting_notes(tables.get("train_cells"), (r for _, r in used)), scaling_rule([r for _, r in used]),
-                     to_add=tuple(to_add))
+                     elsewhere, to_add=tuple(to_add))
+
+
+def _at_batch(batch: int, plain_row: Optional[tuple[int, Any]], rows: list[Optional[tuple[int, Any]]], namer: Namer,
+              base: Optional[Run5]) -> AtBatch:
+    plain = _run5(plain_row[1], namer) if plain_row else None
+    runs = tuple(x for x in (_remedy(r, namer, plain, base) for r in rows) if x)
+    return AtBatch(batch, runs[0].run.global_batch, plain, runs)
 
 
 def _remedy(row: Optional[tuple[int, Any]], namer: Namer, plain: Optional[Run5], base: Optional[Run5]) -> Optional[RemedyRun]:
@@ -249,9 +270,18 @@ def q42_text(a: Q42Answer) -> str:
     own = [f"{m.remedy} at batch {m.batch} ({m.why})" for m in a.not_run if m.batch == a.batch]
     if own:
         text += " No result: " + "; ".join(own) + "."
-    text += _warmup_steps(a.warmup)
-    verdicts = [v for r in (a.linear, a.warmup) if r for v in (r.against_none, r.against_baseline)]
+    text += _warmup_steps(a.warmup)  # of the warmup run just named, before the other batches
+    text += "".join(_elsewhere_text(x) for x in a.elsewhere)
+    verdicts = [v for r in (a.linear, a.warmup, *(x for e in a.elsewhere for x in e.remedies)) if r
+                for v in (r.against_none, r.against_baseline)]
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
+
+
+def _elsewhere_text(x: AtBatch) -> str:
+    """The remedies at another batch: no remedy there, each remedy's accuracy, its comparisons, divergence."""
+    none = f"no remedy {pct(x.plain.accuracy)}; " if x.plain else ""
+    runs = "; ".join(f"{r.remedy} {pct(r.run.accuracy)}{_effect(r)}{', and diverged' * r.diverged}" for r in x.remedies)
+    return f" At global batch {x.global_batch:,} ({x.batch} per GPU): {none}{runs}."
 
 
 GOYAL_WARMUP_STEPS = 5 * -(-1_281_167 // 8192)  # Goyal et al.: 5 epochs of ImageNet at batch 8192 (785 steps)

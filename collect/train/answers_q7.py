@@ -11,12 +11,13 @@ from typing import Any, Optional
 
 from collect.evidence import Measured
 from collect.questions import Tables, Words, one_run_note, says
-from collect.train.answers_common import caveats, figure, part_a, pct, points_against, rows_of, setting_notes
+from collect.render import SMALL_COUNT
+from collect.train.answers_common import POINT, accuracy, caveats, figure, part_a, points_against, rows_of, setting_notes
 from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, ddp_answer, documented
 from collect.train.grids import remedy_name
-from collect.train.labels import missing_reason
+from collect.train.labels import missing_reason, present
 from collect.train.tables import CONFIG, Q4_EPOCH
-from collect.verdict import Difference
+from collect.verdict import Difference, count_error
 
 GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
 
@@ -37,6 +38,7 @@ class Q7Answer(DDPAnswer):
     study_gpus: int = GPUS  # the most GPUs a DDP run of the study has (the question's case is GPUS)
     remedies: bool = False  # Q4.2 measured a remedy (linear scaling) at a large batch
     notes: tuple[str, ...] = ()
+    images: float = float("nan")  # test images each accuracy is over: their decimals and the error the count allows
 
     @property
     def okay(self) -> bool:
@@ -72,7 +74,8 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
     a = ddp_answer(tables, prefer_batch=BATCH)
     assert a is not None  # part_a holds
     acc, base = figure(only, "test_accuracy"), figure(partner, "test_accuracy")
-    v = points_against(acc, base) if acc and base else None
+    images = float(only.evaluated_images) if only is not None and present(only.evaluated_images) else float("nan")
+    v = points_against(acc, base, _threshold(acc, base, images)) if acc and base else None
     status = "" if only is None else str(only.status) if only.status != "failed" else missing_reason(only)
     synthetic = only is not None and only.dataset == "synthetic"
     test = tables.get("test")
@@ -84,8 +87,16 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
         f" with epochs = {epochs} beside the study's run of it" if BATCH in ddp else "")
     return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, BATCH, GPUS, BATCH * GPUS,
                     None if only is None else int(only.batch_per_gpu), epochs, BATCH in ddp, status, synthetic, acc,
-                    base, v, most, remedies, notes, to_add=a.to_add + ((cell,) if only is None else ()),
+                    base, v, most, remedies, notes, images, to_add=a.to_add + ((cell,) if only is None else ()),
                     documentation_only=a.documentation_only and only is None)
+
+
+def _threshold(acc: Measured, base: Measured, images: float) -> float:
+    """Points a difference must pass to be one: POINT, or the error the test images allow where larger (a
+    single run of 100 images is 84% give or take about 7 points, collect.verdict.count_error)."""
+    if not images > 0:
+        return POINT
+    return max(POINT, 100 * count_error(acc.value, base.value, images))
 
 
 def _ddp_on_4(tables: Tables) -> dict[int, int]:
@@ -112,13 +123,17 @@ def q7_text(a: Q7Answer) -> str:
         text = (f"No, because {case} each rank's BatchNorm running statistics drift apart without the buffer broadcast, "
                 "and evaluation uses rank 0's, which cost accuracy when measured. ")
     at = f"batch {a.measured_batch} per GPU on {a.gpus} GPUs"
+    few = a.images < SMALL_COUNT  # the count said beside an accuracy it limits (collect.render.accuracy's rule)
     other = "" if a.measured_batch == a.batch else ", not the question's case"
     if a.verdict and a.only and a.broadcast:
-        word = says(a.verdict, Words("lower", "higher", "not distinguishable", "not clearly different"))
-        text += (f"Measured at {at} ({a.epochs} epochs{other}): test accuracy {pct(a.only)} with gradients only against "
-                 f"{pct(a.broadcast)} with the buffers broadcast ({word}). ")
+        error = f"within the {a.verdict.threshold:.0f} points {int(a.images):,} test images allow" \
+            if a.verdict.threshold > POINT else "not distinguishable"
+        word = says(a.verdict, Words("lower", "higher", error, "not clearly different"))
+        text += (f"Measured at {at} ({a.epochs} epochs{other}): test accuracy {accuracy(a.only, a.images, few)} with "
+                 f"gradients only against {accuracy(a.broadcast, a.images, count=False)} with the buffers broadcast ({word}). ")
     elif a.only:
-        text += (f"Measured at {at} ({a.epochs} epochs{other}): test accuracy {pct(a.only)} with gradients only; no run "
+        text += (f"Measured at {at} ({a.epochs} epochs{other}): test accuracy {accuracy(a.only, a.images, few)} with "
+                 "gradients only; no run "
                  "of that configuration with the buffers broadcast has one to hold it against. ")
     elif a.status:
         why = "its result has none" if a.status == "ok" else a.status
@@ -143,4 +158,4 @@ def _spread(a: Q7Answer) -> str:
             f"to {off.bn_rank_spread:.1%} of a layer's mean")
     if a.run and a.run.bn_rank_spread == a.run.bn_rank_spread:
         text += f", against {a.run.bn_rank_spread:.1%} with the buffers broadcast"
-    return text + ". "
+    return text + " (BN spread, test-accuracy table). "

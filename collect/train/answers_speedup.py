@@ -3,6 +3,7 @@
 with a data point the study already has (a strong-table row, else Q1's first pair of batches)."""
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
@@ -16,9 +17,8 @@ from collect.train.answers_common import at_batches, caveats, cited, figure, par
 from collect.train.answers_timing import BatchTime, q1_answer
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS
-from collect.verdict import Verdict
+from collect.verdict import Verdict, verdict
 
-LOADER_WAIT = 0.05  # a 1-GPU epoch waiting on its loader at least this share explains an efficiency above 1
 LOADER_BOUND = 0.25  # a 1-GPU epoch waiting on its loader at least this share: its speedups measure loader scaling
 
 
@@ -72,6 +72,7 @@ class Superlinear:
     batch: int
     efficiency: float
     one_gpu_wait_share: float
+    verdict: Optional[Verdict] = None  # N x TN against T1: below (beyond the threshold, or one run past its band)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ class Q2Answer(Record):
     loader_bound: tuple[LoaderBound, ...] = ()
     unpaired: tuple[Unpaired, ...] = ()
     q1_pair: Optional[tuple[BatchTime, BatchTime]] = None  # Q1's first two batches: the data point without rows
-    q1_verdict: Optional[Verdict] = None  # the larger batch's train time against the smaller's
+    q1_verdict: Optional[Verdict] = None  # the larger batch's epoch time (Q2's T) against the smaller's
+    level: tuple[Speedup, ...] = ()  # the other speedups the highest's does not exceed (level_with): no single top
 
 
 def decided(v: Verdict) -> int:
@@ -139,9 +141,10 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
         t1n = figure(one[1], "epoch_s")
         speedups.append(Speedup(namer.name(r, batch=False), int(r.batch_per_gpu), float(r.speedup), float(r.efficiency),
                                 against(tn, t1n)))  # type: ignore[arg-type]
-        if float(r.efficiency) > 1 and decided(speedups[-1].verdict) < 0:
+        above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
+        if float(r.efficiency) > 1 and decided(above_n) < 0:  # N x TN under T1: more than N times faster
             fast.append(Superlinear(speedups[-1].setup, int(r.batch_per_gpu), float(r.efficiency),
-                                    waits.get(base_key(one[1]), (float("nan"), 0))[0]))
+                                    waits.get(base_key(one[1]), (float("nan"), 0))[0], above_n))
         used.append(((i, r), one))
     device, cpu = where(r.gpu_model for _, r in multi + list(ones.values()) if r.status == "ok")
     if not multi:
@@ -156,16 +159,35 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     bound = _loader_bound(waits, {base_key(o[1]) for o in ones.values()}, {s.batch for s in speedups})
     claim, cite = _strong_claim(strongs)
     q1a = q1_answer(tables)
-    ok = [b for b in q1a.batches if b.train_s is not None] if q1a else []
+    ok = [b for b in q1a.batches if b.epoch_s is not None] if q1a else []  # Q2's T: the epoch with loading
     pair = (ok[0], ok[1]) if len(ok) >= 2 else None
-    pv = against(pair[1].train_s, pair[0].train_s) if pair else None  # type: ignore[arg-type]
+    pv = against(pair[1].epoch_s, pair[0].epoch_s) if pair else None  # type: ignore[arg-type]
     if claim == StrongClaim.NONE and pv is not None and not strongs:
         claim = {-1: StrongClaim.WORSE, 1: StrongClaim.BETTER}.get(decided(pv), StrongClaim.NONE)
     evidence = cited(namer, pairs + alone) + _strong_evidence(tables, [cite] if cite else [])
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
-                    bound, tuple(unpaired), pair, pv)
+                    bound, tuple(unpaired), pair, pv, level_with(speedups))
+
+
+def speedup_values(s: Speedup) -> tuple[float, ...]:
+    """A speedup per N-GPU run: median(T1) / TN_i (the verdict's sides), or the speedup alone."""
+    sides = s.verdict.sides
+    if sides is None:
+        return (s.speedup,)
+    t1 = statistics.median(sides.a_values)
+    return tuple(t1 / tn for tn in sides.b_values)
+
+
+def level_with(speedups: list[Speedup]) -> tuple[Speedup, ...]:
+    """The speedups the highest does not exceed by the verdict (collect.verdict over speedup_values; one run a
+    side: within its band): the top is then no finding, and the answer names them beside it."""
+    if not speedups:
+        return ()
+    top = max(speedups, key=lambda s: s.speedup)
+    return tuple(s for s in speedups if s is not top
+                 and decided(verdict(speedup_values(s), speedup_values(top))) <= 0)
 
 
 def _wait_shares(q1: pd.DataFrame) -> dict[tuple, tuple[float, int]]:
@@ -240,7 +262,8 @@ def q2_text(a: Q2Answer) -> str:
     if a.speedups:
         low, high = min(a.speedups, key=lambda s: s.speedup), max(a.speedups, key=lambda s: s.speedup)
         ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{_undecided(s)})" for s in ([low] if low is high else [low, high])]
-        text += f" on {a.device}: from {ends[0]} to {ends[-1]}." if len(ends) > 1 else f" on {a.device}: {ends[0]}."
+        text += f" on {a.device}: from {ends[0]} to {ends[-1]}" if len(ends) > 1 else f" on {a.device}: {ends[0]}"
+        text += _level(a.level, low) + "."
     else:
         text += "; no multi-GPU run has a speedup yet."
     slower = [(s.setup, s.batch) for s in a.speedups if decided(s.verdict) > 0]
@@ -251,6 +274,16 @@ def q2_text(a: Q2Answer) -> str:
     text += _strong_text(a)
     verdicts = [s.verdict for s in a.speedups] + [p.verdict for p in a.strongs]
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
+
+
+def _level(level: tuple[Speedup, ...], lowest: Speedup) -> str:
+    """The speedups level with the highest (Q2Answer.level): named, so the top is not read as a finding."""
+    if not level:
+        return ""
+    named = listing([f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{', the lowest' * (s is lowest)})"
+                     for s in level[:3]])
+    more = f" and {len(level) - 3} more (Table 1)" if len(level) > 3 else ""
+    return f"; {named}{more} {'is' if len(level) == 1 else 'are'} level with it (threshold or spread)"
 
 
 def _span(values: tuple[float, ...]) -> str:
@@ -306,17 +339,18 @@ def _strong_text(a: Q2Answer) -> str:
                    f"{secs(p.t1_global)} at batch {p.global_batch}, {secs(p.t1_batch)} at {p.batch})")
         if claim == StrongClaim.BETTER:
             why = _loader_why([p])
-            return f"{lead} better in this study: {example}" + (f", {why}." if why else ".")
+            return f"{lead} better in this study: {example}{why}."
         text = f"{lead} worse: {REASON}; e.g. {example}."
         if claim == StrongClaim.MIXED:
             better = [q for q in a.strongs if decided(q.verdict) > 0]
-            text += (f" Rows at {listing(sorted({str(q.batch) for q in better}, key=int))} per GPU come out better "
-                     f"{_loader_why(better) or 'as 1 GPU is slower at their global batch'}.")
+            q = max(better, key=lambda q: q.strong)
+            text += (f" Rows at {listing(sorted({str(q.batch) for q in better}, key=int))} per GPU come out better (e.g. "
+                     f"{q.setup}, {q.batch} per GPU: {q.strong:.2f}x strong against {q.weak:.2f}x weak){_loader_why([q])}.")
         return text
     if p is None and a.q1_pair and claim in (StrongClaim.WORSE, StrongClaim.BETTER):
         small, large = a.q1_pair
-        times = (f"1 GPU trains an epoch in {secs(small.train_s)} at batch {small.batch} against "  # type: ignore[arg-type]
-                 f"{secs(large.train_s)} at {large.batch}")  # type: ignore[arg-type]
+        times = (f"1 GPU's epoch (with data loading) takes {secs(small.epoch_s)} at batch {small.batch} against "  # type: ignore[arg-type]
+                 f"{secs(large.epoch_s)} at {large.batch}")  # type: ignore[arg-type]
         if claim == StrongClaim.BETTER:
             return f"{lead} better in this study: {times}."
         return (f"{lead} worse: {REASON}; e.g. {times}, so {large.batch // small.batch} GPUs sharing batch {large.batch} "
@@ -328,7 +362,9 @@ def _strong_text(a: Q2Answer) -> str:
 
 
 def _loader_why(points: list[StrongPoint]) -> str:
-    shares = [q.global_wait_share for q in points if present(q.global_wait_share)]
-    if shares and min(shares) >= LOADER_BOUND:
-        return "only through 1 GPU's loader wait"
-    return ""
+    """The loader's wait as a possible cause, with its measure: 1 GPU's wait at the global batch, where at least
+    LOADER_BOUND of its epoch (the data-wait column of Q1's table)."""
+    q = points[0] if points else None
+    if q is None or not present(q.global_wait_share) or q.global_wait_share < LOADER_BOUND:
+        return ""
+    return f"; 1 GPU's loader wait ({q.global_wait_share:.0%} of its epoch at batch {q.global_batch}) may explain it"

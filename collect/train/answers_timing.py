@@ -14,7 +14,7 @@ from collect.train.answers_common import (caveats, cited, figure, rows_of, secs,
                                           where)
 from collect.train.labels import Namer, missing_reason, present
 from collect.train.tables import BASE_KEYS
-from collect.verdict import Verdict
+from collect.verdict import Verdict, leaning
 
 BUSIER = 5.0  # GPU utilization points: a rise above this is "the GPU is busier"
 FIRST_BATCH = 32  # the assignment's sweep starts at batch 32 and grows x4 until one does not fit
@@ -94,8 +94,7 @@ def _plateau(ok: list[BatchTime]) -> Optional[int]:
     """The first batch whose next batch is not faster beyond the threshold (collect.verdict)."""
     for a, b in zip(ok, ok[1:], strict=False):
         v = against(b.train_s, a.train_s)  # type: ignore[arg-type]
-        faster = v.direction < 0 if not v.one_run else v.ratio < 1 - v.threshold
-        if not faster:
+        if leaning(v) >= 0:
             return a.batch
     return None
 
@@ -103,8 +102,7 @@ def _plateau(ok: list[BatchTime]) -> Optional[int]:
 def _q1_because(trend: Optional[Verdict]) -> Q1Because:
     if trend is None:
         return Q1Because.UNDECIDED
-    lower = trend.direction < 0 if not trend.one_run else trend.ratio < 1 - trend.threshold
-    higher = trend.direction > 0 if not trend.one_run else trend.ratio > 1 + trend.threshold
+    lower, higher = leaning(trend) < 0, leaning(trend) > 0
     if trend.outcome == "inconclusive" and not trend.one_run:
         return Q1Because.UNDECIDED
     return Q1Because.FEWER_STEPS if lower else Q1Because.SLOWER if higher else Q1Because.SATURATED
@@ -142,8 +140,9 @@ def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
     """Repeats that do not decide: why (the ratio's interval, not the runs' ranges), and the per-step
     figure that would be the reason if the difference held."""
     needed = f"; about {v.repeats_needed} runs each would settle it" if v.repeats_needed else ""
-    return (f" Whether a larger batch is faster is not settled: batch {last.batch} took {v.ratio:.2f}x the time of "
-            f"batch {first.batch}, but with {_runs(v)} that ratio's 95% interval ({v.low:.2f}x-{v.high:.2f}x) is too "
+    # the speedup (the inverted ratio of times), as `submit --settle` prints this very comparison
+    return (f" Whether a larger batch is faster is not settled: batch {last.batch}'s speedup over batch {first.batch} "
+            f"is {1 / v.ratio:.2f}x, but with {_runs(v)} its 95% interval ({1 / v.high:.2f}x-{1 / v.low:.2f}x) is too "
             f"wide to rule out no change{needed}. {_per_step(first, last, 'If it holds, the reason is per step')}.")
 
 

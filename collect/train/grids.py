@@ -184,22 +184,23 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
 
 def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
     header = ["setup", "batch per GPU", "T1 (s)", "TN (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
-              "compute measured (s)", "comm measured (s)"]
+              "compute measured (s)", "comm measured (s)", "data wait (s)"]
     fields = varying(t2, SHOWN)
     rows = []
     for r in t2.itertuples(index=False):
         t1 = seconds(r.t1_train_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line = [row_name(r, fields), str(r.batch_per_gpu), t1]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 4)
+            rows.append(line + [status_text(r.status)] + [""] * 5)
             continue
         not_measured = math.isnan(r.comm_measured_s)
         line += [ranged(r, "train_s"), seconds(r.compute_est_s), seconds(r.comm_est_s)]
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
+        line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
     formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
                 "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither "
-                "compute nor communication",
+                "compute nor communication; data wait = rank 0's wait on its loader in that epoch (outside T)",
                 f.FORMULAS["spread"]]
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
@@ -295,11 +296,14 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
               "speedup", "GPU util. (%)", "peak memory (GiB)", "test images", "repeats"]
     fields = varying(table, SHOWN | {"lr", "lr_scaling", "lr_ref_batch", "warmup_epochs", "sync_bn", "epochs",
                                      "timed_epoch"})
+    # the ranks' BatchNorm spread Q7 quotes, where a DDP run measured it (collect.train.answers_q7)
+    spread = "ddp_bn_rank_spread" in table and bool(table.ddp_bn_rank_spread.notna().any())
+    header += ["BN spread (%)"] * spread
     rows = []
     for r in table.itertuples(index=False):
         line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), lr_rule(r), str(r.epochs)]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)])
+            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)] + [""] * spread)
             continue
         recorded = not math.isnan(r.test_accuracy)
         line.append(ranged(r, "test_accuracy", lambda v, n=r.evaluated_images: accuracy(v, n)) if recorded
@@ -308,6 +312,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
         line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
         line += [number(r.gpu_util_pct, 0), number(r.peak_mem_gib, 2)]
         line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
+        line += [_or_not_measured(100 * r.ddp_bn_rank_spread, lambda v: f"{v:.1f}")] * spread
         rows.append(line)
     ok = table[table.status == "ok"]
     note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
@@ -316,6 +321,8 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
                 "accuracy shows the decimals they resolve: 100 images, whole points)",
                 f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"]]
+    formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
+                 "share of its layer's mean variance, after training (a DDP run's; 0: the ranks agree)"] * spread
     return Grid("test", "Test accuracy and time to train",
                 caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))

@@ -323,10 +323,12 @@ def accuracy_table(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
     test_accuracy, test_loss = after the last epoch, over evaluated_images images (all ranks);
     speedup = T1 / TN on time to train, T1 the 1-GPU run (engine single) at the same batch per
     GPU with every other field the same (t1_time_s; NaN where the study has none);
-    GPU_VALUES: as in Q1 (utilization over the timed epoch), NaN where none was sampled.
+    GPU_VALUES: as in Q1 (utilization over the timed epoch), NaN where none was sampled;
+    ddp_bn_rank_spread: a DDP run's ranks' BatchNorm spread (jobs.train.result.DDPEvidence), NaN where none.
     """
     cells = frame.merge(per_run(epochs), on="cell_id", how="left")
     values = ["time_to_train_s", "test_accuracy", "test_loss", "evaluated_images", *GPU_VALUES]
+    values += ["ddp_bn_rank_spread"] * ("ddp_bn_rank_spread" in cells)  # Q7's figure, printed in this table
     table = median_repeats(cells, values, ranged=("time_to_train_s", "test_accuracy"))
     table = _baseline(table, "time_to_train_s", "t1_time_s")
     table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_time_s, table.time_to_train_s, strict=True)]

@@ -16,6 +16,7 @@ from collect.train.answers_comm import BOUND, Q3Because
 from collect.train.answers_speedup import StrongClaim, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
+from collect.verdict import leaning
 
 Tables = Mapping[str, pd.DataFrame]
 HOST_CAVEAT = "fewer hosts than nodes"
@@ -25,7 +26,8 @@ def violations(answer: Any, tables: Tables) -> list[str]:
     """Every invariant `answer` (an Answered: id, text, record) breaks against `tables`."""
     out: list[str] = []
     for check in (opens_yes_no, trend_sign, threshold_list, range_one_column, percents_shown, named_exist,
-                  nodes_need_hosts, setting_said, comparative_needs_verdict, evidence_real, accuracies_in_evidence):
+                  nodes_need_hosts, setting_said, comparative_needs_verdict, evidence_real, accuracies_in_evidence,
+                  *ISSUE_44):
         out += [f"{answer.id}: {check.__name__}: {v}" for v in check(answer, tables)]
     return out
 
@@ -166,9 +168,8 @@ def setting_said(a: Any, tables: Tables) -> list[str]:
 
 
 def _beyond(v: Any) -> bool:
-    """Beyond the threshold: by the verdict, or one run a side past it."""
-    change = v.ratio - 1 if hasattr(v, "ratio") else v.delta
-    return v.outcome == "beyond" or (v.one_run and abs(change) > v.threshold)
+    """Beyond the threshold: by the verdict, or one run a side past its band (collect.verdict.leaning)."""
+    return v.outcome == "beyond" or leaning(v) != 0
 
 
 def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
@@ -274,3 +275,130 @@ def accuracies_in_evidence(a: Any, tables: Tables) -> list[str]:
     for whole in re.findall(r"(\d+(?:\.\d+)?%(?: \([^)]*\))? of [\d,]+ test images)", said):
         quoted += [q for q in re.findall(r"(\d+(?:\.\d+)?)%", whole) if q not in quoted]
     return [f"{q}% in no evidence row" for q in quoted if q not in held]
+
+
+# --- issue 44: what a strict TA marks down, by class ---------------------------------------------------
+
+
+def one_run_claims(a: Any, tables: Tables) -> list[str]:
+    """Class 1: no claim one run or the spread cannot carry. Q2: "Efficiency above 1" only with a run whose
+    N x TN is below T1 by the verdict (or its one-run band); the highest speedup named alone only where none is
+    level with it (collect.verdict over the per-run speedups). Q3.1: "falls with the batch" / "smaller at" only
+    where every setup's share falls and the cited ends' shares stay apart over the runs' spread."""
+    from collect.train.answers_comm import apart
+    from collect.train.answers_speedup import decided, speedup_values
+    from collect.verdict import verdict
+
+    r, out = a.record, []
+    if a.id == "A.Q2":
+        if "Efficiency above 1" in a.text and not any(s.verdict is not None and leaning(s.verdict) < 0
+                                                      for s in r.superlinear):
+            out.append("'efficiency above 1' with no run past T1/N by the verdict")
+        if r.speedups and "level with it" not in a.text:
+            top = max(r.speedups, key=lambda s: s.speedup)
+            level = [s for s in r.speedups if s is not top
+                     and decided(verdict(speedup_values(s), speedup_values(top))) <= 0]
+            if level:
+                out.append(f"the highest {top.speedup:.2f}x named alone, {len(level)} level with it")
+    m = re.search(r"Efficiency above 100% \(([^)]*)\):", a.text) if a.id == "lab.scaling" else None
+    # a whole name of the list ("2 GPUs, DDP" is no item of "2 nodes x 2 GPUs, DDP")
+    named = [s for s in r.runs if s.efficiency > 1
+             and re.search(rf"(?:^|, |and ){re.escape(s.setup)}(?:$|,| and)", m.group(1))] if m else []
+    if any(s.above_n is None or leaning(s.above_n) >= 0 for s in named):
+        out.append("'efficiency above 100%' given a cause where N x its time is not below 1 GPU's")
+    if a.id == "A.Q3.1" and re.search(r"share falls with the batch|share is smaller at", a.text):
+        groups: dict[str, list] = {}
+        for sp in sorted(r.splits, key=lambda sp: sp.batch):
+            groups.setdefault(sp.setup, []).append(sp)
+        multi = [g for g in groups.values() if len(g) >= 2]
+        if not all(g[-1].share < g[0].share for g in multi):
+            out.append("a falling share where a like-for-like setup's does not fall")
+        cited = groups.get(r.trend_setup, [])
+        if len(cited) >= 2 and not apart(cited[0], cited[-1]):
+            out.append("a falling share inside the runs' spread")
+    return out
+
+
+def bound_shown(a: Any, tables: Tables) -> list[str]:
+    """Class 2: Q3.2's "lower bound" only where every DDP rate's TN - T1/N is at least its exposed all-reduce;
+    no share of the busbw above 100% printed."""
+    if a.id != "A.Q3.2":
+        return []
+    out = []
+    ddp = [u for u in a.record.ranged if u.exposed_s == u.exposed_s]
+    if re.search(r"is a lower bound", a.text) and any(u.comm_s < u.exposed_s for u in ddp):
+        out.append("'lower bound' where TN - T1/N is under the exposed all-reduce")
+    out += [f"{x}% of the busbw" for x in re.findall(r"([\d.]+)%(?:-[\d.]+%)? of the busbw", a.text) if float(x) > 100]
+    out += [f"{x}% of the busbw" for x in re.findall(r"-([\d.]+)% of the busbw", a.text) if float(x) > 100]
+    return out
+
+
+def figures_in_tables(a: Any, tables: Tables) -> list[str]:
+    """Class 3: Q3.1's loader wait is Table 2's figure as the table prints it (seconds()); Q7's BatchNorm spread
+    is the test-accuracy table's."""
+    from collect.render import seconds
+
+    if a.id == "A.Q7":  # the ranks' BatchNorm spread: the test-accuracy table's BN spread column
+        test = tables["test"]
+        spreads = {f"{100 * v:.1f}" for v in test.get("ddp_bn_rank_spread", []) if v == v}
+        said = re.findall(r"differ by up to ([\d.]+)%", a.text) + re.findall(r"layer's mean, against ([\d.]+)%", a.text)
+        return [f"BN spread {x}% in no printed row" for x in said if x not in spreads]
+    if a.id != "A.Q3.1":
+        return []
+    t2 = tables["table2"]
+    printed = {seconds(v) for v in t2.data_wait_s if v == v} if "data_wait_s" in t2 else set()
+    return [f"loader wait {x} s in no printed row" for x in re.findall(r"waited ([\d.,]+) s on its loader", a.text)
+            if x not in printed]
+
+
+def no_hidden_list(a: Any, tables: Tables) -> list[str]:
+    """Class 4: a list past a threshold names every entry: no "and N more setups" left for the reader to find."""
+    return [m for m in re.findall(r"and \d+ more setups?", a.text)]
+
+
+def systems_facts(a: Any, tables: Tables) -> list[str]:
+    """Class 5: where DataParallel's traffic is described (Q3.1 on a GPU, Q6), the gradients' reduce onto GPU 0
+    in the backward is said; Q2's Q1-pair data point quotes Q2's T (the epoch with loading); Q4.2 reports the
+    remedies at every batch where one ran; Q7's accuracies carry the decimals their test images resolve, and no
+    "higher" or "lower" inside the error that count allows (collect.verdict.count_error)."""
+    out = []
+    said = "gradients onto GPU 0"
+    if a.id == "A.Q3.1" and not a.record.cpu and any(sp.engine == "dp" for sp in a.record.splits) and said not in a.text:
+        out.append("DataParallel's gradient reduce unsaid")
+    if a.id == "A.Q6" and "DataParallel" in a.text and said not in a.text:
+        out.append("DataParallel's gradient reduce unsaid")
+    if a.id == "A.Q2" and a.record.q1_pair and "1 GPU trains an epoch in" in a.text:
+        out.append("Q2's data point quotes train times, not its T")
+    r = a.record
+    if a.id == "A.Q7" and r.verdict is not None and r.images == r.images:
+        from collect.render import accuracy_digits
+        from collect.verdict import count_error
+
+        error = 100 * count_error(r.only.value, r.broadcast.value, r.images)
+        if re.search(r"buffers broadcast \((higher|lower)\)", a.text) and abs(r.verdict.delta) <= error:
+            out.append(f"'higher/lower' {r.verdict.delta:+.1f} points inside the {error:.1f} the test images allow")
+        digits = accuracy_digits(r.images)
+        out += [f"{x}% printed past the {digits} decimals {int(r.images)} images resolve"
+                for x in re.findall(r"test accuracy ([\d.]+)%", a.text) if len(x.partition(".")[2]) > digits]
+    if a.id == "A.Q4.2":
+        q4 = tables["q4"]
+        ran = q4[(q4.lr_scaling == "linear") & ~q4.sync_bn.astype(bool) & (q4.status == "ok") & q4.accuracy.notna()]
+        out += [f"remedies at batch {b} per GPU unreported" for b in sorted(set(ran.batch_per_gpu.astype(int)))
+                if not re.search(rf"\b{b} per GPU", a.text)]
+    return out
+
+
+def one_comparison_one_number(a: Any, tables: Tables) -> list[str]:
+    """Class 6: Q1's unsettled pair reads as `submit --settle` prints it: the same direction (a speedup) and ratio."""
+    from orchestrator.settle import compared
+
+    r = a.record
+    if a.id != "A.Q1" or r.trend is None or "is not settled" not in a.text:
+        return []
+    _, inverted = compared("trend", r.trend)
+    settle = f"{1 / r.trend.ratio if inverted else r.trend.ratio:.2f}x"
+    m = re.search(r"speedup over batch \d+ is ([\d.]+x)", a.text)
+    return [] if m and m.group(1) == settle else [f"Q1 says {m.group(1) if m else 'another ratio'}, settle {settle}"]
+
+
+ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number)

@@ -146,4 +146,6 @@ def test_q7_names_the_cell_to_add_beside_the_studys_run_of_the_questions_case(re
 def test_every_part_a_answer_fits_a_short_paragraph(real):
     """Issue 28: a short paragraph each; the real set's answers ran to 187 words before."""
     words = {k: len(a.text.split()) for k, a in real.items() if k.startswith("A.")}
-    assert len(words) == 9 and max(words.values()) <= 175, words  # issue 35: the caveats a claim needs
+    # issue 35: the caveats a claim needs; issue 44: the numbers it needs (Q2's rows level with its top, the row
+    # that comes out better with its figures, Q3.2's runs that bound nothing): 211 words on this set's Q2
+    assert len(words) == 9 and max(words.values()) <= 215, words

@@ -79,8 +79,10 @@ def test_q2_strong_against_weak_a_verdict_and_a_data_point(real):
     assert "worse in 3 and better in 6" not in text
     assert ("Strong scaling (a fixed global batch) would be worse: each GPU's smaller batch runs less efficiently, yet "
             "each step all-reduces the whole gradient; e.g. 4 GPUs, DDP, 32 per GPU: 1.01x strong against 2.63x weak "
-            "(1 GPU 6.84 s at batch 128, 17.86 s at 32). Rows at 128 and 512 per GPU come out better only through 1 "
-            "GPU's loader wait.") in text
+            "(1 GPU 6.84 s at batch 128, 17.86 s at 32). Rows at 128 and 512 per GPU come out better (e.g. 4 GPUs (2 x 2 "
+            "on one host), DDP, 512 per GPU: 4.25x strong against 3.58x weak); 1 GPU's loader wait (95% of its epoch "
+            "at batch 2048) may explain it.") in text  # issue 44: the table's numbers, a
+    # possible cause with its measure
 
 
 def test_efficiency_above_1_has_its_reason(real):
@@ -89,7 +91,11 @@ def test_efficiency_above_1_has_its_reason(real):
     assert ("Efficiency above 1 (1.05, 2 GPUs, DDP, batch 512): 1 GPU waits on 2 loader workers 29% and 84% of its "
             "epoch at batch 128 and 512, and each GPU brings its own: those speedups scale the loaders.") in \
         real["run8"]["A.Q2"].text
-    assert "Efficiency above 100% (2 GPUs, DDP): the 1-GPU run waits on its loader" in real["lab"]["lab.scaling"].text
+    # issue 44: the lab's 2 GPUs x its time against 1 GPU's 25.32-31.92 s over 3 runs is 1.09x (0.79 to 1.51),
+    # inside the spread: its efficiency above 100% is no measured gain, and no cause is given for it
+    lab = real["lab"]["lab.scaling"].text
+    assert "Efficiency above 100% (2 GPUs, DDP) is within the runs' spread: no gain past N GPUs is measured." in lab
+    assert "the 1-GPU run waits on its loader" not in lab
 
 
 def test_q2_evidence_holds_the_rows_it_quotes(real):
@@ -262,8 +268,9 @@ def test_q31_a_trend_from_single_runs_says_so(tmp_path):
 
 def test_q31_and_q32_say_what_dataparallels_estimate_holds(real):
     """TA item 10: DataParallel's TN - T1/N is its whole parallel overhead, not an all-reduce."""
-    assert "DataParallel's TN - T1/N is all its overhead (model copies each step, scatter, gather), not an " \
-        "all-reduce." in real["run8"]["A.Q3.1"].text
+    assert ("DataParallel's TN - T1/N is all its traffic, not an all-reduce: it copies the model to each GPU every "
+            "forward, scatters inputs, gathers outputs, sums gradients onto GPU 0.") in real["run8"]["A.Q3.1"].text
+    # issue 44: the gradients' reduce onto GPU 0 too
 
 
 def test_q32_share_words_follow_the_percent_shown():

@@ -69,7 +69,18 @@ def test_a_record_s_details_are_its_fields_with_their_units():
         "device NVIDIA H100; share 31.0%",
         "batches 1: batch 32; train s 4.17 s (4.16-4.88 s over 3 runs); util pct 40%",
         "batches 2: batch 128",
-        "trend: 0.50x: one run a side, no spread measured (inconclusive)")
+        "trend: 2.00x: one run a side, no spread measured (inconclusive)")  # issue 44: a trend of times is shown
+    # as the speedup its answer and `submit --settle` print (collect.sides.COMPARED): 10 s -> 5 s is 2.00x
+
+
+def test_details_print_a_comparison_the_way_round_its_settle_line_does():
+    """Issue 44 class 6: one comparison, one direction: "speedups" and "trend" are speedups (a / b) in the
+    details as in the settle lines; "splits" stays TN against T1/N; above and below swap with the direction."""
+    from collect.details import verdict_text
+
+    v = verdict([10.0, 10.1, 9.9], [5.0, 5.05, 4.95])  # half the time: a 2x speedup
+    assert verdict_text(v, inverted=True).startswith("2.00x (") and "above, beyond" in verdict_text(v, inverted=True)
+    assert verdict_text(v).startswith("0.50x (") and "below, beyond" in verdict_text(v)
 
 
 def test_a_long_list_describes_a_screenful_and_counts_the_rest():
@@ -108,7 +119,8 @@ def test_the_seeds_timings_through_collect_report(tmp_path, capsys):
     assert main(["collect", "--results", str(path), "--json", "--report"]) == 0
     q1 = next(a for a in json.loads(capsys.readouterr().out)["answers"] if a["question"] == "A.Q1")
     assert q1["numbers"]["largest_fit"] == 512 and q1["numbers"]["first_oom"] is None
-    assert f"trend: {1.76 / 13.67:.2f}x: one run a side, no spread measured (inconclusive)" in q1["details"]
+    # the speedup, as Q1's answer and `submit --settle` say it (issue 44)
+    assert f"trend: {13.67 / 1.76:.2f}x: one run a side, no spread measured (inconclusive)" in q1["details"]
     report = (path / "report.md").read_text()
     assert "- batches 3: batch 512; status ok; train s 1.76 s" in report
 
@@ -160,8 +172,9 @@ def q2_details(tmp_path, ddp_s):
 def test_q2_details_call_a_setup_slower_only_where_the_verdict_measures_it(tmp_path):
     # the old findings called any single run's difference "slower" or "faster" (one run each: no spread)
     slower = next(line for line in q2_details(tmp_path / "s", [12.9, 13.0, 13.1]) if line.startswith("speedups 1"))
-    assert "verdict 1.30x (" in slower and "above, beyond the 5% threshold" in slower
+    # issue 44: the verdict shown as the speedup beside it (0.77x, below 1), as the answer and settle lines do
+    assert "speedup 0.7692; efficiency 0.3846; verdict 0.77x (" in slower and "below, beyond the 5% threshold" in slower
     one = next(line for line in q2_details(tmp_path / "o", [13.0]) if line.startswith("speedups 1"))
-    assert one.endswith("verdict 1.30x: one run a side, no spread measured (inconclusive)")
+    assert one.endswith("verdict 0.77x: one run a side, no spread measured (inconclusive)")
     close = next(line for line in q2_details(tmp_path / "c", [10.2, 10.6, 11.0]) if line.startswith("speedups 1"))
-    assert "inconclusive" in close and "above" not in close
+    assert "inconclusive" in close and "below" not in close and "above" not in close

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from collect.verdict import difference, paired, t_cdf, t_quantile, verdict, welch_df
+from collect.verdict import at_zero, difference, leaning, paired, t_cdf, t_quantile, verdict, welch_df
 
 SPREAD = [-0.01, 0.0, 0.01]  # log offsets: three runs 1% apart
 
@@ -205,3 +205,18 @@ def test_an_inconclusive_verdict_always_asks_for_more_runs_than_it_has():
             asked.append(v.repeats_needed)
             assert v.repeats_needed > n
     assert len(asked) > 100
+
+
+@pytest.mark.parametrize("b, way", [(0.951, -1), (0.96, 0), (1.049, 0), (1.06, 1)])
+def test_one_run_leans_past_the_verdicts_own_band(b, way):
+    """Issue 44: a single pair leans only past ln(1 + t), the band the verdict itself uses: 0.951 is below
+    1/1.05 = 0.9524 (once banded at 0.95, so "same" in one place and "faster" in another)."""
+    v = verdict([1.0], [b])
+    assert v.one_run and v.outcome == "inconclusive" and leaning(v) == way
+
+
+def test_leaning_is_the_verdicts_direction_with_repeats_and_a_zero_ratio_is_below():
+    assert leaning(verdict([1.0, 1.01, 0.99], [0.80, 0.81, 0.79])) == -1
+    assert leaning(verdict([1.0, 1.3, 0.7], [0.9, 1.2, 0.6])) == 0  # inconclusive with repeats: no lean
+    assert leaning(at_zero([0.8], [0.0])) == -1
+    assert leaning(difference([0.50], [0.52], 0.01)) == 1 and leaning(difference([0.50], [0.505], 0.01)) == 0
