@@ -59,6 +59,8 @@ def cost_text(cost: StudyCost) -> str:
         pace = (f"at most {cost.parallel} tasks of each array at once" if cost.parallel
                 else "every task of an array at once (no throttle)")
         how = f"{pace}, the {len(cost.arrays)} arrays side by side, once SLURM starts them"
+    elif cost.parallel > 1:
+        how = f"cells side by side on this machine's {cost.parallel} GPUs (the local queue)"
     else:
         how = "one cell at a time on this machine (the local queue)"
     return (f"cost: {cost.cells:,} cells, {cost.gpu_hours:.2f} GPU-h; about {duration_text(cost.wall_s)} of wall "

@@ -59,7 +59,8 @@ def run(args, console: Console) -> int:
     estimates = budget.plan_estimates(plan)
     on_cluster = for_cluster(args.executor, plan)
     print_grids(console, [display.plan_grid(plan, estimates)])
-    console.print(display.cost_text(study_cost(plan, estimates, on_cluster)), markup=False, highlight=False)
+    here = 0 if on_cluster else this_machine().gpus  # the local queue packs cells on its GPUs (submit --exclusive: one at a time)
+    console.print(display.cost_text(study_cost(plan, estimates, on_cluster, here)), markup=False, highlight=False)
     if budget.plan_budget_text(plan, estimates):
         console.print(budget.plan_budget_text(plan, estimates))
     if on_cluster:

@@ -7,7 +7,7 @@ import pytest
 
 from jobs.train.cell import Cell
 from orchestrator.budget import estimate
-from orchestrator.budget.cost import shares, study_cost, wall_s
+from orchestrator.budget.cost import packed_wall_s, shares, study_cost, wall_s
 from orchestrator.budget.estimate import Estimate
 from orchestrator.plan.cluster import ClusterSpec
 from orchestrator.plan.plan import build_plan
@@ -43,6 +43,16 @@ def test_a_studys_cost_on_slurm_and_here(tmp_path):
     assert there.wall_s == pytest.approx(720) and there.gpu_hours == pytest.approx(0.4) and there.parallel == 1
     here = study_cost(plan, hours, on_slurm=False)
     assert here.wall_s == pytest.approx(1080) and here.gpu_hours == pytest.approx(0.4)
+    packed = study_cost(plan, hours, on_slurm=False, gpus_here=2)  # the 1-GPU cells side by side, then the pair
+    assert packed.wall_s == pytest.approx(720) and packed.parallel == 2
+
+
+@pytest.mark.parametrize("cells, gpus, expected", [
+    ([(10, 1), (10, 1), (4, 2)], 2, 14), ([(10, 1), (10, 1), (4, 2)], 0, 24), ([(10, 4), (1, 1), (1, 1)], 4, 11),
+    ([(10, 1), (3, 1), (3, 1), (3, 1)], 2, 10), ([(5, 8)], 4, 5), ([(10, 1), (2, 4), (1, 1)], 4, 13)])
+def test_the_local_queue_packs_cells_on_free_gpus_in_plan_order(cells, gpus, expected):
+    """Worked by hand: a whole-machine cell waits for every GPU, and the cells behind it wait for it."""
+    assert packed_wall_s(cells, gpus) == pytest.approx(expected)
 
 
 def test_plan_prints_the_total_its_arrays_add_up_to_and_the_wall_time(in_tmp, capsys, monkeypatch):
