@@ -106,17 +106,20 @@ def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[D
 
 
 NO_EVIDENCE = "the runs did not record what DDP did, so this answer comes from PyTorch's documentation"
-DOCUMENTATION_ONLY = "From PyTorch's documentation alone (no DDP run of this study measured it): "
+DOCUMENTATION_ONLY = "this answer comes from PyTorch's documentation alone: no DDP run of this study measured it"
 
 
 def documented(a: DDPAnswer, text: str) -> str:
-    """The paragraph, led by DOCUMENTATION_ONLY where no run measured it (not worth handing in as measured)."""
-    return DOCUMENTATION_ONLY + text if a.documentation_only else text
+    """The paragraph as the assignment's form opens it ("Yes, ...", "No, ..."); where no run measured it,
+    its first note says so (DOCUMENTATION_ONLY, in _caveats): not to be handed in as measured."""
+    return text
 
 
 def _caveats(a: DDPAnswer) -> str:
-    """The answer's caveats, less NO_EVIDENCE where the paragraph already opens with it."""
-    return caveats(False, [m for m in a.missing if not (a.documentation_only and m == NO_EVIDENCE)])
+    """The answer's caveats, DOCUMENTATION_ONLY first (in place of NO_EVIDENCE) where no run measured it."""
+    if not a.documentation_only:
+        return caveats(False, a.missing)
+    return caveats(False, [DOCUMENTATION_ONLY, *(m for m in a.missing if m != NO_EVIDENCE)])
 RERUN = "a rerun of a DDP cell (its result predates the DDP evidence jobs record)"
 
 

@@ -13,7 +13,7 @@ from collect.evidence import Measured
 from collect.questions import Tables, Words, one_run_note, says
 from collect.render import SMALL_COUNT
 from collect.train.answers_common import POINT, accuracy, caveats, figure, part_a, points_against, rows_of, setting_notes
-from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, ddp_answer, documented
+from collect.train.answers_ddp import DOCUMENTATION_ONLY, NO_EVIDENCE, DDPAnswer, ddp_answer
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason, present
 from collect.train.tables import CONFIG, Q4_EPOCH
@@ -147,7 +147,8 @@ def q7_text(a: Q7Answer) -> str:
         text += "The large batch's accuracy itself needs Goyal et al.'s remedies (Q4.2). "
     notes = list(a.notes) * (a.verdict is not None) + one_run_note(a.verdict)
     missing = [m for m in a.missing if m != NO_EVIDENCE]  # the paragraph says where it is reasoning
-    return documented(a, text.rstrip()) + caveats(False, missing if not (a.gradients_only or a.verdict) else (), notes)
+    first = [DOCUMENTATION_ONLY] if a.documentation_only else []
+    return text.rstrip() + caveats(False, first + (missing if not (a.gradients_only or a.verdict) else []), notes)
 
 
 def _spread(a: Q7Answer) -> str:

@@ -201,12 +201,15 @@ def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
         assert not answers[q].record.documentation_only and "documentation alone" not in answers[q].text
 
 
-def test_q5_to_q7_without_a_ddp_run_say_first_they_rest_on_documentation(hw5):
-    """Issue 43: with no DDP evidence the essays read as measured ones; the record and the paragraph say so."""
+def test_q5_to_q7_without_a_ddp_run_say_they_rest_on_documentation(hw5):
+    """Issue 43: with no DDP evidence the essays read as measured ones; the record and the paragraph's first
+    note say so, and the paragraph keeps the assignment's form (Q6, Q7 open with Yes or No: issue 44)."""
     for q in ("A.Q5", "A.Q6", "A.Q7"):
         assert hw5[q].record.documentation_only, q
-        assert hw5[q].text.startswith("From PyTorch's documentation alone (no DDP run of this study measured it): "), q
+        assert " Note: this answer comes from PyTorch's documentation alone: no DDP run of this study measured it" \
+            in hw5[q].text, q
         assert "so this answer comes from PyTorch's documentation" not in hw5[q].text  # said once
+    assert hw5["A.Q6"].text.startswith(("Yes", "No")) and hw5["A.Q7"].text.startswith(("Yes", "No"))
 
 
 def test_q31_claims_no_trend_where_no_communication_is_measurable(tmp_path):

@@ -177,8 +177,11 @@ def test_a_ptq_study_with_no_ok_result_shows_its_runs_and_says_there_is_no_resul
     monkeypatch.setenv("COLUMNS", "200")  # the failure's reason on one line of the table
     bad = ptq_result(ptq_cell(0), status="failed", error="Traceback ...\nRuntimeError: CUDA error")
     results = write_ptq(tmp_path, [bad], planned=(ptq_cell(1),))
-    if not failed:
+    if not failed:  # nothing has run: collect says so and writes nothing (issue 43)
         (results / f"{bad.cell_id}.json").unlink()
+        assert main(["collect", "--results", str(results)]) == 2
+        assert "no results yet" in capsys.readouterr().err and not (results / "answers.md").exists()
+        return
     assert main(["collect", "--results", str(results)]) == 0
     out = capsys.readouterr().out
     assert "PTQ runs" in out and "Traceback" not in out

@@ -46,7 +46,7 @@ def queued(monkeypatch) -> list[list[str]]:
     """The local executor's queue, recorded instead of started (each call's cell ids), on a machine
     that can run every hw5 cell (as the GPU node the student would run it on)."""
     calls: list[list[str]] = []
-    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids: calls.append(list(ids)))
+    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids, exclusive=False: calls.append(list(ids)))
     monkeypatch.setattr(submit_module, "this_machine", lambda: Machine(gpus=8, cpus=64))
     monkeypatch.setattr(settle_command, "this_machine", lambda: Machine(gpus=8, cpus=64))
     return calls
@@ -129,7 +129,7 @@ def test_repeats_planned_by_a_settle_whose_queue_failed_are_queued_by_the_next(t
     code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
     assert code == 2 and "Invalid account" in err
     grown = read_plan(results)
-    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids: queued.append(list(ids)))
+    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids, exclusive=False: queued.append(list(ids)))
     code, out, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
     assert code == 0, err
     assert "local: submitted 0 new repeat(s) and 46 planned earlier that no job had run (--settle)" in out
