@@ -123,7 +123,7 @@ def test_repeats_planned_by_a_settle_whose_queue_failed_are_queued_by_the_next(t
     `submit --settle` said "the runs the rule asks for are planned already ... nothing queued", exit 0."""
     results = write_hw5(tmp_path / "hw5", 1)
 
-    def refused(plan, ids):
+    def refused(plan, ids, exclusive=False):
         raise SchedulerError("sbatch: error: Invalid account")
     monkeypatch.setattr(submit_module, "start_local_queue", refused)
     code, _, err = cli(capsys, "submit", "--results", results, "--settle", "--executor", "local")
