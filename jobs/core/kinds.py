@@ -55,10 +55,3 @@ def run_cell(cell: StudyCell, out_dir: Path, data_dir: Path) -> str:
     module, function = kind_named(cell.kind).run.split(":")
     return getattr(importlib.import_module(module), function)(cell, Path(out_dir), Path(data_dir))
 
-
-def run_cells(cells: list[StudyCell], out_dir: Path, data_dir: Path) -> list[str]:
-    """Run cells of one shape one after another in this process, each with its kind's job, what
-    carries no state between them set up once (jobs.runtime.reuse); their results' statuses."""
-    from jobs.runtime import reuse  # torch: imported in the job only
-
-    return reuse.run_cells(list(cells), lambda cell: run_cell(cell, out_dir, data_dir))

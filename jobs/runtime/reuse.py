@@ -30,7 +30,7 @@ import gc
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -40,6 +40,7 @@ import torch.distributed as dist
 from torchvision.datasets.vision import StandardTransform
 
 from jobs.core.cell import StudyCell
+from jobs.core.kinds import run_cell
 from jobs.core.layout import cell_log_header
 from jobs.core.phases import launch_s, process_age_s
 from jobs.core.result import Status
@@ -157,9 +158,9 @@ def packing() -> Iterator[None]:
             leave_group()
 
 
-def run_cells(cells: list[StudyCell], run: Callable[[StudyCell], str]) -> list[str]:
-    """Run each cell in order in this process (`run`: the cell's kind's run, which skips a cell with
-    a good result), each under a header line in both logs (rank 0 and the others alike: each rank's
+def run_cells(cells: list[StudyCell], out_dir: Path, data_dir: Path) -> list[str]:
+    """Run each cell in order in this process with its kind's run (which skips a cell with a good
+    result), each under a header line in both logs (rank 0 and the others alike: each rank's
     stdout and stderr are cut at it). A failed cell has its failed result; the next still runs, and the task ends failed
     (PackFailed). Only the failures' words are kept: an exception holds its frames, and their tensors."""
     statuses: list[str] = []
@@ -170,7 +171,7 @@ def run_cells(cells: list[StudyCell], run: Callable[[StudyCell], str]) -> list[s
             print(header, flush=True)
             print(header, file=sys.stderr, flush=True)
             try:
-                statuses.append(run(cell))
+                statuses.append(run_cell(cell, out_dir, data_dir))
             except Exception as exc:  # its result says why; the task still runs the cells after it
                 failed.append(f"{cell.cell_id}: {last_words(exc)}")
                 print(f"[{cell.cell_id}] failed: {last_words(exc)}", flush=True)

@@ -58,7 +58,7 @@ class CellsRun(Checkpointable):
     the task fails if any of its cells did."""
 
     def __call__(self, cells: list[StudyCell], out_dir: str, data_dir: str) -> list[str]:
-        from jobs.core.kinds import run_cells  # imports the job's modules, and torch, only in the job
+        from jobs.runtime.reuse import run_cells  # imports torch, and the job's modules, only in the job
 
         return run_cells(cells, Path(out_dir), Path(data_dir))
 
