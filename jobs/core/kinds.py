@@ -54,4 +54,3 @@ def run_cell(cell: StudyCell, out_dir: Path, data_dir: Path) -> str:
     """Run the cell with its kind's job; returns the result's status."""
     module, function = kind_named(cell.kind).run.split(":")
     return getattr(importlib.import_module(module), function)(cell, Path(out_dir), Path(data_dir))
-

@@ -1,6 +1,7 @@
 """plan: expand the study into cells and arrays; write plan.json, study.toml, sbatch/*.sh."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from rich.console import Console
@@ -12,7 +13,7 @@ from orchestrator.slurm import slurm_client
 from jobs.core.layout import SBATCH_DIR
 from orchestrator.local.machine import not_here, this_machine
 from orchestrator.plan.cluster import packing, packing_text
-from orchestrator.plan.plan import Plan, build_plan, check_results_path, install_plan
+from orchestrator.plan.plan import ArrayPlan, Plan, build_plan, check_results_path, install_plan
 from orchestrator.slurm.sbatch import render_sbatch
 from orchestrator.plan.study import DEFAULT_STUDY, load_study
 from orchestrator.submit import EXECUTORS
@@ -36,7 +37,7 @@ def run(args, console: Console) -> int:
     check_results_path(results_dir.absolute())
     plan = build_plan(study, results_dir, Path.cwd())
     sbatch_dir = results_dir / SBATCH_DIR
-    texts = {array.name: render_sbatch(plan, array, len(array.cell_ids)) for array in plan.arrays}
+    texts = {array.name: packed_sbatch(plan, array) for array in plan.arrays}
     path = install_plan(plan, study.source, texts)
     estimates = budget.plan_estimates(plan)
     print_grids(console, [display.plan_grid(plan, estimates)])
@@ -60,6 +61,12 @@ def run(args, console: Console) -> int:
     console.print(f"plan: {path}\nsbatch scripts: {sbatch_dir}/\nnext: python -m orchestrator submit"
                   + (f" --study {args.study}" if args.study not in (None, DEFAULT_STUDY) else ""))
     return 0
+
+
+def packed_sbatch(plan: Plan, array: ArrayPlan) -> str:
+    """The array's sbatch text as `submit` sends it for all its cells, packed as [cluster] pack says."""
+    packed = packing(len(array.cell_ids), plan.cluster.pack, array.shape.time_min, plan.cluster.max_time_min)
+    return render_sbatch(plan, array, packed.tasks, shape=dataclasses.replace(array.shape, time_min=packed.time_min))
 
 
 def packing_lines(plan: Plan) -> str:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jobs.__main__ import free_port
 from jobs.core.layout import cell_part_of_log, result_path
 from jobs.core.result import read_result
 from jobs.train.cell import Cell
@@ -82,3 +83,27 @@ def test_a_rerun_pack_skips_the_cells_with_a_good_result(tmp_path):
     assert result_path(tmp_path / "results", cells[0].cell_id).read_bytes() == done, "a good result is kept"
     assert "epoch" not in cell_part_of_log(pack.stdout, cells[0].cell_id)
     assert read_result(result_path(tmp_path / "results", cells[1].cell_id)).status == "ok"
+
+
+def test_ddp_cells_in_one_process_group_give_their_numbers_alone(tmp_path):
+    """Two 2-rank DDP cells in each rank's one process: the second joins the group the first made
+    (same world) and trains to the same numbers as alone."""
+    first = Cell(engine="ddp", gpus_per_node=2, batch_per_gpu=8, seed=1, **TINY_JOB)
+    second = Cell(engine="ddp", gpus_per_node=2, batch_per_gpu=8, seed=2, **TINY_JOB)
+    (tmp_path / "alone").mkdir()
+    alone = run_job(tmp_path / "alone", second)
+    assert alone.code == 0, alone.stderr
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "cells.json").write_text(json.dumps([first.to_dict(), second.to_dict()]))
+    port = str(free_port())
+    ranks = [subprocess.Popen(
+        [sys.executable, "-c", PACK, str(tmp_path / "pack" / "cells.json"), str(tmp_path / "pack" / "results"),
+         str(tmp_path / "pack" / "data")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2",
+                 MASTER_ADDR="127.0.0.1", MASTER_PORT=port)) for r in range(2)]
+    outputs = [p.communicate(timeout=300) for p in ranks]
+    assert [p.returncode for p in ranks] == [0, 0], outputs
+    packed = result_path(tmp_path / "pack" / "results", second.cell_id)
+    assert numbers(packed) == numbers(alone.path)
+    phases = read_result(packed).phases
+    assert phases.cells_before == 1 and phases.start_s + phases.setup_s < 1.0, phases

@@ -9,11 +9,29 @@ from orchestrator.budget.spent import Charge, run_shares, split_packed
 from orchestrator.errors import StudyError
 from orchestrator.plan.cluster import ClusterSpec, packing, packing_text
 from orchestrator.slurm.recovery import recover
+from orchestrator.slurm import slurm_client
 from orchestrator.slurm.slurm_client import JobState
+from orchestrator.submit import submit
+from results_format import registry
 from results_format.registry import Intent, from_line, to_line
-from tests.scripted_slurm import NOW, iso
+from tests.helpers import cli, write_study
+from tests.scripted_slurm import NOW, ScriptedSlurm, iso, plan_of
 
 A, B, C = "a" * 12, "b" * 12, "c" * 12
+PACKED_STUDY = """name = "packed"
+[cluster]
+time_min = 10
+pack = 3
+max_time_min = 25
+[defaults]
+model = "tiny"
+dataset = "synthetic"
+train_images = 48
+batch_per_gpu = 16
+engine = "single"
+[[grid]]
+seed = [1, 2, 3, 4]
+"""
 
 
 def test_seven_cells_packed_three_a_task_take_three_tasks_of_three_times_the_limit():
@@ -69,3 +87,24 @@ def test_logs_of_a_packed_task_are_cut_at_each_cells_header():
     assert cell_part_of_log(log, B) == f"{cell_log_header(B, 1, 3, 'lbl')}\n[{B}] resumed\n", "its last run"
     assert cell_part_of_log("one cell's log\n", A) == "one cell's log\n", "a task of one cell: all of it"
     assert cell_part_of_log(log, "d" * 12) == ""
+
+
+def test_plan_says_how_pack_groups_each_array_and_its_sbatch_text_asks_for_it(in_tmp, capsys):
+    study = write_study(in_tmp, PACKED_STUDY)
+    code, out, err = cli(capsys, "plan", "--study", study)
+    assert code == 0, err
+    assert "2 task(s) of up to 3 cells" in " ".join(out.split()) and "capped at max_time_min = 25" in " ".join(out.split())
+    text = (in_tmp / "runs" / "packed" / "sbatch" / "n1-g1-t1.sh").read_text()
+    assert "#SBATCH --time=25\n" in text and "#SBATCH --array=0-1\n" in text
+
+
+def test_an_interrupted_packed_submit_is_found_and_submit_again_queues_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(slurm_client, "on_slurm", lambda: True)  # sbatch is never run: its jobs are found
+    plan = plan_of(tmp_path)
+    ids = [c.cell_id for c in plan.cells]
+    name = "s-n1-g1-t1-t9"
+    registry.append_entries(tmp_path, [Intent("t9", "n1-g1-t1", name, tuple(ids), iso(5), str(plan.log_dir), pack=2)])
+    client = ScriptedSlurm(squeue="".join(f"77_{i}|PENDING|0:00||Priority|{name}\n" for i in range(2)))
+    report = submit(plan, "slurm", client=client)
+    assert report.submitted == () and report.sbatch_calls == 0
+    assert [s.job_id for s in registry.load(tmp_path).submissions] == ["77_0", "77_0", "77_1"]
