@@ -59,7 +59,7 @@ def run_settle(args, console: Console, plan: Plan) -> Optional[Plan]:
         return None
     report = submit(bigger, args.executor, time_min=args.time_min, budget_gpu_hours=args.budget_gpu_hours,
                     only={c.cell_id for c in found.cells}, before_queue=lambda: _install(plan, bigger),
-                    pack=args.pack)
+                    pack=args.pack, exclusive=args.exclusive)
     console.print(f"{report.executor}: submitted {len(report.submitted)} new repeat(s) (--settle)")
     if report.ledger is not None:
         console.print(budget.submit_text(report.ledger, list(report.submitted)))
