@@ -41,7 +41,7 @@ def queued(monkeypatch) -> list[list[str]]:
     """The local executor's queue, recorded instead of started (each call's cell ids), on a machine
     that can run every hw5 cell (as the GPU node the student would run it on)."""
     calls: list[list[str]] = []
-    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids: calls.append(list(ids)))
+    monkeypatch.setattr(submit_module, "start_local_queue", lambda plan, ids, exclusive=False: calls.append(list(ids)))
     monkeypatch.setattr(submit_module, "this_machine", lambda: Machine(gpus=0, cpus=64))
     return calls
 
