@@ -70,7 +70,8 @@ def run_settle(args, console: Console, plan: Plan) -> Optional[Plan]:
     new = {c.cell_id for c in found.cells}  # and the planned runs no job ever ran: due like them
     report = submit(bigger, args.executor, time_min=args.time_min, budget_gpu_hours=args.budget_gpu_hours,
                     only=new | settle.planned_runs(plan, found),
-                    before_queue=(lambda: _install(plan, bigger)) if new else None, pack=args.pack)
+                    before_queue=(lambda: _install(plan, bigger)) if new else None, pack=args.pack,
+                    exclusive=args.exclusive)
     if not report.submitted:
         console.print("nothing queued: every run the rule asks for has its job")
         return None

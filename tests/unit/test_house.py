@@ -22,8 +22,9 @@ PACKAGES = ("orchestrator", "jobs", "collect", "results_format")
 # "8bc9124f270e", these 12 are among them. lab: its 12 cells and, since issue 21, the 18 of its
 # sweep on 2 nodes x 2 GPUs (the 12 ids unchanged among the 30). hw5: since issue 28, 3 more for Q7
 # (gradients only, broadcast_buffers = false, at 512 per GPU on 4 GPUs: Q7's own case); its 84 ids before them unchanged (718ccc52743e, test_cell.py).
-# quick: since issue 32 its set has colour jitter 20, a new set and new ids (before: 5d742d878d68)
-STUDY_IDS = {"quick": (12, "af2396176c96"), "hw5": (87, "008ef5202d95"), "lab": (30, "ccacd730e524"),
+# quick: since issue 32 its set has colour jitter 20, a new set and new ids (before: 5d742d878d68); since
+# issue 46, 64 images at batch 16 and 64 (the first run in 2 minutes), new ids (before: af2396176c96)
+STUDY_IDS = {"quick": (12, "a73ef90a6c36"), "hw5": (87, "008ef5202d95"), "lab": (30, "ccacd730e524"),
              "ptq": (3, "afecddd2e411"), "allreduce": (9, "66c1c0d1a34c")}
 
 

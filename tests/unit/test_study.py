@@ -49,10 +49,10 @@ def test_lab_study_sweeps_the_lr_rule_and_warmup_on_2_nodes_for_its_best_accurac
 def test_quick_study_runs_six_configurations_twice_on_one_and_two_gpus():
     s = load_study("quick")
     assert s.name == "quick"
-    assert list(dict.fromkeys(labels(s))) == ["single-1g-b32-e2", "single-1g-b128-e2", "dp-2g-b32-e2", "dp-2g-b128-e2",
-                                              "ddp-2g-b32-e2", "ddp-2g-b128-e2"]
+    assert list(dict.fromkeys(labels(s))) == ["single-1g-b16-e2", "single-1g-b64-e2", "dp-2g-b16-e2", "dp-2g-b64-e2",
+                                              "ddp-2g-b16-e2", "ddp-2g-b64-e2"]
     assert sorted(c.repeat for c in s.cells) == [0] * 6 + [1] * 6
-    assert {(c.dataset, c.train_images) for c in s.cells} == {("synthetic", 128)}
+    assert {(c.dataset, c.train_images) for c in s.cells} == {("synthetic", 64)}
     assert "[[grid]]" in s.source
 
 
