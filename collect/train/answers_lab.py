@@ -252,13 +252,17 @@ def scaling_text(a: ScalingAnswer) -> str:
             ", so no speedup or scaling efficiency." if "1 GPU" in a.absent else ".")
     multi = [s for s in a.runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
-    above = [s for s in multi if s.efficiency > 1 and s.above_n is not None and leaning(s.above_n) < 0]
+    over = [s for s in multi if s.efficiency > 1]
+    # a setup is said above 100% only where every run of it printed above is below 1 GPU's time by the verdict
+    # (one setup at two batches, one carried and one not, would be said both ways)
+    doubtful = {s.setup for s in over if s.above_n is None or leaning(s.above_n) >= 0}
+    above = [s for s in over if s.setup not in doubtful]
     if above:
         why = (f"the 1-GPU run waits on its loader {a.one_wait_share:.0%} of its timed epoch, and each rank of a "
                "multi-GPU run has its own loader workers, so the ranks share that wait"
                if present(a.one_wait_share) and a.one_wait_share >= LOADER_WAIT else "1 GPU is slower per image")
-        text += f" Efficiency above 100% ({listing([s.setup for s in above])}): {why}."
-    unsure = [s.setup for s in multi if s.efficiency > 1 and s not in above]
+        text += f" Efficiency above 100% ({listing(list(dict.fromkeys(s.setup for s in above)))}): {why}."
+    unsure = list(dict.fromkeys(s.setup for s in over if s not in above))
     if unsure:  # printed above 100% but N x its time is within the spread (or the band) of 1 GPU's
         text += f" Efficiency above 100% ({listing(unsure)}) is within the runs' spread: no gain past N GPUs is measured."
     if worst and a.bottleneck:
