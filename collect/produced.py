@@ -32,7 +32,7 @@ def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
     commands = (f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}",
                 f"python -m orchestrator submit --results {results}",
                 f"python -m orchestrator collect --results {results} --report",
-                "python -m jobs --cell cell.json --out DIR   # one cell without SLURM (its JSON from the plan)")
+                "python -m jobs --cell FILE.json --out DIR   # one cell without SLURM (FILE.json: the cell as planned)")
     code = tuple(f"{PACKAGES[n].replace('.', '/')}/run.py (the {n} job, with its package: python -m jobs --cell runs it)"
                  for n in kind_names if n in PACKAGES)
     return Produced(text, commands, code)
