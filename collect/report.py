@@ -190,7 +190,9 @@ def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[s
                             sections=[dict(grid=grids[k], plot_keys=plots[k]) for k in keys],
                             hands_in_code=hasattr(a.record, "code"), code=list(getattr(a.record, "code", ())),
                             code_markdown="\n".join(render.code_markdown(a.record))))
-    others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids if g.key not in shown]
+    # with answers, an empty table no answer shows is another part's (the lab's hand-in: Part A's tables)
+    others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids
+              if g.key not in shown and not (answers and g.empty)]
     references = cited(text for a in collected.answers for text in (a.text, *a.details))
     return dict(answers=answers, others=others, references=references)
 

@@ -65,6 +65,11 @@ class UtilAnswer(Record):
     because: UtilBecause
     notes: tuple[str, ...] = ()
     batches: tuple[int, ...] = ()  # the batch sizes per GPU measured: with one, no change with the batch is shown
+    # each setup measured at two batch sizes or more: (setup, smallest batch, its util, largest batch, its util)
+    by_batch: tuple[tuple[str, int, float, int, float], ...] = ()
+
+
+UTIL_BAND = 5.0  # points of utilization within which a change with the batch is "about level"
 
 
 def _timed(tables: Tables, r: Any) -> Optional[Any]:
@@ -92,7 +97,21 @@ def util_answer(tables: Tables) -> Optional[UtilAnswer]:
     device, cpu = where(r.gpu_model for _, r in ok)
     return UtilAnswer(cited(namer, ok[:6]), (), device, cpu, utils, share, because,
                       setting_notes(tables.get("train_cells"), (r for _, r in ok[:6]), False),
-                      tuple(sorted({u.batch for u in utils})))
+                      tuple(sorted({u.batch for u in utils})), _by_batch(utils))
+
+
+def _by_batch(utils: tuple[Util, ...]) -> tuple[tuple[str, int, float, int, float], ...]:
+    out = []
+    for setup in dict.fromkeys(u.setup for u in utils):
+        some = sorted((u for u in utils if u.setup == setup and present(u.util_pct)), key=lambda u: u.batch)
+        if len({u.batch for u in some}) > 1:
+            out.append((setup, some[0].batch, some[0].util_pct, some[-1].batch, some[-1].util_pct))
+    return tuple(out)
+
+
+def _util_change(lo: float, hi: float) -> str:
+    return ("rises" if hi - lo > UTIL_BAND else "falls" if lo - hi > UTIL_BAND
+            else f"stays within {UTIL_BAND:.0f} points")
 
 
 def util_text(a: UtilAnswer) -> str:
@@ -102,10 +121,15 @@ def util_text(a: UtilAnswer) -> str:
     text = (f"GPU utilization (mean of NVML's samples over the timed epoch){at} on {a.device}: " + "; ".join(said) + "."
             if said else f"GPU utilization was not sampled on {a.device} (no GPU).")
     if said and one:
-        text += " Only this one batch size was measured, so how utilization changes with the batch is not shown here."
+        text += (f" How utilization changes with the batch size cannot be answered from this set: only batch "
+                 f"{a.batches[0]} per GPU ran. The runs that would answer it: the same setups at several batch sizes "
+                 "per GPU (batch_per_gpu = [32, 128, 512] in the study's grid).")
+    for setup, lo, u_lo, hi, u_hi in a.by_batch:
+        text += (f" On {setup}, from batch {lo} to {hi} per GPU utilization {_util_change(u_lo, u_hi)} "
+                 f"({u_lo:.0f}% to {u_hi:.0f}%).")
+    then = "" if one else ", then a larger batch per GPU"
     text += {UtilBecause.DATA: f" The loader is the bottleneck: the 1-GPU epoch waits on data for {a.data_share:.0%} of "
-                               "its time, so raise utilization with more loader workers or data kept on the GPU, then a "
-                               "larger batch per GPU.",
+                               f"its time, so raise utilization with more loader workers or data kept on the GPU{then}.",
              UtilBecause.SMALL_BATCH: " Raise it with a larger batch per GPU (more work per kernel launch, fewer steps), "
                                       "more loader workers, or mixed precision with data kept on the GPU.",
              UtilBecause.HIGH: " The GPU is already busy; a larger batch would add little.",
@@ -191,6 +215,7 @@ class ScalingAnswer(Record):
     # alone past its bound, together past NOT_COMPUTE), "compute" (together under it), or ""
     bottleneck: str
     absent: tuple[str, ...] = ()  # the lab's setups (LAB_SETUPS) without a finished run
+    unplanned: tuple[str, ...] = ()  # those of `absent` the study planned no cell on
     one_wait_share: float = float("nan")  # the 1-GPU run's data wait share of its timed epoch (why efficiency > 1)
     notes: tuple[str, ...] = ()
 
@@ -217,8 +242,13 @@ def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
     first = next((r for _, r in ok if r.engine == "single"), None)  # the 1-GPU run whose wait the answer quotes
     one_cell = _timed(tables, first) if first is not None else None
     have = {(int(r.nodes), int(r.gpus)) for _, r in ok}
+    cells = tables["train_cells"]
+    planned = {(int(n), int(n) * int(g)) for n, g in zip(cells.nodes, cells.gpus_per_node, strict=True)} if len(cells) \
+        else {(int(r.nodes), int(r.gpus)) for _, r in rows}
+    absent = tuple(n for k, n in LAB_SETUPS.items() if k not in have)
     return ScalingAnswer(cited(namer, ok[:6]), missing, device, cpu, any(r.dataset == "synthetic" for _, r in ok),
-                         tuple(runs), _bottleneck(worst), tuple(n for k, n in LAB_SETUPS.items() if k not in have),
+                         tuple(runs), _bottleneck(worst), absent,
+                         tuple(n for k, n in LAB_SETUPS.items() if k not in have and k not in planned),
                          _share(one_cell, "timed_data_wait_s"), setting_notes(tables.get("train_cells"), (r for _, r in ok)))
 
 
@@ -248,8 +278,12 @@ def scaling_text(a: ScalingAnswer) -> str:
         items.append(item)
     text = f"On {a.device}: " + "; ".join(items) + "." if items else "No run has finished yet."
     if items and a.absent:
-        text += f" No run on {listing(a.absent).replace(' and ', ' or ')}" + (
-            ", so no speedup or scaling efficiency." if "1 GPU" in a.absent else ".")
+        ran = [n for n in LAB_SETUPS.values() if n not in a.absent]
+        failed = [n for n in a.absent if n not in a.unplanned]
+        text += f" Only {listing(ran)} ran" if ran else " No setup of the lab's ran"
+        text += (f": this study planned no run on {listing(a.unplanned).replace(' and ', ' or ')}" if a.unplanned else "")
+        text += (f"{'; ' if a.unplanned else ': '}its runs on {listing(failed)} have no result" if failed else "")
+        text += ", so no speedup or scaling efficiency." if "1 GPU" in a.absent else ", so those are unanswered."
     multi = [s for s in a.runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
     above = [s for s in multi if s.efficiency > 1 and s.above_n is not None and leaning(s.above_n) < 0]
@@ -328,7 +362,10 @@ def _no_nodes(tables: Tables) -> tuple[str, ...]:
         why = sorted({missing_reason(r) for r in planned.itertuples(index=False)})
         return (f"the study's {len(planned)} run{'s' * (len(planned) > 1)} on 2 nodes "
                 f"{'have' if len(planned) > 1 else 'has'} no result ({'; '.join(why[:2])})",)
-    return ("this study planned no run on 2 nodes",)
+    return (NONE_PLANNED,)
+
+
+NONE_PLANNED = "this study planned no run on 2 nodes"
 
 
 def workers_text(a: WorkersAnswer) -> str:
@@ -357,6 +394,7 @@ class BestAnswer(Record):
     verdict: Optional[Difference]  # the runner-up against the best, in points
     notes: tuple[str, ...] = ()
     test_images: float = float("nan")  # the best's, that its accuracy is over
+    none_planned: bool = False  # no accuracy because the study planned no run on 2 nodes
 
 
 def best_answer(tables: Tables) -> Optional[BestAnswer]:
@@ -365,7 +403,8 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
     sweep = tables["sweep"].reset_index(drop=True)
     two = sweep[(sweep.nodes > 1) & (sweep.status == "ok") & sweep.test_accuracy.notna()] if len(sweep) else sweep
     if not len(two):
-        return BestAnswer((), _no_nodes(tables), False, "", "", None, "", None, None)
+        why = _no_nodes(tables)
+        return BestAnswer((), why, False, "", "", None, "", None, None, none_planned=why == (NONE_PLANNED,))
     ranked = two.sort_values("test_accuracy", ascending=False)
     rows = list(ranked.itertuples())
     best = rows[0]
@@ -379,8 +418,12 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
 
 
 def best_text(a: BestAnswer) -> str:
+    if a.accuracy is None and a.none_planned:
+        return ("Unanswered: this study planned no run on 2 nodes, so it holds no test accuracy with 2 workers. "
+                "The runs that would answer it: 2 nodes x 2 GPUs with DDP over a few learning rates (each rule, "
+                "with and without warmup), the best of them against the rest.")
     if a.accuracy is None:
-        return "No run on 2 nodes has a test accuracy yet." + caveats(False, a.missing)
+        return "No run on 2 nodes has a test accuracy." + caveats(False, a.missing)
     text = f"The best test accuracy on {a.setup} is {accuracy(a.accuracy, a.test_images)}, with LR {a.best}."
     if a.verdict and a.runner_accuracy:
         word = says(a.verdict, Words("lower", "higher", "not distinguishable from it",
