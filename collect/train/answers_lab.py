@@ -9,11 +9,12 @@ from enum import StrEnum
 from typing import Any, Optional
 
 import collect.train.formulas as f
-from collect.evidence import Measured, listing
+from collect.evidence import Evidence, Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.train.answers_common import (LOADER_WAIT, accuracy, caveats, cited, figure, points_against, rows_of, secs,
                                           setting_notes, where)
 from collect.train.grids import lr_rule, setup_name
+from collect.train.lab_epoch import share, timed_cell
 from collect.train.labels import Namer, missing_reason, present
 from collect.train.tables import T1_KEYS
 from collect.verdict import Difference, Verdict, leaning
@@ -72,13 +73,12 @@ class UtilAnswer(Record):
 UTIL_BAND = 5.0  # points of utilization within which a change with the batch is "about level"
 
 
-def _timed(tables: Tables, r: Any) -> Optional[Any]:
-    """The first ok cell of a configuration in the cells' frame (its timed epoch's breakdown)."""
-    cells = tables["train_cells"]
-    same = cells[(cells.engine == r.engine) & (cells.nodes == r.nodes) & (cells.gpus_per_node == r.gpus_per_node)
-                 & (cells.batch_per_gpu == r.batch_per_gpu) & (cells.lr_scaling == r.lr_scaling)
-                 & (cells.warmup_epochs == r.warmup_epochs) & (cells.status == "ok")]
-    return next(same.itertuples(index=False), None)
+def _epochs_cited(tables: Tables, cells: list[Optional[Any]]) -> tuple[Evidence, ...]:
+    """The rows of the lab's epoch table (collect.train.lab_epoch) that hold the quoted runs' shares."""
+    ids = {c.cell_id for c in cells if c is not None}
+    table = tables.get("lab_epoch")
+    return () if table is None else tuple(Evidence("lab_epoch", i, setup_name(r))
+                                          for i, r in enumerate(table.itertuples(index=False)) if r.cell_id in ids)
 
 
 def util_answer(tables: Tables) -> Optional[UtilAnswer]:
@@ -88,14 +88,14 @@ def util_answer(tables: Tables) -> Optional[UtilAnswer]:
     ok = [(i, r) for i, r in rows if r.status == "ok"]
     utils = tuple(Util(setup_name(r), int(r.batch_per_gpu), float(r.gpu_util_pct)) for _, r in ok)
     one = next((r for _, r in ok if r.engine == "single"), None)
-    cell = _timed(tables, one) if one is not None else None
+    cell = timed_cell(tables["train_cells"], one) if one is not None else None
     share = (cell.timed_data_wait_s / cell.timed_epoch_s if cell is not None and present(cell.timed_data_wait_s)
              and cell.timed_epoch_s > 0 else float("nan"))
     sampled = [u.util_pct for u in utils if present(u.util_pct)]
     because = (UtilBecause.UNSAMPLED if not sampled else UtilBecause.DATA if present(share) and share >= DATA_BOUND
                else UtilBecause.HIGH if min(sampled) >= 90 else UtilBecause.SMALL_BATCH)
     device, cpu = where(r.gpu_model for _, r in ok)
-    return UtilAnswer(cited(namer, ok[:6]), (), device, cpu, utils, share, because,
+    return UtilAnswer(cited(namer, ok[:6]) + _epochs_cited(tables, [cell]), (), device, cpu, utils, share, because,
                       setting_notes(tables.get("train_cells"), (r for _, r in ok[:6]), False),
                       tuple(sorted({u.batch for u in utils})), _by_batch(utils))
 
@@ -230,26 +230,28 @@ def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
     for _, r in ok:
         time, one = figure(r, "time_to_train_s"), ones.get(_t1_key(r)) if r.engine != "single" else None
         t1 = figure(one, "time_to_train_s")
-        cell = _timed(tables, r)
+        cell = timed_cell(tables["train_cells"], r)
         runs.append(Scaled(setup_name(r), int(r.gpus), figure(r, "test_accuracy"), time, float(r.speedup),  # type: ignore[arg-type]
                            f.efficiency(r.speedup, r.gpus), against(time, t1) if t1 and time else None,
-                           _share(cell, "timed_data_wait_s"), _share(cell, "timed_comm_exposed_s"),
+                           share(cell, "timed_data_wait_s"), share(cell, "timed_comm_exposed_s"),
                            float(r.evaluated_images), against(time.scaled(float(r.gpus)), t1) if t1 and time else None))
     multi = [s for s in runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
     device, cpu = where(r.gpu_model for _, r in ok)
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
     first = next((r for _, r in ok if r.engine == "single"), None)  # the 1-GPU run whose wait the answer quotes
-    one_cell = _timed(tables, first) if first is not None else None
+    one_cell = timed_cell(tables["train_cells"], first) if first is not None else None
     have = {(int(r.nodes), int(r.gpus)) for _, r in ok}
     cells = tables["train_cells"]
     planned = {(int(n), int(n) * int(g)) for n, g in zip(cells.nodes, cells.gpus_per_node, strict=True)} if len(cells) \
         else {(int(r.nodes), int(r.gpus)) for _, r in rows}
     absent = tuple(n for k, n in LAB_SETUPS.items() if k not in have)
-    return ScalingAnswer(cited(namer, ok[:6]), missing, device, cpu, any(r.dataset == "synthetic" for _, r in ok),
+    quoted = [timed_cell(tables["train_cells"], r) for _, r in ok]
+    return ScalingAnswer(cited(namer, ok[:6]) + _epochs_cited(tables, quoted), missing, device, cpu,
+                         any(r.dataset == "synthetic" for _, r in ok),
                          tuple(runs), _bottleneck(worst), absent,
                          tuple(n for k, n in LAB_SETUPS.items() if k not in have and k not in planned),
-                         _share(one_cell, "timed_data_wait_s"), setting_notes(tables.get("train_cells"), (r for _, r in ok)))
+                         share(one_cell, "timed_data_wait_s"), setting_notes(tables.get("train_cells"), (r for _, r in ok)))
 
 
 def _bottleneck(s: Optional[Scaled]) -> str:
@@ -259,13 +261,6 @@ def _bottleneck(s: Optional[Scaled]) -> str:
     comm = s.comm_share if present(s.comm_share) else 0.0
     return ("data loading" if data >= DATA_BOUND else "communication" if comm >= COMM_BOUND
             else "data loading and communication" if data + comm >= NOT_COMPUTE else "compute")
-
-
-def _share(cell: Optional[Any], column: str) -> float:
-    """A part of the cell's timed epoch as a share of it (NaN where not measured)."""
-    if cell is None or not present(getattr(cell, column)) or not cell.timed_epoch_s > 0:
-        return float("nan")
-    return float(getattr(cell, column) / cell.timed_epoch_s)
 
 
 def scaling_text(a: ScalingAnswer) -> str:
@@ -410,7 +405,6 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
     best = rows[0]
     second = rows[1] if len(rows) > 1 else None
     a, b = Measured.of(best, "test_accuracy"), Measured.of(second, "test_accuracy") if second is not None else None
-    from collect.evidence import Evidence
     evidence = tuple(Evidence("sweep", int(r.Index), lr_rule(r)) for r in rows[:2])
     return BestAnswer(evidence, (), bool((two.dataset == "synthetic").any()), setup_name(best), lr_rule(best), a,
                       lr_rule(second) if second is not None else "", b, points_against(b, a) if b else None,

@@ -110,3 +110,16 @@ def test_the_test_tables_accuracy_cell_leaves_the_count_to_its_column(collected)
     cells = [row[grid.header.index("test accuracy")] for row in grid.rows]
     assert cells[1] == "99%" and not any(" of 100" in c for c in cells)
     assert all(row[grid.header.index("test images")] == "100" for row in grid.rows)
+
+
+def test_every_share_the_lab_quotes_is_in_a_printed_table_it_cites(answers, collected):
+    """The data wait and exposed all-reduce shares (16%, 19%, 34% together) stand in the lab's epoch table."""
+    grid = next(g for g in collected.grids if g.key == "lab_epoch")
+    two = next(row for row in grid.rows if row[0] == "2 GPUs, DDP")
+    assert [two[grid.header.index(h)] for h in ("data wait (%)", "exposed all-reduce (%)", "the two (%)")] == \
+        ["16%", "19%", "34%"]
+    text = answers["lab.scaling"].text
+    assert "its data wait (16%)" in text and "(19%)" in text and "together are 34%" in text
+    assert any(e.table == "lab_epoch" for e in answers["lab.scaling"].record.evidence)
+    one = next(row for row in grid.rows if row[0] == "1 GPU")
+    assert f"waits on its loader {one[grid.header.index('data wait (%)')]}" in text
