@@ -414,7 +414,7 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
 def best_text(a: BestAnswer) -> str:
     if a.accuracy is None and a.none_planned:
         return ("Unanswered: this study planned no run on 2 nodes, so it holds no test accuracy with 2 workers. "
-                "The runs that would answer it: 2 nodes x 2 GPUs with DDP over a few learning rates (each rule, "
+                "The runs that would answer it: DDP on 2 nodes of 2 GPUs each over a few learning rates (each rule, "
                 "with and without warmup), the best of them against the rest.")
     if a.accuracy is None:
         return "No run on 2 nodes has a test accuracy." + caveats(False, a.missing)
