@@ -16,6 +16,7 @@ from collect import kinds, render
 from collect.questions import Answered, answer_all
 from collect.references import cited
 from collect.load import load
+from collect.produced import produced, produced_markdown
 from collect.cells import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
@@ -74,14 +75,19 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
-        **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list)}
-           if answers else {}),
+        **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list)
+            + how_produced(results_dir, tuple(kind.name for kind in present))} if answers else {}),
         **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
     }
     written, unwritten = write_files(out, files)
     return Collected(results_dir, loaded.study, envelopes(loaded), built, grid_list, written,
                      tuple(kind.name for kind in present), out, unwritten, answers)
+
+
+def how_produced(results_dir: Path, kind_names: tuple[str, ...]) -> str:
+    """answers.md's last section: the study file, the commands and the job code (collect.produced)."""
+    return "\n\n" + "\n".join(produced_markdown(produced(results_dir, kind_names)))
 
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:
@@ -184,7 +190,9 @@ def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[s
                             sections=[dict(grid=grids[k], plot_keys=plots[k]) for k in keys],
                             hands_in_code=hasattr(a.record, "code"), code=list(getattr(a.record, "code", ())),
                             code_markdown="\n".join(render.code_markdown(a.record))))
-    others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids if g.key not in shown]
+    # with answers, an empty table no answer shows is another part's (the lab's hand-in: Part A's tables)
+    others = [dict(grid=g, plot_keys=plots[g.key]) for g in collected.grids
+              if g.key not in shown and not (answers and g.empty)]
     references = cited(text for a in collected.answers for text in (a.text, *a.details))
     return dict(answers=answers, others=others, references=references)
 
@@ -206,6 +214,8 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cells=status_counts(every), environment=environment(every),
         status_words=sorted(set(render.STATUS_TEXT.values())),
+        produced=produced(collected.results_dir, collected.kind_names),
+        produced_markdown="\n".join(produced_markdown(produced(collected.results_dir, collected.kind_names))),
         **answer_sections(collected, {key: [k for k in sections.get(key, (key,)) if k in files] for key in
                                       (g.key for g in collected.grids)}),
     )
@@ -215,7 +225,8 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
         context, plot_files=files, markdown={g.key: render.to_markdown(g, "###") for g in collected.grids})
     answers = render.answers_markdown(
         f"Answers: {context['study']}", collected.answers, collected.grids,
-        {key: [files[k] for k in sections.get(key, (key,)) if k in files] for key in (g.key for g in collected.grids)})
+        {key: [files[k] for k in sections.get(key, (key,)) if k in files] for key in (g.key for g in collected.grids)}
+    ) + how_produced(collected.results_dir, collected.kind_names)
     return write_files(out, {"report.html": html, "report.md": markdown,
                              **({"answers.md": answers} if collected.answers else {}),
                              **{files[k]: pngs[k] for k in files}})

@@ -27,6 +27,19 @@ class PartB(StrEnum):
 
 
 SYNTHETIC = "the data is synthetic (a colour per class plus noise), not CIFAR-10"
+SATURATED = 0.99  # a float network's median test accuracy from which no quantization loss can show
+
+
+def saturated(a: Optional[Accuracy]) -> bool:
+    """The float network the variant is held against is at SATURATED or above: the task is too easy for a
+    quantization effect to show, and "not distinguishable" says nothing of the scheme."""
+    return a is not None and a.base_accuracy.value >= SATURATED
+
+
+def saturated_text(a: Accuracy) -> str:
+    return (f" The float network already reaches {_pct(a.base_accuracy)}: the task saturates, so no quantization "
+            "effect can show and each \"not distinguishable\" of Part B says nothing of the scheme; the notebook's "
+            "CIFAR-10 losses cannot be reproduced on this data.")
 
 
 def _pct(m: Measured) -> str:
@@ -54,6 +67,12 @@ class Ranges(Record):
     narrower: tuple[str, ...]
     extremes: tuple[tuple[str, float, float, float, float], ...]  # layer, min, max, 3-sigma low, high
     never_negative: tuple[str, ...] = ()  # activations whose min is >= 0 (after a ReLU): signed codes waste half
+    # end by end (mean - 3 std against min, mean + 3 std against max): wider at both ends, narrower at both,
+    # wider only below, wider only above
+    both_wider: tuple[str, ...] = ()
+    both_narrower: tuple[str, ...] = ()
+    wider_below: tuple[str, ...] = ()
+    wider_above: tuple[str, ...] = ()
 
 
 def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
@@ -62,22 +81,33 @@ def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
         return None
     first = stats[(stats.setup == stats.setup.iloc[0]) & (stats.training_seed == stats.training_seed.iloc[0])]
     rows = list(first.itertuples())
+    below = {r.layer: float(r.sigma3_low) < float(r.min) for r in rows}
+    above = {r.layer: float(r.sigma3_high) > float(r.max) for r in rows}
+    ends: dict[tuple[bool, bool], list[str]] = {(True, True): [], (False, False): [], (True, False): [], (False, True): []}
+    for r in rows:
+        ends[below[r.layer], above[r.layer]].append(r.layer)
     return Ranges(tuple(Evidence(key, int(r.Index), f"{r.layer}, seed {r.training_seed}") for r in rows), (), what,
                   str(rows[0].setup), int(rows[0].training_seed), tuple(r.layer for r in rows),
                   tuple(r.layer for r in rows if r.wider), tuple(r.layer for r in rows if not r.wider),
                   tuple((r.layer, float(r.min), float(r.max), float(r.sigma3_low), float(r.sigma3_high)) for r in rows),
-                  tuple(r.layer for r in rows if what == "activations" and float(r.min) >= 0))
+                  tuple(r.layer for r in rows if what == "activations" and float(r.min) >= 0),
+                  *(tuple(ends[k]) for k in ((True, True), (False, False), (True, False), (False, True))))
 
 
 def ranges_text(a: Ranges) -> str:
     spans = "; ".join(f"{layer} [{lo:.3g}, {hi:.3g}] (3 sigma [{s_lo:.3g}, {s_hi:.3g}])"
                       for layer, lo, hi, s_lo, s_hi in a.extremes)
     text = f"The {a.what}' range and 3-sigma range (mean +- 3 std), per layer (training seed {a.seed}): {spans}."
-    if a.wider:
-        text += f" The 3-sigma range is wider than the actual range in {listing(a.wider, 6)}: it would waste codes there."
-    if a.narrower:
-        text += (f" It is narrower in {listing(a.narrower, 6)}: it would clip the largest values, which the long tail "
-                 "holds.")
+    ends = [f"wider at both ends in {listing(a.both_wider, 6)} (it would waste codes there)" if a.both_wider else "",
+            f"narrower at both ends in {listing(a.both_narrower, 6)} (it would clip both tails)" if a.both_narrower else "",
+            f"wider below but narrower above in {listing(a.wider_below, 6)}" if a.wider_below else "",
+            f"narrower below but wider above in {listing(a.wider_above, 6)}" if a.wider_above else ""]
+    text += " End by end, the 3-sigma range is " + "; ".join(e for e in ends if e) + "."
+    sym = [f"wider than max |x| in {listing(a.wider, 6)} (codes wasted)" if a.wider else "",
+           f"narrower in {listing(a.narrower, 6)} (it would clip the largest values, which the long tail holds)"
+           if a.narrower else ""]
+    text += (" A symmetric quantizer uses one range r for both signs, so it compares r = |mean| + 3 std with "
+             "max |x|: " + "; ".join(x for x in sym if x) + ".")
     use = "the actual range (max |x|)" if not a.narrower or a.what == "weights" else \
         "the actual range (max |x|), as the notebook does, unless accuracy shows clipping the tail helps"
     text += (f" We quantize with {use}: symmetric, per tensor, scale 127 / max |x|, so the codes span -127..127 "
@@ -157,6 +187,7 @@ class Quantized(Record):
     sweep: tuple[SweepChoice, ...] = ()  # the sweep's choices of this part (weights: Q2, activations: Q4)
     integer: tuple[IntegerRun, ...] = ()  # Q4: the integer-only runs against the float simulation
     code: tuple[Listing, ...] = ()  # the functions that ran, as the question asks to hand them in
+    saturated: bool = False  # the float network at SATURATED or above (collect.ptq.questions.saturated)
 
 
 def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
@@ -164,7 +195,7 @@ def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Opti
     if a is None and not len(tables["ptq_notebook"]):
         return None
     return Quantized(a.evidence if a else (), () if a else (f"no {variant} result",), a,
-                     _notes(tables, a.verdict if a else None), code=handed_in(tables, question))
+                     _notes(tables, a.verdict if a else None), code=handed_in(tables, question), saturated=saturated(a))
 
 
 def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool) -> Optional[Quantized]:
@@ -182,19 +213,32 @@ def q2_text(q: Quantized) -> str:
     a = q.main
     lower = says(a.verdict, Words("lower", "-", "-", "-")) == "lower"
     why = (", because a few large weights set each layer's scale and leave the rest few levels" if lower else
+           "" if q.saturated else
            ", because 255 levels over each layer's range leave a rounding error far below the weights' spread")
     return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|: codes -127..127) and "
             f"the activations left in float, the network reaches "
-            f"{_pct(a.accuracy)} test accuracy against {_pct(a.base_accuracy)} in float: {_change(a)}{why}." + q.notes)
+            f"{_pct(a.accuracy)} test accuracy against {_pct(a.base_accuracy)} in float: {_change(a)}{why}."
+            + (saturated_text(a) if q.saturated else "") + q.notes)
 
 
 def q4_text(q: Quantized) -> str:
     if q.main is None:
         return "No seed quantized the activations yet." + q.notes
     a = q.main
-    return (f"With the weights and every layer's input and output quantized to 8 bits (the output scale carrying the "
-            f"product of the earlier scales, calibrated on max |activation|), the network reaches {_pct(a.accuracy)} "
-            f"against {_pct(a.base_accuracy)} in float: {_change(a)}." + q.notes)
+    return (EQUATIONS + f" With the weights and every layer's input and output quantized to 8 bits, the network "
+            f"reaches {_pct(a.accuracy)} against {_pct(a.base_accuracy)} in float: {_change(a)}"
+            + (" (saturated: see B.Q2)." if q.saturated else ".") + q.notes)
+
+
+# Q4.1's scaled outputs, in the notebook's names (n_W: a layer's weight scale, n_In: the input's, n_Out: the
+# output scale each layer multiplies by), and how the code below turns activation_ranges' ranges into n_Out.
+EQUATIONS = ("Scaled, conv1 computes n_W1 W1 (*) n_In In, and its output scale gives n_W1 W1 (*) n_In In x n_Out1 = "
+             "n_W1 n_In n_Out1 Out1; conv2 takes those integers as its input: n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x "
+             "n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2; each later layer multiplies in its own n_W and n_Out. "
+             "activation_ranges gives each tensor's range r (max |x| over the calibration images); plan sets "
+             "n_In = 127 / r_In and each n_Out_k so that the product of every scale so far is 127 / r_k: n_Out1 = "
+             "(127 / r_1) / (n_W1 n_In), n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers "
+             "span -127..127 of its own range.")
 
 
 @dataclass(frozen=True)
@@ -203,6 +247,8 @@ class Bias(Record):
     int_bias: Optional[Accuracy]  # W8A8 with the bias quantized to int32
     notes: str
     code: tuple[Listing, ...] = ()
+    float_bias_lower: bool = False  # the float-bias variant below its float network (the verdict's word)
+    saturated: bool = False
 
 
 def bias_answer(tables: Tables) -> Optional[Bias]:
@@ -211,15 +257,22 @@ def bias_answer(tables: Tables) -> Optional[Bias]:
     fl = _accuracy(tables, "NetWithBias W8 float-bias", "NetWithBias float")
     it = _accuracy(tables, "NetWithBias W8A8B32", "NetWithBias float")
     evidence = (fl.evidence if fl else ()) + (it.evidence[:1] if it else ())
-    return Bias(evidence, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)), handed_in(tables, PartB.Q5))
+    lower = fl is not None and says(fl.verdict, Words("lower", "-", "-", "-")) == "lower"
+    return Bias(evidence, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)), handed_in(tables, PartB.Q5),
+                lower, saturated(fl or it))
 
 
 def bias_text(a: Bias) -> str:
     text = ("A biased layer computes W * In + beta; scaled, n_W n_In (W * In) + n_W n_In beta, so the bias is quantized "
             "to int32 at scale n_W x the input's scale (the product of every earlier scale), before the output scale.")
     if a.float_bias:
-        text += (f" Left in float, the bias no longer matches the scaled sum: {_pct(a.float_bias.accuracy)} against "
-                 f"{_pct(a.float_bias.base_accuracy)} in float, {_change(a.float_bias)}.")
+        fl = a.float_bias
+        text += (" The float-bias variant quantizes the weights only (activations float) and adds fc3's trained bias "
+                 "as is to a sum that carries the product of every layer's weight scale (each 127 / max |w|), so the "
+                 "bias acts divided by that product: in effect it is dropped.")
+        shows = ("That costs accuracy" if a.float_bias_lower else
+                 "Here that shows no effect" + (" (saturated: see B.Q2)" if a.saturated else ""))
+        text += f" {shows}: {_pct(fl.accuracy)} against {_pct(fl.base_accuracy)} in float, {_change(fl)}."
     if a.int_bias:
         text += f" Quantized to int32: {_pct(a.int_bias.accuracy)}, {_change(a.int_bias)}."
     return text + a.notes

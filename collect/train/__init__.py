@@ -10,7 +10,7 @@ from collect.kinds import KindTables
 from collect.cells import Loaded
 from collect.render import Grid
 from collect.view import DEFAULT_VIEW, View, shown
-from collect.train import compare, grids, overhead, gpu_hours, sweep, tables
+from collect.train import answers_lab, compare, grids, lab_epoch, overhead, gpu_hours, sweep, tables
 from collect.train.frame import backend, frames, keep
 from collect.train.labels import config_label
 from collect.train.questions import QUESTIONS
@@ -40,6 +40,7 @@ def build_tables(loaded: Loaded, view: View = DEFAULT_VIEW) -> dict[str, pd.Data
         "spent": gpu_hours.spent_table(frame, epochs, loaded.spent),
         "overhead": overhead.overhead_table(frame),
         "sweep": sweep.sweep_table(test, view.sort),
+        "lab_epoch": lab_epoch.lab_epoch_table(test, frame),
     }
 
 
@@ -58,7 +59,8 @@ def build_grids(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tu
         test.noted(grids.accuracy_grid(test.table)),
         q4.noted(grids.q4_grid(q4.table, tables.largest_fitting_batch(built["q1"]))),
         _overhead_grid(built["overhead"], view),
-    ) + sweep.sweep_grids(built, view) + gpu_hours.grids(built, view)
+    ) + sweep.sweep_grids(built, view) + gpu_hours.grids(built, view) + (
+        (lab_epoch.lab_epoch_grid(built["lab_epoch"]),) if answers_lab.lab(built) else ())  # the shares the lab cites
 
 
 def _overhead_grid(table: pd.DataFrame, view: View) -> Grid:

@@ -9,11 +9,12 @@ from enum import StrEnum
 from typing import Any, Optional
 
 import collect.train.formulas as f
-from collect.evidence import Measured, listing
+from collect.evidence import Evidence, Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.train.answers_common import (LOADER_WAIT, accuracy, caveats, cited, figure, points_against, rows_of, secs,
                                           setting_notes, where)
 from collect.train.grids import lr_rule, setup_name
+from collect.train.lab_epoch import share, timed_cell
 from collect.train.labels import Namer, missing_reason, present
 from collect.train.tables import T1_KEYS
 from collect.verdict import Difference, Verdict, leaning
@@ -65,15 +66,19 @@ class UtilAnswer(Record):
     because: UtilBecause
     notes: tuple[str, ...] = ()
     batches: tuple[int, ...] = ()  # the batch sizes per GPU measured: with one, no change with the batch is shown
+    # each setup measured at two batch sizes or more: (setup, smallest batch, its util, largest batch, its util)
+    by_batch: tuple[tuple[str, int, float, int, float], ...] = ()
 
 
-def _timed(tables: Tables, r: Any) -> Optional[Any]:
-    """The first ok cell of a configuration in the cells' frame (its timed epoch's breakdown)."""
-    cells = tables["train_cells"]
-    same = cells[(cells.engine == r.engine) & (cells.nodes == r.nodes) & (cells.gpus_per_node == r.gpus_per_node)
-                 & (cells.batch_per_gpu == r.batch_per_gpu) & (cells.lr_scaling == r.lr_scaling)
-                 & (cells.warmup_epochs == r.warmup_epochs) & (cells.status == "ok")]
-    return next(same.itertuples(index=False), None)
+UTIL_BAND = 5.0  # points of utilization within which a change with the batch is "about level"
+
+
+def _epochs_cited(tables: Tables, cells: list[Optional[Any]]) -> tuple[Evidence, ...]:
+    """The rows of the lab's epoch table (collect.train.lab_epoch) that hold the quoted runs' shares."""
+    ids = {c.cell_id for c in cells if c is not None}
+    table = tables.get("lab_epoch")
+    return () if table is None else tuple(Evidence("lab_epoch", i, setup_name(r))
+                                          for i, r in enumerate(table.itertuples(index=False)) if r.cell_id in ids)
 
 
 def util_answer(tables: Tables) -> Optional[UtilAnswer]:
@@ -83,16 +88,30 @@ def util_answer(tables: Tables) -> Optional[UtilAnswer]:
     ok = [(i, r) for i, r in rows if r.status == "ok"]
     utils = tuple(Util(setup_name(r), int(r.batch_per_gpu), float(r.gpu_util_pct)) for _, r in ok)
     one = next((r for _, r in ok if r.engine == "single"), None)
-    cell = _timed(tables, one) if one is not None else None
+    cell = timed_cell(tables["train_cells"], one) if one is not None else None
     share = (cell.timed_data_wait_s / cell.timed_epoch_s if cell is not None and present(cell.timed_data_wait_s)
              and cell.timed_epoch_s > 0 else float("nan"))
     sampled = [u.util_pct for u in utils if present(u.util_pct)]
     because = (UtilBecause.UNSAMPLED if not sampled else UtilBecause.DATA if present(share) and share >= DATA_BOUND
                else UtilBecause.HIGH if min(sampled) >= 90 else UtilBecause.SMALL_BATCH)
     device, cpu = where(r.gpu_model for _, r in ok)
-    return UtilAnswer(cited(namer, ok[:6]), (), device, cpu, utils, share, because,
+    return UtilAnswer(cited(namer, ok[:6]) + _epochs_cited(tables, [cell]), (), device, cpu, utils, share, because,
                       setting_notes(tables.get("train_cells"), (r for _, r in ok[:6]), False),
-                      tuple(sorted({u.batch for u in utils})))
+                      tuple(sorted({u.batch for u in utils})), _by_batch(utils))
+
+
+def _by_batch(utils: tuple[Util, ...]) -> tuple[tuple[str, int, float, int, float], ...]:
+    out = []
+    for setup in dict.fromkeys(u.setup for u in utils):
+        some = sorted((u for u in utils if u.setup == setup and present(u.util_pct)), key=lambda u: u.batch)
+        if len({u.batch for u in some}) > 1:
+            out.append((setup, some[0].batch, some[0].util_pct, some[-1].batch, some[-1].util_pct))
+    return tuple(out)
+
+
+def _util_change(lo: float, hi: float) -> str:
+    return ("rises" if hi - lo > UTIL_BAND else "falls" if lo - hi > UTIL_BAND
+            else f"stays within {UTIL_BAND:.0f} points")
 
 
 def util_text(a: UtilAnswer) -> str:
@@ -102,10 +121,15 @@ def util_text(a: UtilAnswer) -> str:
     text = (f"GPU utilization (mean of NVML's samples over the timed epoch){at} on {a.device}: " + "; ".join(said) + "."
             if said else f"GPU utilization was not sampled on {a.device} (no GPU).")
     if said and one:
-        text += " Only this one batch size was measured, so how utilization changes with the batch is not shown here."
+        text += (f" How utilization changes with the batch size cannot be answered from this set: only batch "
+                 f"{a.batches[0]} per GPU ran. The runs that would answer it: the same setups at several batch sizes "
+                 "per GPU (batch_per_gpu = [32, 128, 512] in the study's grid).")
+    for setup, lo, u_lo, hi, u_hi in a.by_batch:
+        text += (f" On {setup}, from batch {lo} to {hi} per GPU utilization {_util_change(u_lo, u_hi)} "
+                 f"({u_lo:.0f}% to {u_hi:.0f}%).")
+    then = "" if one else ", then a larger batch per GPU"
     text += {UtilBecause.DATA: f" The loader is the bottleneck: the 1-GPU epoch waits on data for {a.data_share:.0%} of "
-                               "its time, so raise utilization with more loader workers or data kept on the GPU, then a "
-                               "larger batch per GPU.",
+                               f"its time, so raise utilization with more loader workers or data kept on the GPU{then}.",
              UtilBecause.SMALL_BATCH: " Raise it with a larger batch per GPU (more work per kernel launch, fewer steps), "
                                       "more loader workers, or mixed precision with data kept on the GPU.",
              UtilBecause.HIGH: " The GPU is already busy; a larger batch would add little.",
@@ -191,6 +215,7 @@ class ScalingAnswer(Record):
     # alone past its bound, together past NOT_COMPUTE), "compute" (together under it), or ""
     bottleneck: str
     absent: tuple[str, ...] = ()  # the lab's setups (LAB_SETUPS) without a finished run
+    unplanned: tuple[str, ...] = ()  # those of `absent` the study planned no cell on
     one_wait_share: float = float("nan")  # the 1-GPU run's data wait share of its timed epoch (why efficiency > 1)
     notes: tuple[str, ...] = ()
 
@@ -205,21 +230,28 @@ def scaling_answer(tables: Tables) -> Optional[ScalingAnswer]:
     for _, r in ok:
         time, one = figure(r, "time_to_train_s"), ones.get(_t1_key(r)) if r.engine != "single" else None
         t1 = figure(one, "time_to_train_s")
-        cell = _timed(tables, r)
+        cell = timed_cell(tables["train_cells"], r)
         runs.append(Scaled(setup_name(r), int(r.gpus), figure(r, "test_accuracy"), time, float(r.speedup),  # type: ignore[arg-type]
                            f.efficiency(r.speedup, r.gpus), against(time, t1) if t1 and time else None,
-                           _share(cell, "timed_data_wait_s"), _share(cell, "timed_comm_exposed_s"),
+                           share(cell, "timed_data_wait_s"), share(cell, "timed_comm_exposed_s"),
                            float(r.evaluated_images), against(time.scaled(float(r.gpus)), t1) if t1 and time else None))
     multi = [s for s in runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
     device, cpu = where(r.gpu_model for _, r in ok)
     missing = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows if r.status != "ok")
     first = next((r for _, r in ok if r.engine == "single"), None)  # the 1-GPU run whose wait the answer quotes
-    one_cell = _timed(tables, first) if first is not None else None
+    one_cell = timed_cell(tables["train_cells"], first) if first is not None else None
     have = {(int(r.nodes), int(r.gpus)) for _, r in ok}
-    return ScalingAnswer(cited(namer, ok[:6]), missing, device, cpu, any(r.dataset == "synthetic" for _, r in ok),
-                         tuple(runs), _bottleneck(worst), tuple(n for k, n in LAB_SETUPS.items() if k not in have),
-                         _share(one_cell, "timed_data_wait_s"), setting_notes(tables.get("train_cells"), (r for _, r in ok)))
+    cells = tables["train_cells"]
+    planned = {(int(n), int(n) * int(g)) for n, g in zip(cells.nodes, cells.gpus_per_node, strict=True)} if len(cells) \
+        else {(int(r.nodes), int(r.gpus)) for _, r in rows}
+    absent = tuple(n for k, n in LAB_SETUPS.items() if k not in have)
+    quoted = [timed_cell(tables["train_cells"], r) for _, r in ok]
+    return ScalingAnswer(cited(namer, ok[:6]) + _epochs_cited(tables, quoted), missing, device, cpu,
+                         any(r.dataset == "synthetic" for _, r in ok),
+                         tuple(runs), _bottleneck(worst), absent,
+                         tuple(n for k, n in LAB_SETUPS.items() if k not in have and k not in planned),
+                         share(one_cell, "timed_data_wait_s"), setting_notes(tables.get("train_cells"), (r for _, r in ok)))
 
 
 def _bottleneck(s: Optional[Scaled]) -> str:
@@ -229,13 +261,6 @@ def _bottleneck(s: Optional[Scaled]) -> str:
     comm = s.comm_share if present(s.comm_share) else 0.0
     return ("data loading" if data >= DATA_BOUND else "communication" if comm >= COMM_BOUND
             else "data loading and communication" if data + comm >= NOT_COMPUTE else "compute")
-
-
-def _share(cell: Optional[Any], column: str) -> float:
-    """A part of the cell's timed epoch as a share of it (NaN where not measured)."""
-    if cell is None or not present(getattr(cell, column)) or not cell.timed_epoch_s > 0:
-        return float("nan")
-    return float(getattr(cell, column) / cell.timed_epoch_s)
 
 
 def scaling_text(a: ScalingAnswer) -> str:
@@ -248,8 +273,12 @@ def scaling_text(a: ScalingAnswer) -> str:
         items.append(item)
     text = f"On {a.device}: " + "; ".join(items) + "." if items else "No run has finished yet."
     if items and a.absent:
-        text += f" No run on {listing(a.absent).replace(' and ', ' or ')}" + (
-            ", so no speedup or scaling efficiency." if "1 GPU" in a.absent else ".")
+        ran = [n for n in LAB_SETUPS.values() if n not in a.absent]
+        failed = [n for n in a.absent if n not in a.unplanned]
+        text += f" Only {listing(ran)} ran" if ran else " No setup of the lab's ran"
+        text += (f": this study planned no run on {listing(a.unplanned).replace(' and ', ' or ')}" if a.unplanned else "")
+        text += (f"{'; ' if a.unplanned else ': '}its runs on {listing(failed)} have no result" if failed else "")
+        text += ", so no speedup or scaling efficiency." if "1 GPU" in a.absent else ", so those are unanswered."
     multi = [s for s in a.runs if s.gpus > 1 and present(s.efficiency)]
     worst = min(multi, key=lambda s: s.efficiency, default=None)
     over = [s for s in multi if s.efficiency > 1]
@@ -332,7 +361,10 @@ def _no_nodes(tables: Tables) -> tuple[str, ...]:
         why = sorted({missing_reason(r) for r in planned.itertuples(index=False)})
         return (f"the study's {len(planned)} run{'s' * (len(planned) > 1)} on 2 nodes "
                 f"{'have' if len(planned) > 1 else 'has'} no result ({'; '.join(why[:2])})",)
-    return ("this study planned no run on 2 nodes",)
+    return (NONE_PLANNED,)
+
+
+NONE_PLANNED = "this study planned no run on 2 nodes"
 
 
 def workers_text(a: WorkersAnswer) -> str:
@@ -361,6 +393,7 @@ class BestAnswer(Record):
     verdict: Optional[Difference]  # the runner-up against the best, in points
     notes: tuple[str, ...] = ()
     test_images: float = float("nan")  # the best's, that its accuracy is over
+    none_planned: bool = False  # no accuracy because the study planned no run on 2 nodes
 
 
 def best_answer(tables: Tables) -> Optional[BestAnswer]:
@@ -369,13 +402,13 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
     sweep = tables["sweep"].reset_index(drop=True)
     two = sweep[(sweep.nodes > 1) & (sweep.status == "ok") & sweep.test_accuracy.notna()] if len(sweep) else sweep
     if not len(two):
-        return BestAnswer((), _no_nodes(tables), False, "", "", None, "", None, None)
+        why = _no_nodes(tables)
+        return BestAnswer((), why, False, "", "", None, "", None, None, none_planned=why == (NONE_PLANNED,))
     ranked = two.sort_values("test_accuracy", ascending=False)
     rows = list(ranked.itertuples())
     best = rows[0]
     second = rows[1] if len(rows) > 1 else None
     a, b = Measured.of(best, "test_accuracy"), Measured.of(second, "test_accuracy") if second is not None else None
-    from collect.evidence import Evidence
     evidence = tuple(Evidence("sweep", int(r.Index), lr_rule(r)) for r in rows[:2])
     return BestAnswer(evidence, (), bool((two.dataset == "synthetic").any()), setup_name(best), lr_rule(best), a,
                       lr_rule(second) if second is not None else "", b, points_against(b, a) if b else None,
@@ -383,8 +416,12 @@ def best_answer(tables: Tables) -> Optional[BestAnswer]:
 
 
 def best_text(a: BestAnswer) -> str:
+    if a.accuracy is None and a.none_planned:
+        return ("Unanswered: this study planned no run on 2 nodes, so it holds no test accuracy with 2 workers. "
+                "The runs that would answer it: DDP on 2 nodes of 2 GPUs each over a few learning rates (each rule, "
+                "with and without warmup), the best of them against the rest.")
     if a.accuracy is None:
-        return "No run on 2 nodes has a test accuracy yet." + caveats(False, a.missing)
+        return "No run on 2 nodes has a test accuracy." + caveats(False, a.missing)
     text = f"The best test accuracy on {a.setup} is {accuracy(a.accuracy, a.test_images)}, with LR {a.best}."
     if a.verdict and a.runner_accuracy:
         word = says(a.verdict, Words("lower", "higher", "not distinguishable from it",

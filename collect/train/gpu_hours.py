@@ -17,7 +17,8 @@ COLUMNS = CONFIG + ["gpus", "runs", "jobs", "spent_gpu_h", "epochs_s", "epochs_g
 FORMULAS = ["GPU-h spent = sum over every run of every job of the configuration's cells (failed ones and retries "
             "included) of GPUs x elapsed seconds / 3600",
             "GPU-h in epochs = sum over its ok runs of GPUs x (sum of epoch_s) / 3600; in epochs = that / GPU-h spent "
-            "(the rest: starting, evaluating, checkpoints, failed attempts)"]
+            "(the rest: starting, evaluating, checkpoints, failed attempts)",
+            "epochs, all runs = sum of epoch_s over every epoch of every ok run (all repeats): not one run's time"]
 
 
 def spent_table(frame: pd.DataFrame, epochs: pd.DataFrame, charges: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +51,8 @@ def spent_table(frame: pd.DataFrame, epochs: pd.DataFrame, charges: pd.DataFrame
 
 
 def spent_grid(table: pd.DataFrame) -> Grid:
-    header = ["setup", "batch per GPU", "epochs", "runs", "jobs", "GPU-h spent", "epoch time (s)", "GPU-h in epochs",
+    header = ["setup", "batch per GPU", "epochs", "runs", "jobs", "GPU-h spent", "epochs, all runs (s)",
+              "GPU-h in epochs",
               "in epochs"]
     fields = varying(table, SHOWN | {"epochs", "timed_epoch"})
     rows = [[row_name(r, fields), str(r.batch_per_gpu), str(r.epochs), str(r.runs), str(r.jobs),

@@ -9,7 +9,7 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.render import NO_BASELINE, Grid, accuracy, number, percent, seconds, signed, status_text
+from collect.render import NO_BASELINE, Grid, accuracy_digits, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.view import VARIES
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
@@ -306,7 +306,8 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
             rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)] + [""] * spread)
             continue
         recorded = not math.isnan(r.test_accuracy)
-        line.append(ranged(r, "test_accuracy", lambda v, n=r.evaluated_images: accuracy(v, n)) if recorded
+        # the count is the test images column's: "100% of 100 (92% of 100-100% of 100)" would say it thrice
+        line.append(ranged(r, "test_accuracy", lambda v, n=r.evaluated_images: percent(v, accuracy_digits(n))) if recorded
                     else "not recorded")
         line.append(ranged(r, "time_to_train_s"))
         line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")

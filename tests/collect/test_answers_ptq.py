@@ -40,3 +40,35 @@ def test_the_bias_word_flips(tmp_path):
            "lower" in answers["B.Q5"].text
     assert "Quantized to int32: 60.00% (59.70%-60.30% over 3 runs), not distinguishable from it" in answers["B.Q5"].text
     assert NOTEBOOK_ACCURACY and ptq_results  # the default dir's numbers are in tests/collect/dirs.py
+
+
+def test_three_sigma_against_the_range_end_by_end_and_the_symmetric_rule_named(tmp_path):
+    """Post-ReLU activations [0, 9] against 3 sigma [-1, 3]: wider below (0 is above -1), narrower above;
+    the symmetric comparison (|mean| + 3 std against max |x|) is said to be that rule."""
+    answers = {a.id: a for a in collect(write_ptq(tmp_path)).answers}
+    q1, q3 = answers["B.Q1"].record, answers["B.Q3"].record
+    assert q1.both_wider == ("conv1", "conv2", "fc1", "fc2", "fc3") and q1.both_narrower == q1.wider_below == ()
+    assert q3.both_wider == ("input",) and q3.wider_below == ("conv1", "conv2", "fc1", "fc2", "fc3")
+    assert "wider below but narrower above in conv1, conv2, fc1, fc2 and fc3" in answers["B.Q3"].text
+    assert "compares r = |mean| + 3 std with max |x|: wider than max |x| in input" in answers["B.Q3"].text
+
+
+def test_a_saturated_float_network_is_said_once_and_the_float_bias_claims_no_mismatch(tmp_path):
+    accuracies = [(1.0, 1.0, 1.0, 0.998, 0.998 - d, 0.996) for d in (0.0, 0.001, 0.0)]
+    results = [ptq_result(ptq_cell(i), a) for i, a in enumerate(accuracies)]
+    answers = {a.id: a for a in collect(write_ptq(tmp_path, results, planned=())).answers}
+    assert "The float network already reaches 100.00% (all 3 runs): the task saturates" in answers["B.Q2"].text
+    assert sum(a.text.count("the task saturates") for a in answers.values()) == 1
+    assert "(saturated: see B.Q2)" in answers["B.Q4"].text
+    assert "Here that shows no effect (saturated: see B.Q2): 99.80%" in answers["B.Q5"].text
+    assert "no longer matches" not in answers["B.Q5"].text
+
+
+def test_the_unsaturated_dir_says_no_saturation_and_q4_writes_out_the_scaled_equations(tmp_path):
+    answers = {a.id: a for a in collect(write_ptq(tmp_path)).answers}
+    assert not any("saturat" in a.text for a in answers.values())
+    q4 = answers["B.Q4"].text
+    assert "n_W1 W1 (*) n_In In x n_Out1 = n_W1 n_In n_Out1 Out1" in q4
+    assert "n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2" in q4
+    assert "n_Out1 = (127 / r_1) / (n_W1 n_In)" in q4  # the output scale from activation_ranges' ranges
+    assert "That costs accuracy: 50.00%" in answers["B.Q5"].text

@@ -32,9 +32,9 @@ PLOTTED = ("B.Q1", "B.Q3")  # the questions that ask for plots
 
 
 def sections(markdown: str) -> dict[str, str]:
-    """answers.md by question: "B.Q2" -> its text up to the next question."""
-    parts = re.split(r"^## (B\.Q\d): ", markdown, flags=re.M)
-    return dict(zip(parts[1::2], parts[2::2], strict=True))
+    """answers.md by question: "B.Q2" -> its text up to the next section (a question, or the last: how it was produced)."""
+    parts = re.split(r"^## ", markdown, flags=re.M)
+    return {m.group(1): part[m.end():] for part in parts if (m := re.match(r"(B\.Q\d): ", part))}
 
 
 def part_b_defects(answers: Path, ran: set[str]) -> list[str]:

@@ -1,0 +1,32 @@
+"""The hand-in says how it was produced (the assignment asks for the script and a README of the
+commands): the study file, the commands with the results dir, and where the training script is, in
+answers.md, report.md and report.html alike, escaped as any other text."""
+from __future__ import annotations
+
+from collect.report import collect, write_report
+from tests.collect.dirs import write_mixed
+
+STUDY = 'name = "hw5"  # <b>&`x`</b>\n[[grid]]\nbatch_per_gpu = [32, 128]\n'
+
+
+def test_every_hand_in_lists_the_commands_the_script_and_the_study_file(tmp_path):
+    results = write_mixed(tmp_path / "r")
+    (results / "study.toml").write_text(STUDY)
+    write_report(collect(results))
+    for name in ("answers.md", "report.md", "report.html"):
+        text = (results / name).read_text()
+        assert f"python -m orchestrator plan --study {results}/study.toml --results {results}" in text, name
+        assert f"python -m orchestrator collect --results {results}" in text, name
+        assert "jobs/train/run.py" in text and "python -m jobs --cell" in text, name
+        assert "batch_per_gpu = [32, 128]" in text, name
+    html = (results / "report.html").read_text()
+    assert "&lt;b&gt;&amp;`x`&lt;/b&gt;" in html and "<b>&`x`</b>" not in html  # the file's text, not markup
+    assert "<b>&`x`</b>" in (results / "report.md").read_text().split("```toml")[1]  # shown literally in a fence
+
+
+def test_a_dir_without_a_study_file_says_so(tmp_path):
+    results = write_mixed(tmp_path / "r")
+    (results / "study.toml").unlink(missing_ok=True)
+    write_report(collect(results))
+    assert "The results dir holds no study file (study.toml)." in (results / "report.md").read_text()
+    assert "The results dir holds no study file (study.toml)." in (results / "report.html").read_text()
