@@ -102,7 +102,7 @@ def test_q2_evidence_holds_the_rows_it_quotes(real):
     """The 3.58x end is table1's 2-node DDP row at 512; it was left out of the first 12 rows cited."""
     a = real["run8"]["A.Q2"]
     labels = [e.label for e in a.record.evidence if e.table == "table1"]
-    assert any("4 GPUs (2 x 2 on one host), DDP" in x and "512" in x for x in labels), labels
+    assert any("4 GPUs on one host (launched as 2 x 2), DDP" in x and "512" in x for x in labels), labels
     assert any(e.table == "strong" for e in a.record.evidence)
 
 

@@ -162,7 +162,7 @@ def test_each_invariant_fails_on_a_fabricated_bad_answer(run8):
     _fails(claims.percents_shown, _bad(q32, q32.text.replace("That is 0.6%-8%", "That is 7%-62%")), t)
     _fails(claims.named_exist, _bad(q1, q1.text + " 8 GPUs, DDP at batch 96 is faster."), t)
     # Q2 names the one-host setup for what ran (TA item 15): its label put back to "2 nodes", no caveat
-    _fails(claims.nodes_need_hosts, _bad(a["A.Q2"], a["A.Q2"].text.replace("4 GPUs (2 x 2 on one host)",
+    _fails(claims.nodes_need_hosts, _bad(a["A.Q2"], a["A.Q2"].text.replace("4 GPUs on one host (launched as 2 x 2)",
                                                                            "2 nodes x 2 GPUs")), t)
     q2 = a["A.Q2"]  # worse at 32 per GPU, better at 128 and 512 (the loader): "would be worse" needs the first
     _fails(claims.comparative_needs_verdict, _bad(q2, strong_claim=claims.StrongClaim.SAME), t)
