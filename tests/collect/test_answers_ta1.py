@@ -30,3 +30,48 @@ def test_the_one_host_setup_has_one_name_in_answers_and_tables(run8):
     for q in ("A.Q2", "A.Q3.1", "A.Q3.2"):
         text = answers[q].text
         assert "nodes x" not in text and "2-node" not in text, q
+
+
+def test_q2_no_efficiency_above_1_from_single_runs(run8):
+    """3, 19: 2 GPUs, DDP, batch 512 at 1.05 rests on 1 + 1 runs: not claimed, and the loader wait is a
+    hypothesis, not "those speedups scale the loaders"."""
+    text = run8[0]["A.Q2"].text
+    assert "Efficiency above 1" not in text and "scale the loaders" not in text
+    assert "An efficiency of 1.05 (2 GPUs, DDP, batch 512) rests on a single run a side: these runs cannot show" in text
+    assert "may partly measure the loaders (a hypothesis, not measured)" in text
+
+
+def test_q2_strong_scaling_worse_with_loader_bound_rows_set_aside(run8):
+    """4, 20: "would be worse" then "rows ... come out better": the better rows' T1 at the global batch waits on
+    its loader (84%, 95%), so they are no evidence, and the answer says so instead of contradicting itself."""
+    a = run8[0]["A.Q2"]
+    assert "come out better" not in a.text and "may explain it" not in a.text
+    assert a.record.strong_claim == "worse" and {p.batch for p in a.record.loader_invalid} == {128, 512}
+    assert "but cannot count: 1 GPU at their global batch 512 and 2048 waits on its loader 84% and 95%" in a.text
+
+
+def test_q2_plain_words_for_noise_and_why_dataparallel_is_slower(run8):
+    """5, 21, 7: "level with it (threshold or spread)" is tool jargon; DataParallel's slowness had no reason."""
+    text = run8[0]["A.Q2"].text
+    assert "threshold or spread" not in text and "level with" not in text
+    assert "3.42x (4 GPUs, DDP, batch 512) is within run-to-run noise of it." in text
+    assert "DataParallel is slower because every forward replicates the model from GPU 0 to each GPU" in text
+
+
+def _cpu_pairs(tmp_path, runs):
+    """{(engine, gpus, batch): (epoch_s, epoch_s)} as two-run CPU cells (the quick study's shape)."""
+    results = [train_result(cell(e, b, n, repeat=r), epoch_s=t, train_s=t - 0.5, gpu_model="cpu")
+               for (e, n, b), ts in runs.items() for r, t in enumerate(ts)]
+    return _answers(write_results(tmp_path, results))
+
+
+def test_q2_the_lowest_within_noise_of_the_highest_ranks_nothing(tmp_path):
+    """30, 32: "from 1.00x to 1.38x; 1.00x (the lowest) ... level with it" contradicted itself; the strong
+    comparison had no data point: Q1's pair is now quoted with its times."""
+    text = _cpu_pairs(tmp_path, {("single", 1, 32): (27.0, 28.8), ("single", 1, 128): (32.9, 33.1),
+                                 ("ddp", 2, 32): (24.0, 25.9), ("ddp", 2, 128): (20.0, 27.0)})["A.Q2"].text
+    assert "the lowest" not in text.replace("even the lowest is within", "")
+    assert "even the lowest is within run-to-run noise of the highest, so these runs cannot rank the speedups" in text
+    assert ("this study holds no data point for it: 1 GPU's epoch (with data loading) takes 27.90 s (27.00-28.80 s over "
+            "2 runs) at batch 32 and 33.00 s (32.90-33.10 s over 2 runs) at 128, which its runs are too few to "
+            "separate.") in text
