@@ -162,7 +162,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
         speedups.append(Speedup(namer.name(r, batch=False), int(r.batch_per_gpu), float(r.speedup), float(r.efficiency),
                                 against(tn, t1n), str(r.engine)))  # type: ignore[arg-type]
         above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
-        if float(r.efficiency) > 1:  # said, shown (Superlinear.shown) or not
+        if float(r.efficiency) > 1 and decided(above_n) < 0:  # N x TN under T1 (Superlinear.shown: over repeats)
             fast.append(Superlinear(speedups[-1].setup, int(r.batch_per_gpu), float(r.efficiency),
                                     waits.get(base_key(one[1]), (float("nan"), 0))[0], above_n))
         used.append(((i, r), one))
@@ -346,11 +346,9 @@ def _loader_text(a: Q2Answer) -> str:
     top = max(shown, key=lambda s: s.efficiency) if shown else None
     lead = f" Efficiency above 1 ({top.efficiency:.2f}, {top.setup}, batch {top.batch})" if top else ""
     unshown = max((s for s in a.superlinear if not s.shown), key=lambda s: s.efficiency, default=None)
-    if unshown is not None and top is None:
-        why = ("a single run a side" if unshown.verdict is None or unshown.verdict.one_run
-               else "runs within run-to-run noise of it")
-        lead = (f" An efficiency of {unshown.efficiency:.2f} ({unshown.setup}, batch {unshown.batch}) rests on {why}: "
-                "these runs cannot show an efficiency above 1.")
+    if unshown is not None and top is None:  # past T1/N in a single run a side (decided, not shown)
+        lead = (f" An efficiency of {unshown.efficiency:.2f} ({unshown.setup}, batch {unshown.batch}) rests on a single "
+                "run a side: it cannot show an efficiency above 1.")
     bound = a.loader_bound
     if not bound:
         return f"{lead}: 1 GPU is slower per image." if top else lead
@@ -363,9 +361,8 @@ def _loader_text(a: Q2Answer) -> str:
 
 
 REASON = "each GPU's smaller batch runs less efficiently, yet each step all-reduces the whole gradient"
-DP_SLOWER = (" DataParallel is slower because every forward replicates the model from GPU 0 to each GPU, scatters "
-             "the inputs and gathers the outputs, and the backward sums every GPU's gradients onto GPU 0: GPU 0 does "
-             "this extra work, one process drives all GPUs, and the others wait.")
+DP_SLOWER = (" DataParallel is slower: each forward copies the model from GPU 0 to every GPU, scatters inputs and "
+             "gathers outputs, and GPU 0 sums the gradients: extra work the other GPUs wait for.")
 
 
 def _strong_text(a: Q2Answer) -> str:

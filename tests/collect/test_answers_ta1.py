@@ -37,7 +37,7 @@ def test_q2_no_efficiency_above_1_from_single_runs(run8):
     hypothesis, not "those speedups scale the loaders"."""
     text = run8[0]["A.Q2"].text
     assert "Efficiency above 1" not in text and "scale the loaders" not in text
-    assert "An efficiency of 1.05 (2 GPUs, DDP, batch 512) rests on a single run a side: these runs cannot show" in text
+    assert "An efficiency of 1.05 (2 GPUs, DDP, batch 512) rests on a single run a side: it cannot show" in text
     assert "may partly measure the loaders (a hypothesis, not measured)" in text
 
 
@@ -55,7 +55,7 @@ def test_q2_plain_words_for_noise_and_why_dataparallel_is_slower(run8):
     text = run8[0]["A.Q2"].text
     assert "threshold or spread" not in text and "level with" not in text
     assert "3.42x (4 GPUs, DDP, batch 512) is within run-to-run noise of it." in text
-    assert "DataParallel is slower because every forward replicates the model from GPU 0 to each GPU" in text
+    assert "DataParallel is slower: each forward copies the model from GPU 0 to every GPU" in text
 
 
 def _cpu_pairs(tmp_path, runs):
@@ -75,3 +75,22 @@ def test_q2_the_lowest_within_noise_of_the_highest_ranks_nothing(tmp_path):
     assert ("this study holds no data point for it: 1 GPU's epoch (with data loading) takes 27.90 s (27.00-28.80 s over "
             "2 runs) at batch 32 and 33.00 s (32.90-33.10 s over 2 runs) at 128, which its runs are too few to "
             "separate.") in text
+
+
+def test_q1_says_the_epochs_images_and_why_two_apart_runs_do_not_decide(tmp_path):
+    """28, 29: a smoke-test epoch of 128 images read as CIFAR-10's; runs that do not overlap (26.87-28.55 s
+    against 32.69-32.95 s) were said to be "too wide to rule out no change" without saying they are apart."""
+    results = [train_result(cell("single", b, repeat=r, train_images=128), epoch_s=t + 0.3, train_s=t, gpu_model="cpu")
+               for b, ts in {32: (26.87, 28.55), 128: (32.69, 32.95)}.items() for r, t in enumerate(ts)]
+    text = _answers(write_results(tmp_path, results))["A.Q1"].text
+    assert "to train one epoch of 128 images (a small test epoch, not CIFAR-10's 50,000) (w/o data loading)" in text
+    assert ("the runs themselves do not overlap (26.87-28.55 s against 32.69-32.95 s), but 2 runs each give a 95% "
+            "interval") in text and "rule out no change" not in text
+
+
+def test_q1_one_run_of_three_reads_single_run(run8):
+    """2: "3.82 s (1 of 3 runs)" reads as a median of 3; it is one run."""
+    from collect.evidence import Measured, shown
+    assert shown(Measured(3.82, 3.82, 3.82, 1, 3), lambda v: f"{v:.2f}", " s") == \
+        "3.82 s (single run; 2 more without a result)"
+    assert "of 3 runs)" not in run8[0]["A.Q1"].text

@@ -88,7 +88,7 @@ def test_q2_strong_against_weak_a_verdict_and_a_data_point(real):
 def test_efficiency_above_1_has_its_reason(real):
     """The share is the data-wait column's (6.05 of 7.18 s at 512), not (epoch - train) / epoch (64%), and the
     mechanism is said: each rank brings its own loader workers (TA item 13)."""
-    assert ("An efficiency of 1.05 (2 GPUs, DDP, batch 512) rests on a single run a side: these runs cannot show an "
+    assert ("An efficiency of 1.05 (2 GPUs, DDP, batch 512) rests on a single run a side: it cannot show an "
             "efficiency above 1. 1 GPU waits on 2 loader workers 29% and 84% of its epoch at batch 128 and 512 "
             "(data-wait column), and each GPU brings its own workers: the speedups at those batches may partly "
             "measure the loaders (a hypothesis, not measured).") in \
