@@ -347,22 +347,22 @@ def _loader_text(a: Q2Answer) -> str:
     lead = f" Efficiency above 1 ({top.efficiency:.2f}, {top.setup}, batch {top.batch})" if top else ""
     unshown = max((s for s in a.superlinear if not s.shown), key=lambda s: s.efficiency, default=None)
     if unshown is not None and top is None:  # past T1/N in a single run a side (decided, not shown)
-        lead = (f" An efficiency of {unshown.efficiency:.2f} ({unshown.setup}, batch {unshown.batch}) rests on a single "
-                "run a side: it cannot show an efficiency above 1.")
+        lead = (f" An efficiency of {unshown.efficiency:.2f} ({unshown.setup}, batch {unshown.batch}) is a single run a "
+                "side: no evidence of efficiency above 1.")
     bound = a.loader_bound
     if not bound:
         return f"{lead}: 1 GPU is slower per image." if top else lead
     workers = {b.workers for b in bound}
     each = f"{workers.pop()} loader workers" if len(workers) == 1 else "its loader workers"
     text = (f"1 GPU waits on {each} {listing([f'{b.wait_share:.0%}' for b in bound])} of its epoch at batch "
-            f"{listing([str(b.batch) for b in bound])} (data-wait column), and each GPU brings its own workers: the "
-            "speedups at those batches may partly measure the loaders (a hypothesis, not measured).")
+            f"{listing([str(b.batch) for b in bound])}, while each GPU brings its own: a possible reason for high "
+            "speedups there (not measured).")
     return f"{lead}: possibly because {text[0].lower()}{text[1:]}" if top else f"{lead} {text}"
 
 
 REASON = "each GPU's smaller batch runs less efficiently, yet each step all-reduces the whole gradient"
-DP_SLOWER = (" DataParallel is slower: each forward copies the model from GPU 0 to every GPU, scatters inputs and "
-             "gathers outputs, and GPU 0 sums the gradients: extra work the other GPUs wait for.")
+DP_SLOWER = (" DataParallel is slower: each forward, GPU 0 copies the model to every GPU, scatters inputs, gathers "
+             "outputs and sums the gradients while the others wait.")
 
 
 def _strong_text(a: Q2Answer) -> str:
@@ -411,10 +411,9 @@ def _invalid_text(points: tuple[StrongPoint, ...]) -> str:
     q = max(points, key=lambda q: q.strong)
     batches = sorted({p.global_batch for p in points})
     waits = [f"{max(p.global_wait_share for p in points if p.global_batch == b):.0%}" for b in batches]
-    return (f" The rows at {listing(sorted({str(p.batch) for p in points}, key=int))} per GPU show strong above weak "
-            f"(e.g. {q.setup}, {q.batch} per GPU: {q.strong:.2f}x strong against {q.weak:.2f}x weak) but cannot count: "
-            f"1 GPU at their global batch {listing(map(str, batches))} waits on its loader {listing(waits)} of its "
-            "epoch, so their T1 measures the loader, not the GPU.")
+    return (f" Rows at {listing(sorted({str(p.batch) for p in points}, key=int))} per GPU (e.g. {q.strong:.2f}x strong "
+            f"against {q.weak:.2f}x weak) do not count: 1 GPU at their global batch {listing(map(str, batches))} waits "
+            f"on its loader {listing(waits)} of its epoch.")
 
 
 def _loader_why(points: list[StrongPoint]) -> str:

@@ -76,8 +76,9 @@ def test_golden_q1_paragraph(hw5):
 def test_golden_q42_paragraph(hw5):
     text = hw5["A.Q4.2"].text
     assert text.startswith("Remedy 1, the linear scaling rule (Goyal et al.)") and "Remedy 2, gradual warmup" in text
-    assert ("linear scaling reaches 55.00%, higher than without it, still below the baseline; linear scaling "
-            "with warmup reaches 78.00%, higher than without it, closing the gap to the baseline") in text
+    assert ("linear scaling reaches 55.00%, higher than without it, still below the baseline in one run each; linear "
+            "scaling with warmup reaches 78.00%, higher than without it, closing the gap to the baseline in one run "
+            "each") in text
 
 
 def test_answers_stay_short(hw5):
