@@ -71,7 +71,8 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     the best of its repeats (collect.render.STATUS_RANK: ok > oom > timeout > failed > pending >
     skipped > not submitted); repeats = ok runs, runs = all cells; seeding = how the ok repeats
     were seeded (repeat_seeding); hosts_seen = the most distinct hosts an ok repeat ran on (0: not
-    recorded), so that a setup of N nodes that ran on one machine is named for it (grids.setup_name). Each value in `ranged` also gets its spread over the ok
+    recorded), so that a setup of N nodes that ran on one machine is named for it (grids.setup_name).
+    Each value in `ranged` also gets its spread over the ok
     repeats: `<value>_min` and `<value>_max`, and the values themselves, `<value>_values` (a tuple,
     for collect.verdict; not written to the CSV files: collect.report.KEPT_OUT); with them the ok
     repeats' ids, `cell_id_values` (the cells a verdict's side comes from: collect.settle)."""
