@@ -25,11 +25,11 @@ LOADER_BOUND = 0.25  # a 1-GPU epoch waiting on its loader at least this share: 
 @dataclass(frozen=True)
 class Speedup:
     setup: str
+    engine: str  # the cell's engine ("dp": why it is slower than 1 GPU is said)
     batch: int
     speedup: float
     efficiency: float
     verdict: Verdict  # TN against T1 (below: faster than 1 GPU); its sides hold both epochs' repeats
-    engine: str = ""  # the cell's engine ("dp": why it is slower than 1 GPU is said)
 
 
 @dataclass(frozen=True)
@@ -159,8 +159,8 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
             missing.append(f"{namer.name(r)} ({missing_reason(r)})")
             continue
         t1n = figure(one[1], "epoch_s")
-        speedups.append(Speedup(namer.name(r, batch=False), int(r.batch_per_gpu), float(r.speedup), float(r.efficiency),
-                                against(tn, t1n), str(r.engine)))  # type: ignore[arg-type]
+        speedups.append(Speedup(namer.name(r, batch=False), str(r.engine), int(r.batch_per_gpu), float(r.speedup),
+                                float(r.efficiency), against(tn, t1n)))  # type: ignore[arg-type]
         above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
         if float(r.efficiency) > 1 and decided(above_n) < 0:  # N x TN under T1 (Superlinear.shown: over repeats)
             fast.append(Superlinear(speedups[-1].setup, int(r.batch_per_gpu), float(r.efficiency),
