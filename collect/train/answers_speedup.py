@@ -290,7 +290,7 @@ def q2_text(a: Q2Answer) -> str:
     slower = [s for s in a.speedups if decided(s.verdict) > 0]
     if slower:
         text += f" Slower than 1 GPU: {at_batches((s.setup, s.batch) for s in slower)}."
-        if any(s.engine == "dp" for s in slower):
+        if any(s.engine == "dp" for s in slower) and not a.cpu:  # on a CPU DataParallel wraps nothing
             text += DP_SLOWER
     text += _unpaired(a.unpaired) + _loader_text(a)
     text += " This is weak scaling (a fixed batch per GPU)."
