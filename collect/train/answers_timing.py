@@ -120,10 +120,10 @@ def q1_text(a: Q1Answer) -> str:
     if not ok:
         return (f"No batch size has a train time yet on {a.device}." + caveats(a.cpu, a.missing)).strip()
     times = [f"{secs(t)} using {'mini-batch' if i == 0 else 'batch'} size {b.batch}" for i, (b, t) in enumerate(ok)]
-    epoch = f"one epoch of {a.images:,} images" if a.images else "one epoch"
+    epoch = f" of {a.images:,} images" if a.images else ""
     if 0 < a.images < CIFAR_TRAIN:
-        epoch += f" (a small test epoch, not CIFAR-10's {CIFAR_TRAIN:,})"
-    text = f"On {a.device}, it takes {listing(times, 8)} to train {epoch} (w/o data loading)."
+        epoch += f", a small test epoch, not CIFAR-10's {CIFAR_TRAIN:,}"
+    text = f"On {a.device}, it takes {listing(times, 8)} to train one epoch (w/o data loading){epoch}."
     if a.first_oom is not None:
         text += f" Batch {a.first_oom} does not fit (OOM)" + (f": {a.largest_fit} is the largest that fits." if a.largest_fit
                                                                else ".")
