@@ -13,7 +13,8 @@ from collect.packing import Packing, packing
 from collect.questions import values, with_sides
 from collect.render import accuracy_digits, percent, seconds
 from collect.verdict import Difference, difference
-from collect.train.labels import Namer, device, on_cpu, on_fewer_hosts, present
+from collect.train.grids import launch_name
+from collect.train.labels import Namer, device, hosts_ran, on_cpu, on_fewer_hosts, present
 
 
 CPU_CAVEAT = "these ran on a CPU, not a GPU, each \"GPU\" a process sharing its cores: the times describe that CPU"
@@ -129,7 +130,7 @@ def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: 
         notes.append("DataParallel on a CPU wraps nothing: one process trains on the global batch")
     short = () if named else one_host(cells, rows)
     if short:
-        notes.append(f"{listing(short)} ran on fewer hosts than nodes (one machine), so no network was crossed")
+        notes.append(f"{listing(short)} crossed no network (fewer hosts than nodes)")
     shared = packing_behind(cells, rows)
     if shared.mixed:
         notes.append(f"{shared.beside} of these {shared.alone + shared.beside} runs ran beside other cells on their "
@@ -153,11 +154,8 @@ def one_host(cells: Optional[pd.DataFrame], rows: Iterable[Any]) -> tuple[str, .
     setups = {(r.engine, int(r.nodes), int(r.gpus_per_node)) for r in rows if int(r.nodes) > 1}
     if not setups:
         return ()
-    out = []
-    for engine, nodes, per_node in sorted(setups):
-        if on_fewer_hosts(cells, engine, nodes, per_node):
-            out.append(f"the {nodes}-node setup" if len(setups) == 1 else f"{nodes} nodes x {per_node} GPUs")
-    return tuple(out)
+    return tuple(launch_name(nodes, per_node, max(1, hosts_ran(cells, engine, nodes, per_node)))
+                 for engine, nodes, per_node in sorted(setups) if on_fewer_hosts(cells, engine, nodes, per_node))
 
 
 def part_a(tables: Mapping[str, pd.DataFrame]) -> bool:

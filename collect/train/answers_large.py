@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from collect.evidence import Measured
+from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, one_run_note, says
 from collect.render import number
 from collect.train.formulas import DIVERGED_LOSS
@@ -46,6 +46,8 @@ class Q41Answer(Record):
     q1_largest: Optional[int]
     planned: tuple[str, ...] = ()  # the 5-epoch runs planned without a result, each with why
     notes: tuple[str, ...] = ()
+    q1_oom: bool = True  # Q1's sweep reached a batch that does not fit (else its largest that fits is not known)
+    most_gpus: int = 4  # the most GPUs any run of the study had (the question asks 4)
 
 
 def _run5(r: Any, namer: Namer) -> Run5:
@@ -83,9 +85,11 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     device, cpu = where(r.gpu_model for _, r in used)
     synthetic = any(r.dataset == "synthetic" for _, r in used)
     planned = tuple(f"{namer.name(r)} ({missing_reason(r)})" for _, r in rows_of(q4) if r.status != "ok")
+    cells = tables.get("train_cells")
+    most = int(cells.gpus.max()) if cells is not None and len(cells) and "gpus" in cells else 4
     return Q41Answer(cited(namer, used), tuple(missing), device, cpu, synthetic, b, l_, gap,
-                     largest_fitting_batch(tables["q1"]), planned,
-                     setting_notes(tables.get("train_cells"), (r for _, r in used)), to_add=tuple(to_add))
+                     largest_fitting_batch(tables["q1"]), planned, setting_notes(cells, (r for _, r in used)),
+                     bool((tables["q1"].status == "oom").any()), most, to_add=tuple(to_add))
 
 
 def q41_text(a: Q41Answer) -> str:
@@ -94,10 +98,19 @@ def q41_text(a: Q41Answer) -> str:
         parts = [f"{form}{a.large.batch} on {a.large.setup} (global batch {a.large.global_batch}) are "
                  f"{number(a.large.loss.value, 4)} and {pct(a.large.accuracy)}."]
     else:  # the assignment's form, its blanks said as not measured
-        why = (f"the study's {Q4_EPOCH}-epoch runs have no result" if a.planned
-               else f"this study has no {Q4_EPOCH}-epoch run" + " on 4 GPUs" * bool(a.baseline))
-        parts = [f"{form}{a.q1_largest or 'the largest that fits'} on 4 GPUs are not measured: {why}."]
-    if a.baseline:
+        why = [f"the study's {Q4_EPOCH}-epoch runs have no result" if a.planned
+               else f"this study has no {Q4_EPOCH}-epoch run" + " on 4 GPUs" * bool(a.baseline)]
+        batch = a.q1_largest if a.q1_oom and a.q1_largest else "the largest that fits"
+        if not a.q1_oom:
+            why.append("its Q1 sweep found no largest batch (none ran out of memory)")
+        if a.most_gpus < 4:
+            why.append(f"it ran at most {a.most_gpus} GPU{'s' * (a.most_gpus > 1)}")
+        parts = [f"{form}{batch} on 4 GPUs are not measured: {listing(why)}."]
+    if a.baseline and a.synthetic:
+        parts.append(f"Lab 2's CIFAR-10 baseline cannot be compared: this study's data is synthetic, so its batch "
+                     f"{Q4_BASELINE_BATCH} on 1 GPU stands in, reaching {number(a.baseline.loss.value, 4)} and "
+                     f"{pct(a.baseline.accuracy)}.")
+    elif a.baseline:
         parts.append(f"The baseline, this study's batch {Q4_BASELINE_BATCH} on 1 GPU (standing in for Lab 2's), reaches "
                      f"{number(a.baseline.loss.value, 4)} and {pct(a.baseline.accuracy)}.")
     if a.gap and a.large and a.baseline:
@@ -260,6 +273,9 @@ def q42_text(a: Q42Answer) -> str:
     failed = [f"the {_short(m.remedy)} run has no result ({m.why})" for m in a.not_run if m.batch == a.largest != a.batch]
     if largest or failed:
         text += f" At Q4.1's batch {a.largest} per GPU, " + "; ".join(largest + failed) + "."
+        gone = listing([_short(m.remedy) for m in a.not_run if m.batch == a.largest != a.batch])
+        if gone:  # the question's own case, said as unanswered before the batch that stands in
+            text += f" The question's case with {gone} is unanswered (`submit --retry-failed` reruns it)."
     runs = [r for r in (a.linear, a.warmup) if r]
     if runs and (a.plain or a.baseline):
         b = f" (baseline {pct(a.baseline.accuracy)}" if a.baseline else " ("
@@ -329,6 +345,7 @@ def _diverged(runs: list[RemedyRun], plain: Optional[Run5]) -> str:
 
 
 def _effect(r: RemedyRun) -> str:
+    """Its comparisons in the verdicts' words; "in one run each" where a side is a single run (no spread)."""
     parts = []
     if r.against_none:
         parts.append(says(r.against_none, Words("lower than without it", "higher than without it",
@@ -336,4 +353,5 @@ def _effect(r: RemedyRun) -> str:
     if r.against_baseline:
         parts.append(says(r.against_baseline, Words("still below the baseline", "beyond the baseline",
                                                     "closing the gap to the baseline", "the gap not clearly closed")))
-    return ", " + ", ".join(parts) if parts else ""
+    single = any(v is not None and v.one_run for v in (r.against_none, r.against_baseline))
+    return (", " + ", ".join(parts) + " in one run each" * single) if parts else ""

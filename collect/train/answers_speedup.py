@@ -25,6 +25,7 @@ LOADER_BOUND = 0.25  # a 1-GPU epoch waiting on its loader at least this share: 
 @dataclass(frozen=True)
 class Speedup:
     setup: str
+    engine: str  # the cell's engine ("dp": why it is slower than 1 GPU is said)
     batch: int
     speedup: float
     efficiency: float
@@ -51,6 +52,12 @@ class StrongPoint:
         """Launched as several nodes (an example is clearer from one node's setup)."""
         return self.nodes > 1
 
+    @property
+    def loader_bound(self) -> bool:
+        """1 GPU at the global batch waits on its loader at least LOADER_BOUND of its epoch: its T1(B) is slowed
+        by the loader, not the GPU, so a strong speedup above the weak one here is no evidence."""
+        return present(self.global_wait_share) and self.global_wait_share >= LOADER_BOUND
+
 
 class StrongClaim(StrEnum):
     """What the study's data says of strong against weak scaling: the strong table's rows that decide (past
@@ -72,7 +79,13 @@ class Superlinear:
     batch: int
     efficiency: float
     one_gpu_wait_share: float
-    verdict: Optional[Verdict] = None  # N x TN against T1: below (beyond the threshold, or one run past its band)
+    verdict: Optional[Verdict] = None  # N x TN against T1
+
+    @property
+    def shown(self) -> bool:
+        """N x TN below T1 by the verdict over repeats on both sides: a single run a side, or runs within their
+        spread, cannot show an efficiency above 1."""
+        return self.verdict is not None and self.verdict.outcome == "beyond" and self.verdict.direction < 0
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,13 @@ class Q2Answer(Record):
     q1_pair: Optional[tuple[BatchTime, BatchTime]] = None  # Q1's first two batches: the data point without rows
     q1_verdict: Optional[Verdict] = None  # the larger batch's epoch time (Q2's T) against the smaller's
     level: tuple[Speedup, ...] = ()  # the other speedups the highest's does not exceed (level_with): no single top
+    loader_invalid: tuple[StrongPoint, ...] = ()  # strong rows above weak whose T1(B) is loader-bound: no evidence
+
+    @property
+    def unranked(self) -> bool:
+        """Even the lowest speedup is within run-to-run noise of the highest: the runs cannot rank them."""
+        low = min(self.speedups, key=lambda s: s.speedup, default=None)
+        return any(s is low for s in self.level)
 
 
 def decided(v: Verdict) -> int:
@@ -139,10 +159,10 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
             missing.append(f"{namer.name(r)} ({missing_reason(r)})")
             continue
         t1n = figure(one[1], "epoch_s")
-        speedups.append(Speedup(namer.name(r, batch=False), int(r.batch_per_gpu), float(r.speedup), float(r.efficiency),
-                                against(tn, t1n)))  # type: ignore[arg-type]
+        speedups.append(Speedup(namer.name(r, batch=False), str(r.engine), int(r.batch_per_gpu), float(r.speedup),
+                                float(r.efficiency), against(tn, t1n)))  # type: ignore[arg-type]
         above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
-        if float(r.efficiency) > 1 and decided(above_n) < 0:  # N x TN under T1: more than N times faster
+        if float(r.efficiency) > 1 and decided(above_n) < 0:  # N x TN under T1 (Superlinear.shown: over repeats)
             fast.append(Superlinear(speedups[-1].setup, int(r.batch_per_gpu), float(r.efficiency),
                                     waits.get(base_key(one[1]), (float("nan"), 0))[0], above_n))
         used.append(((i, r), one))
@@ -157,7 +177,8 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     cited_first = sorted(used, key=lambda u: (namer.name(u[0][1], batch=False), int(u[0][1].batch_per_gpu)) not in named)
     pairs = [x for u in cited_first[:max(6, len(named))] for x in u]
     bound = _loader_bound(waits, {base_key(o[1]) for o in ones.values()}, {s.batch for s in speedups})
-    claim, cite = _strong_claim(strongs)
+    invalid = tuple(p for p in strongs if decided(p.verdict) > 0 and p.loader_bound)
+    claim, cite = _strong_claim([p for p in strongs if p not in invalid])
     q1a = q1_answer(tables)
     ok = [b for b in q1a.batches if b.epoch_s is not None] if q1a else []  # Q2's T: the epoch with loading
     pair = (ok[0], ok[1]) if len(ok) >= 2 else None
@@ -168,7 +189,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
-                    bound, tuple(unpaired), pair, pv, level_with(speedups))
+                    bound, tuple(unpaired), pair, pv, level_with(speedups), invalid)
 
 
 def speedup_values(s: Speedup) -> tuple[float, ...]:
@@ -263,12 +284,14 @@ def q2_text(a: Q2Answer) -> str:
         low, high = min(a.speedups, key=lambda s: s.speedup), max(a.speedups, key=lambda s: s.speedup)
         ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{_undecided(s)})" for s in ([low] if low is high else [low, high])]
         text += f" on {a.device}: from {ends[0]} to {ends[-1]}" if len(ends) > 1 else f" on {a.device}: {ends[0]}"
-        text += _level(a.level, low) + "."
+        text += _level(a.level, a.unranked) + "."
     else:
         text += "; no multi-GPU run has a speedup yet."
-    slower = [(s.setup, s.batch) for s in a.speedups if decided(s.verdict) > 0]
+    slower = [s for s in a.speedups if decided(s.verdict) > 0]
     if slower:
-        text += f" Slower than 1 GPU: {at_batches(slower)}."
+        text += f" Slower than 1 GPU: {at_batches((s.setup, s.batch) for s in slower)}."
+        if any(s.engine == "dp" for s in slower) and not a.cpu:  # on a CPU DataParallel wraps nothing
+            text += DP_SLOWER
     text += _unpaired(a.unpaired) + _loader_text(a)
     text += " This is weak scaling (a fixed batch per GPU)."
     text += _strong_text(a)
@@ -276,14 +299,17 @@ def q2_text(a: Q2Answer) -> str:
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
 
 
-def _level(level: tuple[Speedup, ...], lowest: Speedup) -> str:
-    """The speedups level with the highest (Q2Answer.level): named, so the top is not read as a finding."""
+def _level(level: tuple[Speedup, ...], unranked: bool) -> str:
+    """The speedups within run-to-run noise of the highest (Q2Answer.level): named, so the top is not read as
+    a finding; where even the lowest is (Q2Answer.unranked), the range itself is no finding."""
+    if unranked:
+        return (", but even the lowest is within run-to-run noise of the highest, so these runs cannot rank the "
+                "speedups")
     if not level:
         return ""
-    named = listing([f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{', the lowest' * (s is lowest)})"
-                     for s in level[:3]])
+    named = listing([f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" for s in level[:3]])
     more = f" and {len(level) - 3} more (Table 1)" if len(level) > 3 else ""
-    return f"; {named}{more} {'is' if len(level) == 1 else 'are'} level with it (threshold or spread)"
+    return f"; {named}{more} {'is' if len(level) == 1 else 'are'} within run-to-run noise of it"
 
 
 def _span(values: tuple[float, ...]) -> str:
@@ -313,22 +339,30 @@ def _unpaired(runs: tuple[Unpaired, ...]) -> str:
 
 
 def _loader_text(a: Q2Answer) -> str:
-    """An efficiency above 1, and where 1 GPU waits on its loader: the speedups there measure the loaders'
-    scaling (each rank has its own workers)."""
-    top = max(a.superlinear, key=lambda s: s.efficiency) if a.superlinear else None
+    """An efficiency above 1: shown only over repeats (Superlinear.shown), else said to be beyond these runs;
+    and where 1 GPU waits on its loader, that the speedups there may measure the loaders' scaling too (each
+    rank has its own workers): a hypothesis, not measured."""
+    shown = [s for s in a.superlinear if s.shown]
+    top = max(shown, key=lambda s: s.efficiency) if shown else None
     lead = f" Efficiency above 1 ({top.efficiency:.2f}, {top.setup}, batch {top.batch})" if top else ""
+    unshown = max((s for s in a.superlinear if not s.shown), key=lambda s: s.efficiency, default=None)
+    if unshown is not None and top is None:  # past T1/N in a single run a side (decided, not shown)
+        lead = (f" An efficiency of {unshown.efficiency:.2f} ({unshown.setup}, batch {unshown.batch}) is a single run a "
+                "side: no evidence of efficiency above 1.")
     bound = a.loader_bound
     if not bound:
-        return f"{lead}: 1 GPU is slower per image." if top else ""
+        return f"{lead}: 1 GPU is slower per image." if top else lead
     workers = {b.workers for b in bound}
     each = f"{workers.pop()} loader workers" if len(workers) == 1 else "its loader workers"
     text = (f"1 GPU waits on {each} {listing([f'{b.wait_share:.0%}' for b in bound])} of its epoch at batch "
-            f"{listing([str(b.batch) for b in bound])}, and each GPU brings its own: those speedups scale the "
-            "loaders.")
-    return f"{lead}: {text}" if top else f" {text}"
+            f"{listing([str(b.batch) for b in bound])}, while each GPU brings its own: a possible reason for high "
+            "speedups there (not measured).")
+    return f"{lead}: possibly because {text[0].lower()}{text[1:]}" if top else f"{lead} {text}"
 
 
 REASON = "each GPU's smaller batch runs less efficiently, yet each step all-reduces the whole gradient"
+DP_SLOWER = (" DataParallel is slower: each forward, GPU 0 copies the model to every GPU, scatters inputs, gathers "
+             "outputs and sums the gradients while the others wait.")
 
 
 def _strong_text(a: Q2Answer) -> str:
@@ -340,7 +374,7 @@ def _strong_text(a: Q2Answer) -> str:
         if claim == StrongClaim.BETTER:
             why = _loader_why([p])
             return f"{lead} better in this study: {example}{why}."
-        text = f"{lead} worse: {REASON}; e.g. {example}."
+        text = f"{lead} worse: {REASON}; e.g. {example}." + _invalid_text(a.loader_invalid)
         if claim == StrongClaim.MIXED:
             better = [q for q in a.strongs if decided(q.verdict) > 0]
             q = max(better, key=lambda q: q.strong)
@@ -355,10 +389,31 @@ def _strong_text(a: Q2Answer) -> str:
             return f"{lead} better in this study: {times}."
         return (f"{lead} worse: {REASON}; e.g. {times}, so {large.batch // small.batch} GPUs sharing batch {large.batch} "
                 f"each run at batch {small.batch}'s slower rate.")
-    why = ("its strong rows are within the threshold or the runs' spread" if claim == StrongClaim.SAME
+    why = ("its strong rows are within run-to-run noise" if claim == StrongClaim.SAME
+           else "its strong rows' 1-GPU runs wait on their loader" if a.loader_invalid
            else "it ran one batch size on 1 GPU" if a.q1_pair is None
-           else f"Q1's runs do not separate batch {a.q1_pair[0].batch} from {a.q1_pair[1].batch}")
-    return f"{lead} worse by the usual argument ({REASON}); this study holds no data point for it: {why}."
+           else _unseparated(*a.q1_pair))
+    return (f"{lead} worse by the usual argument ({REASON}); this study holds no data point for it: {why}."
+            + _invalid_text(a.loader_invalid))
+
+
+def _unseparated(small: BatchTime, large: BatchTime) -> str:
+    """Q1's pair as the data point that does not decide, with its times."""
+    return (f"1 GPU's epoch (with data loading) takes {secs(small.epoch_s)} at batch {small.batch} and "  # type: ignore[arg-type]
+            f"{secs(large.epoch_s)} at {large.batch}, which its runs are too few to separate")  # type: ignore[arg-type]
+
+
+def _invalid_text(points: tuple[StrongPoint, ...]) -> str:
+    """Strong rows above weak whose 1-GPU run at the global batch is loader-bound (Q2Answer.loader_invalid):
+    named with why they are no evidence."""
+    if not points:
+        return ""
+    q = max(points, key=lambda q: q.strong)
+    batches = sorted({p.global_batch for p in points})
+    waits = [f"{max(p.global_wait_share for p in points if p.global_batch == b):.0%}" for b in batches]
+    return (f" Rows at {listing(sorted({str(p.batch) for p in points}, key=int))} per GPU (e.g. {q.strong:.2f}x strong "
+            f"against {q.weak:.2f}x weak) do not count: 1 GPU at their global batch {listing(map(str, batches))} waits "
+            f"on its loader {listing(waits)} of its epoch.")
 
 
 def _loader_why(points: list[StrongPoint]) -> str:

@@ -10,6 +10,7 @@ from typing import Any, Optional
 import collect.train.formulas as f
 from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
+from collect.render import seconds
 from collect.train.answers_common import (caveats, cited, figure, rows_of, secs, setting_notes,
                                           where)
 from collect.train.labels import Namer, missing_reason, present
@@ -18,6 +19,7 @@ from collect.verdict import Verdict, leaning
 
 BUSIER = 5.0  # GPU utilization points: a rise above this is "the GPU is busier"
 FIRST_BATCH = 32  # the assignment's sweep starts at batch 32 and grows x4 until one does not fit
+CIFAR_TRAIN = 50_000  # CIFAR-10's training images: the epoch the assignment times
 
 
 class Q1Because(StrEnum):
@@ -58,6 +60,7 @@ class Q1Answer(Record):
     plateau_next: Optional[BatchTime] = None  # the batch after `plateau`: the pair the plateau's words cite
     plateau_verdict: Optional[Verdict] = None  # its train time against the plateau batch's
     notes: tuple[str, ...] = ()  # what the runs' settings make of the numbers (answers_common.setting_notes)
+    images: int = 0  # the training images of one epoch (a smoke test's epoch is far smaller than CIFAR-10's 50,000)
 
 
 def q1_answer(tables: Tables) -> Optional[Q1Answer]:
@@ -81,7 +84,8 @@ def q1_answer(tables: Tables) -> Optional[Q1Answer]:
     pv = against(after.train_s, next(b for b in ok if b.batch == plateau).train_s) if after else None  # type: ignore[arg-type]
     return Q1Answer(cited(Namer(q1, "q1"), rows), missing, device, cpu, batches, max(fits) if fits else None,
                     first_oom, trend, plateau, _q1_because(trend), int(codes.max()) + 1, after, pv,
-                    setting_notes(tables.get("train_cells"), (r for _, r in rows if r.status == "ok"), False))
+                    setting_notes(tables.get("train_cells"), (r for _, r in rows if r.status == "ok"), False),
+                    max((int(r.train_images) for _, r in rows if present(r.train_images)), default=0))
 
 
 def _batch(r: Any) -> BatchTime:
@@ -116,7 +120,10 @@ def q1_text(a: Q1Answer) -> str:
     if not ok:
         return (f"No batch size has a train time yet on {a.device}." + caveats(a.cpu, a.missing)).strip()
     times = [f"{secs(t)} using {'mini-batch' if i == 0 else 'batch'} size {b.batch}" for i, (b, t) in enumerate(ok)]
-    text = f"On {a.device}, it takes {listing(times, 8)} to train one epoch (w/o data loading)."
+    epoch = f" of {a.images:,} images" if a.images else ""
+    if 0 < a.images < CIFAR_TRAIN:
+        epoch += f", a small test epoch, not CIFAR-10's {CIFAR_TRAIN:,}"
+    text = f"On {a.device}, it takes {listing(times, 8)} to train one epoch (w/o data loading){epoch}."
     if a.first_oom is not None:
         text += f" Batch {a.first_oom} does not fit (OOM)" + (f": {a.largest_fit} is the largest that fits." if a.largest_fit
                                                                else ".")
@@ -133,17 +140,21 @@ def q1_text(a: Q1Answer) -> str:
 
 
 def _runs(v: Verdict) -> str:
-    return f"{v.n_a} runs each" if v.n_a == v.n_b else f"{v.n_b} and {v.n_a} runs"
+    return f"{v.n_a} runs each" if v.n_a == v.n_b else f"{v.n_b} and {v.n_a} runs"  # the subject of "give"
 
 
 def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
     """Repeats that do not decide: why (the ratio's interval, not the runs' ranges), and the per-step
     figure that would be the reason if the difference held."""
     needed = f"; about {v.repeats_needed} runs each would settle it" if v.repeats_needed else ""
+    a, b = first.train_s, last.train_s
+    apart = a is not None and b is not None and (a.high < b.low or b.high < a.low)
+    raw = (f"the runs themselves do not overlap ({seconds(a.low)}-{seconds(a.high)} s against "  # type: ignore[union-attr]
+           f"{seconds(b.low)}-{seconds(b.high)} s), but " if apart else "")  # type: ignore[union-attr]
     # the speedup (the inverted ratio of times), as `submit --settle` prints this very comparison
     return (f" Whether a larger batch is faster is not settled: batch {last.batch}'s speedup over batch {first.batch} "
-            f"is {1 / v.ratio:.2f}x, but with {_runs(v)} its 95% interval ({1 / v.high:.2f}x-{1 / v.low:.2f}x) is too "
-            f"wide to rule out no change{needed}. {_per_step(first, last, 'If it holds, the reason is per step')}.")
+            f"is {1 / v.ratio:.2f}x; {raw}{_runs(v)} give a 95% interval ({1 / v.high:.2f}x-{1 / v.low:.2f}x) too "
+            f"wide to conclude{needed}. {_per_step(first, last, 'If it holds, the reason is per step')}.")
 
 
 def _per_step(first: BatchTime, last: BatchTime, lead: str) -> str:

@@ -8,12 +8,13 @@ import pandas as pd
 
 from collect.render import Grid, number, percent, seconds
 from collect.train.grids import SHOWN, row_name, varying
-from collect.train.labels import cpu_only
+from collect.train.labels import cpu_only, hosts
 from collect.train.tables import CONFIG, ENGINE_ORDER
 from collect.view import DEFAULT_VIEW, View, shown
 
 FILES = ("spent",)
-COLUMNS = CONFIG + ["gpus", "runs", "jobs", "spent_gpu_h", "epochs_s", "epochs_gpu_h", "in_epochs", "sources"]
+COLUMNS = CONFIG + ["gpus", "runs", "jobs", "spent_gpu_h", "epochs_s", "epochs_gpu_h", "in_epochs", "sources",
+                    "hosts_seen"]
 FORMULAS = ["GPU-h spent = sum over every run of every job of the configuration's cells (failed ones and retries "
             "included) of GPUs x elapsed seconds / 3600",
             "GPU-h in epochs = sum over its ok runs of GPUs x (sum of epoch_s) / 3600; in epochs = that / GPU-h spent "
@@ -37,10 +38,13 @@ def spent_table(frame: pd.DataFrame, epochs: pd.DataFrame, charges: pd.DataFrame
     ok = cells.status == "ok"
     cells["epochs_s"] = cells.cell_id.map(seconds_of).where(ok) if seconds_of is not None else math.nan
     cells["epochs_gpu_h"] = cells.gpus * cells.epochs_s / 3600
+    # the setup's name, as the other tables give it (grids.setup_name: a 2 x 2 launch on one host)
+    cells["hosts_seen"] = [hosts(h) if good else 0 for h, good in
+                           zip(cells.get("hosts", pd.Series(None, index=cells.index)), ok, strict=True)]
     table = cells.groupby(CONFIG, dropna=False).agg(
         gpus=("gpus", "first"), runs=("cell_id", "size"), jobs=("jobs", "sum"), spent_gpu_h=("spent_gpu_h", "sum"),
         epochs_s=("epochs_s", lambda s: s.sum(min_count=1)), epochs_gpu_h=("epochs_gpu_h", lambda s: s.sum(min_count=1)),
-        sources=("sources", lambda s: ",".join(sorted(set(",".join(s).split(","))))),
+        sources=("sources", lambda s: ",".join(sorted(set(",".join(s).split(","))))), hosts_seen=("hosts_seen", "max"),
     ).reset_index()
     table["in_epochs"] = [e / s if s > 0 else math.nan for e, s in zip(table.epochs_gpu_h, table.spent_gpu_h,
                                                                        strict=True)]

@@ -25,11 +25,24 @@ SHOWN = {"engine", "nodes", "gpus_per_node", "batch_per_gpu"}
 
 
 def setup_name(row) -> str:
-    """"1 GPU", "2 GPUs, DDP", "2 nodes x 2 GPUs, DDP"."""
+    """"1 GPU", "2 GPUs, DDP", "2 nodes x 2 GPUs, DDP"; a setup of N nodes whose results ran on fewer
+    hosts (the row's hosts_seen, where the table has it) is named for what ran: "4 GPUs on one host
+    (launched as 2 x 2), DDP" (the one name of that setup, in every table and answer)."""
     if row.engine == "single":
         return "1 GPU"
-    where = f"{row.nodes} nodes x {_gpus(row.gpus_per_node)}" if row.nodes > 1 else _gpus(row.gpus)
+    where = launch_name(int(row.nodes), int(row.gpus_per_node), int(getattr(row, "hosts_seen", 0) or 0))
     return f"{where}, {ENGINE_NAMES[row.engine]}"
+
+
+def launch_name(nodes: int, per_node: int, hosts: int = 0) -> str:
+    """"2 GPUs"; "2 nodes x 2 GPUs"; where its results ran on fewer `hosts` than nodes (0: not known),
+    "4 GPUs on one host (launched as 2 x 2)"."""
+    if nodes < 2:
+        return _gpus(per_node)
+    if not 0 < hosts < nodes:
+        return f"{nodes} nodes x {_gpus(per_node)}"
+    on = "one host" if hosts == 1 else f"{hosts} hosts"
+    return f"{_gpus(nodes * per_node)} on {on} (launched as {nodes} x {per_node})"
 
 
 def _gpus(count: int) -> str:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from collect.evidence import Evidence
 from collect.render import status_text
-from collect.train.grids import SHOWN, row_name, setup_name, varying
+from collect.train.grids import SHOWN, launch_name, row_name, setup_name, varying
 from collect.train.tables import BASE_KEYS
 
 CPU = "cpu"  # the gpu_model a CPU run records (jobs.runtime.environment)
@@ -42,19 +42,22 @@ def hosts(value: Any) -> int:
 def on_fewer_hosts(cells: Optional[pd.DataFrame], engine: Any, nodes: int, per_node: int) -> bool:
     """A multi-node setup none of whose ok results (in `cells`, the train_cells frame) ran on as many
     hosts as nodes (by their hostnames)."""
-    if nodes < 2:
-        return False
+    return nodes > 1 and hosts_ran(cells, engine, nodes, per_node) < nodes
+
+
+def hosts_ran(cells: Optional[pd.DataFrame], engine: Any, nodes: int, per_node: int) -> int:
+    """The most distinct hosts an ok result of the setup ran on (0: none recorded)."""
     if cells is None or "hosts" not in cells:
-        return True
+        return 0
     mine = cells[(cells.engine == engine) & (cells.nodes == nodes) & (cells.gpus_per_node == per_node)
                  & (cells.status == "ok")]
-    return max((hosts(h) for h in mine.hosts), default=0) < nodes
+    return max((hosts(h) for h in mine.hosts), default=0)
 
 
 class Namer:
     """Names a table's rows as its grid does: the setup, the fields that vary among the rows
     beyond those named, and the batch per GPU. Given the study's cells, a setup of N nodes whose
-    results all ran on fewer hosts is named for what ran: "4 GPUs (2 x 2 on one host), DDP"."""
+    results all ran on fewer hosts is named for what ran: "4 GPUs on one host (launched as 2 x 2), DDP"."""
 
     def __init__(self, table: pd.DataFrame, key: str, shown: Optional[set[str]] = None,
                  cells: Optional[pd.DataFrame] = None) -> None:
@@ -65,10 +68,11 @@ class Namer:
 
     def name(self, row: Any, batch: bool = True) -> str:
         text = row_name(row, self.fields)
-        if self.cells is not None and on_fewer_hosts(self.cells, row.engine, int(row.nodes), int(row.gpus_per_node)):
-            text = text.replace(f"{row.nodes} nodes x {row.gpus_per_node} GPUs",
-                                f"{int(row.nodes) * int(row.gpus_per_node)} GPUs ({row.nodes} x {row.gpus_per_node} on "
-                                "one host)", 1)
+        nodes, per_node = int(row.nodes), int(row.gpus_per_node)
+        if (not getattr(row, "hosts_seen", 0) and self.cells is not None
+                and on_fewer_hosts(self.cells, row.engine, nodes, per_node)):  # a table without hosts_seen
+            text = text.replace(launch_name(nodes, per_node),
+                                launch_name(nodes, per_node, max(1, hosts_ran(self.cells, row.engine, nodes, per_node))), 1)
         return text + (f", batch {row.batch_per_gpu} per GPU" if batch else "")
 
     def evidence(self, position: int, row: Any, batch: bool = True) -> Evidence:

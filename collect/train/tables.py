@@ -26,7 +26,7 @@ Q4_EPOCH = 5
 Q4_BASELINE_BATCH = 128
 SCALING_VALUES = ["timed_epoch_s", "timed_train_s", "timed_data_wait_s", "timed_h2d_s", "timed_compute_s",
                   "timed_comm_exposed_s", "comm_grad_bytes", "comm_busbw_gbps", "peak_mem_gib"]
-TABLE_EXTRA = ["status", "repeats", "seeding", "runs", "gpu_model", "error", "gpus", "global_batch"]
+TABLE_EXTRA = ["status", "repeats", "seeding", "runs", "gpu_model", "error", "gpus", "global_batch", "hosts_seen"]
 INDEPENDENT, SHARED = "independent", "shared"  # how a configuration's ok repeats were seeded (repeat_seeding)
 GPU_VALUES = ["peak_mem_gib", "gpu_util_median_pct", "gpu_util_pct", "gpu_mem_used_max_gib"]  # NaN: no GPU sampled
 
@@ -70,7 +70,9 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     """One row per configuration: the median of each value over its ok repeats; its status is
     the best of its repeats (collect.render.STATUS_RANK: ok > oom > timeout > failed > pending >
     skipped > not submitted); repeats = ok runs, runs = all cells; seeding = how the ok repeats
-    were seeded (repeat_seeding). Each value in `ranged` also gets its spread over the ok
+    were seeded (repeat_seeding); hosts_seen = the most distinct hosts an ok repeat ran on (0: not
+    recorded), so that a setup of N nodes that ran on one machine is named for it (grids.setup_name).
+    Each value in `ranged` also gets its spread over the ok
     repeats: `<value>_min` and `<value>_max`, and the values themselves, `<value>_values` (a tuple,
     for collect.verdict; not written to the CSV files: collect.report.KEPT_OUT); with them the ok
     repeats' ids, `cell_id_values` (the cells a verdict's side comes from: collect.settle)."""
@@ -84,12 +86,21 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     ok = cells[cells.status == "ok"].groupby(CONFIG, dropna=False)
     stats = [ok[values].median(), ok[list(ranged)].min().add_suffix("_min"), ok[list(ranged)].max().add_suffix("_max"),
              *([repeat_values(ok, ranged)] if ranged else []),
-             ok.size().rename("repeats"), repeat_seeding(cells[cells.status == "ok"])]
+             ok.size().rename("repeats"), repeat_seeding(cells[cells.status == "ok"]), _hosts_seen(cells)]
     table = best.merge(pd.concat(stats, axis=1).reset_index(), on=CONFIG, how="left")
     table = table.merge(cells.groupby(CONFIG, dropna=False).size().rename("runs").reset_index(), on=CONFIG)
     table["repeats"] = table.repeats.fillna(0).astype(int)
     table["seeding"] = table.seeding.fillna("")
+    table["hosts_seen"] = table.hosts_seen.fillna(0).astype(int)
     return table[columns]
+
+
+def _hosts_seen(cells: pd.DataFrame) -> pd.Series:
+    """Per configuration, the most distinct hosts of an ok repeat ("n1,n2" -> 2; none recorded -> 0)."""
+    ok = cells[cells.status == "ok"]
+    names = ok["hosts"] if "hosts" in ok else pd.Series("", index=ok.index)
+    count = [len({h for h in v.split(",") if h}) if isinstance(v, str) else 0 for v in names]
+    return ok.assign(hosts_seen=count).groupby(CONFIG, dropna=False).hosts_seen.max()
 
 
 def repeat_values(ok: DataFrameGroupBy, ranged: tuple[str, ...]) -> pd.DataFrame:

@@ -186,7 +186,7 @@ def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
         if m and not slow:
             out.append("'Slower than 1 GPU' with none beyond the threshold")
         against = {StrongClaim.WORSE: "better", StrongClaim.BETTER: "worse"}.get(r.strong_claim)
-        if against and any(strong_word(p.verdict) == against for p in r.strongs):
+        if against and any(strong_word(p.verdict) == against for p in r.strongs if p not in r.loader_invalid):
             out.append(f"strong scaling {r.strong_claim} where a row says {against}")
         if re.search(r"would be worse(?! by the usual argument)", a.text) and r.strong_claim not in (StrongClaim.WORSE, StrongClaim.MIXED):
             out.append("'would be worse' with no data point deciding worse")
@@ -294,7 +294,7 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
         if "Efficiency above 1" in a.text and not any(s.verdict is not None and leaning(s.verdict) < 0
                                                       for s in r.superlinear):
             out.append("'efficiency above 1' with no run past T1/N by the verdict")
-        if r.speedups and "level with it" not in a.text:
+        if r.speedups and "within run-to-run noise of" not in a.text:
             top = max(r.speedups, key=lambda s: s.speedup)
             level = [s for s in r.speedups if s is not top
                      and decided(verdict(speedup_values(s), speedup_values(top))) <= 0]

@@ -123,7 +123,8 @@ def test_q42_answers_from_the_largest_batch_with_every_remedy_and_says_what_fail
                                                                 "failed: its job left no result or error")]
     assert not any("add warmup_epochs" in m for m in a.missing)
     text = real["A.Q4.2"].text
-    assert "At Q4.1's batch 8192 per GPU, linear scaling reaches 13.12%, lower than without it, and diverged; the " \
+    assert "At Q4.1's batch 8192 per GPU, linear scaling reaches 13.12%, lower than without it in one run each, and " \
+        "diverged; the " \
         "warmup run has no result (failed: its job left no result or error)." in text
     assert "At batch 2048 per GPU, the largest where both ran" in text and "Both diverged at the scaled rate 6.4" in text
 
@@ -148,4 +149,6 @@ def test_every_part_a_answer_fits_a_short_paragraph(real):
     words = {k: len(a.text.split()) for k, a in real.items() if k.startswith("A.")}
     # issue 35: the caveats a claim needs; issue 44: the numbers it needs (Q2's rows level with its top, the row
     # that comes out better with its figures, Q3.2's runs that bound nothing): 211 words on this set's Q2
-    assert len(words) == 9 and max(words.values()) <= 215, words
+    # TA defects 3, 4 and 7: Q2 also says why DataParallel is slower, that one run shows no efficiency above 1,
+    # and which strong rows do not count and why: 246 words
+    assert len(words) == 9 and max(words.values()) <= 250, words

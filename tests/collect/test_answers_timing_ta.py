@@ -37,8 +37,8 @@ def test_q1_two_runs_a_side_say_why_undecided_truthfully(tmp_path):
     text = _two_runs(tmp_path, {32: (10.57, 12.57), 128: (17.96, 18.83)})["A.Q1"].text
     assert "spread wider than their difference" not in text
     # issue 44: the speedup, as `submit --settle` prints the same comparison (one direction, one ratio)
-    assert "batch 128's speedup over batch 32 is 0.63x, but with 2 runs each its 95% interval" in text
-    assert "too wide to rule out no change" in text
+    assert "batch 128's speedup over batch 32 is 0.63x; the runs themselves do not overlap" in text
+    assert "2 runs each give a 95% interval" in text and "too wide to conclude" in text
     assert "If it holds, the reason is per step: one step of 128 images took 6.36x one of 32, for 4x the images." \
         in text  # the form's "because"
 
@@ -63,8 +63,8 @@ def test_q2_loader_share_from_the_data_wait_column_with_its_mechanism(sets):
     """Item 13: r7a's 1-GPU epochs wait on their loader 32% and 80% (data-wait column): said, with why the
     speedup then measures the loaders (each rank has its own workers), though no efficiency is above 1."""
     text = sets["r7a"]["A.Q2"].text
-    assert ("1 GPU waits on 2 loader workers 32% and 80% of its epoch at batch 128 and 512, and each GPU brings its "
-            "own: those speedups scale the loaders.") in text
+    assert ("1 GPU waits on 2 loader workers 32% and 80% of its epoch at batch 128 and 512, while each GPU brings its "
+            "own: a possible reason for high speedups there (not measured).") in text
 
 
 def test_q2_an_undecided_end_is_said_with_its_ranges(sets):
@@ -103,4 +103,4 @@ def test_q2_reports_the_times_of_runs_without_a_speedup(sets):
 def test_q2_one_host_setup_is_not_named_nodes(sets):
     """Item 15: run 8's 2 x 2 setup ran on one host: its label says so, nowhere "2 nodes"."""
     text = sets["hw5"]["A.Q2"].text
-    assert "nodes" not in text and "3.58x (4 GPUs (2 x 2 on one host), DDP, batch 512)" in text
+    assert "nodes" not in text and "3.58x (4 GPUs on one host (launched as 2 x 2), DDP, batch 512)" in text

@@ -51,10 +51,12 @@ def test_no_tool_words_in_a_paragraph_and_the_hints_in_the_details(sets):
 
 
 def test_q41_keeps_the_assignments_form_where_nothing_ran(sets):
-    """Item 35: "This study has no 5-epoch run to answer Q4.1 from." had no form."""
+    """Item 35: "This study has no 5-epoch run to answer Q4.1 from." had no form; issue 44 (TA defect 36): its
+    sweep reached no OOM, so 512 is no largest batch that fits."""
     text = sets["r7f"]["A.Q4.1"].text
     assert text.startswith("The average training loss and training accuracy for the 5th epoch for batch size per GPU "
-                           "512 on 4 GPUs are not measured")
+                           "the largest that fits on 4 GPUs are not measured")
+    assert "its Q1 sweep found no largest batch (none ran out of memory)" in text
 
 
 def test_q42_says_the_lr_reference_against_goyals_and_why_a_run_failed(sets):
@@ -64,7 +66,7 @@ def test_q42_says_the_lr_reference_against_goyals_and_why_a_run_failed(sets):
     assert (a.record.rule.lr, a.record.rule.ref_batch, a.record.rule.vs_goyal) == pytest.approx((0.1, 128, 2.0))
     assert "The rule here starts from 0.1 per 128 images, twice Goyal et al.'s 0.1 per 256." in a.text
     assert "the warmup run has no result (failed: its job left no result or error)" in a.text
-    assert len(a.text.split()) <= 175
+    assert len(a.text.split()) <= 195  # TA defects 14 and 25: "in one run each" and the case left unanswered
 
 
 def test_q6_says_dataparallel_and_what_syncbatchnorm_synchronises(sets):

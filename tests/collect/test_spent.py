@@ -128,3 +128,13 @@ def test_a_study_run_on_cpus_speaks_of_no_gpu_hours(tmp_path):
     on_gpu = {g.key: g for g in collect(write_results(tmp_path / "gpu", [train_result(ONE), train_result(TWO)]),
                                         spent=SPENT).grids}
     assert "spent" in on_gpu and "GPU-hours" in on_gpu["overhead"].header
+
+
+def test_a_two_node_launch_on_one_host_keeps_the_tables_one_name(tmp_path):
+    """Issue 44 (TA defect 6): the GPU-hours table said "2 nodes x 2 GPUs" where every other table and answer
+    says what ran: 4 GPUs on one host (launched as 2 x 2)."""
+    two = cell("ddp", 128, 4, nodes=2)
+    results = write_results(tmp_path / "r", [train_result(ONE), train_result(two, env={"hostnames": ["vm", "vm"]})])
+    spent = dict(SPENT, charges=[charge(ONE, "5_0", 40.0), charge(two, "5_1", 50.0)])
+    grid = next(g for g in collect(results, spent=spent).grids if g.key == "spent")
+    assert [row[0] for row in grid.rows] == ["1 GPU", "4 GPUs on one host (launched as 2 x 2), DDP"]
