@@ -9,7 +9,7 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.render import NO_BASELINE, Grid, accuracy, number, percent, seconds, signed, status_text
+from collect.render import NO_BASELINE, Grid, accuracy, gbps, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.view import VARIES
 from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
@@ -208,6 +208,7 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
 
 
 def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
+    from collect.train.labels import on_cpu  # labels names rows with this module's helpers: imported here, no cycle
     header = ["setup", "batch per GPU", "steps", "P", "GB per GPU", "comm est. (s)", "util. est. (GB/s)",
               "comm measured (s)", "util. measured (GB/s)", "busbw measured (GB/s)", "share est.", "share measured"]
     fields = varying(t3, SHOWN)
@@ -217,16 +218,21 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
         if r.status != "ok":
             rows.append(line + [status_text(r.status)] + [""] * 6)
             continue
+        if r.engine == "dp" and on_cpu(r.gpu_model):  # one process on the global batch: nothing is communicated
+            rows.append(line + ["no traffic (CPU)"] + [""] * 6)
+            continue
         est = seconds(r.comm_est_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line += [est, _gbps(r.util_est_gbps, r.comm_est_s), _or_not_measured(r.comm_measured_s, seconds),
-                 _or_not_measured(r.util_measured_gbps, number), _or_not_measured(r.busbw_gbps, number),
+                 _or_not_measured(r.util_measured_gbps, gbps), _or_not_measured(r.busbw_gbps, number),
                  _share(r.share_est, r.busbw_gbps), _share(r.share_measured, r.busbw_gbps)]
         rows.append(line)
     formulas = [f.FORMULAS["steps"], f.FORMULAS["bytes"], f.FORMULAS["bandwidth"], f.FORMULAS["share"],
                 f"P = the job's all-reduced bytes / 4 (else another run's of the same model), else ResNet-18's "
                 f"{f.RESNET18_GRADIENTS:,} gradients; "
                 "images = the cell's train_images (50,000 for CIFAR-10)",
-                "comm est. and comm measured are Table 2's; GB = 1e9 bytes"]
+                "comm est. and comm measured are Table 2's; GB = 1e9 bytes",
+                "util. measured divides by the exposed all-reduce only (the part the backward pass did not hide): "
+                "not the link's bandwidth; a share over 100% means the time divided by is shorter than the transfer"]
     return Grid("table3", "Table 3: communication bandwidth utilization",
                 caption(t3, "GB/s (1e9 bytes per second) per GPU; GB per GPU per epoch", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No multi-GPU timing runs in this study.")
@@ -235,11 +241,14 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
 def _gbps(value, comm_s) -> str:
     if not math.isnan(comm_s) and comm_s <= 0:
         return "n/a (comm est. <= 0)"
-    return number(value)
+    return gbps(value)
 
 
 def _share(value, busbw) -> str:
-    return "no busbw" if math.isnan(busbw) else percent(value)
+    """A share of busbw; over 100% no share (the time divided by is shorter than the transfer)."""
+    if math.isnan(busbw):
+        return "no busbw"
+    return "over 100%: no rate" if value > 1 else percent(value)
 
 
 def _or_not_measured(value, fmt) -> str:

@@ -326,7 +326,7 @@ def bound_shown(a: Any, tables: Tables) -> list[str]:
         return []
     out = []
     ddp = [u for u in a.record.ranged if u.exposed_s == u.exposed_s]
-    if re.search(r"is a lower bound", a.text) and any(u.comm_s < u.exposed_s for u in ddp):
+    if re.search(r"is a lower bound|can only understate", a.text) and any(u.comm_s < u.exposed_s for u in ddp):
         out.append("'lower bound' where TN - T1/N is under the exposed all-reduce")
     out += [f"{x}% of the busbw" for x in re.findall(r"([\d.]+)%(?:-[\d.]+%)? of the busbw", a.text) if float(x) > 100]
     out += [f"{x}% of the busbw" for x in re.findall(r"-([\d.]+)% of the busbw", a.text) if float(x) > 100]
