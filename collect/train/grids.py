@@ -9,6 +9,7 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
+from jobs.core.bandwidth import bytes_text
 from collect.render import NO_BASELINE, Grid, accuracy, gbps, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.view import VARIES
@@ -308,11 +309,14 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
     # the ranks' BatchNorm spread Q7 quotes, where a DDP run measured it (collect.train.answers_q7)
     spread = "ddp_bn_rank_spread" in table and bool(table.ddp_bn_rank_spread.notna().any())
     header += ["BN spread (%)"] * spread
+    # the bytes and the sampler's repeats Q5 and Q6 quote, where a DDP run recorded them (collect.train.answers_ddp)
+    traffic = "ddp_grad_bytes" in table and bool(table.ddp_grad_bytes.notna().any())
+    header += DDP_COLUMNS * traffic
     rows = []
     for r in table.itertuples(index=False):
         line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), lr_rule(r), str(r.epochs)]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)] + [""] * spread)
+            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)] + [""] * (spread + len(DDP_COLUMNS) * traffic))
             continue
         recorded = not math.isnan(r.test_accuracy)
         line.append(ranged(r, "test_accuracy", lambda v, n=r.evaluated_images: accuracy(v, n)) if recorded
@@ -322,6 +326,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
         line += [number(r.gpu_util_pct, 0), number(r.peak_mem_gib, 2)]
         line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
         line += [_or_not_measured(100 * r.ddp_bn_rank_spread, lambda v: f"{v:.1f}")] * spread
+        line += _ddp_cells(r) * traffic
         rows.append(line)
     ok = table[table.status == "ok"]
     note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
@@ -330,6 +335,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
                 "accuracy shows the decimals they resolve: 100 images, whole points)",
                 f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"]]
+    formulas += [DDP_FORMULA] * traffic
     formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
                  "share of its layer's mean variance, after training (a DDP run's; 0: the ranks agree)"] * spread
     return Grid("test", "Test accuracy and time to train",
@@ -337,3 +343,16 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))
 
 
+DDP_COLUMNS = ["gradients per step", "buffers per step", "broadcast at wrap", "same step w/o set_epoch",
+               "same step with set_epoch"]
+DDP_FORMULA = ("a DDP run's own record: the gradients it all-reduces each step, the buffers (BatchNorm's running "
+               "statistics) rank 0 broadcasts before each forward, the parameters and buffers broadcast once when DDP "
+               "wraps the model (MiB = 2^20 bytes); same step = the share of a rank's samples that come at the same "
+               "step in epoch 2 as in epoch 1, without and with set_epoch")
+
+
+def _ddp_cells(r) -> list[str]:
+    if math.isnan(r.ddp_grad_bytes):
+        return ["-"] * len(DDP_COLUMNS)
+    return [bytes_text(r.ddp_grad_bytes), bytes_text(r.ddp_buffer_bytes), bytes_text(r.ddp_init_bytes),
+            percent(r.ddp_order_overlap_without_set_epoch), percent(r.ddp_order_overlap_with_set_epoch)]

@@ -107,3 +107,10 @@ def test_table3_prints_the_answers_precision_and_no_share_over_100_percent(cpu_s
     assert not any(c.endswith("%") and float(c[:-1]) > 100 for c in ddp if c.endswith("%")), ddp
     assert "over 100%: no rate" in ddp and not any(c in ("0.01", "0.00") for c in ddp), ddp
     assert any("not the link's bandwidth" in f for f in grid.formulas)
+
+
+def test_documentation_only_says_what_was_not_recorded():
+    """TA item 26: "no DDP run" only where none ran; else what those runs did not record."""
+    from collect.train.answers_ddp import documentation_only
+    assert documentation_only(0).endswith("the study has no DDP run")
+    assert "this set's 9 DDP runs did not record" in documentation_only(9) and "no DDP run" not in documentation_only(9)
