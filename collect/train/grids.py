@@ -145,7 +145,8 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
         rows.append(line)
     lines = tuple(list(dict.fromkeys(names)).index(name) for name in names)  # each table row's printed line
     formulas = [f.FORMULAS["speedup"], f.FORMULAS["efficiency"],
-                "T = the whole timed epoch, data loading included (the Q2 figure); T1 = engine single at the same b",
+                "T = the whole timed epoch, data loading included (the Q2 figure); T1 = the 1-GPU run's at the same b "
+                "(Table 2's T1 and TN are train times, without data loading)",
                 f.FORMULAS["spread"]]
     return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
                 caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
@@ -184,7 +185,7 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
 
 
 def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
-    header = ["setup", "batch per GPU", "T1 (s)", "TN (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
+    header = ["setup", "batch per GPU", "T1 train (s)", "TN train (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
               "compute measured (s)", "comm measured (s)", "data wait (s)"]
     fields = varying(t2, SHOWN)
     rows = []
@@ -200,8 +201,9 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
         line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
     formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
-                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither "
-                "compute nor communication; data wait = rank 0's wait on its loader in that epoch (outside T)",
+                "T1, TN here = train times: the timed epoch without waiting on data (the Q1 figure; Table 1's T1, TN "
+                "are whole epochs, data loading included): data loading is neither compute nor communication; data "
+                "wait = rank 0's wait on its loader in that epoch (outside T)",
                 f.FORMULAS["spread"]]
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,

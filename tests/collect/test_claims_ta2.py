@@ -114,3 +114,13 @@ def test_documentation_only_says_what_was_not_recorded():
     from collect.train.answers_ddp import documentation_only
     assert documentation_only(0).endswith("the study has no DDP run")
     assert "this set's 9 DDP runs did not record" in documentation_only(9) and "no DDP run" not in documentation_only(9)
+
+
+def test_table1_and_table2_name_their_t1_and_tn_apart(spread, tmp_path_factory):
+    """TA item 17: Table 1's T1, TN are whole epochs, Table 2's train times (5.12 vs 5.10 s for one run); no
+    "engine single" jargon."""
+    results = (_runs(cell("single", 32), (15.36, 18.17)) + _runs(cell("ddp", 32, 2), (9.0,)))
+    grids = {g.key: g for g in collect(write_results(tmp_path_factory.mktemp("t12"), results)).grids}
+    assert "T1 train (s)" in grids["table2"].header and "TN train (s)" in grids["table2"].header
+    assert any("Table 2's T1 and TN are train times" in f for f in grids["table1"].formulas)
+    assert not any("engine single" in f for f in grids["table1"].formulas)
