@@ -185,6 +185,7 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
 
 
 def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
+    from collect.train.labels import on_cpu  # labels names rows with this module's helpers: imported here, no cycle
     header = ["setup", "batch per GPU", "T1 train (s)", "TN train (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
               "compute measured (s)", "comm measured (s)", "data wait (s)"]
     fields = varying(t2, SHOWN)
@@ -196,7 +197,8 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
             rows.append(line + [status_text(r.status)] + [""] * 5)
             continue
         not_measured = math.isnan(r.comm_measured_s)
-        line += [ranged(r, "train_s"), seconds(r.compute_est_s), seconds(r.comm_est_s)]
+        silent = r.engine == "dp" and on_cpu(r.gpu_model)  # one process on the global batch: nothing is communicated
+        line += [ranged(r, "train_s"), seconds(r.compute_est_s), NO_TRAFFIC if silent else seconds(r.comm_est_s)]
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
         line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
@@ -208,6 +210,9 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
                 "" if rows else "No multi-GPU timing runs in this study.")
+
+
+NO_TRAFFIC = "no traffic (CPU)"  # DataParallel on a CPU: one process, so no communication and no rate
 
 
 def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
@@ -222,7 +227,7 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
             rows.append(line + [status_text(r.status)] + [""] * 6)
             continue
         if r.engine == "dp" and on_cpu(r.gpu_model):  # one process on the global batch: nothing is communicated
-            rows.append(line + ["no traffic (CPU)"] + [""] * 6)
+            rows.append(line + [NO_TRAFFIC] + [""] * 6)
             continue
         est = seconds(r.comm_est_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line += [est, _gbps(r.util_est_gbps, r.comm_est_s), _or_not_measured(r.comm_measured_s, seconds),

@@ -107,6 +107,9 @@ def test_table3_prints_the_answers_precision_and_no_share_over_100_percent(cpu_s
     assert not any(c.endswith("%") and float(c[:-1]) > 100 for c in ddp if c.endswith("%")), ddp
     assert "over 100%: no rate" in ddp and not any(c in ("0.01", "0.00") for c in ddp), ddp
     assert any("not the link's bandwidth" in f for f in grid.formulas)
+    from collect.train.grids import table2_grid
+    t2 = table2_grid(collect(cpu_set).tables["table2"], (2, 2))
+    assert "no traffic (CPU)" in next(r for r in t2.rows if r[0] == "2 GPUs, DataParallel")
 
 
 def test_documentation_only_says_what_was_not_recorded():
