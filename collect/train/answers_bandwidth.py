@@ -171,6 +171,8 @@ def q32_text(a: Q32Answer) -> str:
     else:
         bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
         span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
+        top = max((u for u in ranged if present(u.share) and u.share <= 1), key=lambda u: u.share)
+        span += " (the top one on a rate that is not firm)" if len(shares) > 1 and _spread(top) else ""
         some = " for DDP's rates" if len(shares) + len(over) < len(ranged) else ""  # DataParallel's time no all-reduce
         some += " within it" if over else ""
         text += (f" That is {span} of the busbw{some} (bus bandwidth: those bytes over an all-reduce each DDP job timed "
