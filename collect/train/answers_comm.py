@@ -328,8 +328,10 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     if a.because == Q3Because.FEWER_STEPS:
         single = any(s.verdict is not None and s.verdict.one_run for s in (g[0], g[-1]))
         most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""
+        two = all(len(h) == 2 for h in _by_setup(a.splits).values())  # two batches a setup: a difference, no trend
         word = (f" In these single runs, communication's share is smaller at {g[-1].batch} than at {g[0].batch}{on}"
-                if single else f" Communication's share falls with the batch{on}{most}")
+                if single else f" Communication's share is smaller at {g[-1].batch} than at {g[0].batch} over the runs' "
+                f"spread{on}{most}" if two else f" Communication's share falls with the batch{on}{most}")
         text = (f"{word}: fewer steps, so fewer all-reduces ({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} "
                 f"at {g[-1].batch}).")
     elif a.because in (Q3Because.UNMEASURABLE, Q3Because.WITHIN_SPREAD):

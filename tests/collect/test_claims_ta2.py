@@ -128,3 +128,10 @@ def test_table1_and_table2_name_their_t1_and_tn_apart(spread, tmp_path_factory):
     assert "T1 train (s)" in grids["table2"].header and "TN train (s)" in grids["table2"].header
     assert any("Table 2's T1 and TN are train times" in f for f in grids["table1"].formulas)
     assert not any("engine single" in f for f in grids["table1"].formulas)
+
+
+def test_two_batches_give_a_difference_not_a_trend(cpu_set):
+    """TA item 33: "falls with the batch" from two batches is a trend from two points; the answer says which is
+    smaller."""
+    text = {a.id: a for a in collect(cpu_set).answers}["A.Q3.1"].text
+    assert "falls with the batch" not in text and "share is smaller at 128 than at 32 over the runs' spread" in text, text
