@@ -13,7 +13,7 @@ from jobs.core.bandwidth import bytes_text
 from collect.render import NO_BASELINE, Grid, accuracy, gbps, number, percent, seconds, signed, status_text
 from collect.repeats import ranged
 from collect.view import VARIES
-from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
+from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED, on_cpu
 
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
 GPU_FORMULA = ("GPU util. = the mean of NVML's utilization samples, taken every 50 ms over the timed epoch on the "
@@ -185,7 +185,6 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
 
 
 def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
-    from collect.train.labels import on_cpu  # labels names rows with this module's helpers: imported here, no cycle
     header = ["setup", "batch per GPU", "T1 train (s)", "TN train (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
               "compute measured (s)", "comm measured (s)", "data wait (s)"]
     fields = varying(t2, SHOWN)
@@ -216,7 +215,6 @@ NO_TRAFFIC = "no traffic (CPU)"  # DataParallel on a CPU: one process, so no com
 
 
 def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
-    from collect.train.labels import on_cpu  # labels names rows with this module's helpers: imported here, no cycle
     header = ["setup", "batch per GPU", "steps", "P", "GB per GPU", "comm est. (s)", "util. est. (GB/s)",
               "comm measured (s)", "util. measured (GB/s)", "busbw measured (GB/s)", "share est.", "share measured"]
     fields = varying(t3, SHOWN)

@@ -16,6 +16,13 @@ import collect.train.formulas as f
 from collect.train.frame import CELL_COLUMNS
 from collect.render import NO_BASELINE, STATUS_RANK
 
+CPU = "cpu"  # the gpu_model a CPU run records (jobs.runtime.environment)
+
+
+def on_cpu(model: object) -> bool:
+    return isinstance(model, str) and model.lower() == CPU
+
+
 CONFIG = [c for c in CELL_COLUMNS if c != "repeat"]  # a configuration: a cell up to its repeat number
 SHAPE = ["engine", "nodes", "gpus_per_node"]
 BASE_KEYS = [c for c in CONFIG if c not in SHAPE]  # what a run shares with its 1-GPU baseline
