@@ -87,6 +87,11 @@ def number(value, digits: int = 2) -> str:
     return fixed(value, digits)
 
 
+def gbps(value) -> str:
+    """A rate in GB/s: two decimals; three significant digits under 1 GB/s (a CPU's), so no rate reads 0.01."""
+    return "-" if _missing(value) else number(value) if abs(value) >= 1 else f"{value:.3g}"
+
+
 def seconds(value) -> str:
     """Two decimals; three below one second (tiny test runs)."""
     if _missing(value):

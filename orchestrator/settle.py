@@ -210,6 +210,9 @@ def elsewhere(settle: SettlePlan, executor: str, gpus_here: int) -> str:
             "where they ran (on the cluster's login node: --executor slurm)")
 
 
+FEW_MORE = 3  # comparisons past `lines`' limit that are listed rather than counted
+
+
 def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0) -> list[str]:
     """The summary, then one indented line per comparison (the first `limit` of them, the rest counted;
     0: all)."""
@@ -217,7 +220,8 @@ def lines(settle: SettlePlan, estimates: Mapping[str, Estimate], limit: int = 0)
     for cell in settle.cells:
         n, hours = added.get(_key(cell), (0, 0.0))
         added[_key(cell)] = (n + 1, hours + estimates[cell.cell_id].gpu_hours)
-    shown = settle.steps[:limit] if limit else settle.steps
+    # a cut hides at least FEW_MORE lines: "... and 1 more" would hide what one line could show
+    shown = settle.steps[:limit] if limit and len(settle.steps) >= limit + FEW_MORE else settle.steps
     out = [summary(settle, estimates) + (":" if shown else "")]
     out += ["  " + step_line(step, added.get(_key(step.a.first), (0, 0.0)), added.get(_key(step.b.first), (0, 0.0)),
                              settle.unit) for step in shown]

@@ -10,10 +10,10 @@ from typing import Any, Optional
 
 from collect.evidence import listing
 from collect.questions import Record, Tables
-from collect.render import number, seconds
-from collect.train.answers_comm import Cause, cause, cited_first
+from collect.render import gbps, seconds
+from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
 from collect.train.answers_common import caveats, cited, part_a, rows_of, setting_notes, where
-from collect.train.labels import Namer, missing_reason, present
+from collect.train.labels import Namer, missing_reason, on_cpu, present
 
 
 class BusbwBecause(StrEnum):
@@ -42,6 +42,8 @@ class Utilization:
     cause: Cause  # what explains the communication time it divides by (Q3.1's rule)
     comm_s: float = float("nan")  # the time it divides by: TN - T1/N (estimated) or the exposed all-reduce (measured)
     exposed_s: float = float("nan")  # the run's exposed all-reduce (NaN: not measured, as DataParallel's)
+    gbps_span: tuple[float, float] = (float("nan"), float("nan"))  # the rate over TN - T1/N's span (Split.comm_span):
+    # inf where that span reaches 0 (no upper end)
 
     @property
     def bounded(self) -> bool:
@@ -61,6 +63,7 @@ class Q32Answer(Record):
     basis: str = ""  # the column the range and shares are read from: the estimate where any run has one
     other: int = 0  # rates of the other column (DDP's exposed all-reduce: a side note, no link rate)
     notes: tuple[str, ...] = ()
+    no_traffic: int = 0  # DataParallel rows on a CPU: one process, nothing communicated, no rate
 
     @property
     def ranged(self) -> tuple[Utilization, ...]:
@@ -73,8 +76,13 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     if not part_a(tables) or not len(t3):
         return None
     namer = Namer(t3, "table3")
-    found, used, missing = [], [], []
+    found, used, missing, no_traffic = [], [], [], 0
+    q31 = q31_answer(tables)  # its splits carry TN - T1/N over the runs' spread
+    spans = {(s.setup, s.batch): s.comm_span for s in (q31.splits if q31 else ())}
     for i, r in rows_of(t3):
+        if r.engine == "dp" and on_cpu(r.gpu_model):  # one process on the global batch: no transfer to rate
+            no_traffic += 1
+            continue
         rates = [(b, g, sh, t) for b, g, sh, t in ((HOMEWORK_BASIS, r.util_est_gbps, r.share_est, r.comm_est_s),
                                                    ("measured", r.util_measured_gbps, r.share_measured,
                                                     r.comm_measured_s)) if _rate(g)]
@@ -84,8 +92,11 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
         wait = float(r.data_wait_s) if present(r.data_wait_s) else float("nan")
         measured = float(r.comm_measured_s) if _rate(r.comm_measured_s) else float("nan")
         why = cause(float(r.comm_est_s), measured, wait, None)
+        span = spans.get((namer.name(r, batch=False), int(r.batch_per_gpu)), (float("nan"), float("nan")))
         found += [Utilization(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), float(g), b,
-                              float(r.busbw_gbps), float(sh), why, float(t), measured) for b, g, sh, t in rates]
+                              float(r.busbw_gbps), float(sh), why, float(t), measured,
+                              _rates(float(r.bytes_per_gpu), span) if b == HOMEWORK_BASIS else (float(g), float(g)))
+                  for b, g, sh, t in rates]
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
@@ -98,18 +109,20 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends])
     return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
                      busbw_because(ranged), loader, basis, len(found) - len(ranged),
-                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False))
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic)
+
+
+def _rates(bytes_per_gpu: float, comm_span: tuple[float, float]) -> tuple[float, float]:
+    """The rate over TN - T1/N's span: bytes / its longest to bytes / its shortest (inf where that reaches 0).
+    Example: 26.21 GB over 0.17-1.26 s -> 20.8-154 GB/s."""
+    low, high = comm_span
+    return bytes_per_gpu / high / 1e9 if high > 0 else float("nan"), bytes_per_gpu / low / 1e9 if low > 0 else math.inf
 
 
 def _no_rate(row: Any) -> str:
     if present(row.comm_est_s):
         return "TN - T1/N below zero: within the runs' noise"
     return "no 1-GPU run at its batch"
-
-
-def _gbps(value: float) -> str:
-    """A rate with two decimals; three significant digits under 1 GB/s (a CPU's), so no rate reads 0.01."""
-    return number(value) if value >= 1 else f"{value:.3g}"
 
 
 def _share(value: float) -> str:
@@ -143,7 +156,8 @@ def q32_text(a: Q32Answer) -> str:
     homework = a.basis == HOMEWORK_BASIS
     if ranged:
         low, high = min(ranged, key=lambda u: u.gbps), max(ranged, key=lambda u: u.gbps)
-        ends = [f"{_gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch})" for u in ([low] if low is high else [low, high])]
+        ends = [f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}{_spread(u) * (u is high)})"
+                for u in ([low] if low is high else [low, high])]  # the maximum: a point past T1's spread is not firm
         column = ("the homework's method (TN - T1/N as the time)" if homework else
                   "DDP's all-reduce left exposed by the backward pass (no run has TN - T1/N)")
         text += (f" By {column}, Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}" if len(ends) > 1
@@ -157,10 +171,12 @@ def q32_text(a: Q32Answer) -> str:
     else:
         bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
         span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
+        top = max((u for u in ranged if present(u.share) and u.share <= 1), key=lambda u: u.share)
+        span += " (the top one on a rate that is not firm)" if len(shares) > 1 and _spread(top) else ""
         some = " for DDP's rates" if len(shares) + len(over) < len(ranged) else ""  # DataParallel's time no all-reduce
         some += " within it" if over else ""
-        text += (f" That is {span} of the busbw{some} (the bus bandwidth of an all-reduce the DDP jobs timed alone, up "
-                 f"to {bus:.1f} GB/s)")
+        text += (f" That is {span} of the busbw{some} (bus bandwidth: those bytes over an all-reduce each DDP job timed "
+                 f"alone; up to {bus:.1f} GB/s)")
         if over or a.cpu:
             text += "." + _over_text(over, every=False) if over else "."
         else:
@@ -171,14 +187,26 @@ def q32_text(a: Q32Answer) -> str:
                                          "is shorter than the transfer."}[a.because]
     if a.cpu and a.because != BusbwBecause.UNMEASURED:
         text += " On a CPU the processes exchange through the host's memory: no link."
+    if a.no_traffic:
+        text += (f" The {a.no_traffic} DataParallel rows have no rate: on a CPU DataParallel runs one process, so "
+                 "nothing is communicated.")
     if homework:
         text += _bound_text(a)
     return text + _exposed_text(a) + caveats(a.cpu, a.missing, list(a.notes))
 
 
+def _spread(u: Utilization) -> str:
+    """The rate over its runs' spread where T1's or TN's runs make it a range: the point is not firm."""
+    low, high = u.gbps_span
+    if not present(low) or gbps(low) == gbps(high):
+        return ""
+    span = f"at least {gbps(low)}" if math.isinf(high) else f"{gbps(low)}-{gbps(high)}"
+    return f"; {span} GB/s over its runs: not firm"
+
+
 def _over_text(over: list[Utilization], every: bool) -> str:
     """Rates above the busbw the all-reduce reached alone: no bandwidth (a share over 100% is none)."""
-    named = listing([f"{_gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}; busbw {u.busbw_gbps:.1f} GB/s)" for u in over[:3]])
+    named = listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}; busbw {u.busbw_gbps:.1f} GB/s)" for u in over[:3]])
     more = f" and {len(over) - 3} more (Table 3)" if len(over) > 3 else ""
     lead = "Every rate exceeds" if every else f"{len(over)} rate{'s' * (len(over) > 1)} exceed"
     return (f" {lead} the busbw its all-reduce reached timed alone: {named}{more}. That is no bandwidth: the time "
@@ -193,10 +221,11 @@ def _bound_text(a: Q32Answer) -> str:
     if not ddp:
         return ""
     if not under:
-        return " Each DDP rate is a lower bound: its TN - T1/N is at least its exposed all-reduce (Table 2)."
+        return " Each DDP rate can only understate the bandwidth (its TN - T1/N is at least its measured all-reduce)."
     ex = under[0]
-    return (f" No lower bound: {len(under)} of {len(ddp)} DDP runs have TN - T1/N under their exposed all-reduce (e.g. "
-            f"{ex.setup}, batch {ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2).")
+    return (f" In {len(under)} of {len(ddp)} DDP runs TN - T1/N is under the all-reduce time the run itself measured "
+            f"(e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2): "
+            "their rates may overstate the bandwidth.")
 
 
 def _engines(ranged: tuple[Utilization, ...]) -> str:
@@ -204,7 +233,7 @@ def _engines(ranged: tuple[Utilization, ...]) -> str:
     by = {e: [u.gbps for u in ranged if u.engine == e] for e in ("dp", "ddp")}
     if not all(by.values()):
         return ""
-    spans = {e: _gbps(min(v)) if min(v) == max(v) else f"{_gbps(min(v))}-{_gbps(max(v))}" for e, v in by.items()}
+    spans = {e: gbps(min(v)) if min(v) == max(v) else f"{gbps(min(v))}-{gbps(max(v))}" for e, v in by.items()}
     return f"; DataParallel {spans['dp']} GB/s, DDP {spans['ddp']} GB/s"
 
 
@@ -214,6 +243,7 @@ def _exposed_text(a: Q32Answer) -> str:
     measured = [u.gbps for u in a.utilizations if u.basis == "measured"]
     if a.basis != HOMEWORK_BASIS or not measured:
         return ("" if a.basis == HOMEWORK_BASIS or not measured else
-                " That time is only the part of the all-reduce the backward pass did not hide: no link rate.")
-    span = f"{_gbps(min(measured))}-{_gbps(max(measured))}" if len(measured) > 1 else _gbps(measured[0])
-    return f" DDP's exposed all-reduce (the part the backward pass did not hide) would give {span} GB/s: no link rate."
+                " That time is only the part of the all-reduce the backward pass did not hide, so it is not the "
+                "link's bandwidth.")
+    span = f"{gbps(min(measured))}-{gbps(max(measured))}" if len(measured) > 1 else gbps(measured[0])
+    return f" Table 3's util. measured ({span} GB/s) divides by only the all-reduce left unhidden: not a link's bandwidth."

@@ -1,19 +1,19 @@
-"""Part A Q3.1 as a record and a paragraph: compute against communication per epoch (the estimate
-T1/N and TN - T1/N) beside what the runs measured (the exposed all-reduce, rank 0's GPU time, its
-data wait). Q3.2: collect.train.answers_bandwidth."""
+"""Part A Q3.1 as a record: compute against communication per epoch (the estimate T1/N and TN - T1/N) beside
+what the runs measured (the exposed all-reduce, the compute measured, rank 0's data wait). Its paragraph:
+collect.train.answers_comm_text; Q3.2: collect.train.answers_bandwidth."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
 
-from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.render import number, seconds
-from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats, cited, figure, part_a, rows_of, setting_notes, where
+from collect.questions import Record, Tables, against
+from collect.train.answers_common import cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict, leaning
 
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
+BREAKS = 1.5  # compute measured over this multiple of T1/N: the T1/N model does not hold for that run
 EXPLAINS = 0.5  # a measured time explains the estimate TN - T1/N when it is at least this share of it
 
 
@@ -43,6 +43,27 @@ class Split:
     cause: Cause
     gpu_s: float = float("nan")  # rank 0's GPU time in its steps less the exposed all-reduce (NaN: not measured)
     share_span: tuple[float, float] = (float("nan"), float("nan"))  # the share over the runs' spread (share_span())
+
+    @property
+    def compute_span(self) -> tuple[float, float]:
+        """T1/N over T1's runs (the verdict's base side); the point where it has no sides."""
+        s = self.verdict.sides if self.verdict is not None else None
+        return (min(s.a_values), max(s.a_values)) if s else (self.compute_s, self.compute_s)
+
+    @property
+    def comm_span(self) -> tuple[float, float]:
+        """TN - T1/N over every pairing of the runs: from min(TN) - max(T1/N) to max(TN) - min(T1/N).
+        Example: T1/N 3.84-4.93 s, TN 5.10 s -> 0.17-1.26 s."""
+        s = self.verdict.sides if self.verdict is not None else None
+        if not s:
+            return self.comm_s, self.comm_s
+        return min(s.b_values) - max(s.a_values), max(s.b_values) - min(s.a_values)
+
+    @property
+    def breaks_model(self) -> bool:
+        """The compute measured is over BREAKS times T1/N: the homework's model (compute = T1/N) does not hold,
+        so TN - T1/N is mostly not communication."""
+        return present(self.gpu_s) and self.gpu_s > BREAKS * self.compute_s
 
     @property
     def every_run_above(self) -> bool:
@@ -75,8 +96,12 @@ class Q31Answer(Record):
     because: Q3Because
     left_out: tuple[str, ...] = ()  # at or past BOUND but TN not measurably above T1/N: "<setup> at batch <b>"
     trend_setup: str = ""  # the setup whose first and last batch the trend cites
-    falls: tuple[int, int] = (0, 0)  # setups (of 2+ batches) whose share falls from the smallest batch, of all
+    falls: tuple[int, int] = (0, 0)  # setups (of 2+ batches) whose share falls at every larger batch, of all
     notes: tuple[str, ...] = ()
+    rising: tuple[str, ...] = ()  # setups (of 2+ batches) whose share rises at every larger batch
+    unsteady: tuple[str, ...] = ()  # setups (of 2+ batches) whose share neither only falls nor only rises
+    no_traffic: int = 0  # DataParallel rows left out on a CPU: one process, nothing communicated
+    broken: tuple[str, ...] = ()  # "<setup> at batch <b>" whose compute measured is far above T1/N (Split.breaks_model)
 
 
 def _setup_groups(rows: list[tuple[int, Any]], namer: Namer) -> dict[str, list[tuple[int, Any]]]:
@@ -108,19 +133,36 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                             share_span(v)))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
+    no_traffic = sum(s.engine == "dp" for s in splits) if cpu else 0  # on a CPU DataParallel wraps nothing
+    if no_traffic:
+        used = [(i, r) for (i, r), s in zip(used, splits, strict=True) if s.engine != "dp"]
+        splits = [s for s in splits if s.engine != "dp"]
     bound = communication_bound(splits)
-    loader = tuple(f"{s.setup} at batch {s.batch}" for s in _ordered(splits) if s.cause == Cause.LOADER)
+    loader = tuple(f"{s.setup} at batch {s.batch}" for s in ordered(splits) if s.cause == Cause.LOADER)
     left = tuple(f"{s.setup} at batch {s.batch}" for s in splits
                  if s.share >= BOUND and f"{s.setup} at batch {s.batch}" not in bound)
-    groups = [g for g in _by_setup(tuple(splits)).values() if len(g) >= 2]
-    falls = (sum(g[-1].share < g[0].share for g in groups), len(groups))
-    trend = groups[0] if groups else next(iter(_by_setup(tuple(splits)).values()), [])
+    groups = [g for g in by_setup(tuple(splits)).values() if len(g) >= 2]
+    falls = (sum(direction(g) == FALLS for g in groups), len(groups))
+    trend = groups[0] if groups else next(iter(by_setup(tuple(splits)).values()), [])
     named = [f"{s.setup} at batch {s.batch}" for s in trend[:1] + trend[-1:]] + list(loader[:1])
     named += [x for listed in (bound, left) for x in shown(listed)]
     rows = cited_first(used, [f"{s.setup} at batch {s.batch}" for s in splits], named)
     return Q31Answer(cited(namer, rows), tuple(missing), device, cpu, tuple(splits), bound, loader,
                      _q3_because(tuple(splits)), left, groups[0][0].setup if groups else "", falls,
-                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False))
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False),
+                     tuple(g[0].setup for g in groups if direction(g) == RISES),
+                     tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic,
+                     tuple(f"{s.setup} at batch {s.batch}" for s in ordered(splits) if s.breaks_model and not cpu))
+
+
+FALLS, RISES, UNSTEADY = "falls", "rises", "not monotonic"
+
+
+def direction(group: list[Split]) -> str:
+    """How a setup's share moves over its batches, every step compared (not only the ends).
+    Example: 11%, 31%, 6% -> UNSTEADY; 24%, 47%, 54% -> RISES."""
+    steps = [b.share - a.share for a, b in zip(group, group[1:], strict=False)]
+    return FALLS if all(d < 0 for d in steps) else RISES if all(d > 0 for d in steps) else UNSTEADY
 
 
 CITED = 24  # evidence rows an answer lists at most: those its paragraph names first
@@ -173,11 +215,11 @@ def cause(estimate_s: float, allreduce_s: float, data_wait_s: float, v: Optional
     return Cause.LOADER if data_wait_s >= EXPLAINS * estimate_s else Cause.OTHER
 
 
-def _ordered(splits: list[Split]) -> list[Split]:
-    return [s for group in _by_setup(tuple(splits)).values() for s in group]
+def ordered(splits: list[Split]) -> list[Split]:
+    return [s for group in by_setup(tuple(splits)).values() for s in group]
 
 
-def _by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
+def by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
     """The splits by setup, DDP first, then the most GPUs first; each setup's by batch."""
     out: dict[str, list[Split]] = {}
     for s in sorted(splits, key=lambda s: (s.engine != "ddp", -s.gpus)):
@@ -193,16 +235,17 @@ def _above(v: Optional[Verdict]) -> bool:
 def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
     if splits and all(s.verdict is not None for s in splits) and not any(_above(s.verdict) for s in splits):
         return Q3Because.UNMEASURABLE
-    groups = [g for g in _by_setup(splits).values() if len(g) >= 2]
+    groups = [g for g in by_setup(splits).values() if len(g) >= 2]
     if not groups:
         return Q3Because.ONE_BATCH
     g = groups[0]  # the setup the answer cites: its own ends decide the trend word
     if all(s.verdict is not None and not _above(s.verdict) for s in (g[0], g[-1])):
         return Q3Because.WITHIN_SPREAD
-    if g[-1].share < g[0].share:  # a fall only where every like-for-like setup falls, apart over the spread
-        if not all(h[-1].share < h[0].share for h in groups):
-            return Q3Because.MIXED
+    ways = {direction(h) for h in groups}
+    if ways == {FALLS}:  # a fall only where every like-for-like setup falls at every step, apart over the spread
         return Q3Because.FEWER_STEPS if apart(g[0], g[-1]) else Q3Because.OVERLAP
+    if len(ways) > 1 or ways == {UNSTEADY}:
+        return Q3Because.MIXED
     if _loader_at_large(g):
         return Q3Because.LOADER_AT_LARGE
     return Q3Because.NOT_FALLING
@@ -212,144 +255,3 @@ def _loader_at_large(group: list[Split]) -> bool:
     """The largest batch's estimate is the loader's, and the measured all-reduce falls from the smallest batch."""
     first, last = group[0], group[-1]
     return last.cause == Cause.LOADER and last.measured_s < first.measured_s
-
-
-def q31_text(a: Q31Answer) -> str:
-    text = "Compute = T1/N, communication = TN - T1/N (the train times of Table 2)"
-    groups = _by_setup(a.splits)
-    first = groups.get(a.trend_setup) or next(iter(groups.values()), [])
-    if first:
-        ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
-        text += f". On {a.device}, {first[0].setup}: " + ", ".join(
-            (f"compute {number(s.compute_s)} s and communication " if s is ends[0] else f"{number(s.compute_s)} s and ")
-            + _comm(s) + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
-    else:
-        text += ". No multi-GPU run has both figures yet."
-    text += _trend_text(a, first)
-    if a.bound:
-        bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
-        text += f" At least {BOUND:.0%}: {at_batches(bound, len(bound))}."
-    if a.left_out:
-        left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
-        text += (f" At least {BOUND:.0%} but left out{' of that list' * bool(a.bound)}, as the runs' spread hides the "
-                 f"size of TN's excess over T1/N: {at_batches(left, len(left))}.")
-    if a.splits and not any(s.share >= BOUND for s in a.splits):
-        every = "Every run is" if len(a.splits) > 1 else "The one run is"
-        text += f" {every} computation-bound (communication under half its train time)."
-    if any(s.engine == "dp" for s in a.splits) and not a.cpu:  # on a CPU DataParallel wraps nothing (the note)
-        text += f" DataParallel's TN - T1/N is all its traffic, not an all-reduce: it {DP_TRAFFIC}."
-    if a.cpu:
-        text += _cpu_text(first)
-    return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
-
-
-def _cpu_text(cited: list[Split]) -> str:
-    """On a CPU the N ranks are processes sharing its cores: T1/N is no rank's compute (rank 0's own time beside it)."""
-    ex = next((s for s in cited if present(s.gpu_s)), None)
-    own = f" (rank 0's at batch {ex.batch}: {seconds(ex.gpu_s)} s against {seconds(ex.compute_s)} s)" if ex else ""
-    return (f" On one CPU the ranks share its cores, so T1/N is no rank's compute{own}: TN - T1/N likely holds "
-            "their contention for the cores.")
-
-
-def _comm(s: Split) -> str:
-    """The estimate with its share and what the runs say of it; a negative one is no measurement."""
-    if s.comm_s <= 0:
-        return f"{number(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
-    return f"{number(s.comm_s)} s ({s.share:.0%}{_cost(s)})"
-
-
-def _trend_text(a: Q31Answer, first: list[Split]) -> str:
-    """How communication's share moves with the batch and why (Q3Because), then the data loader's part
-    (the setup named where it is not the one listed first)."""
-    g = _by_setup(a.splits).get(a.trend_setup, [])
-    on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
-    if a.because == Q3Because.LOADER_AT_LARGE:
-        return _large_text(g, on)
-    if a.because == Q3Because.FEWER_STEPS:
-        single = any(s.verdict is not None and s.verdict.one_run for s in (g[0], g[-1]))
-        most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""
-        word = (f" In these single runs, communication's share is smaller at {g[-1].batch} than at {g[0].batch}{on}"
-                if single else f" Communication's share falls with the batch{on}{most}")
-        text = (f"{word}: fewer steps, so fewer all-reduces ({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} "
-                f"at {g[-1].batch}).")
-    elif a.because in (Q3Because.UNMEASURABLE, Q3Because.WITHIN_SPREAD):
-        above = any(s.every_run_above for s in g)
-        text = (f" The runs{on} spread too widely to size the excess, so no trend with the batch is claimed." if above else
-                f" TN is not measurably above T1/N{on}, so these figures are within the runs' spread and no trend with "
-                "the batch is claimed.")
-        text += "" if a.cpu else next((_measured_text(s) for s in g[-1:] + g[:1] if _unexplained(s)), "")
-    elif a.because == Q3Because.MIXED:
-        rises = next(h for h in _by_setup(a.splits).values() if len(h) >= 2 and not h[-1].share < h[0].share)
-        text = (f" Communication's share does not move one way with the batch: it falls in {a.falls[0]} of {a.falls[1]} "
-                f"setups ({g[0].setup}: {_ends(g)}) but not in {rises[0].setup} ({_ends(rises)}), so no trend is "
-                "claimed.")
-    elif a.because == Q3Because.OVERLAP:
-        text = (f" Over the runs' spread the share at batch {g[0].batch} spans {_span(g[0])} and at {g[-1].batch} "
-                f"{_span(g[-1])}{on}: they overlap, so no trend with the batch is claimed.")
-    elif a.because == Q3Because.NOT_FALLING:
-        text = (f" Communication's share does not fall with the batch{on} ({g[0].share:.0%} to {g[-1].share:.0%}), although "
-                "an epoch has fewer all-reduces" + (f"; it falls in {a.falls[0]} of {a.falls[1]} setups." if a.falls[1] > 1
-                                                    else "."))
-    else:
-        text = ""
-    return text + _loader_text(a)
-
-
-def _ends(g: list[Split]) -> str:
-    return f"{g[0].share:.0%} at {g[0].batch}, {g[-1].share:.0%} at {g[-1].batch}"
-
-
-def _span(s: Split) -> str:
-    low, high = s.share_span
-    return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%}-{high:.0%}"
-
-
-def _large_text(g: list[Split], on: str) -> str:
-    """The largest batch's estimate beside what its run measured (_measured_text), after the exposed all-reduce's
-    fall from the smallest batch."""
-    lo, hi = g[0], g[-1]
-    return (f" The share does not fall; the all-reduce the backward pass leaves unhidden does{on} "
-            f"({seconds(lo.measured_s)} s at {lo.batch}, {seconds(hi.measured_s)} s at {hi.batch}): fewer steps and, "
-            f"likely, longer backward passes hiding more." + _measured_text(hi, exposed=False))
-
-
-def _measured_text(s: Split, exposed: bool = True) -> str:
-    """What the run measured beside its estimate: the exposed all-reduce (where not said before), rank 0's GPU
-    time against T1/N, its data wait; the causes are inferences (no run times a rank held at the all-reduce by
-    another: TN is rank 0's device time, which holds that wait, while the exposed all-reduce is replayed with
-    the data ready)."""
-    said = f"the all-reduce the backward pass leaves unhidden is {seconds(s.measured_s)} s, " if exposed else ""
-    gpu = (f"rank 0's GPU time was {seconds(s.gpu_s)} s (T1/N {seconds(s.compute_s)} s) and it "
-           if present(s.gpu_s) else "rank 0 ")
-    wait = f"waited {seconds(s.data_wait_s)} s on its loader" if present(s.data_wait_s) else "waited on its loader"
-    return (f" At {s.batch} {said}{gpu}{wait}: likely (not measured) ranks short of data or CPU stall the "
-            "others.")
-
-
-def _unexplained(s: Split) -> bool:
-    """An estimate above 0 in every run though the verdict cannot size it, that the exposed all-reduce does not
-    explain: what the run measured is said beside it."""
-    return s.every_run_above and present(s.measured_s) and s.measured_s < EXPLAINS * s.comm_s
-
-
-def _loader_text(a: Q31Answer) -> str:
-    """Where the data loader's wait may explain the estimate: the first such run's numbers, the cause an inference."""
-    if not a.loader or a.because == Q3Because.LOADER_AT_LARGE:
-        return ""
-    ex = next(s for s in _ordered(list(a.splits)) if s.cause == Cause.LOADER)
-    exposed = (f", its exposed all-reduce {seconds(ex.measured_s)} s" if present(ex.measured_s)
-               else " (DataParallel times no all-reduce)")
-    return (f" At {ex.setup}, batch {ex.batch}, TN - T1/N is {seconds(ex.comm_s)} s{exposed}, and rank 0 waited "
-            f"{seconds(ex.data_wait_s)} s on its loader (Table 2): that excess may be ranks waiting for data (not "
-            "measured directly).")
-
-
-def _cost(s: Split) -> str:
-    v = s.verdict
-    if v is None:
-        return ""
-    if s.every_run_above:
-        runs = min(v.n_a, v.n_b)
-        return f"; TN above T1/N in {'both' if runs == 2 else f'all {runs}'} runs"
-    word = says(v, Words("below T1/N", "", "TN not distinguishable from T1/N", "TN not clearly above T1/N"))
-    return f"; {word}" if word else ""

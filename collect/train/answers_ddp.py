@@ -64,6 +64,7 @@ class DDPAnswer(Record):
     run: Optional[DDPRun]  # the run whose numbers the answer reads
     gradients_only: Optional[DDPRun]  # Q7: a run with broadcast_buffers off
     documentation_only: bool = field(default=False, kw_only=True)  # no run measured it: the paragraph says so first
+    ddp_runs: int = field(default=0, kw_only=True)  # the study's DDP runs that ended ok, evidence or not
 
     @property
     def reshuffles(self) -> bool:
@@ -102,24 +103,39 @@ def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[D
                     "left out",)
     used = [x for x in (main, off) if x]
     return DDPAnswer(_cells_evidence(tables, used), missing, _ddp(main[1]) if main else None,
-                     _ddp(off[1]) if off else None, to_add=() if runs else (RERUN,), documentation_only=not runs)
+                     _ddp(off[1]) if off else None, to_add=() if runs else (RERUN,), documentation_only=not runs,
+                     ddp_runs=_ran(tables))
+
+
+def _ran(tables: Tables) -> int:
+    """The study's DDP runs that ended ok (results without DDP's evidence included)."""
+    frame = tables.get("train_cells")
+    return 0 if frame is None or not len(frame) else int(((frame.engine == "ddp") & (frame.status == "ok")).sum())
 
 
 NO_EVIDENCE = "the runs did not record what DDP did, so this answer comes from PyTorch's documentation"
-DOCUMENTATION_ONLY = "this answer comes from PyTorch's documentation alone: no DDP run of this study measured it"
+
+
+def documentation_only(ddp_runs: int) -> str:
+    """What was not recorded, where the answer rests on PyTorch's documentation: "no DDP run" only where none ran."""
+    if not ddp_runs:
+        return "from PyTorch's documentation alone: the study has no DDP run"
+    runs = "run" if ddp_runs == 1 else f"{ddp_runs} DDP runs"
+    return (f"from PyTorch's documentation alone: this set's {'DDP ' * (ddp_runs == 1)}{runs} did not record DDP's "
+            "bytes or sampler orders")
 
 
 def documented(a: DDPAnswer, text: str) -> str:
     """The paragraph as the assignment's form opens it ("Yes, ...", "No, ..."); where no run measured it,
-    its first note says so (DOCUMENTATION_ONLY, in _caveats): not to be handed in as measured."""
+    its first note says so (documentation_only(), in _caveats): not to be handed in as measured."""
     return text
 
 
 def _caveats(a: DDPAnswer) -> str:
-    """The answer's caveats, DOCUMENTATION_ONLY first (in place of NO_EVIDENCE) where no run measured it."""
+    """The answer's caveats, documentation_only() first (in place of NO_EVIDENCE) where no run measured it."""
     if not a.documentation_only:
         return caveats(False, a.missing)
-    return caveats(False, [DOCUMENTATION_ONLY, *(m for m in a.missing if m != NO_EVIDENCE)])
+    return caveats(False, [documentation_only(a.ddp_runs), *(m for m in a.missing if m != NO_EVIDENCE)])
 RERUN = "a rerun of a DDP cell (its result predates the DDP evidence jobs record)"
 
 
@@ -130,7 +146,7 @@ def q5_text(a: DDPAnswer) -> str:
             "order every epoch; with it, both the order and which samples a rank gets change. It does not "
             "synchronize the processes (DDP's all-reduce does).")
     if a.run and a.reshuffles:
-        text += f" Measured on {a.run.setup} at batch {a.run.batch}: " + _orders(a.run) + "."
+        text += f" Measured on {a.run.setup} at batch {a.run.batch} (test table, same step): " + _orders(a.run) + "."
     elif a.run:
         text += (f" The run on {a.run.setup} at batch {a.run.batch} does not show it ({_orders(a.run)}), so it is not "
                  "cited as a measurement.")
@@ -156,9 +172,11 @@ def q6_text(a: DDPAnswer) -> str:
     else:
         per_step = f"{bytes_text(r.buffer_bytes)} of buffers (BatchNorm's running statistics) broadcast from rank 0 " \
                    "before every forward" if r.buffer_bytes else "no buffer broadcast (broadcast_buffers off)"
-        text = (f"No, the parameters and buffers are also communicated. Measured on {r.setup} at batch {r.batch}: each "
+        text = (f"No, the parameters and buffers are also communicated. Measured on {r.setup} at batch {r.batch} (test "
+                f"table, its DDP columns): each "
                 f"step all-reduces {bytes_text(r.grad_bytes)} of gradients; besides them, {per_step}, and "
-                f"{bytes_text(r.init_bytes)} of parameters and buffers broadcast once when DDP wraps the model. ")
+                f"{bytes_text(r.init_bytes)} of parameters and buffers broadcast once when DDP wraps the model. From "
+                "PyTorch's documentation (not measured): ")
         params = f"the {bytes_text(r.init_bytes)} of parameters and buffers"
     return documented(a, text + f"DataParallel, the homework's other engine, copies {params} from GPU 0 to every other "
                       "GPU on every forward, scatters the inputs and gathers the outputs, and in the backward sums "

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from collect.evidence import Measured
+from jobs.core.bandwidth import bytes_text
 from collect.questions import Tables, Words, one_run_note, says
 from collect.render import SMALL_COUNT
 from collect.train.answers_common import POINT, accuracy, caveats, figure, part_a, points_against, rows_of, setting_notes
-from collect.train.answers_ddp import DOCUMENTATION_ONLY, NO_EVIDENCE, DDPAnswer, ddp_answer
+from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, ddp_answer, documentation_only
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason, present
 from collect.train.tables import CONFIG, Q4_EPOCH
@@ -88,7 +89,7 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
     return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, BATCH, GPUS, BATCH * GPUS,
                     None if only is None else int(only.batch_per_gpu), epochs, BATCH in ddp, status, synthetic, acc,
                     base, v, most, remedies, notes, images, to_add=a.to_add + ((cell,) if only is None else ()),
-                    documentation_only=a.documentation_only and only is None)
+                    documentation_only=a.documentation_only and only is None, ddp_runs=a.ddp_runs)
 
 
 def _threshold(acc: Measured, base: Measured, images: float) -> float:
@@ -115,8 +116,9 @@ def _ddp_on_4(tables: Tables) -> dict[int, int]:
 def q7_text(a: Q7Answer) -> str:
     case = f"at a global batch of {a.global_batch} (the question's case, {a.batch} per GPU)"
     if a.okay:
+        wrap = f": {bytes_text(a.run.init_bytes)}, test table" if a.run else ""
         text = ("Yes, it is okay because every rank starts from rank 0's weights (DDP broadcasts them when it wraps "
-                "the model) and applies the same averaged gradient, so the weights stay identical on the "
+                f"the model{wrap}) and applies the same averaged gradient, so the weights stay identical on the "
                 f"{a.gpus} GPUs {case}; only BatchNorm's running statistics (used at evaluation) drift apart, and Goyal et "
                 "al. [4] keep BatchNorm's statistics per worker anyway. ")
     else:
@@ -147,7 +149,7 @@ def q7_text(a: Q7Answer) -> str:
         text += "The large batch's accuracy itself needs Goyal et al.'s remedies (Q4.2). "
     notes = list(a.notes) * (a.verdict is not None) + one_run_note(a.verdict)
     missing = [m for m in a.missing if m != NO_EVIDENCE]  # the paragraph says where it is reasoning
-    first = [DOCUMENTATION_ONLY] if a.documentation_only else []
+    first = [documentation_only(a.ddp_runs)] if a.documentation_only else []
     return text.rstrip() + caveats(False, first + (missing if not (a.gradients_only or a.verdict) else []), notes)
 
 

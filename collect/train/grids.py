@@ -9,10 +9,12 @@ from typing import Optional
 import pandas as pd
 
 import collect.train.formulas as f
-from collect.render import NO_BASELINE, Grid, accuracy_digits, number, percent, seconds, signed, status_text
+from jobs.core.bandwidth import bytes_text
+from collect.render import (NO_BASELINE, Grid, accuracy_digits, gbps, number, percent, seconds, signed,
+                            status_text)
 from collect.repeats import ranged
 from collect.view import VARIES
-from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED
+from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED, on_cpu
 
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
 GPU_FORMULA = ("GPU util. = the mean of NVML's utilization samples, taken every 50 ms over the timed epoch on the "
@@ -157,7 +159,8 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
         rows.append(line)
     lines = tuple(list(dict.fromkeys(names)).index(name) for name in names)  # each table row's printed line
     formulas = [f.FORMULAS["speedup"], f.FORMULAS["efficiency"],
-                "T = the whole timed epoch, data loading included (the Q2 figure); T1 = engine single at the same b",
+                "T = the whole timed epoch, data loading included (the Q2 figure); T1 = the 1-GPU run's at the same b "
+                "(Table 2's T1 and TN are train times, without data loading)",
                 f.FORMULAS["spread"]]
     return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
                 caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
@@ -196,7 +199,7 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
 
 
 def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
-    header = ["setup", "batch per GPU", "T1 (s)", "TN (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
+    header = ["setup", "batch per GPU", "T1 train (s)", "TN train (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
               "compute measured (s)", "comm measured (s)", "data wait (s)"]
     fields = varying(t2, SHOWN)
     rows = []
@@ -207,17 +210,22 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
             rows.append(line + [status_text(r.status)] + [""] * 5)
             continue
         not_measured = math.isnan(r.comm_measured_s)
-        line += [ranged(r, "train_s"), seconds(r.compute_est_s), seconds(r.comm_est_s)]
+        silent = r.engine == "dp" and on_cpu(r.gpu_model)  # one process on the global batch: nothing is communicated
+        line += [ranged(r, "train_s"), seconds(r.compute_est_s), NO_TRAFFIC if silent else seconds(r.comm_est_s)]
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
         line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
     formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
-                "T = the timed epoch without waiting on data (train time, the Q1 figure): data loading is neither "
-                "compute nor communication; data wait = rank 0's wait on its loader in that epoch (outside T)",
+                "T1, TN here = train times: the timed epoch without waiting on data (the Q1 figure; Table 1's T1, TN "
+                "are whole epochs, data loading included): data loading is neither compute nor communication; data "
+                "wait = rank 0's wait on its loader in that epoch (outside T)",
                 f.FORMULAS["spread"]]
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
                 "" if rows else "No multi-GPU timing runs in this study.")
+
+
+NO_TRAFFIC = "no traffic (CPU)"  # DataParallel on a CPU: one process, so no communication and no rate
 
 
 def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
@@ -230,16 +238,21 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
         if r.status != "ok":
             rows.append(line + [status_text(r.status)] + [""] * 6)
             continue
+        if r.engine == "dp" and on_cpu(r.gpu_model):  # one process on the global batch: nothing is communicated
+            rows.append(line + [NO_TRAFFIC] + [""] * 6)
+            continue
         est = seconds(r.comm_est_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line += [est, _gbps(r.util_est_gbps, r.comm_est_s), _or_not_measured(r.comm_measured_s, seconds),
-                 _or_not_measured(r.util_measured_gbps, number), _or_not_measured(r.busbw_gbps, number),
+                 _or_not_measured(r.util_measured_gbps, gbps), _or_not_measured(r.busbw_gbps, number),
                  _share(r.share_est, r.busbw_gbps), _share(r.share_measured, r.busbw_gbps)]
         rows.append(line)
     formulas = [f.FORMULAS["steps"], f.FORMULAS["bytes"], f.FORMULAS["bandwidth"], f.FORMULAS["share"],
                 f"P = the job's all-reduced bytes / 4 (else another run's of the same model), else ResNet-18's "
                 f"{f.RESNET18_GRADIENTS:,} gradients; "
                 "images = the cell's train_images (50,000 for CIFAR-10)",
-                "comm est. and comm measured are Table 2's; GB = 1e9 bytes"]
+                "comm est. and comm measured are Table 2's; GB = 1e9 bytes",
+                "util. measured divides by the exposed all-reduce only (the part the backward pass did not hide): "
+                "not the link's bandwidth; a share over 100% means the time divided by is shorter than the transfer"]
     return Grid("table3", "Table 3: communication bandwidth utilization",
                 caption(t3, "GB/s (1e9 bytes per second) per GPU; GB per GPU per epoch", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No multi-GPU timing runs in this study.")
@@ -248,11 +261,14 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
 def _gbps(value, comm_s) -> str:
     if not math.isnan(comm_s) and comm_s <= 0:
         return "n/a (comm est. <= 0)"
-    return number(value)
+    return gbps(value)
 
 
 def _share(value, busbw) -> str:
-    return "no busbw" if math.isnan(busbw) else percent(value)
+    """A share of busbw; over 100% no share (the time divided by is shorter than the transfer)."""
+    if math.isnan(busbw):
+        return "no busbw"
+    return "over 100%: no rate" if value > 1 else percent(value)
 
 
 def _or_not_measured(value, fmt) -> str:
@@ -312,11 +328,14 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
     # the ranks' BatchNorm spread Q7 quotes, where a DDP run measured it (collect.train.answers_q7)
     spread = "ddp_bn_rank_spread" in table and bool(table.ddp_bn_rank_spread.notna().any())
     header += ["BN spread (%)"] * spread
+    # the bytes and the sampler's repeats Q5 and Q6 quote, where a DDP run recorded them (collect.train.answers_ddp)
+    traffic = "ddp_grad_bytes" in table and bool(table.ddp_grad_bytes.notna().any())
+    header += DDP_COLUMNS * traffic
     rows = []
     for r in table.itertuples(index=False):
         line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), lr_rule(r), str(r.epochs)]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)] + [""] * spread)
+            rows.append(line + [status_text(r.status)] + [""] * 5 + [str(r.runs)] + [""] * (spread + len(DDP_COLUMNS) * traffic))
             continue
         recorded = not math.isnan(r.test_accuracy)
         # the count is the test images column's: "100% of 100 (92% of 100-100% of 100)" would say it thrice
@@ -327,6 +346,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
         line += [number(r.gpu_util_pct, 0), number(r.peak_mem_gib, 2)]
         line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
         line += [_or_not_measured(100 * r.ddp_bn_rank_spread, lambda v: f"{v:.1f}")] * spread
+        line += _ddp_cells(r) * traffic
         rows.append(line)
     ok = table[table.status == "ok"]
     note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
@@ -335,6 +355,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
                 "accuracy shows the decimals they resolve: 100 images, whole points)",
                 f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"]]
+    formulas += [DDP_FORMULA] * traffic
     formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
                  "share of its layer's mean variance, after training (a DDP run's; 0: the ranks agree)"] * spread
     return Grid("test", "Test accuracy and time to train",
@@ -342,3 +363,16 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))
 
 
+DDP_COLUMNS = ["gradients per step", "buffers per step", "broadcast at wrap", "same step w/o set_epoch",
+               "same step with set_epoch"]
+DDP_FORMULA = ("a DDP run's own record: the gradients it all-reduces each step, the buffers (BatchNorm's running "
+               "statistics) rank 0 broadcasts before each forward, the parameters and buffers broadcast once when DDP "
+               "wraps the model (MiB = 2^20 bytes); same step = the share of a rank's samples that come at the same "
+               "step in epoch 2 as in epoch 1, without and with set_epoch")
+
+
+def _ddp_cells(r) -> list[str]:
+    if math.isnan(r.ddp_grad_bytes):
+        return ["-"] * len(DDP_COLUMNS)
+    return [bytes_text(r.ddp_grad_bytes), bytes_text(r.ddp_buffer_bytes), bytes_text(r.ddp_init_bytes),
+            percent(r.ddp_order_overlap_without_set_epoch), percent(r.ddp_order_overlap_with_set_epoch)]

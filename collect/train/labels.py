@@ -12,13 +12,7 @@ import pandas as pd
 from collect.evidence import Evidence
 from collect.render import status_text
 from collect.train.grids import SHOWN, launch_name, row_name, setup_name, varying
-from collect.train.tables import BASE_KEYS
-
-CPU = "cpu"  # the gpu_model a CPU run records (jobs.runtime.environment)
-
-
-def on_cpu(model: Any) -> bool:
-    return isinstance(model, str) and model.lower() == CPU
+from collect.train.tables import BASE_KEYS, CPU, on_cpu  # noqa: F401 (CPU, on_cpu: their home is tables, for grids)
 
 
 def cpu_only(models: Iterable[Any]) -> bool:

@@ -10,6 +10,7 @@ from enum import StrEnum
 from collect.questions import Question
 import collect.train.answers_bandwidth as bandwidth
 import collect.train.answers_comm as comm
+import collect.train.answers_comm_text as comm_text
 import collect.train.answers_ddp as ddp
 import collect.train.answers_lab as lab
 import collect.train.answers_large as large
@@ -47,7 +48,7 @@ QUESTIONS = (
              timing.q1_text),
     Question(PartA.Q2, "Speedup measurement", ("table1", "strong"), ("table1",), speedup.q2_answer, speedup.q2_text),
     Question(PartA.Q3_1, "Time spent in computation and communication", ("table2",), ("table2",), comm.q31_answer,
-             comm.q31_text),
+             comm_text.q31_text),
     Question(PartA.Q3_2, "Communication bandwidth utilization", ("table3",), (), bandwidth.q32_answer, bandwidth.q32_text),
     Question(PartA.Q4_1, "Accuracy when using large batch", ("q4",), ("q4", "q4_test"), large.q41_answer, large.q41_text),
     Question(PartA.Q4_2, "How to improve training accuracy when batch size is large", ("q4",), (), large.q42_answer,

@@ -16,6 +16,13 @@ import collect.train.formulas as f
 from collect.train.frame import CELL_COLUMNS
 from collect.render import NO_BASELINE, STATUS_RANK
 
+CPU = "cpu"  # the gpu_model a CPU run records (jobs.runtime.environment)
+
+
+def on_cpu(model: object) -> bool:
+    return isinstance(model, str) and model.lower() == CPU
+
+
 CONFIG = [c for c in CELL_COLUMNS if c != "repeat"]  # a configuration: a cell up to its repeat number
 SHAPE = ["engine", "nodes", "gpus_per_node"]
 BASE_KEYS = [c for c in CONFIG if c not in SHAPE]  # what a run shares with its 1-GPU baseline
@@ -327,6 +334,10 @@ def per_run(epochs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([total, last], axis=1).reset_index()[columns]
 
 
+DDP_EVIDENCE = ["ddp_grad_bytes", "ddp_buffer_bytes", "ddp_init_bytes", "ddp_order_overlap_without_set_epoch",
+                "ddp_order_overlap_with_set_epoch", "ddp_bn_rank_spread"]  # Q5-Q7 quote them from the test table
+
+
 def accuracy_table(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
     """Final test accuracy and time to train, one row per configuration (every run of the study).
 
@@ -335,11 +346,12 @@ def accuracy_table(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
     speedup = T1 / TN on time to train, T1 the 1-GPU run (engine single) at the same batch per
     GPU with every other field the same (t1_time_s; NaN where the study has none);
     GPU_VALUES: as in Q1 (utilization over the timed epoch), NaN where none was sampled;
-    ddp_bn_rank_spread: a DDP run's ranks' BatchNorm spread (jobs.train.result.DDPEvidence), NaN where none.
+    DDP_EVIDENCE: a DDP run's own evidence (jobs.train.result.DDPEvidence): the bytes it sent, its sampler's
+    repeats, its ranks' BatchNorm spread; NaN where none.
     """
     cells = frame.merge(per_run(epochs), on="cell_id", how="left")
     values = ["time_to_train_s", "test_accuracy", "test_loss", "evaluated_images", *GPU_VALUES]
-    values += ["ddp_bn_rank_spread"] * ("ddp_bn_rank_spread" in cells)  # Q7's figure, printed in this table
+    values += [c for c in DDP_EVIDENCE if c in cells]  # Q5-Q7's figures, printed in this table
     table = median_repeats(cells, values, ranged=("time_to_train_s", "test_accuracy"))
     table = _baseline(table, "time_to_train_s", "t1_time_s")
     table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_time_s, table.time_to_train_s, strict=True)]

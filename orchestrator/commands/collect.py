@@ -140,7 +140,7 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
                       "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)
 
 
-SETTLE_LISTED = 5  # comparisons `collect` lists before its summary line; `submit --settle --dry-run` lists all
+SETTLE_LISTED = 3  # comparisons `collect` lists before its summary line; `submit --settle --dry-run` lists all
 
 
 def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:

@@ -25,7 +25,6 @@ from orchestrator.plan.plan import Plan
 from orchestrator.watch.status import CellRow
 
 READY, PROVISIONAL, WAITING, BLOCKED = "ready", "provisional", "waiting", "blocked"
-LISTED = 5  # questions `collect`'s provisional line names; the rest counted
 
 
 @dataclass(frozen=True)
@@ -131,9 +130,8 @@ def provisional_line(plan: Plan, states: Mapping[str, CellState]) -> str:
         return ""
     shown = ", ".join(f"{r.question} ({r.answered:,} of {r.cells:,} cells"
                       + (f", {_counted(r.states, lambda s: s.is_retryable)}" if r.word == BLOCKED else "") + ")"
-                      for r in partial[:LISTED])
-    more = f" and {len(partial) - LISTED} more" if len(partial) > LISTED else ""
+                      for r in partial)  # every one: a question list is short, and none is hidden
     coming = "; `status` says which are still to come" if any(r.word != BLOCKED for r in partial) else ""
     retry = "; `submit --retry-failed` reruns those that ended without a result" if any(
         r.word == BLOCKED for r in partial) else ""
-    return f"provisional answers (from some of their cells): {shown}{more}{coming}{retry}"
+    return f"provisional answers (from some of their cells): {shown}{coming}{retry}"

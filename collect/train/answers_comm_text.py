@@ -1,0 +1,189 @@
+"""Part A Q3.1's paragraph (collect.train.answers_comm's record in words): the cited setup's compute and
+communication, how every setup's share moves with the batch, where the T1/N model breaks, the runs at 50% or more."""
+from __future__ import annotations
+
+from collect.evidence import listing
+from collect.questions import Words, one_run_note, says
+from collect.render import number, seconds
+from collect.train.answers_comm import (BOUND, BREAKS, EXPLAINS, FALLS, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
+                                        by_setup, direction, ordered)
+from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats
+from collect.train.labels import present
+
+
+def q31_text(a: Q31Answer) -> str:
+    text = "Compute = T1/N, communication = TN - T1/N (Table 2)"
+    groups = by_setup(a.splits)
+    first = groups.get(a.trend_setup) or next(iter(groups.values()), [])
+    if first:
+        ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
+        text += f". On {a.device}, {first[0].setup}: " + ", ".join(
+            (f"compute {_compute(s)} s and communication " if s is ends[0] else f"{_compute(s)} s and ")
+            + _comm(s) + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
+    else:
+        text += ". No multi-GPU run has both figures yet."
+    text += _trend_text(a, first)
+    text += _broken_text(a)
+    if a.bound:
+        bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
+        text += f" Communication is at least {BOUND:.0%} of the train time TN in: {at_batches(bound, len(bound))}."
+    if a.left_out:
+        left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
+        text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "
+                 f"runs' spread hides the size of TN's excess over T1/N: {at_batches(left, len(left))}.")
+    listed = a.because in (Q3Because.MIXED, Q3Because.NOT_FALLING) and all(
+        len(g) >= 2 for g in by_setup(a.splits).values())  # every share is printed above
+    if a.splits and not any(s.share >= BOUND for s in a.splits) and not listed:
+        every = "every run" if len(a.splits) > 1 else "the one run"
+        text += f" Communication is under half of TN in {every}."
+    if any(s.engine == "dp" for s in a.splits) and not a.cpu:  # on a CPU DataParallel wraps nothing (the note)
+        text += f" DataParallel's TN - T1/N is no all-reduce: it {DP_TRAFFIC}."
+    if a.no_traffic:
+        text += (f" The {a.no_traffic} DataParallel rows are left out: on a CPU DataParallel runs one process, so "
+                 "nothing is communicated.")
+    if a.cpu:
+        text += _cpu_text(first)
+    return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _cpu_text(cited: list[Split]) -> str:
+    """On a CPU the N ranks are processes sharing its cores: T1/N is no rank's compute (rank 0's own time beside it)."""
+    ex = next((s for s in cited if present(s.gpu_s)), None)
+    own = f" (rank 0's at batch {ex.batch}: {seconds(ex.gpu_s)} s against {seconds(ex.compute_s)} s)" if ex else ""
+    return (f" On one CPU the ranks share its cores, so T1/N is no rank's compute{own}: TN - T1/N likely holds "
+            "their contention for the cores.")
+
+
+def _compute(s: Split) -> str:
+    """T1/N, over T1's runs where they spread."""
+    lo, hi = s.compute_span
+    return f"{number(lo)}-{number(hi)}" if number(lo) != number(hi) else number(s.compute_s)
+
+
+def _comm(s: Split) -> str:
+    """The estimate with its share and what the runs say of it; a negative one is no measurement."""
+    if s.comm_s <= 0:
+        return f"{number(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
+    lo, hi = s.comm_span
+    if number(lo) != number(hi):  # T1's or TN's runs spread: the point would claim a precision the runs lack
+        return f"{number(lo)}-{number(hi)} s ({_span(s)}{_cost(s)})"
+    return f"{number(s.comm_s)} s ({s.share:.0%}{_cost(s)})"
+
+
+def _trend_text(a: Q31Answer, first: list[Split]) -> str:
+    """How communication's share moves with the batch and why (Q3Because), then the data loader's part
+    (the setup named where it is not the one listed first)."""
+    g = by_setup(a.splits).get(a.trend_setup, [])
+    on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
+    if a.because == Q3Because.LOADER_AT_LARGE:
+        return _large_text(g, on)
+    if a.because == Q3Because.FEWER_STEPS:
+        single = any(s.verdict is not None and s.verdict.one_run for s in (g[0], g[-1]))
+        most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""
+        two = all(len(h) == 2 for h in by_setup(a.splits).values())  # two batches a setup: a difference, no trend
+        word = (f" In these single runs, communication's share is smaller at {g[-1].batch} than at {g[0].batch}{on}"
+                if single else f" Communication's share is smaller at {g[-1].batch} than at {g[0].batch} over the runs' "
+                f"spread{on}{most}" if two else f" Communication's share falls with the batch{on}{most}")
+        text = (f"{word}: fewer steps, so fewer all-reduces ({g[0].steps:,} at batch {g[0].batch}, {g[-1].steps:,} "
+                f"at {g[-1].batch}).")
+    elif a.because in (Q3Because.UNMEASURABLE, Q3Because.WITHIN_SPREAD):
+        above = any(s.every_run_above for s in g)
+        text = (f" The runs{on} spread too widely to size the excess, so no trend with the batch is claimed." if above else
+                f" TN is not measurably above T1/N{on}, so these figures are within the runs' spread and no trend with "
+                "the batch is claimed.")
+        text += "" if a.cpu else next((_measured_text(s) for s in g[-1:] + g[:1] if _unexplained(s)), "")
+    elif a.because == Q3Because.MIXED:
+        text = f" Communication's share{_directions_text(a)}: no one trend with the batch."
+    elif a.because == Q3Because.OVERLAP:
+        text = (f" Over the runs' spread the share at batch {g[0].batch} spans {_span(g[0])} and at {g[-1].batch} "
+                f"{_span(g[-1])}{on}: they overlap, so no trend with the batch is claimed.")
+    elif a.because == Q3Because.NOT_FALLING:
+        text = (f" Communication's share{_directions_text(a)}: it does not fall with the batch, although an epoch has "
+                "fewer all-reduces.")
+    else:
+        text = ""
+    return text + _loader_text(a)
+
+
+def _directions_text(a: Q31Answer) -> str:
+    """Every setup of 2+ batches by how its share moves (Q31Answer.falls, rising, unsteady), each with its shares;
+    the batches said once where every setup ran the same."""
+    groups = {k: g for k, g in by_setup(a.splits).items() if len(g) >= 2}
+    batches = {tuple(s.batch for s in g) for g in groups.values()}
+    once = len(batches) == 1
+    parts = [f"{way} in " + listing([f"{k} ({_shares(groups[k], once)})" for k in names], len(names))
+             for way, names in (("falls", [k for k, g in groups.items() if direction(g) == FALLS]),
+                                ("rises", a.rising), (f"is {UNSTEADY}", a.unsteady)) if names]
+    at = f" at batch {', '.join(map(str, next(iter(batches))))}" if once else ""
+    return at + " " + "; ".join(parts)
+
+
+def _shares(g: list[Split], once: bool) -> str:
+    return ", ".join(f"{s.share:.0%}" for s in g) + ("" if once else f" at batch {', '.join(str(s.batch) for s in g)}")
+
+
+def _span(s: Split) -> str:
+    low, high = s.share_span
+    return f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low:.0%}-{high:.0%}"
+
+
+def _large_text(g: list[Split], on: str) -> str:
+    """The largest batch's estimate beside what its run measured (_measured_text), after the exposed all-reduce's
+    fall from the smallest batch."""
+    lo, hi = g[0], g[-1]
+    return (f" The share does not fall; the all-reduce the backward pass leaves unhidden does{on} "
+            f"({seconds(lo.measured_s)} s at {lo.batch}, {seconds(hi.measured_s)} s at {hi.batch}): fewer steps, so "
+            "fewer all-reduces." + _measured_text(hi, exposed=False))
+
+
+def _measured_text(s: Split, exposed: bool = True) -> str:
+    """What the run measured beside its estimate: the exposed all-reduce (where not said before), the compute
+    measured against T1/N (the model broken where Split.breaks_model), rank 0's data wait. No cause is claimed:
+    no run times a rank held at the all-reduce by another."""
+    said = f"the all-reduce the backward pass leaves unhidden is {seconds(s.measured_s)} s, " if exposed else ""
+    wait = f"; rank 0 waited {seconds(s.data_wait_s)} s on its loader" if present(s.data_wait_s) else ""
+    if not present(s.gpu_s):
+        return f" At {s.batch} {said}TN - T1/N is {seconds(s.comm_s)} s{wait} (Table 2)."
+    broken = (": the homework's model (compute = T1/N) breaks here, so TN - T1/N is mostly not communication"
+              if s.breaks_model else "")
+    return (f" At {s.batch} {said}the compute measured is {seconds(s.gpu_s)} s against T1/N {seconds(s.compute_s)} s"
+            f"{broken}{wait} (Table 2).")
+
+
+def _unexplained(s: Split) -> bool:
+    """An estimate above 0 in every run though the verdict cannot size it, that the exposed all-reduce does not
+    explain: what the run measured is said beside it."""
+    return s.every_run_above and present(s.measured_s) and s.measured_s < EXPLAINS * s.comm_s
+
+
+def _broken_text(a: Q31Answer) -> str:
+    """Where the compute measured is far above T1/N: the homework's model does not hold there (each run's figures)."""
+    said = [s for s in ordered(list(a.splits)) if f"{s.setup} at batch {s.batch}" in a.broken]
+    if not said:
+        return ""
+    runs = listing([f"{s.setup}, batch {s.batch} ({seconds(s.gpu_s)} against {seconds(s.compute_s)} s)" for s in said],
+                   len(said))
+    return (f" Compute measured (Table 2) exceeds {BREAKS:g} x T1/N at {runs}: there the homework's T1/N model "
+            "breaks, so TN - T1/N is mostly not communication.")
+
+
+def _loader_text(a: Q31Answer) -> str:
+    """Where the data loader's wait may explain the estimate: the first such run's numbers, the cause an inference."""
+    if not a.loader or a.because == Q3Because.LOADER_AT_LARGE or a.broken:  # the broken model says it
+        return ""
+    ex = next(s for s in ordered(list(a.splits)) if s.cause == Cause.LOADER)
+    exposed = (f", its exposed all-reduce {seconds(ex.measured_s)} s" if present(ex.measured_s)
+               else " (DataParallel times no all-reduce)")
+    return (f" At {ex.setup}, batch {ex.batch}, TN - T1/N is {seconds(ex.comm_s)} s{exposed}, and rank 0 waited "
+            f"{seconds(ex.data_wait_s)} s on its loader.")
+
+
+def _cost(s: Split) -> str:
+    v = s.verdict
+    if v is None:
+        return ""
+    if s.every_run_above:
+        runs = min(v.n_a, v.n_b)
+        return f"; TN above T1/N in {'both' if runs == 2 else f'all {runs}'} runs"
+    word = says(v, Words("below T1/N", "", "TN not distinguishable from T1/N", "TN not clearly above T1/N"))
+    return f"; {word}" if word else ""
