@@ -16,6 +16,6 @@ def test_status_logs_and_cancel_tell_repeats_apart(in_tmp, capsys):
     code, _, err = cli(capsys, "logs", "single-1g-b32-e2#2", "--study", "hw5")
     assert code == 2 and err == f"error: cell {cells[1]['cell_id']} was never submitted: no logs; `submit` queues it\n"
     code, out, _ = cli(capsys, "cancel", "single-1g-b32-e2#3", "--study", "hw5")
-    assert code == 0 and out == "cancelled 0 cell(s); 1 had no live job\n"
+    assert code == 0 and out == "cancelled nothing; 1 had no live job\n"
     code, out, _ = cli(capsys, "cancel", "single-1g-b32-e2", "--study", "hw5")  # a label: all of its cells
-    assert code == 0 and out == "cancelled 0 cell(s); 3 had no live job\n"
+    assert code == 0 and out == "cancelled nothing; 3 had no live job\n"
