@@ -116,3 +116,20 @@ def assert_plan_refuses(where: Path, capsys, text: str, expected: str) -> None:
     err = capsys.readouterr().err
     assert expected in err and err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
     assert not (where / "runs").exists()
+
+
+def tiny_slurm_study(name: str) -> str:
+    """A study of two tiny 1-GPU cells (batch 8 and 16) that ends in seconds on the test cluster."""
+    return f'''name = "{name}"
+[cluster]
+time_min = 5
+cpus_per_task = 1
+[defaults]
+model = "tiny"
+dataset = "synthetic"
+train_images = 32
+loader_workers = 0
+engine = "single"
+[[grid]]
+batch_per_gpu = [8, 16]
+'''

@@ -12,23 +12,11 @@ from pathlib import Path
 import pytest
 
 from results_format import registry
-from tests.helpers import cli, cli_json, write_study
+from tests.helpers import cli, cli_json, tiny_slurm_study, write_study
 
 pytestmark = pytest.mark.slurm
 
-STUDY = """name = "cancelled"
-[cluster]
-time_min = 5
-cpus_per_task = 1
-[defaults]
-model = "tiny"
-dataset = "synthetic"
-train_images = 32
-loader_workers = 0
-engine = "single"
-[[grid]]
-batch_per_gpu = [8, 16]
-"""
+STUDY = tiny_slurm_study("cancelled")
 
 
 def forgetful_squeue(where: Path, array: str) -> str:

@@ -10,23 +10,11 @@ import pytest
 
 from results_format import registry
 from orchestrator.plan.plan import read_plan
-from tests.helpers import cli, write_study
+from tests.helpers import cli, tiny_slurm_study, write_study
 
 pytestmark = pytest.mark.slurm
 
-STUDY = """name = "shared"
-[cluster]
-time_min = 5
-cpus_per_task = 1
-[defaults]
-model = "tiny"
-dataset = "synthetic"
-train_images = 32
-loader_workers = 0
-engine = "single"
-[[grid]]
-batch_per_gpu = [8, 16]
-"""
+STUDY = tiny_slurm_study("shared")
 
 
 def state(job_id: str) -> str:

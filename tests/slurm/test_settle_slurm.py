@@ -9,23 +9,11 @@ import pytest
 from collect.settle import answers_of, undecided
 from results_format import registry
 from orchestrator.plan.plan import read_plan
-from tests.helpers import cli
+from tests.helpers import cli, tiny_slurm_study
 
 pytestmark = pytest.mark.slurm
 
-STUDY = """name = "settle"
-[cluster]
-time_min = 5
-cpus_per_task = 1
-[defaults]
-model = "tiny"
-dataset = "synthetic"
-train_images = 32
-loader_workers = 0
-engine = "single"
-[[grid]]
-batch_per_gpu = [8, 16]
-"""
+STUDY = tiny_slurm_study("settle")
 
 
 def test_settle_queues_the_pilot_repeats_on_slurm(slurm_cluster, in_tmp, capsys, monkeypatch):
