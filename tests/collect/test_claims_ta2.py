@@ -49,7 +49,7 @@ def test_a_share_moves_by_every_step_not_by_its_ends():
 def test_q31_lists_every_setup_that_rises_or_is_not_monotonic(run8):
     """TA items 9, 33: each setup of run 8 with its shares; no "falls in 3 of 5" counted from the ends."""
     text = run8["A.Q3.1"].text
-    assert "rises in 4 GPUs, DDP (35%, 47%, 62%), 2 nodes x 2 GPUs, DDP (29%, 44%, 50%) and 2 GPUs, DDP (17%, 43%, " \
+    assert "rises in 4 GPUs, DDP (35%, 47%, 62%), 4 GPUs on one host (launched as 2 x 2), DDP (29%, 44%, 50%) and 2 GPUs, DDP (17%, 43%, " \
         "50%)" in text, text
     assert " of 5 setups" not in text and "computation-bound" not in text
 
