@@ -88,6 +88,16 @@ def test_part_b_hands_in_its_plots_and_the_code_that_ran(part_b):
     assert "median of the seeds' paired differences" in answers.read_text()  # the check below can fail
 
 
+def test_plain_collect_hands_in_the_plots_part_b_asks_for(tmp_path):
+    """`collect` without --report: answers.md is the hand-in, so B.Q1's and B.Q3's histograms are
+    drawn beside it and embedded under their questions (TA 28)."""
+    out = write_ptq(tmp_path, [ptq_result(ptq_cell(i), a) for i, a in enumerate(NOTEBOOK_ACCURACY)], ())
+    collect(out)
+    found = part_b_defects(out / "answers.md", set())
+    assert not [f for f in found if f.endswith("no plot")], found
+    assert not (out / "report.html").exists()
+
+
 def test_results_written_before_the_code_was_recorded_say_so(tmp_path):
     """No code in the results (a job before jobs.ptq.listing): each question that asks for code says
     none is printed and why, rather than printing another version of it."""
