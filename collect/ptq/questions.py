@@ -15,7 +15,7 @@ from collect.evidence import Evidence, Measured, listing, shown
 from collect.ptq.checks import POINTS, IntegerRun, SweepChoice, integer_runs, sweep_choices
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
 from collect.render import Listing, percent
-from collect.verdict import Difference, paired
+from collect.verdict import BEYOND, Difference, paired
 
 
 class PartB(StrEnum):
@@ -36,10 +36,37 @@ def saturated(a: Optional[Accuracy]) -> bool:
     return a is not None and a.base_accuracy.value >= SATURATED
 
 
-def saturated_text(a: Accuracy) -> str:
-    return (f" The float network already reaches {_pct(a.base_accuracy)}: the task saturates, so no quantization "
-            "effect can show and each \"not distinguishable\" of Part B says nothing of the scheme; the notebook's "
-            "CIFAR-10 losses cannot be reproduced on this data.")
+@dataclass(frozen=True)
+class Coarse:
+    """The sweep's lowest accuracy, where its seeds' paired drop against the float network is beyond 1 point:
+    proof that a quantization effect can show on this data."""
+
+    part: str  # "weights" | "activations"
+    bits: int
+    choice: str
+    accuracy: Measured
+    row: Evidence
+
+
+def coarse_drop(tables: Tables) -> Optional[Coarse]:
+    sweep = tables["ptq_sweep"].reset_index(drop=True)
+    rows = [r for r in sweep.itertuples() if not pd.isna(r.accuracy) and not pd.isna(r.delta)]
+    if not rows:
+        return None
+    r = min(rows, key=lambda r: float(r.accuracy))
+    verdict = paired([POINTS * d for d in (r.delta_values or (r.delta,))], 1.0)
+    if not (verdict.outcome == BEYOND and verdict.direction < 0):
+        return None
+    return Coarse(str(r.part), int(r.bits), str(r.choice), Measured.of(r, "accuracy"),
+                  Evidence("ptq_sweep", int(r.Index), str(r.name)))
+
+
+def saturated_text(a: Accuracy, coarse: Optional[Coarse]) -> str:
+    shows = (f"; effects do show where quantization is coarse: with the {coarse.part} at {coarse.bits} bits "
+             f"({coarse.choice}) {'the sweep below' if coarse.part == 'weights' else 'the sweep of B.Q4'} falls to "
+             f"{_pct(coarse.accuracy)}" if coarse else "")
+    return (f" The float network reaches {_pct(a.base_accuracy)}: at 8 bits no difference is resolvable on this "
+            f"near-saturated synthetic task{shows}; the notebook's CIFAR-10 losses cannot be reproduced on this data.")
 
 
 def _pct(m: Measured) -> str:
@@ -188,14 +215,17 @@ class Quantized(Record):
     integer: tuple[IntegerRun, ...] = ()  # Q4: the integer-only runs against the float simulation
     code: tuple[Listing, ...] = ()  # the functions that ran, as the question asks to hand them in
     saturated: bool = False  # the float network at SATURATED or above (collect.ptq.questions.saturated)
+    coarse: Optional[Coarse] = None  # the sweep's measured drop, where the float is saturated (an effect can show)
 
 
 def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
     a = _accuracy(tables, variant, base)
     if a is None and not len(tables["ptq_notebook"]):
         return None
-    return Quantized(a.evidence if a else (), () if a else (f"no {variant} result",), a,
-                     _notes(tables, a.verdict if a else None), code=handed_in(tables, question), saturated=saturated(a))
+    coarse = coarse_drop(tables) if saturated(a) else None
+    return Quantized((a.evidence if a else ()) + ((coarse.row,) if coarse else ()), () if a else (f"no {variant} result",),
+                     a, _notes(tables, a.verdict if a else None), code=handed_in(tables, question),
+                     saturated=saturated(a), coarse=coarse)
 
 
 def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool) -> Optional[Quantized]:
@@ -218,7 +248,7 @@ def q2_text(q: Quantized) -> str:
     return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|: codes -127..127) and "
             f"the activations left in float, the network reaches "
             f"{_pct(a.accuracy)} test accuracy against {_pct(a.base_accuracy)} in float: {_change(a)}{why}."
-            + (saturated_text(a) if q.saturated else "") + q.notes)
+            + (saturated_text(a, q.coarse) if q.saturated else "") + q.notes)
 
 
 def q4_text(q: Quantized) -> str:

@@ -62,10 +62,22 @@ def part_b_defects(answers: Path, ran: set[str]) -> list[str]:
     q3 = by_question.get("B.Q3", "")
     if re.search(r"\[0, [\d.]+\\?\]", q3) and "half of the 255 codes are wasted" not in q3:
         found.append("B.Q3: post-ReLU activations in signed codes, their waste unsaid")
+    q2 = by_question.get("B.Q2", "")
+    lowest = float_lowest(q2)
+    swept = [float(x) for part in by_question.values() for table in re.findall(r"^### Sweep.*?(?=^#|\Z)", part, re.M | re.S)
+             for x in re.findall(r"\| (\d+\.\d\d)% ", table)]
+    if "no quantization effect can show" in q2 and lowest is not None and any(x < lowest for x in swept):
+        found.append("B.Q2: says no quantization effect can show, yet the sweep falls below every float seed")
     w8 = re.search(r"^\| Net W8 \|.*$", by_question.get("B.Q2", ""), flags=re.M)
     if w8 is None or "activations float" not in w8.group(0):
         found.append("B.Q2: the W8 row does not say whether activations were quantized")
     return found
+
+
+def float_lowest(q2: str) -> float | None:
+    """The float Net's lowest seed as its table row prints it ("| Net float | ... | 50.00% (49.00%-51.00%)")."""
+    row = re.search(r"^\| Net float \|[^|]*\| ([\d.]+)%(?: \(([\d.]+)%-)?", q2, flags=re.M)
+    return None if row is None else float(row.group(2) or row.group(1))
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +131,9 @@ BAD_PART_B = {
     "figure unnamed": lambda t: re.sub(r" \(the median of the seeds' paired differences[^)]*\)", "", t, count=1),
     "drop unnamed": lambda t: re.sub(r"(points lower) \(the median of the seeds' paired differences[^)]*\)", r"\1", t),
     "waste unsaid": lambda t: t.replace("half of the 255 codes are wasted", "the codes are used"),
+    "effect said impossible": lambda t: t.replace("\n\n_Evidence: table ptq_notebook rows 1, 2",
+                                                  " The task saturates, so no quantization effect can show."
+                                                  "\n\n_Evidence: table ptq_notebook rows 1, 2", 1),
     "W8 row silent": lambda t: t.replace("| Net W8 | weights 8-bit; activations float |", "| Net W8 | weights |"),
 }
 
