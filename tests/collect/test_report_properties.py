@@ -62,6 +62,9 @@ def part_b_defects(answers: Path, ran: set[str]) -> list[str]:
     q3 = by_question.get("B.Q3", "")
     if re.search(r"\[0, [\d.]+\\?\]", q3) and "half of the 255 codes are wasted" not in q3:
         found.append("B.Q3: post-ReLU activations in signed codes, their waste unsaid")
+    study = answers.read_text().partition("### Study file")[2]
+    if not re.search(r"^```(toml|text)\n.+?\n```$", study, flags=re.M | re.S):
+        found.append("appendix: neither the study file nor the plan's record of the set: it cannot be made again")
     q2 = by_question.get("B.Q2", "")
     lowest = float_lowest(q2)
     swept = [float(x) for part in by_question.values() for table in re.findall(r"^### Sweep.*?(?=^#|\Z)", part, re.M | re.S)
@@ -134,6 +137,7 @@ BAD_PART_B = {
     "effect said impossible": lambda t: t.replace("\n\n_Evidence: table ptq_notebook rows 1, 2",
                                                   " The task saturates, so no quantization effect can show."
                                                   "\n\n_Evidence: table ptq_notebook rows 1, 2", 1),
+    "study unsaid": lambda t: re.sub(r"(### Study file\n\n).*", r"\1_study.toml is empty._\n", t, flags=re.S),
     "W8 row silent": lambda t: t.replace("| Net W8 | weights 8-bit; activations float |", "| Net W8 | weights |"),
 }
 
