@@ -65,6 +65,9 @@ def part_b_defects(answers: Path, ran: set[str]) -> list[str]:
     study = answers.read_text().partition("### Study file")[2]
     if not re.search(r"^```(toml|text)\n.+?\n```$", study, flags=re.M | re.S):
         found.append("appendix: neither the study file nor the plan's record of the set: it cannot be made again")
+    for line in (line for text in by_question.values() for line in text.split("\n")):
+        if "notebook" in line and re.search(r"\b400\b", line) and "404" not in line:
+            found.append(f"the notebook's calibration said as 400 images (its loop sees 404): {line[:60]}")
     q2 = by_question.get("B.Q2", "")
     lowest = float_lowest(q2)
     swept = [float(x) for part in by_question.values() for table in re.findall(r"^### Sweep.*?(?=^#|\Z)", part, re.M | re.S)
@@ -138,6 +141,7 @@ BAD_PART_B = {
                                                   " The task saturates, so no quantization effect can show."
                                                   "\n\n_Evidence: table ptq_notebook rows 1, 2", 1),
     "study unsaid": lambda t: re.sub(r"(### Study file\n\n).*", r"\1_study.toml is empty._\n", t, flags=re.S),
+    "404 unsaid": lambda t: t.replace("404", "400"),
     "W8 row silent": lambda t: t.replace("| Net W8 | weights 8-bit; activations float |", "| Net W8 | weights |"),
 }
 
