@@ -261,14 +261,14 @@ def q4_text(q: Quantized) -> str:
 
 
 # Q4.1's scaled outputs, in the notebook's names (n_W: a layer's weight scale, n_In: the input's, n_Out: the
-# output scale each layer multiplies by), and how the code below turns activation_ranges' ranges into n_Out.
+# output scale each layer multiplies by), and each n_Out from the calibrated ranges, stated as maths.
 EQUATIONS = ("Scaled, conv1 computes n_W1 W1 (*) n_In In, and its output scale gives n_W1 W1 (*) n_In In x n_Out1 = "
              "n_W1 n_In n_Out1 Out1; conv2 takes those integers as its input: n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x "
              "n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2; each later layer multiplies in its own n_W and n_Out. "
-             "activation_ranges gives each tensor's range r (max |x| over the calibration images); plan sets "
-             "n_In = 127 / r_In and each n_Out_k so that the product of every scale so far is 127 / r_k: n_Out1 = "
-             "(127 / r_1) / (n_W1 n_In), n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers "
-             "span -127..127 of its own range.")
+             "With r_In and r_k the ranges calibrated on the input and on layer k's output (max |x| over the "
+             "calibration images), n_In = 127 / r_In and, C_k = 127 / r_k being the scale layer k's integers carry "
+             "(C_0 = n_In), n_Out_k = (127 / r_k) / (n_Wk C_{k-1}): n_Out1 = (127 / r_1) / (n_W1 n_In), "
+             "n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers span -127..127 of its own range.")
 
 
 @dataclass(frozen=True)

@@ -77,5 +77,6 @@ def test_the_unsaturated_dir_says_no_saturation_and_q4_writes_out_the_scaled_equ
     q4 = answers["B.Q4"].text
     assert "n_W1 W1 (*) n_In In x n_Out1 = n_W1 n_In n_Out1 Out1" in q4
     assert "n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2" in q4
-    assert "n_Out1 = (127 / r_1) / (n_W1 n_In)" in q4  # the output scale from activation_ranges' ranges
+    assert "n_Out1 = (127 / r_1) / (n_W1 n_In)" in q4  # the output scale from the calibrated ranges
+    assert "n_Out_k = (127 / r_k) / (n_Wk C_{k-1})" in q4 and "activation_ranges" not in q4  # maths, not code (TA2 33)
     assert "That costs accuracy: 50.00%" in answers["B.Q5"].text

@@ -68,6 +68,11 @@ def part_b_defects(answers: Path, ran: set[str]) -> list[str]:
     for line in (line for text in by_question.values() for line in text.split("\n")):
         if "notebook" in line and re.search(r"\b400\b", line) and "404" not in line:
             found.append(f"the notebook's calibration said as 400 images (its loop sees 404): {line[:60]}")
+    for q, text in by_question.items():
+        paragraph = next((line for line in text.split("\n")[1:] if line.strip()), "")
+        named = [n for n in re.findall(r"^def (\w+)\(", text, flags=re.M)  # a word ("integers") only as a subject
+                 if re.search(rf"\b{n}\b" if "_" in n else rf"\b{n} (sets|gives)\b", paragraph)]
+        found += [f"{q}: the code's name {n} stands in for the maths" for n in named]
     q2 = by_question.get("B.Q2", "")
     lowest = float_lowest(q2)
     swept = [float(x) for part in by_question.values() for table in re.findall(r"^### Sweep.*?(?=^#|\Z)", part, re.M | re.S)
@@ -142,6 +147,8 @@ BAD_PART_B = {
                                                   "\n\n_Evidence: table ptq_notebook rows 1, 2", 1),
     "study unsaid": lambda t: re.sub(r"(### Study file\n\n).*", r"\1_study.toml is empty._\n", t, flags=re.S),
     "404 unsaid": lambda t: t.replace("404", "400"),
+    "function for maths": lambda t: t.replace("each later layer multiplies in its own n_W and n_Out.",
+                                              "each later layer multiplies in its own n_W and n_Out; plan sets them.", 1),
     "W8 row silent": lambda t: t.replace("| Net W8 | weights 8-bit; activations float |", "| Net W8 | weights |"),
 }
 
