@@ -185,9 +185,9 @@ def _change(a: Accuracy) -> str:
     word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", same, unsure))
     if a.verdict.n_b < 2:  # one seed: the delta is the difference of the two accuracies
         return word if word != unsure else f"{unsure} ({d:+.2f} points)"
-    if word == same:  # cites no number
+    if word == same and round(a.gap, 2) == round(d, 2):  # the medians' difference is the delta: no figure to name
         return word
-    figure = f" is {d:+.2f} points" if word == unsure else ""
+    figure = f" is {d:+.2f} points" if word in (unsure, same) else ""
     return (f"{word} (the median of the seeds' paired differences{figure}, each seed against its own float network; "
             f"the two medians differ by {a.gap:+.2f} points)")
 
@@ -304,7 +304,8 @@ def bias_text(a: Bias) -> str:
                  "Here that shows no effect" + (" (saturated: see B.Q2)" if a.saturated else ""))
         text += f" {shows}: {_pct(fl.accuracy)} against {_pct(fl.base_accuracy)} in float, {_change(fl)}."
     if a.int_bias:
-        text += f" Quantized to int32: {_pct(a.int_bias.accuracy)}, {_change(a.int_bias)}."
+        text += (f" Quantized to int32: {_pct(a.int_bias.accuracy)} against {_pct(a.int_bias.base_accuracy)} in float, "
+                 f"{_change(a.int_bias)}.")
     return text + a.notes
 
 

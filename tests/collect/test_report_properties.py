@@ -73,6 +73,10 @@ def part_b_defects(answers: Path, ran: set[str]) -> list[str]:
         named = [n for n in re.findall(r"^def (\w+)\(", text, flags=re.M)  # a word ("integers") only as a subject
                  if re.search(rf"\b{n}\b" if "_" in n else rf"\b{n} (sets|gives)\b", paragraph)]
         found += [f"{q}: the code's name {n} stands in for the maths" for n in named]
+        for a, b in re.findall(r"(\d+\.\d\d)% \([^)]*\) against (\d+\.\d\d)% \([^)]*\) in float[,:] not "
+                              r"distinguishable from it(?! \(the median of the seeds' paired differences)", paragraph):
+            if a != b:
+                found.append(f"{q}: {a}% against {b}% 'not distinguishable' without the figure it rests on")
     q2 = by_question.get("B.Q2", "")
     lowest = float_lowest(q2)
     swept = [float(x) for part in by_question.values() for table in re.findall(r"^### Sweep.*?(?=^#|\Z)", part, re.M | re.S)
@@ -149,6 +153,9 @@ BAD_PART_B = {
     "404 unsaid": lambda t: t.replace("404", "400"),
     "function for maths": lambda t: t.replace("each later layer multiplies in its own n_W and n_Out.",
                                               "each later layer multiplies in its own n_W and n_Out; plan sets them.", 1),
+    "medians unexplained": lambda t: re.sub(r"Quantized to int32: [^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.",
+                                            "Quantized to int32: 99.60% (82.10%-100.00% over 3 runs) against 99.80% "
+                                            "(82.10%-100.00% over 3 runs) in float, not distinguishable from it.", t),
     "W8 row silent": lambda t: t.replace("| Net W8 | weights 8-bit; activations float |", "| Net W8 | weights |"),
 }
 
