@@ -125,11 +125,14 @@ def ranges_text(a: Ranges) -> str:
     spans = "; ".join(f"{layer} [{lo:.3g}, {hi:.3g}] (3 sigma [{s_lo:.3g}, {s_hi:.3g}])"
                       for layer, lo, hi, s_lo, s_hi in a.extremes)
     text = f"The {a.what}' range and 3-sigma range (mean +- 3 std), per layer (training seed {a.seed}): {spans}."
-    ends = [f"wider at both ends in {listing(a.both_wider, 6)} (it would waste codes there)" if a.both_wider else "",
-            f"narrower at both ends in {listing(a.both_narrower, 6)} (it would clip both tails)" if a.both_narrower else "",
-            f"wider below but narrower above in {listing(a.wider_below, 6)}" if a.wider_below else "",
-            f"narrower below but wider above in {listing(a.wider_above, 6)}" if a.wider_above else ""]
-    text += " End by end, the 3-sigma range is " + "; ".join(e for e in ends if e) + "."
+    ends = [f"reaches past both in {listing(a.both_wider, 6)} (it would waste codes there)" if a.both_wider else "",
+            f"falls short of both in {listing(a.both_narrower, 6)} (it would clip both tails)" if a.both_narrower else "",
+            f"reaches below the minimum but stops short of the maximum in {listing(a.wider_below, 6)}"
+            if a.wider_below else "",
+            f"stops short of the minimum but reaches above the maximum in {listing(a.wider_above, 6)}"
+            if a.wider_above else ""]
+    text += (" Taking each end on its own (mean - 3 std against the minimum, mean + 3 std against the maximum), the "
+             "3-sigma range " + "; ".join(e for e in ends if e) + ".")
     sym = [f"wider than max |x| in {listing(a.wider, 6)} (codes wasted)" if a.wider else "",
            f"narrower in {listing(a.narrower, 6)} (it would clip the largest values, which the long tail holds)"
            if a.narrower else ""]

@@ -64,7 +64,10 @@ def test_three_sigma_against_the_range_end_by_end_and_the_symmetric_rule_named(t
     q1, q3 = answers["B.Q1"].record, answers["B.Q3"].record
     assert q1.both_wider == ("conv1", "conv2", "fc1", "fc2", "fc3") and q1.both_narrower == q1.wider_below == ()
     assert q3.both_wider == ("input",) and q3.wider_below == ("conv1", "conv2", "fc1", "fc2", "fc3")
-    assert "wider below but narrower above in conv1, conv2, fc1, fc2 and fc3" in answers["B.Q3"].text
+    assert "Taking each end on its own (mean - 3 std against the minimum, mean + 3 std against the maximum), the " \
+           "3-sigma range reaches past both in input (it would waste codes there); reaches below the minimum but " \
+           "stops short of the maximum in conv1, conv2, fc1, fc2 and fc3." in answers["B.Q3"].text  # (TA2 35)
+    assert "End by end" not in answers["B.Q3"].text
     assert "compares r = |mean| + 3 std with max |x|: wider than max |x| in input" in answers["B.Q3"].text
 
 
