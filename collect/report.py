@@ -72,17 +72,44 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     grid_list = tuple(grid for kind in present for grid in kind.grids(built, view))
     answers = tuple(a for kind in present for a in answer_all(kind.questions, built))
     csv = [key for kind in present for key in kind.files]
+    asked = {key for a in answers for key in a.question.plots}
+    pngs = drawn(present, built, lambda kind: kind.asks_for_plots, asked)
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
-        **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list)
+        **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list,
+                                                  paths(by_grid(present, grid_list, pngs), pngs))
             + how_produced(results_dir, tuple(kind.name for kind in present))} if answers else {}),
+        **{path: png for path, png in pngs.values()},
         **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
     }
     written, unwritten = write_files(out, files)
     return Collected(results_dir, loaded.study, envelopes(loaded), built, grid_list, written,
                      tuple(kind.name for kind in present), out, unwritten, answers)
+
+
+def drawn(present, built: dict[str, pd.DataFrame], which, keys: Optional[set[str]] = None
+          ) -> dict[str, tuple[str, bytes]]:
+    """The plots of the kinds `which` picks (those in `keys`, or all): plot key -> (its path under the out
+    dir, its PNG). Drawing imports matplotlib, so a kind that asks for none draws nothing."""
+    out = {}
+    for kind in (k for k in present if which(k)):
+        for key, png in kind.plots(built).items():
+            if png and (keys is None or key in keys):
+                out[key] = (f"plots/{kind.plot_files[key]}.png", png)
+    return out
+
+
+def by_grid(present, grids, pngs: dict[str, tuple[str, bytes]]) -> dict[str, list[str]]:
+    """Grid key -> the keys of the drawn plots it shows (a kind's sections, else the plot of its own key)."""
+    sections = {key: plots for kind in present for key, plots in kind.sections.items()}
+    return {g.key: [k for k in sections.get(g.key, (g.key,)) if k in pngs] for g in grids}
+
+
+def paths(shows: dict[str, list[str]], pngs: dict[str, tuple[str, bytes]]) -> dict[str, list[str]]:
+    """Grid key -> the paths of its plots (answers.md's images)."""
+    return {key: [pngs[k][0] for k in plots] for key, plots in shows.items()}
 
 
 def how_produced(results_dir: Path, kind_names: tuple[str, ...]) -> str:
@@ -203,10 +230,10 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     why one could not be (or "")."""
     out = collected.out_dir or collected.results_dir
     present = [kinds.registry()[name] for name in collected.kind_names]
-    pngs = {key: png for kind in present for key, png in kind.plots(collected.tables).items() if png}
-    names = {key: name for kind in present for key, name in kind.plot_files.items()}
-    sections = {key: plots for kind in present for key, plots in kind.sections.items()}
-    files = {key: f"plots/{names[key]}.png" for key in pngs}
+    drawn_plots = drawn(present, collected.tables, lambda kind: True)
+    pngs = {key: png for key, (_, png) in drawn_plots.items()}
+    files = {key: path for key, (path, _) in drawn_plots.items()}
+    shows = by_grid(present, collected.grids, drawn_plots)
     every = collected.cells
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
@@ -216,17 +243,14 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
         status_words=sorted(set(render.STATUS_TEXT.values())),
         produced=produced(collected.results_dir, collected.kind_names),
         produced_markdown="\n".join(produced_markdown(produced(collected.results_dir, collected.kind_names))),
-        **answer_sections(collected, {key: [k for k in sections.get(key, (key,)) if k in files] for key in
-                                      (g.key for g in collected.grids)}),
+        **answer_sections(collected, shows),
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
     html = template_env(True).get_template("report.html.j2").render(context, images=images)
     markdown = template_env(False).get_template("report.md.j2").render(
         context, plot_files=files, markdown={g.key: render.to_markdown(g, "###") for g in collected.grids})
-    answers = render.answers_markdown(
-        f"Answers: {context['study']}", collected.answers, collected.grids,
-        {key: [files[k] for k in sections.get(key, (key,)) if k in files] for key in (g.key for g in collected.grids)}
-    ) + how_produced(collected.results_dir, collected.kind_names)
+    answers = render.answers_markdown(f"Answers: {context['study']}", collected.answers, collected.grids,
+                                      paths(shows, drawn_plots)) + how_produced(collected.results_dir, collected.kind_names)
     return write_files(out, {"report.html": html, "report.md": markdown,
                              **({"answers.md": answers} if collected.answers else {}),
                              **{files[k]: pngs[k] for k in files}})

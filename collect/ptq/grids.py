@@ -180,11 +180,24 @@ def stats_grid(table: pd.DataFrame, which: str) -> Grid:
     else:
         title = "Activations per layer (Net): the input and each layer's output, with their ranges"
         calibration = _distinct(table.calibration_images)
-        caption = (f"Profiled on {calibration} training images (the notebook's calibration); conv1 and conv2 after "
+        caption = (f"Profiled on {calibration} training images ({notebook_seen(calibration)}); conv1 and conv2 after "
                    f"ReLU and pool, fc1 and fc2 after ReLU, fc3 its logits. One seed: {one_seed(table)}.")
         formulas.append("scale = C_k = qmax / r_k, the scale the layer's output integers carry")
     return Grid(f"ptq_{which}", title, caption, header, rows, formulas, "" if rows else "No ok PTQ result yet.",
                 text_columns=(0, 8, 9))
+
+
+NOTEBOOK_ASKS, NOTEBOOK_SEES = 400, 404  # test(net, trainloader, max_samples=400) breaks only once past 400:
+# 101 batches of 4 images
+
+
+def notebook_seen(calibration: str) -> str:
+    """How a profile of `calibration` images stands to the notebook's, said as the notebook does it."""
+    loop = (f"test(net, trainloader, max_samples={NOTEBOOK_ASKS}) stops only once past {NOTEBOOK_ASKS}, so it sees "
+            f"{NOTEBOOK_SEES}: 101 batches of 4")
+    if calibration == str(NOTEBOOK_SEES):
+        return "as the notebook's loop: " + loop
+    return ("the notebook asks for as many, but its " if calibration == str(NOTEBOOK_ASKS) else "the notebook's ") + loop
 
 
 def _distinct(values: pd.Series) -> str:
@@ -253,7 +266,7 @@ def notebook_spec(notebook: pd.DataFrame) -> str:
     s = w8a8.iloc[0]
     return (f"{int(s.weight_bits)}-bit weights (per {s.granularity}, {s.weight_method}), "
             f"{int(s.activation_bits)}-bit activations ({s.activation_method}, {int(s.calibration_images)} "
-            f"calibration images), bias int32")
+            f"calibration images; the notebook's loop sees {NOTEBOOK_SEES}), bias int32")
 
 
 def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:

@@ -15,7 +15,7 @@ from collect.evidence import Evidence, Measured, listing, shown
 from collect.ptq.checks import POINTS, IntegerRun, SweepChoice, integer_runs, sweep_choices
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
 from collect.render import Listing, percent
-from collect.verdict import Difference, paired
+from collect.verdict import BEYOND, Difference, paired
 
 
 class PartB(StrEnum):
@@ -36,10 +36,37 @@ def saturated(a: Optional[Accuracy]) -> bool:
     return a is not None and a.base_accuracy.value >= SATURATED
 
 
-def saturated_text(a: Accuracy) -> str:
-    return (f" The float network already reaches {_pct(a.base_accuracy)}: the task saturates, so no quantization "
-            "effect can show and each \"not distinguishable\" of Part B says nothing of the scheme; the notebook's "
-            "CIFAR-10 losses cannot be reproduced on this data.")
+@dataclass(frozen=True)
+class Coarse:
+    """The sweep's lowest accuracy, where its seeds' paired drop against the float network is beyond 1 point:
+    proof that a quantization effect can show on this data."""
+
+    part: str  # "weights" | "activations"
+    bits: int
+    choice: str
+    accuracy: Measured
+    row: Evidence
+
+
+def coarse_drop(tables: Tables) -> Optional[Coarse]:
+    sweep = tables["ptq_sweep"].reset_index(drop=True)
+    rows = [r for r in sweep.itertuples() if not pd.isna(r.accuracy) and not pd.isna(r.delta)]
+    if not rows:
+        return None
+    r = min(rows, key=lambda r: float(r.accuracy))
+    verdict = paired([POINTS * d for d in (r.delta_values or (r.delta,))], 1.0)
+    if not (verdict.outcome == BEYOND and verdict.direction < 0):
+        return None
+    return Coarse(str(r.part), int(r.bits), str(r.choice), Measured.of(r, "accuracy"),
+                  Evidence("ptq_sweep", int(r.Index), str(r.name)))
+
+
+def saturated_text(a: Accuracy, coarse: Optional[Coarse]) -> str:
+    shows = (f"; effects do show where quantization is coarse: with the {coarse.part} at {coarse.bits} bits "
+             f"({coarse.choice}) {'the sweep below' if coarse.part == 'weights' else 'the sweep of B.Q4'} falls to "
+             f"{_pct(coarse.accuracy)}" if coarse else "")
+    return (f" The float network reaches {_pct(a.base_accuracy)}: at 8 bits no difference is resolvable on this "
+            f"near-saturated synthetic task{shows}; the notebook's CIFAR-10 losses cannot be reproduced on this data.")
 
 
 def _pct(m: Measured) -> str:
@@ -98,11 +125,14 @@ def ranges_text(a: Ranges) -> str:
     spans = "; ".join(f"{layer} [{lo:.3g}, {hi:.3g}] (3 sigma [{s_lo:.3g}, {s_hi:.3g}])"
                       for layer, lo, hi, s_lo, s_hi in a.extremes)
     text = f"The {a.what}' range and 3-sigma range (mean +- 3 std), per layer (training seed {a.seed}): {spans}."
-    ends = [f"wider at both ends in {listing(a.both_wider, 6)} (it would waste codes there)" if a.both_wider else "",
-            f"narrower at both ends in {listing(a.both_narrower, 6)} (it would clip both tails)" if a.both_narrower else "",
-            f"wider below but narrower above in {listing(a.wider_below, 6)}" if a.wider_below else "",
-            f"narrower below but wider above in {listing(a.wider_above, 6)}" if a.wider_above else ""]
-    text += " End by end, the 3-sigma range is " + "; ".join(e for e in ends if e) + "."
+    ends = [f"reaches past both in {listing(a.both_wider, 6)} (it would waste codes there)" if a.both_wider else "",
+            f"falls short of both in {listing(a.both_narrower, 6)} (it would clip both tails)" if a.both_narrower else "",
+            f"reaches below the minimum but stops short of the maximum in {listing(a.wider_below, 6)}"
+            if a.wider_below else "",
+            f"stops short of the minimum but reaches above the maximum in {listing(a.wider_above, 6)}"
+            if a.wider_above else ""]
+    text += (" Taking each end on its own (mean - 3 std against the minimum, mean + 3 std against the maximum), the "
+             "3-sigma range " + "; ".join(e for e in ends if e) + ".")
     sym = [f"wider than max |x| in {listing(a.wider, 6)} (codes wasted)" if a.wider else "",
            f"narrower in {listing(a.narrower, 6)} (it would clip the largest values, which the long tail holds)"
            if a.narrower else ""]
@@ -158,9 +188,9 @@ def _change(a: Accuracy) -> str:
     word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", same, unsure))
     if a.verdict.n_b < 2:  # one seed: the delta is the difference of the two accuracies
         return word if word != unsure else f"{unsure} ({d:+.2f} points)"
-    if word == same:  # cites no number
+    if word == same and round(a.gap, 2) == round(d, 2):  # the medians' difference is the delta: no figure to name
         return word
-    figure = f" is {d:+.2f} points" if word == unsure else ""
+    figure = f" is {d:+.2f} points" if word in (unsure, same) else ""
     return (f"{word} (the median of the seeds' paired differences{figure}, each seed against its own float network; "
             f"the two medians differ by {a.gap:+.2f} points)")
 
@@ -188,14 +218,17 @@ class Quantized(Record):
     integer: tuple[IntegerRun, ...] = ()  # Q4: the integer-only runs against the float simulation
     code: tuple[Listing, ...] = ()  # the functions that ran, as the question asks to hand them in
     saturated: bool = False  # the float network at SATURATED or above (collect.ptq.questions.saturated)
+    coarse: Optional[Coarse] = None  # the sweep's measured drop, where the float is saturated (an effect can show)
 
 
 def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
     a = _accuracy(tables, variant, base)
     if a is None and not len(tables["ptq_notebook"]):
         return None
-    return Quantized(a.evidence if a else (), () if a else (f"no {variant} result",), a,
-                     _notes(tables, a.verdict if a else None), code=handed_in(tables, question), saturated=saturated(a))
+    coarse = coarse_drop(tables) if saturated(a) else None
+    return Quantized((a.evidence if a else ()) + ((coarse.row,) if coarse else ()), () if a else (f"no {variant} result",),
+                     a, _notes(tables, a.verdict if a else None), code=handed_in(tables, question),
+                     saturated=saturated(a), coarse=coarse)
 
 
 def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool) -> Optional[Quantized]:
@@ -218,7 +251,7 @@ def q2_text(q: Quantized) -> str:
     return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|: codes -127..127) and "
             f"the activations left in float, the network reaches "
             f"{_pct(a.accuracy)} test accuracy against {_pct(a.base_accuracy)} in float: {_change(a)}{why}."
-            + (saturated_text(a) if q.saturated else "") + q.notes)
+            + (saturated_text(a, q.coarse) if q.saturated else "") + q.notes)
 
 
 def q4_text(q: Quantized) -> str:
@@ -231,14 +264,14 @@ def q4_text(q: Quantized) -> str:
 
 
 # Q4.1's scaled outputs, in the notebook's names (n_W: a layer's weight scale, n_In: the input's, n_Out: the
-# output scale each layer multiplies by), and how the code below turns activation_ranges' ranges into n_Out.
+# output scale each layer multiplies by), and each n_Out from the calibrated ranges, stated as maths.
 EQUATIONS = ("Scaled, conv1 computes n_W1 W1 (*) n_In In, and its output scale gives n_W1 W1 (*) n_In In x n_Out1 = "
              "n_W1 n_In n_Out1 Out1; conv2 takes those integers as its input: n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x "
              "n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2; each later layer multiplies in its own n_W and n_Out. "
-             "activation_ranges gives each tensor's range r (max |x| over the calibration images); plan sets "
-             "n_In = 127 / r_In and each n_Out_k so that the product of every scale so far is 127 / r_k: n_Out1 = "
-             "(127 / r_1) / (n_W1 n_In), n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers "
-             "span -127..127 of its own range.")
+             "With r_In and r_k the ranges calibrated on the input and on layer k's output (max |x| over the "
+             "calibration images), n_In = 127 / r_In and, C_k = 127 / r_k being the scale layer k's integers carry "
+             "(C_0 = n_In), n_Out_k = (127 / r_k) / (n_Wk C_{k-1}): n_Out1 = (127 / r_1) / (n_W1 n_In), "
+             "n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers span -127..127 of its own range.")
 
 
 @dataclass(frozen=True)
@@ -274,7 +307,8 @@ def bias_text(a: Bias) -> str:
                  "Here that shows no effect" + (" (saturated: see B.Q2)" if a.saturated else ""))
         text += f" {shows}: {_pct(fl.accuracy)} against {_pct(fl.base_accuracy)} in float, {_change(fl)}."
     if a.int_bias:
-        text += f" Quantized to int32: {_pct(a.int_bias.accuracy)}, {_change(a.int_bias)}."
+        text += (f" Quantized to int32: {_pct(a.int_bias.accuracy)} against {_pct(a.int_bias.base_accuracy)} in float, "
+                 f"{_change(a.int_bias)}.")
     return text + a.notes
 
 

@@ -3,6 +3,8 @@ commands): the study file, the commands with the results dir, and where the trai
 answers.md, report.md and report.html alike, escaped as any other text."""
 from __future__ import annotations
 
+import re
+
 from collect.report import collect, write_report
 from tests.collect.dirs import write_mixed
 
@@ -28,5 +30,20 @@ def test_a_dir_without_a_study_file_says_so(tmp_path):
     results = write_mixed(tmp_path / "r")
     (results / "study.toml").unlink(missing_ok=True)
     write_report(collect(results))
-    assert "The results dir holds no study file (study.toml)." in (results / "report.md").read_text()
-    assert "The results dir holds no study file (study.toml)." in (results / "report.html").read_text()
+    assert "The results dir holds no study file (study.toml); the plan (plan.json) records" in \
+        (results / "report.md").read_text()
+    assert "The results dir holds no study file (study.toml); the plan (plan.json) records" in \
+        (results / "report.html").read_text()
+
+
+def test_an_empty_study_file_gives_how_the_plan_made_the_set(tmp_path):
+    """study.toml empty (TA2 31/12): the appendix gives plan.json's study, its cells and each field's values
+    over them, so the set can be made again."""
+    results = write_mixed(tmp_path / "r")
+    (results / "study.toml").write_text("")
+    collect(results)
+    section = (results / "answers.md").read_text().split("### Study file")[1]
+    assert "study.toml is empty; the plan (plan.json) records how the set was made" in section
+    assert re.search(r'^study "mixed", \d+ cells$', section, flags=re.M)
+    assert re.search(r"^batch_per_gpu: 32 \| 128", section, flags=re.M)  # a field the cells vary in, with its values
+    assert re.search(r'^model = "resnet18"$', section, flags=re.M)  # one they share, once

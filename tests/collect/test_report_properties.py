@@ -62,10 +62,37 @@ def part_b_defects(answers: Path, ran: set[str]) -> list[str]:
     q3 = by_question.get("B.Q3", "")
     if re.search(r"\[0, [\d.]+\\?\]", q3) and "half of the 255 codes are wasted" not in q3:
         found.append("B.Q3: post-ReLU activations in signed codes, their waste unsaid")
+    study = answers.read_text().partition("### Study file")[2]
+    if not re.search(r"^```(toml|text)\n.+?\n```$", study, flags=re.M | re.S):
+        found.append("appendix: neither the study file nor the plan's record of the set: it cannot be made again")
+    for line in (line for text in by_question.values() for line in text.split("\n")):
+        if "notebook" in line and re.search(r"\b400\b", line) and "404" not in line:
+            found.append(f"the notebook's calibration said as 400 images (its loop sees 404): {line[:60]}")
+    for q, text in by_question.items():
+        paragraph = next((line for line in text.split("\n")[1:] if line.strip()), "")
+        named = [n for n in re.findall(r"^def (\w+)\(", text, flags=re.M)  # a word ("integers") only as a subject
+                 if re.search(rf"\b{n}\b" if "_" in n else rf"\b{n} (sets|gives)\b", paragraph)]
+        found += [f"{q}: the code's name {n} stands in for the maths" for n in named]
+        for a, b in re.findall(r"(\d+\.\d\d)% \([^)]*\) against (\d+\.\d\d)% \([^)]*\) in float[,:] not "
+                              r"distinguishable from it(?! \(the median of the seeds' paired differences)", paragraph):
+            if a != b:
+                found.append(f"{q}: {a}% against {b}% 'not distinguishable' without the figure it rests on")
+    q2 = by_question.get("B.Q2", "")
+    lowest = float_lowest(q2)
+    swept = [float(x) for part in by_question.values() for table in re.findall(r"^### Sweep.*?(?=^#|\Z)", part, re.M | re.S)
+             for x in re.findall(r"\| (\d+\.\d\d)% ", table)]
+    if "no quantization effect can show" in q2 and lowest is not None and any(x < lowest for x in swept):
+        found.append("B.Q2: says no quantization effect can show, yet the sweep falls below every float seed")
     w8 = re.search(r"^\| Net W8 \|.*$", by_question.get("B.Q2", ""), flags=re.M)
     if w8 is None or "activations float" not in w8.group(0):
         found.append("B.Q2: the W8 row does not say whether activations were quantized")
     return found
+
+
+def float_lowest(q2: str) -> float | None:
+    """The float Net's lowest seed as its table row prints it ("| Net float | ... | 50.00% (49.00%-51.00%)")."""
+    row = re.search(r"^\| Net float \|[^|]*\| ([\d.]+)%(?: \(([\d.]+)%-)?", q2, flags=re.M)
+    return None if row is None else float(row.group(2) or row.group(1))
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +113,16 @@ def test_part_b_hands_in_its_plots_and_the_code_that_ran(part_b):
     answers, ran = part_b
     assert part_b_defects(answers, ran) == []
     assert "median of the seeds' paired differences" in answers.read_text()  # the check below can fail
+
+
+def test_plain_collect_hands_in_the_plots_part_b_asks_for(tmp_path):
+    """`collect` without --report: answers.md is the hand-in, so B.Q1's and B.Q3's histograms are
+    drawn beside it and embedded under their questions (TA 28)."""
+    out = write_ptq(tmp_path, [ptq_result(ptq_cell(i), a) for i, a in enumerate(NOTEBOOK_ACCURACY)], ())
+    collect(out)
+    found = part_b_defects(out / "answers.md", set())
+    assert not [f for f in found if f.endswith("no plot")], found
+    assert not (out / "report.html").exists()
 
 
 def test_results_written_before_the_code_was_recorded_say_so(tmp_path):
@@ -109,6 +146,16 @@ BAD_PART_B = {
     "figure unnamed": lambda t: re.sub(r" \(the median of the seeds' paired differences[^)]*\)", "", t, count=1),
     "drop unnamed": lambda t: re.sub(r"(points lower) \(the median of the seeds' paired differences[^)]*\)", r"\1", t),
     "waste unsaid": lambda t: t.replace("half of the 255 codes are wasted", "the codes are used"),
+    "effect said impossible": lambda t: t.replace("\n\n_Evidence: table ptq_notebook rows 1, 2",
+                                                  " The task saturates, so no quantization effect can show."
+                                                  "\n\n_Evidence: table ptq_notebook rows 1, 2", 1),
+    "study unsaid": lambda t: re.sub(r"(### Study file\n\n).*", r"\1_study.toml is empty._\n", t, flags=re.S),
+    "404 unsaid": lambda t: t.replace("404", "400"),
+    "function for maths": lambda t: t.replace("each later layer multiplies in its own n_W and n_Out.",
+                                              "each later layer multiplies in its own n_W and n_Out; plan sets them.", 1),
+    "medians unexplained": lambda t: re.sub(r"Quantized to int32: [^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.",
+                                            "Quantized to int32: 99.60% (82.10%-100.00% over 3 runs) against 99.80% "
+                                            "(82.10%-100.00% over 3 runs) in float, not distinguishable from it.", t),
     "W8 row silent": lambda t: t.replace("| Net W8 | weights 8-bit; activations float |", "| Net W8 | weights |"),
 }
 
