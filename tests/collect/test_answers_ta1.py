@@ -94,7 +94,7 @@ def test_q1_one_run_of_three_reads_single_run(run8):
     """2: "3.82 s (1 of 3 runs)" reads as a median of 3; it is one run."""
     from collect.evidence import Measured, shown
     assert shown(Measured(3.82, 3.82, 3.82, 1, 3), lambda v: f"{v:.2f}", " s") == \
-        "3.82 s (single run of 3 planned)"
+        "3.82 s (1 run; 2 more planned, without a result)"
     assert "of 3 runs)" not in run8[0]["A.Q1"].text
 
 
