@@ -294,12 +294,19 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
         if "Efficiency above 1" in a.text and not any(s.verdict is not None and leaning(s.verdict) < 0
                                                       for s in r.superlinear):
             out.append("'efficiency above 1' with no run past T1/N by the verdict")
-        if r.speedups and "within run-to-run noise of" not in a.text:
-            top = max(r.speedups, key=lambda s: s.speedup)
-            level = [s for s in r.speedups if s is not top
-                     and decided(verdict(speedup_values(s), speedup_values(top))) <= 0]
-            if level:
-                out.append(f"the highest {top.speedup:.2f}x named alone, {len(level)} level with it")
+        top = max(r.speedups, key=lambda s: s.speedup, default=None)
+        level = [s for s in r.speedups if s is not top
+                 and decided(verdict(speedup_values(s), speedup_values(top))) <= 0]
+        if level and not re.search(r"within run-to-run noise of|cannot rank|too few for the verdict", a.text):
+            out.append(f"the highest {top.speedup:.2f}x named alone, {len(level)} level with it")
+        # noise is measured only over repeats: of a single run, or of runs that lie apart, it is no finding
+        noisy = "within run-to-run noise" in a.text
+        if noisy and any(s.verdict.one_run for s in [*level, top]):
+            out.append("'within run-to-run noise' of a single run")
+        low = min(r.speedups, key=lambda s: s.speedup, default=None)
+        if "even the lowest is within run-to-run noise" in a.text and max(speedup_values(low)) < min(
+                speedup_values(top)):
+            out.append("'even the lowest is within run-to-run noise' where its runs and the highest's lie apart")
     m = re.search(r"Efficiency above 100% \(([^)]*)\):", a.text) if a.id == "lab.scaling" else None
     # a whole name of the list ("2 GPUs, DDP" is no item of "2 nodes x 2 GPUs, DDP")
     named = [s for s in r.runs if s.efficiency > 1
