@@ -196,12 +196,12 @@ def q32_text(a: Q32Answer) -> str:
 
 
 def _spread(u: Utilization) -> str:
-    """The rate over its runs' spread where T1's or TN's runs make it a range: the point is not firm."""
+    """Where T1's or TN's runs make the rate a range, the point is not firm; the range is in no printed table,
+    so it is said, not quoted (TA2 7)."""
     low, high = u.gbps_span
     if not present(low) or gbps(low) == gbps(high):
         return ""
-    span = f"at least {gbps(low)}" if math.isinf(high) else f"{gbps(low)}-{gbps(high)}"
-    return f"; {span} GB/s over its runs: not firm"
+    return "; not firm: the runs it comes from spread"
 
 
 def _over_text(over: list[Utilization], every: bool) -> str:

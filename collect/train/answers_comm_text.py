@@ -55,19 +55,17 @@ def _cpu_text(cited: list[Split]) -> str:
 
 
 def _compute(s: Split) -> str:
-    """T1/N, over T1's runs where they spread."""
-    lo, hi = s.compute_span
-    return f"{number(lo)}-{number(hi)}" if number(lo) != number(hi) else number(s.compute_s)
+    """T1/N as Table 2 prints it (a range over the runs would be in no printed table: TA2 4)."""
+    return seconds(s.compute_s)
 
 
 def _comm(s: Split) -> str:
     """The estimate with its share and what the runs say of it; a negative one is no measurement."""
     if s.comm_s <= 0:
         return f"{number(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
-    lo, hi = s.comm_span
-    if number(lo) != number(hi):  # T1's or TN's runs spread: the point would claim a precision the runs lack
-        return f"{number(lo)}-{number(hi)} s ({_span(s)}{_cost(s)})"
-    return f"{number(s.comm_s)} s ({s.share:.0%}{_cost(s)})"
+    lo, hi = s.comm_span  # T1's or TN's runs spread: the point, as Table 2 prints it, is not firm
+    firm = "" if number(lo) == number(hi) else "; not firm: the runs it comes from spread"
+    return f"{seconds(s.comm_s)} s ({s.share:.0%}{_cost(s)}{firm})"
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:

@@ -350,9 +350,17 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
         spreads = {f"{100 * v:.1f}" for v in test.get("ddp_bn_rank_spread", []) if v == v}
         said = re.findall(r"differ by up to ([\d.]+)%", a.text) + re.findall(r"layer's mean, against ([\d.]+)%", a.text)
         return [f"BN spread {x}% in no printed row" for x in said if x not in spreads]
+    if a.id == "A.Q3.2" and re.search(r"[\d.]+-[\d.]+ GB/s over its runs", a.text):
+        return ["a rate's range over its runs in no printed table"]  # TA2 7, 25
     if a.id != "A.Q3.1":
         return []
     t2 = tables["table2"]
+    # TA2 4, 23: "compute X s and communication Y s" quotes Table 2's estimate columns as printed
+    est = {seconds(v) for v in t2.get("compute_est_s", []) if v == v}
+    comm = {seconds(v) for v in t2.get("comm_est_s", []) if v == v}
+    quoted = re.findall(r"compute ([\d.,-]+) s and communication ([\d.,-]+) s", a.text)
+    if any(c not in est or m not in comm for c, m in quoted):
+        return [f"compute/communication {quoted} in no printed row of Table 2"]
     printed = {seconds(v) for v in t2.data_wait_s if v == v} if "data_wait_s" in t2 else set()
     out = [f"loader wait {x} s in no printed row" for x in re.findall(r"waited ([\d.,]+) s on its loader", a.text)
            if x not in printed]

@@ -15,8 +15,15 @@ from tests.factories import cell, train_result, write_results
 CPU = "cpu"
 
 
+class _Answers(dict):
+    tables: dict
+
+
 def _answers(path):
-    return {a.id: a for a in collect(path).answers}
+    c = collect(path)
+    out = _Answers((a.id, a) for a in c.answers)
+    out.tables = c.tables
+    return out
 
 
 def _runs(c, trains, **fields):
@@ -49,23 +56,40 @@ def test_a_share_moves_by_every_step_not_by_its_ends():
 def test_q31_lists_every_setup_that_rises_or_is_not_monotonic(run8):
     """TA items 9, 33: each setup of run 8 with its shares; no "falls in 3 of 5" counted from the ends."""
     text = run8["A.Q3.1"].text
-    assert "rises in 4 GPUs, DDP (35%, 47%, 62%), 2 nodes x 2 GPUs, DDP (29%, 44%, 50%) and 2 GPUs, DDP (17%, 43%, " \
+    assert "rises in 4 GPUs, DDP (35%, 47%, 62%), 4 GPUs on one host (launched as 2 x 2), DDP (29%, 44%, 50%) and 2 GPUs, DDP (17%, 43%, " \
         "50%)" in text, text
     assert " of 5 setups" not in text and "computation-bound" not in text
 
 
-def test_q31_gives_the_range_where_t1_spreads(spread):
-    """TA item 8: T1/4 spans 3.84-4.93 s, so communication is 0.17-1.26 s, not the point 0.56 s."""
+def test_q31_quotes_table2_and_says_the_spread(spread):
+    """TA item 8, TA2 4: T1/4 spans 3.84-4.93 s, so the point is not firm; but a range in no printed table is
+    no figure to quote: Table 2's 4.54 s and 0.557 s, and that the runs spread."""
     text = spread["A.Q3.1"].text
-    assert "compute 3.84-4.93 s and communication 0.17-1.26 s (3%-25%) at batch 32" in text, text
-    assert "0.56 s" not in text
+    assert "compute 4.54 s and communication 0.557 s (11%; not firm: the runs it comes from spread) at batch 32" \
+        in text, text
+    assert "3.84-4.93" not in text and "0.17-1.26" not in text
 
 
 def test_q32_maximum_says_its_spread(spread):
-    """TA item 11: the top rate rests on TN - T1/N over T1's spread (0.17-1.26 s): its range is said."""
+    """TA item 11, TA2 7: the top rate rests on TN - T1/N over T1's spread: not firm, said without a range no
+    table prints."""
     text = spread["A.Q3.2"].text
-    assert "to 47.02 GB/s (4 GPUs, DDP, batch 32; 20.80-156.50 GB/s over its runs: not firm)" in text, text
+    assert "to 47.02 GB/s (4 GPUs, DDP, batch 32; not firm: the runs it comes from spread)" in text, text
     assert "21%-24% (the top one on a rate that is not firm) of the busbw" in text
+
+
+def test_the_claims_catch_a_range_in_no_printed_table(spread):
+    """TA2 4, 7: the invariant fails on the old ranges."""
+    from types import SimpleNamespace
+    from tests.collect import claims
+    q31, q32 = spread["A.Q3.1"], spread["A.Q3.2"]
+    bad31 = q31.text.replace("compute 4.54 s and communication 0.557 s", "compute 3.84-4.93 s and communication "
+                             "0.17-1.26 s")
+    bad32 = q32.text.replace("; not firm: the runs", "; 20.80-156.50 GB/s over its runs: not firm")
+    tables = spread.tables
+    assert claims.figures_in_tables(SimpleNamespace(id="A.Q3.1", text=bad31, record=q31.record), tables)
+    assert claims.figures_in_tables(SimpleNamespace(id="A.Q3.2", text=bad32, record=q32.record), tables)
+    assert not claims.figures_in_tables(q31, tables) and not claims.figures_in_tables(q32, tables)
 
 
 def test_q32_has_no_jargon_and_explains_busbw(run8):
