@@ -350,6 +350,8 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
         spreads = {f"{100 * v:.1f}" for v in test.get("ddp_bn_rank_spread", []) if v == v}
         said = re.findall(r"differ by up to ([\d.]+)%", a.text) + re.findall(r"layer's mean, against ([\d.]+)%", a.text)
         return [f"BN spread {x}% in no printed row" for x in said if x not in spreads]
+    if a.id == "A.Q1" and "95% interval" in a.text:
+        return ["the verdict's interval, in no printed table"]  # TA2 20
     if a.id == "A.Q3.2" and re.search(r"[\d.]+-[\d.]+ GB/s over its runs", a.text):
         return ["a rate's range over its runs in no printed table"]  # TA2 7, 25
     if a.id != "A.Q3.1":
