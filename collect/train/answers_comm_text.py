@@ -6,7 +6,7 @@ from collect.evidence import listing
 from collect.questions import Words, one_run_note, says
 from collect.render import number, seconds
 from collect.train.answers_comm import (BOUND, BREAKS, EXPLAINS, FALLS, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
-                                        by_setup, direction, ordered)
+                                        at_least_bound, by_setup, direction, ordered)
 from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats
 from collect.train.labels import present
 
@@ -26,7 +26,9 @@ def q31_text(a: Q31Answer) -> str:
     text += _broken_text(a)
     if a.bound:
         bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
-        text += f" Communication is at least {BOUND:.0%} of the train time TN in: {at_batches(bound, len(bound))}."
+        broken = any(at_least_bound(s) and s.breaks_model for s in a.splits)
+        text += (f" Communication is at least {BOUND:.0%} of the train time TN in: {at_batches(bound, len(bound))}"
+                 + (" (the cells where the T1/N model breaks are left out)" * broken) + ".")
     if a.left_out:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "

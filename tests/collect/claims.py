@@ -412,6 +412,10 @@ def systems_facts(a: Any, tables: Tables) -> list[str]:
 
 def one_comparison_one_number(a: Any, tables: Tables) -> list[str]:
     """Class 6: Q1's unsettled pair reads as `submit --settle` prints it: the same direction (a speedup) and ratio."""
+    if a.id == "A.Q3.1":  # TA2 5, 15: a cell "mostly not communication" is no cell "at least 50% communication"
+        both = set(a.record.bound) & set(getattr(a.record, "broken", ()))
+        if both:
+            return [f"{sorted(both)} both mostly not communication and at least 50% communication"]
     from orchestrator.settle import compared
 
     r = a.record
