@@ -154,7 +154,8 @@ def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
            f"{seconds(b.low)}-{seconds(b.high)} s), but " if apart else "")  # type: ignore[union-attr]
     # the speedup (the inverted ratio of times), as `submit --settle` prints this very comparison
     return (f" Whether a larger batch is faster is not settled: batch {last.batch}'s speedup over batch {first.batch} "
-            f"is {1 / v.ratio:.2f}x; {raw}{_runs(v)} are too few for the verdict to conclude{needed}. {_per_step(first, last, 'If it holds, the reason is per step')}.")
+            f"is {1 / v.ratio:.2f}x; {raw}{_runs(v)} are too few for the verdict to conclude{needed}. "
+            f"{_per_step(first, last, 'If it holds, the reason is per step')}.")
 
 
 def _per_step(first: BatchTime, last: BatchTime, lead: str) -> str:
