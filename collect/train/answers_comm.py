@@ -84,6 +84,8 @@ class Q3Because(StrEnum):
     WITHIN_SPREAD = "within_spread"  # the cited setup's smallest and largest batch both: no trend from its ends
     MIXED = "mixed"  # the cited setup's share falls, another's does not: like-for-like rows disagree, no trend
     OVERLAP = "overlap"  # the cited ends' shares overlap over the runs' spread: no trend from them
+    MEASURED_RISES = "measured_rises"  # the share falls, but the all-reduce the jobs measured rises: not fewer
+    # all-reduces (TA2 24)
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,10 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
         return Q3Because.WITHIN_SPREAD
     ways = {direction(h) for h in groups}
     if ways == {FALLS}:  # a fall only where every like-for-like setup falls at every step, apart over the spread
-        return Q3Because.FEWER_STEPS if apart(g[0], g[-1]) else Q3Because.OVERLAP
+        if not apart(g[0], g[-1]):
+            return Q3Because.OVERLAP
+        rises = present(g[0].measured_s) and present(g[-1].measured_s) and g[-1].measured_s > g[0].measured_s
+        return Q3Because.MEASURED_RISES if rises else Q3Because.FEWER_STEPS
     if len(ways) > 1 or ways == {UNSTEADY}:
         return Q3Because.MIXED
     if _loader_at_large(g):

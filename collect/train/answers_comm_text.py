@@ -77,6 +77,10 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
     if a.because == Q3Because.LOADER_AT_LARGE:
         return _large_text(g, on)
+    if a.because == Q3Because.MEASURED_RISES:
+        return (f" Communication's share is smaller at {g[-1].batch} than at {g[0].batch} over the runs' spread{on}, "
+                f"but not from fewer all-reduces: the all-reduce time the runs measured rises ({seconds(g[0].measured_s)}"
+                f" s to {seconds(g[-1].measured_s)} s, Table 2)." + _loader_text(a))
     if a.because == Q3Because.FEWER_STEPS:
         single = any(s.verdict is not None and s.verdict.one_run for s in (g[0], g[-1]))
         most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""

@@ -179,3 +179,14 @@ def test_a_share_shown_as_50_percent_is_at_least_50_percent():
     from types import SimpleNamespace
     from collect.train.answers_comm import at_least_bound
     assert at_least_bound(SimpleNamespace(share=0.497)) and not at_least_bound(SimpleNamespace(share=0.494))
+
+
+def test_q31_names_no_fewer_all_reduces_where_the_measured_all_reduce_rises(tmp_path):
+    """TA2 24: the share falls from 32 to 128, but the all-reduce the runs measured rises (0.13 s to 0.50 s):
+    "fewer steps, so fewer all-reduces" is contradicted by the answer's own numbers."""
+    results = (_runs(cell("single", 32), (27.0, 28.0)) + _runs(cell("single", 128), (32.9, 33.1))
+               + _runs(cell("ddp", 32, 2), (24.0, 24.5), comm_exposed_s=0.13)
+               + _runs(cell("ddp", 128, 2), (20.0, 20.3), comm_exposed_s=0.50))
+    text = _answers(write_results(tmp_path, results))["A.Q3.1"].text
+    assert "fewer all-reduces (" not in text, text
+    assert "but not from fewer all-reduces: the all-reduce time the runs measured rises (0.130 s to 0.500 s" in text
