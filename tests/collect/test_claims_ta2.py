@@ -190,3 +190,9 @@ def test_q31_names_no_fewer_all_reduces_where_the_measured_all_reduce_rises(tmp_
     text = _answers(write_results(tmp_path, results))["A.Q3.1"].text
     assert "fewer all-reduces (" not in text, text
     assert "but not from fewer all-reduces: the all-reduce time the runs measured rises (0.130 s to 0.500 s" in text
+
+
+def test_q32_states_the_ring_model_with_its_latency_term(run8):
+    """TA2 6: Patarasuk and Yuan's model has a latency term, 2(N-1) alpha; it is said and then neglected."""
+    text = run8["A.Q3.2"].text
+    assert "t = 2(N-1) alpha + 2(N-1)/N x 4P / B" in text and "latency term is neglected" in text
