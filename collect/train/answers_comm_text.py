@@ -28,7 +28,7 @@ def q31_text(a: Q31Answer) -> str:
         bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
         broken = any(at_least_bound(s) and s.breaks_model for s in a.splits)
         text += (f" Communication is at least {BOUND:.0%} of the train time TN in: {at_batches(bound, len(bound))}"
-                 + (" (the cells where the T1/N model breaks are left out)" * broken) + ".")
+                 + (" (not where T1/N breaks)" * broken) + ".")
     if a.left_out:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "

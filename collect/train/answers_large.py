@@ -4,6 +4,7 @@ each closing the gap. Q5-Q7: collect.train.answers_ddp and answers_q7."""
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -353,5 +354,9 @@ def _effect(r: RemedyRun) -> str:
     if r.against_baseline:
         parts.append(says(r.against_baseline, Words("still below the baseline", "beyond the baseline",
                                                     "closing the gap to the baseline", "the gap not clearly closed")))
-    single = any(v is not None and v.one_run for v in (r.against_none, r.against_baseline))
-    return (", " + ", ".join(parts) + " in one run each" * single) if parts else ""
+    single = [v for v in (r.against_none, r.against_baseline) if v is not None and v.one_run and v.sides]
+    if single:  # one run a side: the figures compared, not a verdict's words (TA2 9)
+        what = ("without it" if v is r.against_none else "for the baseline" for v in single)
+        return ", against " + " and ".join(f"{statistics.median(v.sides.a_values):.2f}% {w}"  # type: ignore
+                                          for v, w in zip(single, what, strict=True)) + " (one run each)"
+    return (", " + ", ".join(parts)) if parts else ""
