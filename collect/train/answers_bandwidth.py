@@ -151,8 +151,8 @@ def busbw_because(ranged: list[Utilization]) -> BusbwBecause:
 
 def q32_text(a: Q32Answer) -> str:
     text = (f"A ring all-reduce (Patarasuk and Yuan) of P = {a.gradients:,} 4-byte gradients over N GPUs takes "
-            "t = 2(N-1) alpha + 2(N-1)/N x 4P / B at link latency alpha and bandwidth B; for a gradient this large "
-            "the latency term is neglected. Utilization = steps x 2(N-1)/N x 4P / communication time.")
+            "t = 2(N-1) alpha + 2(N-1)/N x 4P / B (alpha: latency, neglected; B: bandwidth). Utilization = steps x 2(N-1)/N x 4P "
+            "/ communication time.")
     ranged = a.ranged
     homework = a.basis == HOMEWORK_BASIS
     if ranged:
@@ -202,7 +202,7 @@ def _spread(u: Utilization) -> str:
     low, high = u.gbps_span
     if not present(low) or gbps(low) == gbps(high):
         return ""
-    return "; not firm: the runs it comes from spread"
+    return "; runs spread: not firm"
 
 
 def _over_text(over: list[Utilization], every: bool) -> str:
