@@ -276,7 +276,7 @@ def q42_text(a: Q42Answer) -> str:
         text += f" At Q4.1's batch {a.largest} per GPU, " + "; ".join(largest + failed) + "."
         gone = listing([_short(m.remedy) for m in a.not_run if m.batch == a.largest != a.batch])
         if gone:  # the question's own case, said as unanswered before the batch that stands in
-            text += f" The question's case with {gone} is unanswered (`submit --retry-failed` reruns it)."
+            text += f" The question's case with {gone} is unanswered: its run is missing."  # no tool command (TA2 17)
     runs = [r for r in (a.linear, a.warmup) if r]
     if runs and (a.plain or a.baseline):
         b = f" (baseline {pct(a.baseline.accuracy)}" if a.baseline else " ("

@@ -217,8 +217,8 @@ def test_q5_to_q7_without_a_ddp_run_say_they_rest_on_documentation(hw5):
     for q in ("A.Q5", "A.Q6", "A.Q7"):
         assert hw5[q].record.documentation_only, q
         # TA item 26: what was not recorded, not "no DDP run" where 12 ran
-        assert " Note: from PyTorch's documentation alone: this set's 12 DDP runs did not record DDP's bytes or " \
-            "sampler orders" in hw5[q].text and "no DDP run" not in hw5[q].text, q
+        assert " Note: from PyTorch's documentation alone: this set's 12 DDP runs did not measure bytes sent or " \
+            "images per GPU" in hw5[q].text and "no DDP run" not in hw5[q].text, q
         assert "so this answer comes from PyTorch's documentation" not in hw5[q].text  # said once
     assert hw5["A.Q6"].text.startswith(("Yes", "No")) and hw5["A.Q7"].text.startswith(("Yes", "No"))
 

@@ -109,7 +109,8 @@ def test_q4_one_run_each_the_unanswered_case_and_the_baseline_said(run8):
     q41, q42 = run8[0]["A.Q4.1"].text, run8[0]["A.Q4.2"].text
     assert "Lab 2's CIFAR-10 baseline cannot be compared: this study's data is synthetic" in q41
     assert "linear scaling reaches 13.12%, against 36.42% without it (one run each), and diverged" in q42
-    assert "The question's case with warmup is unanswered (`submit --retry-failed` reruns it)." in q42
+    assert "The question's case with warmup is unanswered: its run is missing." in q42  # TA2 17
+    assert "`" not in q42 and "submit" not in q42
 
 
 def test_q41_without_runs_names_no_batch_or_gpus_the_study_lacks(tmp_path):
