@@ -101,12 +101,15 @@ def q41_text(a: Q41Answer) -> str:
     else:  # the assignment's form, its blanks said as not measured
         why = [f"the study's {Q4_EPOCH}-epoch runs have no result" if a.planned
                else f"this study has no {Q4_EPOCH}-epoch run" + " on 4 GPUs" * bool(a.baseline)]
-        batch = a.q1_largest if a.q1_oom and a.q1_largest else "the largest that fits"
+        largest = a.q1_largest if a.q1_oom and a.q1_largest else None
         if not a.q1_oom:
             why.append("its Q1 sweep found no largest batch (none ran out of memory)")
         if a.most_gpus < 4:
             why.append(f"it ran at most {a.most_gpus} GPU{'s' * (a.most_gpus > 1)}")
-        parts = [f"{form}{batch} on 4 GPUs are not measured: {listing(why)}."]
+        # no number: "the largest that fits" is no batch size to fill the form's blank with (TA2 26)
+        said = (f"{form}{largest}" if largest else form.replace("for batch size per GPU ", "for the largest batch size "
+                                                                 "per GPU that fits"))
+        parts = [f"{said} on 4 GPUs are not measured: {listing(why)}."]
     if a.baseline and a.synthetic:
         parts.append(f"Lab 2's CIFAR-10 baseline cannot be compared: this study's data is synthetic, so its batch "
                      f"{Q4_BASELINE_BATCH} on 1 GPU stands in, reaching {number(a.baseline.loss.value, 4)} and "

@@ -120,5 +120,5 @@ def test_q41_without_runs_names_no_batch_or_gpus_the_study_lacks(tmp_path):
     results += [train_result(cell("ddp", 32, 2), gpu_model="cpu")]
     text = _answers(write_results(tmp_path, results))["A.Q4.1"].text
     assert "per GPU 128" not in text
-    assert ("per GPU the largest that fits on 4 GPUs are not measured: this study has no 5-epoch run, its Q1 sweep "
+    assert ("for the largest batch size per GPU that fits on 4 GPUs are not measured: this study has no 5-epoch run, its Q1 sweep "
             "found no largest batch (none ran out of memory) and it ran at most 2 GPUs.") in text
