@@ -141,7 +141,7 @@ def test_documentation_only_says_what_was_not_recorded():
     """TA item 26: "no DDP run" only where none ran; else what those runs did not record."""
     from collect.train.answers_ddp import documentation_only
     assert documentation_only(0).endswith("the study has no DDP run")
-    assert "this set's 9 DDP runs did not record" in documentation_only(9) and "no DDP run" not in documentation_only(9)
+    assert "this set's 9 DDP runs did not measure" in documentation_only(9) and "no DDP run" not in documentation_only(9)
 
 
 def test_table1_and_table2_name_their_t1_and_tn_apart(spread, tmp_path_factory):
@@ -196,3 +196,10 @@ def test_q32_states_the_ring_model_with_its_latency_term(run8):
     """TA2 6: Patarasuk and Yuan's model has a latency term, 2(N-1) alpha; it is said and then neglected."""
     text = run8["A.Q3.2"].text
     assert "t = 2(N-1) alpha + 2(N-1)/N x 4P / B (alpha: latency, neglected; B: bandwidth)" in text
+
+
+def test_q7_keeps_the_forward_batch_statistics_apart_from_the_running_ones(run8):
+    """TA2 11: Goyal et al.'s per-worker batch statistics (the forward) are not the running statistics that drift."""
+    text = run8["A.Q7"].text
+    assert "keep BatchNorm's statistics per worker anyway" not in text
+    assert "(the forward's per-rank batch statistics, Goyal et al. [4], are another matter)" in text
