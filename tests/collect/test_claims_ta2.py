@@ -203,3 +203,11 @@ def test_q7_keeps_the_forward_batch_statistics_apart_from_the_running_ones(run8)
     text = run8["A.Q7"].text
     assert "keep BatchNorm's statistics per worker anyway" not in text
     assert "(the forward's per-rank batch statistics, Goyal et al. [4], are another matter)" in text
+
+
+def test_a_table_an_answer_cites_is_beneath_it():
+    """TA2 10, 27: Q5-Q7 cite the test table ("(test table, same step)"), which only --tables printed: the
+    hand-in must hold it beneath them."""
+    from collect.train.questions import QUESTIONS, PartA
+    tables = {q.id: q.tables for q in QUESTIONS}
+    assert all("test" in tables[q] for q in (PartA.Q5, PartA.Q6, PartA.Q7))
