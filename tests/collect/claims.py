@@ -60,9 +60,13 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
     if a.id != "A.Q3.1":
         return []
     r = a.record
-    at = {f"{s.setup} at batch {s.batch}" for s in r.splits if s.share >= BOUND}
+    at = {f"{s.setup} at batch {s.batch}" for s in r.splits if round(100 * s.share) >= round(100 * BOUND)}
     listed = set(r.bound) | set(r.left_out)
-    out = [f"{x} at or past {BOUND:.0%} neither listed nor left out" for x in sorted(at - listed)]
+    # TA2 5, 15: where the T1/N model breaks, the cell is left out, and the answer says so
+    broken = at & set(r.broken)
+    if broken and "not where T1/N breaks" not in a.text:
+        return [f"{sorted(broken)} left out without saying so"]
+    out = [f"{x} at or past {BOUND:.0%} neither listed nor left out" for x in sorted(at - listed - broken)]
     out += [f"{x} listed below {BOUND:.0%}" for x in sorted(listed - at)]
     if r.left_out and "left out" not in a.text.lower():
         out.append("runs left out without saying so")
