@@ -64,7 +64,7 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
     listed = set(r.bound) | set(r.left_out)
     # TA2 5, 15: where the T1/N model breaks, the cell is left out, and the answer says so
     broken = at & set(r.broken)
-    if broken and "not where T1/N breaks" not in a.text:
+    if broken and r.bound and "not where T1/N breaks" not in a.text:
         return [f"{sorted(broken)} left out without saying so"]
     out = [f"{x} at or past {BOUND:.0%} neither listed nor left out" for x in sorted(at - listed - broken)]
     out += [f"{x} listed below {BOUND:.0%}" for x in sorted(listed - at)]
