@@ -76,11 +76,13 @@ class Measured:
 def shown(m: Measured, fmt: Callable[[float], str], unit: str = "") -> str:
     """"4.17 s" with one repeat; "4.17 s (4.16-4.88 s over 3 runs)" with repeats, "(all 3 runs)" where
     they agree to the digits shown; "over 2 of 3 runs" where a run of the configuration has no result;
-    "(single run of 3 planned)" where only one did ("1 of 3" reads as a median of 3)."""
+    "(1 run; 2 more planned, no result)" where only one did ("1 of 3" reads as a median of 3, and
+    "single run of 3 planned" as a study that asked for 3)."""
     text = fmt(m.value) + unit
     of = f" of {m.runs}" if m.runs > m.repeats else ""
     if m.repeats < 2:
-        return text + (f" (single run of {m.runs} planned)" if of else "")
+        missing = m.runs - m.repeats
+        return text + (f" (1 run; {missing} more planned, no result)" if missing > 0 else "")
     if fmt(m.low) == fmt(m.high):
         return f"{text} (all {m.repeats}{of} runs)"
     return f"{text} ({fmt(m.low)}-{fmt(m.high)}{unit} over {m.repeats}{of} runs)"

@@ -151,7 +151,8 @@ def busbw_because(ranged: list[Utilization]) -> BusbwBecause:
 
 def q32_text(a: Q32Answer) -> str:
     text = (f"A ring all-reduce (Patarasuk and Yuan) of P = {a.gradients:,} 4-byte gradients over N GPUs takes "
-            "t = 2(N-1)/N x 4P / B at link bandwidth B. Utilization = steps x 2(N-1)/N x 4P / communication time.")
+            "t = 2(N-1) alpha + 2(N-1)/N x 4P / B (alpha: latency, neglected; B: bandwidth). Utilization = steps x 2(N-1)/N x 4P "
+            "/ communication time.")
     ranged = a.ranged
     homework = a.basis == HOMEWORK_BASIS
     if ranged:
@@ -196,12 +197,12 @@ def q32_text(a: Q32Answer) -> str:
 
 
 def _spread(u: Utilization) -> str:
-    """The rate over its runs' spread where T1's or TN's runs make it a range: the point is not firm."""
+    """Where T1's or TN's runs make the rate a range, the point is not firm; the range is in no printed table,
+    so it is said, not quoted (TA2 7)."""
     low, high = u.gbps_span
     if not present(low) or gbps(low) == gbps(high):
         return ""
-    span = f"at least {gbps(low)}" if math.isinf(high) else f"{gbps(low)}-{gbps(high)}"
-    return f"; {span} GB/s over its runs: not firm"
+    return "; runs spread: not firm"
 
 
 def _over_text(over: list[Utilization], every: bool) -> str:

@@ -84,6 +84,8 @@ class Q3Because(StrEnum):
     WITHIN_SPREAD = "within_spread"  # the cited setup's smallest and largest batch both: no trend from its ends
     MIXED = "mixed"  # the cited setup's share falls, another's does not: like-for-like rows disagree, no trend
     OVERLAP = "overlap"  # the cited ends' shares overlap over the runs' spread: no trend from them
+    MEASURED_RISES = "measured_rises"  # the share falls, but the all-reduce the jobs measured rises: not fewer
+    # all-reduces (TA2 24)
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
     bound = communication_bound(splits)
     loader = tuple(f"{s.setup} at batch {s.batch}" for s in ordered(splits) if s.cause == Cause.LOADER)
     left = tuple(f"{s.setup} at batch {s.batch}" for s in splits
-                 if s.share >= BOUND and f"{s.setup} at batch {s.batch}" not in bound)
+                 if at_least_bound(s) and not s.breaks_model and f"{s.setup} at batch {s.batch}" not in bound)
     groups = [g for g in by_setup(tuple(splits)).values() if len(g) >= 2]
     falls = (sum(direction(g) == FALLS for g in groups), len(groups))
     trend = groups[0] if groups else next(iter(by_setup(tuple(splits)).values()), [])
@@ -197,10 +199,17 @@ def apart(small: Split, large: Split) -> bool:
     return large.share_span[1] < small.share_span[0]
 
 
+def at_least_bound(s: Split) -> bool:
+    """The share as shown (a whole percent) at or past BOUND: 49.7% reads 50% and is listed (TA2 16)."""
+    return round(100 * s.share) >= round(100 * BOUND)
+
+
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:
     """The setups at a batch whose estimate TN - T1/N is at least BOUND of the train time and measurably
-    above 0 (not Cause.NONE): all of them, whatever the answer then says explains the estimate."""
-    return tuple(f"{s.setup} at batch {s.batch}" for s in splits if s.share >= BOUND and s.cause != Cause.NONE)
+    above 0 (not Cause.NONE), except where the T1/N model breaks (its estimate is mostly not communication:
+    TA2 5): all of them, whatever the answer then says explains the estimate."""
+    return tuple(f"{s.setup} at batch {s.batch}" for s in splits
+                 if at_least_bound(s) and s.cause != Cause.NONE and not s.breaks_model)
 
 
 def cause(estimate_s: float, allreduce_s: float, data_wait_s: float, v: Optional[Verdict]) -> Cause:
@@ -243,7 +252,10 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
         return Q3Because.WITHIN_SPREAD
     ways = {direction(h) for h in groups}
     if ways == {FALLS}:  # a fall only where every like-for-like setup falls at every step, apart over the spread
-        return Q3Because.FEWER_STEPS if apart(g[0], g[-1]) else Q3Because.OVERLAP
+        if not apart(g[0], g[-1]):
+            return Q3Because.OVERLAP
+        rises = present(g[0].measured_s) and present(g[-1].measured_s) and g[-1].measured_s > g[0].measured_s
+        return Q3Because.MEASURED_RISES if rises else Q3Because.FEWER_STEPS
     if len(ways) > 1 or ways == {UNSTEADY}:
         return Q3Because.MIXED
     if _loader_at_large(g):

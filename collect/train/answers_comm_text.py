@@ -6,7 +6,7 @@ from collect.evidence import listing
 from collect.questions import Words, one_run_note, says
 from collect.render import number, seconds
 from collect.train.answers_comm import (BOUND, BREAKS, EXPLAINS, FALLS, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
-                                        by_setup, direction, ordered)
+                                        at_least_bound, by_setup, direction, ordered)
 from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats
 from collect.train.labels import present
 
@@ -26,7 +26,9 @@ def q31_text(a: Q31Answer) -> str:
     text += _broken_text(a)
     if a.bound:
         bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
-        text += f" Communication is at least {BOUND:.0%} of the train time TN in: {at_batches(bound, len(bound))}."
+        broken = any(at_least_bound(s) and s.breaks_model for s in a.splits)
+        text += (f" Communication is at least {BOUND:.0%} of the train time TN in: {at_batches(bound, len(bound))}"
+                 + (" (not where T1/N breaks)" * broken) + ".")
     if a.left_out:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "
@@ -55,19 +57,17 @@ def _cpu_text(cited: list[Split]) -> str:
 
 
 def _compute(s: Split) -> str:
-    """T1/N, over T1's runs where they spread."""
-    lo, hi = s.compute_span
-    return f"{number(lo)}-{number(hi)}" if number(lo) != number(hi) else number(s.compute_s)
+    """T1/N as Table 2 prints it (a range over the runs would be in no printed table: TA2 4)."""
+    return seconds(s.compute_s)
 
 
 def _comm(s: Split) -> str:
     """The estimate with its share and what the runs say of it; a negative one is no measurement."""
     if s.comm_s <= 0:
         return f"{number(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
-    lo, hi = s.comm_span
-    if number(lo) != number(hi):  # T1's or TN's runs spread: the point would claim a precision the runs lack
-        return f"{number(lo)}-{number(hi)} s ({_span(s)}{_cost(s)})"
-    return f"{number(s.comm_s)} s ({s.share:.0%}{_cost(s)})"
+    lo, hi = s.comm_span  # T1's or TN's runs spread: the point, as Table 2 prints it, is not firm
+    firm = "" if number(lo) == number(hi) else "; runs spread: not firm"
+    return f"{seconds(s.comm_s)} s ({s.share:.0%}{_cost(s)}{firm})"
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
@@ -77,6 +77,10 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
     if a.because == Q3Because.LOADER_AT_LARGE:
         return _large_text(g, on)
+    if a.because == Q3Because.MEASURED_RISES:
+        return (f" Communication's share is smaller at {g[-1].batch} than at {g[0].batch} over the runs' spread{on}, "
+                f"but not from fewer all-reduces: the all-reduce time the runs measured rises ({seconds(g[0].measured_s)}"
+                f" s to {seconds(g[-1].measured_s)} s, Table 2)." + _loader_text(a))
     if a.because == Q3Because.FEWER_STEPS:
         single = any(s.verdict is not None and s.verdict.one_run for s in (g[0], g[-1]))
         most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""

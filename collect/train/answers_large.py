@@ -4,6 +4,7 @@ each closing the gap. Q5-Q7: collect.train.answers_ddp and answers_q7."""
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -100,12 +101,15 @@ def q41_text(a: Q41Answer) -> str:
     else:  # the assignment's form, its blanks said as not measured
         why = [f"the study's {Q4_EPOCH}-epoch runs have no result" if a.planned
                else f"this study has no {Q4_EPOCH}-epoch run" + " on 4 GPUs" * bool(a.baseline)]
-        batch = a.q1_largest if a.q1_oom and a.q1_largest else "the largest that fits"
+        largest = a.q1_largest if a.q1_oom and a.q1_largest else None
         if not a.q1_oom:
             why.append("its Q1 sweep found no largest batch (none ran out of memory)")
         if a.most_gpus < 4:
             why.append(f"it ran at most {a.most_gpus} GPU{'s' * (a.most_gpus > 1)}")
-        parts = [f"{form}{batch} on 4 GPUs are not measured: {listing(why)}."]
+        # no number: "the largest that fits" is no batch size to fill the form's blank with (TA2 26)
+        said = (f"{form}{largest}" if largest else form.replace("for batch size per GPU ", "for the largest batch size "
+                                                                 "per GPU that fits"))
+        parts = [f"{said} on 4 GPUs are not measured: {listing(why)}."]
     if a.baseline and a.synthetic:
         parts.append(f"Lab 2's CIFAR-10 baseline cannot be compared: this study's data is synthetic, so its batch "
                      f"{Q4_BASELINE_BATCH} on 1 GPU stands in, reaching {number(a.baseline.loss.value, 4)} and "
@@ -275,7 +279,7 @@ def q42_text(a: Q42Answer) -> str:
         text += f" At Q4.1's batch {a.largest} per GPU, " + "; ".join(largest + failed) + "."
         gone = listing([_short(m.remedy) for m in a.not_run if m.batch == a.largest != a.batch])
         if gone:  # the question's own case, said as unanswered before the batch that stands in
-            text += f" The question's case with {gone} is unanswered (`submit --retry-failed` reruns it)."
+            text += f" The question's case with {gone} is unanswered: its run is missing."  # no tool command (TA2 17)
     runs = [r for r in (a.linear, a.warmup) if r]
     if runs and (a.plain or a.baseline):
         b = f" (baseline {pct(a.baseline.accuracy)}" if a.baseline else " ("
@@ -353,5 +357,9 @@ def _effect(r: RemedyRun) -> str:
     if r.against_baseline:
         parts.append(says(r.against_baseline, Words("still below the baseline", "beyond the baseline",
                                                     "closing the gap to the baseline", "the gap not clearly closed")))
-    single = any(v is not None and v.one_run for v in (r.against_none, r.against_baseline))
-    return (", " + ", ".join(parts) + " in one run each" * single) if parts else ""
+    single = [v for v in (r.against_none, r.against_baseline) if v is not None and v.one_run and v.sides]
+    if single:  # one run a side: the figures compared, not a verdict's words (TA2 9)
+        what = ("without it" if v is r.against_none else "for the baseline" for v in single)
+        return ", against " + " and ".join(f"{statistics.median(v.sides.a_values):.2f}% {w}"  # type: ignore
+                                          for v, w in zip(single, what, strict=True)) + " (one run each)"
+    return (", " + ", ".join(parts)) if parts else ""

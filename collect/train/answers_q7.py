@@ -119,8 +119,8 @@ def q7_text(a: Q7Answer) -> str:
         wrap = f": {bytes_text(a.run.init_bytes)}, test table" if a.run else ""
         text = ("Yes, it is okay because every rank starts from rank 0's weights (DDP broadcasts them when it wraps "
                 f"the model{wrap}) and applies the same averaged gradient, so the weights stay identical on the "
-                f"{a.gpus} GPUs {case}; only BatchNorm's running statistics (used at evaluation) drift apart, and Goyal et "
-                "al. [4] keep BatchNorm's statistics per worker anyway. ")
+                f"{a.gpus} GPUs {case}; only BatchNorm's running statistics (used at evaluation) drift apart "
+                "(the forward's per-rank batch statistics, Goyal et al. [4], are another matter). ")
     else:
         text = (f"No, because {case} each rank's BatchNorm running statistics drift apart without the buffer broadcast, "
                 "and evaluation uses rank 0's, which cost accuracy when measured. ")

@@ -124,6 +124,7 @@ class Q2Answer(Record):
     q1_verdict: Optional[Verdict] = None  # the larger batch's epoch time (Q2's T) against the smaller's
     level: tuple[Speedup, ...] = ()  # the other speedups the highest's does not exceed (level_with): no single top
     loader_invalid: tuple[StrongPoint, ...] = ()  # strong rows above weak whose T1(B) is loader-bound: no evidence
+    level_why: str = ""  # why `level` cannot be ranked below the top (level_reason): SINGLE | NOISE | FEW
 
     @property
     def unranked(self) -> bool:
@@ -186,10 +187,11 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     if claim == StrongClaim.NONE and pv is not None and not strongs:
         claim = {-1: StrongClaim.WORSE, 1: StrongClaim.BETTER}.get(decided(pv), StrongClaim.NONE)
     evidence = cited(namer, pairs + alone) + _strong_evidence(tables, [cite] if cite else [])
+    level = level_with(speedups)
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
-                    bound, tuple(unpaired), pair, pv, level_with(speedups), invalid)
+                    bound, tuple(unpaired), pair, pv, level, invalid, level_reason(level, speedups))
 
 
 def speedup_values(s: Speedup) -> tuple[float, ...]:
@@ -209,6 +211,23 @@ def level_with(speedups: list[Speedup]) -> tuple[Speedup, ...]:
     top = max(speedups, key=lambda s: s.speedup)
     return tuple(s for s in speedups if s is not top
                  and decided(verdict(speedup_values(s), speedup_values(top))) <= 0)
+
+
+SINGLE, NOISE, FEW = "single", "noise", "few"  # Q2Answer.level_why
+
+
+def level_reason(level: tuple[Speedup, ...], speedups: list[Speedup]) -> str:
+    """Why the verdict leaves `level` unranked against the highest: SINGLE where a side is one run (no noise
+    measured); NOISE where the runs of each (of the lowest, where it is level: Q2Answer.unranked) overlap the
+    highest's; else FEW (runs apart, but too few of them for the verdict)."""
+    if not level:
+        return ""
+    top, low = max(speedups, key=lambda s: s.speedup), min(speedups, key=lambda s: s.speedup)
+    if any(s.verdict.one_run for s in [top, *level]):
+        return SINGLE
+    t = speedup_values(top)
+    named = [low] if any(s is low for s in level) else level
+    return NOISE if all(max(speedup_values(s)) >= min(t) for s in named) else FEW
 
 
 def _wait_shares(q1: pd.DataFrame) -> dict[tuple, tuple[float, int]]:
@@ -284,7 +303,7 @@ def q2_text(a: Q2Answer) -> str:
         low, high = min(a.speedups, key=lambda s: s.speedup), max(a.speedups, key=lambda s: s.speedup)
         ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{_undecided(s)})" for s in ([low] if low is high else [low, high])]
         text += f" on {a.device}: from {ends[0]} to {ends[-1]}" if len(ends) > 1 else f" on {a.device}: {ends[0]}"
-        text += _level(a.level, a.unranked) + "."
+        text += _level(a.level, a.unranked, a.level_why) + "."
     else:
         text += "; no multi-GPU run has a speedup yet."
     slower = [s for s in a.speedups if decided(s.verdict) > 0]
@@ -299,16 +318,24 @@ def q2_text(a: Q2Answer) -> str:
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
 
 
-def _level(level: tuple[Speedup, ...], unranked: bool) -> str:
-    """The speedups within run-to-run noise of the highest (Q2Answer.level): named, so the top is not read as
-    a finding; where even the lowest is (Q2Answer.unranked), the range itself is no finding."""
+def _level(level: tuple[Speedup, ...], unranked: bool, why: str) -> str:
+    """The speedups the verdict cannot rank below the highest (Q2Answer.level), named with why (level_why), so
+    the top is not read as a finding; where even the lowest is (Q2Answer.unranked), the range itself is none."""
+    runs = min((min(s.verdict.n_a, s.verdict.n_b) for s in level), default=0)
     if unranked:
-        return (", but even the lowest is within run-to-run noise of the highest, so these runs cannot rank the "
-                "speedups")
+        return {SINGLE: ", but these are single runs, which cannot rank the speedups",
+                NOISE: ", but even the lowest is within run-to-run noise of the highest, so these runs cannot rank "
+                       "the speedups",
+                FEW: f", but though the runs of the lowest and the highest do not overlap, {runs} runs each are too "
+                     "few for the verdict to rank the speedups"}[why]
     if not level:
         return ""
     named = listing([f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" for s in level[:3]])
     more = f" and {len(level) - 3} more (Table 1)" if len(level) > 3 else ""
+    if why == SINGLE:
+        return f"; single runs cannot rank it against {named}{more}"
+    if why == FEW:
+        return f"; {runs} runs each are too few for the verdict to rank it against {named}{more}"
     return f"; {named}{more} {'is' if len(level) == 1 else 'are'} within run-to-run noise of it"
 
 

@@ -144,7 +144,8 @@ def _runs(v: Verdict) -> str:
 
 
 def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
-    """Repeats that do not decide: why (the ratio's interval, not the runs' ranges), and the per-step
+    """Repeats that do not decide: why (too few runs for the verdict; its interval is in no printed table: TA2
+    20), and the per-step
     figure that would be the reason if the difference held."""
     needed = f"; about {v.repeats_needed} runs each would settle it" if v.repeats_needed else ""
     a, b = first.train_s, last.train_s
@@ -153,8 +154,8 @@ def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
            f"{seconds(b.low)}-{seconds(b.high)} s), but " if apart else "")  # type: ignore[union-attr]
     # the speedup (the inverted ratio of times), as `submit --settle` prints this very comparison
     return (f" Whether a larger batch is faster is not settled: batch {last.batch}'s speedup over batch {first.batch} "
-            f"is {1 / v.ratio:.2f}x; {raw}{_runs(v)} give a 95% interval ({1 / v.high:.2f}x-{1 / v.low:.2f}x) too "
-            f"wide to conclude{needed}. {_per_step(first, last, 'If it holds, the reason is per step')}.")
+            f"is {1 / v.ratio:.2f}x; {raw}{_runs(v)} are too few for the verdict to conclude{needed}. "
+            f"{_per_step(first, last, 'If it holds, the reason is per step')}.")
 
 
 def _per_step(first: BatchTime, last: BatchTime, lead: str) -> str:

@@ -60,9 +60,13 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
     if a.id != "A.Q3.1":
         return []
     r = a.record
-    at = {f"{s.setup} at batch {s.batch}" for s in r.splits if s.share >= BOUND}
+    at = {f"{s.setup} at batch {s.batch}" for s in r.splits if round(100 * s.share) >= round(100 * BOUND)}
     listed = set(r.bound) | set(r.left_out)
-    out = [f"{x} at or past {BOUND:.0%} neither listed nor left out" for x in sorted(at - listed)]
+    # TA2 5, 15: where the T1/N model breaks, the cell is left out, and the answer says so
+    broken = at & set(r.broken)
+    if broken and r.bound and "not where T1/N breaks" not in a.text:
+        return [f"{sorted(broken)} left out without saying so"]
+    out = [f"{x} at or past {BOUND:.0%} neither listed nor left out" for x in sorted(at - listed - broken)]
     out += [f"{x} listed below {BOUND:.0%}" for x in sorted(listed - at)]
     if r.left_out and "left out" not in a.text.lower():
         out.append("runs left out without saying so")
@@ -294,12 +298,19 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
         if "Efficiency above 1" in a.text and not any(s.verdict is not None and leaning(s.verdict) < 0
                                                       for s in r.superlinear):
             out.append("'efficiency above 1' with no run past T1/N by the verdict")
-        if r.speedups and "within run-to-run noise of" not in a.text:
-            top = max(r.speedups, key=lambda s: s.speedup)
-            level = [s for s in r.speedups if s is not top
-                     and decided(verdict(speedup_values(s), speedup_values(top))) <= 0]
-            if level:
-                out.append(f"the highest {top.speedup:.2f}x named alone, {len(level)} level with it")
+        top = max(r.speedups, key=lambda s: s.speedup, default=None)
+        level = [s for s in r.speedups if s is not top
+                 and decided(verdict(speedup_values(s), speedup_values(top))) <= 0]
+        if level and not re.search(r"within run-to-run noise of|cannot rank|too few for the verdict", a.text):
+            out.append(f"the highest {top.speedup:.2f}x named alone, {len(level)} level with it")
+        # noise is measured only over repeats: of a single run, or of runs that lie apart, it is no finding
+        noisy = "within run-to-run noise" in a.text
+        if noisy and any(s.verdict.one_run for s in [*level, top]):
+            out.append("'within run-to-run noise' of a single run")
+        low = min(r.speedups, key=lambda s: s.speedup, default=None)
+        if "even the lowest is within run-to-run noise" in a.text and max(speedup_values(low)) < min(
+                speedup_values(top)):
+            out.append("'even the lowest is within run-to-run noise' where its runs and the highest's lie apart")
     m = re.search(r"Efficiency above 100% \(([^)]*)\):", a.text) if a.id == "lab.scaling" else None
     # a whole name of the list ("2 GPUs, DDP" is no item of "2 nodes x 2 GPUs, DDP")
     named = [s for s in r.runs if s.efficiency > 1
@@ -343,9 +354,19 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
         spreads = {f"{100 * v:.1f}" for v in test.get("ddp_bn_rank_spread", []) if v == v}
         said = re.findall(r"differ by up to ([\d.]+)%", a.text) + re.findall(r"layer's mean, against ([\d.]+)%", a.text)
         return [f"BN spread {x}% in no printed row" for x in said if x not in spreads]
+    if a.id == "A.Q1" and "95% interval" in a.text:
+        return ["the verdict's interval, in no printed table"]  # TA2 20
+    if a.id == "A.Q3.2" and re.search(r"[\d.]+-[\d.]+ GB/s over its runs", a.text):
+        return ["a rate's range over its runs in no printed table"]  # TA2 7, 25
     if a.id != "A.Q3.1":
         return []
     t2 = tables["table2"]
+    # TA2 4, 23: "compute X s and communication Y s" quotes Table 2's estimate columns as printed
+    est = {seconds(v) for v in t2.get("compute_est_s", []) if v == v}
+    comm = {seconds(v) for v in t2.get("comm_est_s", []) if v == v}
+    quoted = re.findall(r"compute ([\d.,-]+) s and communication ([\d.,-]+) s", a.text)
+    if any(c not in est or m not in comm for c, m in quoted):
+        return [f"compute/communication {quoted} in no printed row of Table 2"]
     printed = {seconds(v) for v in t2.data_wait_s if v == v} if "data_wait_s" in t2 else set()
     out = [f"loader wait {x} s in no printed row" for x in re.findall(r"waited ([\d.,]+) s on its loader", a.text)
            if x not in printed]
@@ -395,6 +416,10 @@ def systems_facts(a: Any, tables: Tables) -> list[str]:
 
 def one_comparison_one_number(a: Any, tables: Tables) -> list[str]:
     """Class 6: Q1's unsettled pair reads as `submit --settle` prints it: the same direction (a speedup) and ratio."""
+    if a.id == "A.Q3.1":  # TA2 5, 15: a cell "mostly not communication" is no cell "at least 50% communication"
+        both = set(a.record.bound) & set(getattr(a.record, "broken", ()))
+        if both:
+            return [f"{sorted(both)} both mostly not communication and at least 50% communication"]
     from orchestrator.settle import compared
 
     r = a.record

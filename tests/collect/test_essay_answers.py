@@ -54,8 +54,8 @@ def test_q41_keeps_the_assignments_form_where_nothing_ran(sets):
     """Item 35: "This study has no 5-epoch run to answer Q4.1 from." had no form; issue 44 (TA defect 36): its
     sweep reached no OOM, so 512 is no largest batch that fits."""
     text = sets["r7f"]["A.Q4.1"].text
-    assert text.startswith("The average training loss and training accuracy for the 5th epoch for batch size per GPU "
-                           "the largest that fits on 4 GPUs are not measured")
+    assert text.startswith("The average training loss and training accuracy for the 5th epoch for the largest batch "
+                           "size per GPU that fits on 4 GPUs are not measured")  # TA2 26
     assert "its Q1 sweep found no largest batch (none ran out of memory)" in text
 
 

@@ -17,7 +17,7 @@ def test_shown_gives_the_range_where_there_are_repeats():
     assert shown(m(4.17, 4.16, 4.88), two, " s") == "4.17 s (4.16-4.88 s over 3 runs)"
     assert shown(m(4.17, 4.16, 4.88, runs=4), two, " s") == "4.17 s (4.16-4.88 s over 3 of 4 runs)"
     assert shown(m(1.0, 1.0, 1.0), two) == "1.00 (all 3 runs)"
-    assert shown(m(4.0, repeats=1, runs=3), two) == "4.00 (single run of 3 planned)"
+    assert shown(m(4.0, repeats=1, runs=3), two) == "4.00 (1 run; 2 more planned, no result)"
 
 
 def test_measured_rates_from_times_swap_min_and_max():
