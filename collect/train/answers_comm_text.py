@@ -64,7 +64,7 @@ def _compute(s: Split) -> str:
 def _comm(s: Split) -> str:
     """The estimate with its share and what the runs say of it; a negative one is no measurement."""
     if s.comm_s <= 0:
-        return f"{number(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
+        return f"{seconds(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
     lo, hi = s.comm_span  # T1's or TN's runs spread: the point, as Table 2 prints it, is not firm
     firm = "" if number(lo) == number(hi) else "; runs spread: not firm"
     return f"{seconds(s.comm_s)} s ({s.share:.0%}{_cost(s)}{firm})"

@@ -52,10 +52,11 @@ def test_n_nodes_on_one_host_is_said(real):
 
 def test_q31_names_every_run_at_50_percent_or_more(real):
     """TA item 8: run 8 has seven runs at 50% or more of their train time (DataParallel at every batch on 2 and 4
-    GPUs, 4 GPUs, DDP at 512); the list named four and said the loader's were left out."""
+    GPUs, 4 GPUs, DDP at 512); the list named four and said the loader's were left out. The second TA (item 15):
+    4 GPUs, DDP at 512 is where T1/N breaks (compute measured 1.66 s against 0.644 s), so not in the list."""
     text = real["run8"]["A.Q3.1"].text
     assert "Communication is at least 50% of the train time TN in: 2 GPUs, DataParallel at batch 32, 128 and 512; 4 GPUs, DataParallel at batch 32, 128 and " \
-        "512; 4 GPUs, DDP at batch 512." in text and "left out" not in text
+        "512 (not where T1/N breaks)." in text and "left out" not in text
 
 
 def test_q32_headline_is_the_homeworks_method_for_every_setup(real):
@@ -239,8 +240,9 @@ def test_q31_says_tn_above_t1_over_n_in_every_run_though_the_verdict_cannot_size
                + _runs(cell("ddp", 128, 2), (2.64, 2.41, 4.43)) + _runs(cell("ddp", 512, 2), (3.28, 1.23, 4.82)))
     a = _answers(write_results(tmp_path, results))["A.Q3.1"]
     assert all(s.verdict.outcome == "inconclusive" and s.every_run_above for s in a.record.splits)
-    assert "TN above T1/N in all 3 runs) at batch 128" in a.text and "not measurably above" not in a.text, a.text
-    assert "no trend with the batch is claimed" in a.text and "left out" in a.text
+    assert "TN above T1/N in all 3 runs; runs spread: not firm) at batch 128" in a.text and "not measurably above" not in a.text, a.text
+    # not in the 50% list: left out for its spread, or (TA2 item 5) where compute measured breaks T1/N
+    assert "no trend with the batch is claimed" in a.text and "at least 50% of the train time TN in" not in a.text
     # TA item 4: what the run measured is said beside the 2.1 s it cannot explain (exposed all-reduce 0.1 s, rank 0's
     # GPU time 0.5 + 7.0 - 0.1 s), the cause an inference
     assert "At 512 the all-reduce the backward pass leaves unhidden is 0.100 s, the compute measured is 7.40 s against " \
