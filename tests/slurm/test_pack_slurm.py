@@ -64,7 +64,7 @@ def test_a_packed_task_runs_its_cells_each_with_its_own_result_state_and_log(slu
 
 
 def test_a_packed_task_cancelled_half_way_reruns_only_its_cells_without_a_result(slurm_cluster, in_tmp, capsys):
-    study = packed_study(in_tmp, "cut", 3, images=2000, epochs=3)
+    study = packed_study(in_tmp, "cut", 3, images=4000, epochs=12)  # a later cell lasts seconds: set-up is reused
     code, _, err = cli(capsys, "submit", "--study", study, "--executor", "slurm", "--pack", "3")
     assert code == 0, err
     results = in_tmp / "runs" / "cut"
