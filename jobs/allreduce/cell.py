@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from collections.abc import Mapping
 
 from jobs.core.bandwidth import DDP_BUCKET_BYTES, FP32_BYTES, RESNET18_GRADIENT_BYTES as GRADIENT_BYTES, bytes_text
-from jobs.core.cell import CellError, cell_fields, check_choice, content_id
+from jobs.core.cell import CellError, RanksOnGPUs, cell_fields, check_choice, content_id
 
 KIND = "allreduce"
 BACKENDS = ("nccl", "gloo")
@@ -23,7 +23,7 @@ STARTUP_S = 10.0  # starting the ranks and their process group
 
 
 @dataclass(frozen=True)
-class AllreduceCell:
+class AllreduceCell(RanksOnGPUs):
     """Ranks: gpus_per_node per node (one rank per GPU), or cpu_ranks_per_node CPU processes
     (backend gloo, gpus_per_node = 0). Sizes: min_bytes, min_bytes x factor, ... up to max_bytes,
     plus ResNet-18's gradient and DDP's 25 MiB bucket, always. Buffers are fp32, so min_bytes and
@@ -52,18 +52,6 @@ class AllreduceCell:
             object.__setattr__(self, name, -(-getattr(self, name) // FP32_BYTES) * FP32_BYTES)
         if self.min_bytes > self.max_bytes:
             raise CellError(f"min_bytes ({self.min_bytes}) must be <= max_bytes ({self.max_bytes}); swap them")
-
-    @property
-    def tasks_per_node(self) -> int:
-        return self.gpus_per_node or self.cpu_ranks_per_node
-
-    @property
-    def ranks(self) -> int:
-        return self.nodes * self.tasks_per_node
-
-    @property
-    def gpus(self) -> int:
-        return self.nodes * self.gpus_per_node
 
     @property
     def cpus_per_task(self) -> int:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
-from jobs.core.cell import CellError, content_id, kind_of
+from jobs.core.cell import CellError, RanksOnGPUs, content_id, kind_of
 
 KIND = "command"
 Scalar = Union[str, int, float, bool]
@@ -31,7 +31,7 @@ ESTIMATE_S = 600.0  # a user's script takes what it takes: plan's guess until a 
 
 
 @dataclass(frozen=True, init=False)
-class CommandCell:
+class CommandCell(RanksOnGPUs):
     """One run of the user's command. `own_fields` holds the user's own fields, sorted by name; every
     field, the user's too, is a key of the cell's JSON (to_dict) and of its id. The constructor takes
     them as keywords (a study's keys, the JSON's) or as own_fields (dataclasses.replace: a new repeat)."""
@@ -80,18 +80,6 @@ class CommandCell:
                                     f"{', '.join(sorted(fields))} (give it in [defaults] or the grid)")
             argv.append(PLACEHOLDER.sub(lambda m: value_text(fields[m[1]]), arg))
         return argv
-
-    @property
-    def tasks_per_node(self) -> int:
-        return self.gpus_per_node or self.cpu_ranks_per_node
-
-    @property
-    def ranks(self) -> int:
-        return self.nodes * self.tasks_per_node
-
-    @property
-    def gpus(self) -> int:
-        return self.nodes * self.gpus_per_node
 
     @property
     def cell_id(self) -> str:

@@ -86,6 +86,26 @@ def cell_fields(cls: Any, data: Mapping[str, Any]) -> dict[str, Any]:
     return fields
 
 
+class RanksOnGPUs:
+    """A cell's processes: one per GPU, or `cpu_ranks_per_node` of them where it asks for no GPU (the
+    all-reduce and command kinds' dataclasses hold these three fields)."""
+    nodes: int
+    gpus_per_node: int
+    cpu_ranks_per_node: int
+
+    @property
+    def tasks_per_node(self) -> int:
+        return self.gpus_per_node or self.cpu_ranks_per_node
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.tasks_per_node
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
 class StudyCell(Protocol):
     @property
     def kind(self) -> str: ...  # the name it is registered by (jobs.core.kinds.PACKAGES)
