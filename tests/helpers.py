@@ -118,8 +118,8 @@ def assert_plan_refuses(where: Path, capsys, text: str, expected: str) -> None:
     assert not (where / "runs").exists()
 
 
-def tiny_slurm_study(name: str) -> str:
-    """A study of two tiny 1-GPU cells (batch 8 and 16) that ends in seconds on the test cluster."""
+def tiny_slurm_study(name: str, batches: str = "[8, 16]") -> str:
+    """A study of tiny 1-GPU cells (one a batch: 8 and 16) that ends in seconds on the test cluster."""
     return f'''name = "{name}"
 [cluster]
 time_min = 5
@@ -131,5 +131,5 @@ train_images = 32
 loader_workers = 0
 engine = "single"
 [[grid]]
-batch_per_gpu = [8, 16]
+batch_per_gpu = {batches}
 '''

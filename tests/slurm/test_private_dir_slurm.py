@@ -10,23 +10,11 @@ import subprocess
 import pytest
 
 from results_format import registry
-from tests.helpers import cli, write_study
+from tests.helpers import cli, tiny_slurm_study, write_study
 
 pytestmark = pytest.mark.slurm
 
-STUDY = """name = "private"
-[cluster]
-time_min = 5
-cpus_per_task = 1
-[defaults]
-model = "tiny"
-dataset = "synthetic"
-train_images = 32
-loader_workers = 0
-engine = "single"
-[[grid]]
-batch_per_gpu = 8
-"""
+STUDY = tiny_slurm_study("private", batches="8")
 
 
 def test_the_jobs_calls_are_written_0600_and_a_shared_dir_is_refused(slurm_cluster, in_tmp, capsys, monkeypatch):
