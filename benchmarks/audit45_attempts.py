@@ -121,14 +121,14 @@ def _requeued(tmp: Path) -> str:
 def _settle_refused(tmp: Path) -> str:
     results, queued = write_hw5(tmp / "hw5", 1), []
 
-    def refused(plan, ids):
+    def refused(plan, ids, exclusive=False):
         raise SchedulerError("sbatch: error: Invalid account")
     gpu_node = Machine(gpus=8, cpus=64)
     with Patched(submit_module, "this_machine", lambda: gpu_node), \
             Patched(settle_command, "this_machine", lambda: gpu_node):
         with Patched(submit_module, "start_local_queue", refused):
             first = cli("submit", "--results", results, "--settle", "--executor", "local")
-        with Patched(submit_module, "start_local_queue", lambda plan, ids: queued.append(ids)):
+        with Patched(submit_module, "start_local_queue", lambda plan, ids, exclusive=False: queued.append(ids)):
             r = cli("submit", "--results", results, "--settle", "--executor", "local")
     return exits(first, 2, "Invalid account") or exits(r, 0, "46 planned earlier") or \
         ("" if queued and len(queued[0]) == 46 else f"queued {queued}")
