@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from audit_attempts import cli, exits, main_, one_error  # the harness (benchmarks/ is this script's dir)
+from audit_attempts import Attempt, cli, exits, main_, one_error, registrar  # the harness (benchmarks/ is this script's dir)
 
 from collect.load import load
 from jobs.core.result import Result, write_result
@@ -37,14 +37,8 @@ from tests.factories import cell, train_result, write_results
 from tests.helpers import TINY_STUDY
 from tests.scripted_slurm import ScriptedSlurm, iso, plan_of
 
-ATTEMPTS: list[tuple[str, str, Callable[[Path], str]]] = []
-
-
-def attempt(item: str, name: str):
-    def register(check: Callable[[Path], str]) -> Callable[[Path], str]:
-        ATTEMPTS.append((item, name, check))
-        return check
-    return register
+ATTEMPTS: list[Attempt] = []
+attempt = registrar(ATTEMPTS)
 
 
 class Patched:

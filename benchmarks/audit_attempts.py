@@ -126,14 +126,21 @@ def hw5(tmp: Path) -> Path:
     return write_results(tmp / "h", hw5_results(), study="hw5")
 
 
-ATTEMPTS: list[tuple[str, str, Callable[[Path], str]]] = []
+Attempt = tuple[str, str, Callable[[Path], str]]
 
 
-def attempt(item: str, name: str):
-    def register(check: Callable[[Path], str]) -> Callable[[Path], str]:
-        ATTEMPTS.append((item, name, check))
-        return check
-    return register
+def registrar(attempts: list[Attempt]):
+    """A decorator `@attempt(item, name)` that adds its check to `attempts` (each audit script keeps its own)."""
+    def attempt(item: str, name: str):
+        def register(check: Callable[[Path], str]) -> Callable[[Path], str]:
+            attempts.append((item, name, check))
+            return check
+        return register
+    return attempt
+
+
+ATTEMPTS: list[Attempt] = []
+attempt = registrar(ATTEMPTS)
 
 
 # --- 1: --fail-on as a CI guard ------------------------------------------------------------------------
