@@ -2,7 +2,7 @@
 (issue 46): the local executor packs cells on disjoint GPUs, and a class of cell slowed beyond 5 %
 must run alone (orchestrator/local/placement.py, RUN_ALONE).
 
-    python benchmarks/interference.py --out OUT [--pairs 3] [--budget-s 360] [--images 10000]
+    python benchmarks/interference.py --out OUT [--pairs 3] [--budget-s 360] [--images 10000] [--batch B ...]
 
 Classes: 1-GPU cells at batch 32, 512 and 2048, and a 2-GPU DDP cell at batch 128 (ResNet-18,
 synthetic CIFAR-10 in the on-disk format, the faithful pipeline with its loader workers). Each
@@ -130,13 +130,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--images", type=int, default=10_000, help="synthetic CIFAR-10 training images per cell")
     parser.add_argument("--data", type=Path, help="data dir (default: OUT/data)")
     parser.add_argument("--model", default="resnet18", help="tiny: a smoke test on a CPU")
+    parser.add_argument("--batch", type=int, action="append", choices=sorted({k.batch for k in CLASSES}),
+                        help="only the classes of this batch per GPU (repeat it for several); default: all")
     args = parser.parse_args(argv)
+    classes = [k for k in CLASSES if not args.batch or k.batch in args.batch]
     setting = Setting(args.images, args.model, args.data or args.out / "data", args.out)
     args.out.mkdir(parents=True, exist_ok=True)
     runs: list[dict] = []
     began = time.monotonic()
-    measure(CLASSES[0], "alone", -1, setting)  # writes the data set, warms the box
-    turns = [(pair, klass) for pair in range(args.pairs) for klass in CLASSES]
+    measure(classes[0], "alone", -1, setting)  # writes the data set, warms the box
+    turns = [(pair, klass) for pair in range(args.pairs) for klass in classes]
     with (args.out / "runs.jsonl").open("a") as log:
         for pair, klass in turns:
             if time.monotonic() - began > args.budget_s:

@@ -30,7 +30,7 @@ class Evaluation:
     predictions: Optional[torch.Tensor] = None  # int64 [images] on the CPU, when asked (this rank's shard)
 
 
-def batches(images: torch.Tensor, labels: torch.Tensor, size: int = 1000) -> Batches:
+def batches(images: torch.Tensor, labels: torch.Tensor, size: int = EVAL_BATCH) -> Batches:
     """Consecutive slices of a resident test set (views: nothing is copied)."""
     for start in range(0, images.shape[0], size):
         yield images[start:start + size], labels[start:start + size]

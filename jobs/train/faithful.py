@@ -13,10 +13,10 @@ from torch import nn
 
 from jobs.runtime import comm
 from jobs.train.cell import Cell
-from jobs.runtime.evaluate import Evaluation, evaluate, share_buffers
+from jobs.runtime.evaluate import Evaluation, batches, evaluate, share_buffers
 from jobs.runtime.launch import Placement
 from jobs.train.model import build_model
-from jobs.train.pipeline import FaithfulPipeline, eval_loader
+from jobs.train.pipeline import FaithfulPipeline, resident_test_set
 from jobs.train.result import EpochStats
 from jobs.train.schedule import lr_at
 from jobs.runtime.timing import StepPhases, no_host_sync
@@ -67,7 +67,7 @@ class FaithfulTrainer:
         )
         self.steps = len(self.pipeline)
         self.steps_run = 0  # training steps taken by this process (see _sync_guard)
-        self.test = eval_loader(cell, data_dir, place.rank, place.world_size, pin=device.type == "cuda")
+        self.test = resident_test_set(cell, data_dir, device, place.rank, place.world_size)
 
     @property
     def plain_model(self) -> nn.Module:
@@ -148,7 +148,7 @@ class FaithfulTrainer:
         model = self.plain_model
         share_buffers(model)
         with self._autocast():
-            return evaluate(model, self.test, self.device)
+            return evaluate(model, batches(*self.test), self.device)
 
     def _step(self, images, labels, lr: float, sums=None, sync: bool = True) -> None:
         for group in self.optimizer.param_groups:

@@ -25,12 +25,13 @@ import torch.nn.functional as F
 
 from jobs.runtime import comm
 from jobs.train.cell import Cell
-from jobs.runtime.data import MEAN, STD, open_test_set, open_train_set
-from jobs.runtime.evaluate import Evaluation, batches, evaluate, shard, share_buffers
+from jobs.runtime.data import MEAN, STD, open_train_set
+from jobs.runtime.evaluate import Evaluation, batches, evaluate, share_buffers
 from jobs.train.common import autocast, epoch_stats
 from jobs.runtime.device import sync_device
 from jobs.runtime.launch import Placement
 from jobs.train.model import build_model
+from jobs.train.pipeline import resident_test_set
 from jobs.train.result import EpochStats
 from jobs.train.schedule import lr_at
 from jobs.runtime.timing import no_host_sync
@@ -85,22 +86,6 @@ class ResidentData:
         return images.view(*shape, 3, 32, 32), self.labels[index].view(shape), weights.view(shape)
 
 
-def resident_test_set(cell: Cell, data_dir: Path, device: torch.device,
-                      place: Placement) -> Optional[tuple[torch.Tensor, torch.Tensor]]:
-    """This rank's shard of the first cell.test_images test images, normalised as the homework's
-    test transform does (no augmentation), on the device in channels_last; None when the cell
-    evaluates nothing."""
-    if cell.test_images == 0:
-        return None
-    dataset = open_test_set(cell, data_dir)
-    mine = shard(min(cell.test_images, len(dataset.data)), place.rank, place.world_size)
-    images = torch.from_numpy(dataset.data[mine.start:mine.stop]).to(device).permute(0, 3, 1, 2).float()
-    mean = torch.tensor(MEAN, device=device).view(1, 3, 1, 1) * 255
-    std = torch.tensor(STD, device=device).view(1, 3, 1, 1) * 255
-    images = images.sub_(mean).div_(std).contiguous(memory_format=MEMORY_FORMAT)
-    return images, torch.tensor(dataset.targets[mine.start:mine.stop], device=device)
-
-
 class FastTrainer:
     def __init__(self, cell: Cell, place: Placement, device: torch.device, data_dir: Path) -> None:
         self.cell, self.place, self.device = cell, place, device
@@ -131,7 +116,7 @@ class FastTrainer:
         self.totals = torch.zeros(3, dtype=torch.float64, device=device)
         self.graphs: dict[bool, torch.cuda.CUDAGraph] = {}
         self.graph_error: Optional[str] = None
-        self.test = resident_test_set(cell, data_dir, device, place)
+        self.test = resident_test_set(cell, data_dir, device, place.rank, place.world_size, MEMORY_FORMAT)
 
     @property
     def compiled(self) -> bool:

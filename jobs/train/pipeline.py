@@ -11,7 +11,7 @@ from torchvision import transforms
 
 from jobs.train.cell import Cell
 from jobs.runtime.data import MEAN, STD, open_test_set, open_train_set
-from jobs.runtime.evaluate import EVAL_BATCH, shard
+from jobs.runtime.evaluate import shard
 
 
 def train_transform() -> transforms.Compose:
@@ -28,20 +28,22 @@ def eval_transform() -> transforms.Compose:
     return transforms.Compose([transforms.ToTensor(), transforms.Normalize(MEAN, STD)])
 
 
-def eval_loader(cell: Cell, data_dir: Path, rank: int, world_size: int, pin: bool) -> Optional[DataLoader]:
+def resident_test_set(cell: Cell, data_dir: Path, device: torch.device, rank: int, world_size: int,
+                      memory_format: torch.memory_format = torch.contiguous_format
+                      ) -> Optional[tuple[torch.Tensor, torch.Tensor]]:
     """This rank's shard of the first cell.test_images test images (all of them if the set holds
-    fewer), or None when the cell evaluates nothing. Workers are persistent, as the training
-    loader's: forking them again after every epoch would cost seconds. A shard of one batch
-    gets none: a worker would load it while the job waits for it anyway, and forking it (after
-    the first epoch, as another rank's all-reduce of its figures arrives) risks CPython's fork
-    deadlock (before 3.12, gh-112275)."""
+    fewer), held on the device for the cell, or None when the cell evaluates nothing. Computed on
+    the host with eval_transform's own operations (ToTensor's division by 255, then Normalize), so
+    the images are those its loader would give, bit for bit; the evaluation after each epoch then
+    waits on no loader worker (2 workers took 1.2-2.1 s per epoch for 10,000 images on an H100)."""
     if cell.test_images == 0:
         return None
-    dataset = open_test_set(cell, data_dir, eval_transform())
-    mine = Subset(dataset, shard(min(cell.test_images, len(dataset)), rank, world_size))
-    workers = cell.loader_workers if len(mine) > EVAL_BATCH else 0
-    return DataLoader(mine, batch_size=EVAL_BATCH, shuffle=False, num_workers=workers,
-                      persistent_workers=workers > 0, pin_memory=pin)
+    dataset = open_test_set(cell, data_dir)
+    mine = shard(min(cell.test_images, len(dataset.data)), rank, world_size)
+    images = torch.from_numpy(dataset.data[mine.start:mine.stop]).permute(0, 3, 1, 2).float().div(255)
+    images = transforms.Normalize(MEAN, STD)(images)
+    labels = torch.tensor(dataset.targets[mine.start:mine.stop])
+    return images.to(device).contiguous(memory_format=memory_format), labels.to(device)
 
 
 class FaithfulPipeline:

@@ -109,12 +109,18 @@ def test_a_cell_with_no_test_images_evaluates_nothing(tmp_path):
     assert "test acc" not in train.epoch_line(stats, 1)
 
 
-def test_a_test_shard_of_one_batch_is_loaded_without_forking_workers(tmp_path, monkeypatch):
-    import jobs.train.pipeline as pipeline
+def test_the_resident_test_set_is_the_eval_transforms_images_bit_for_bit(tmp_path):
+    """Held on the device instead of loaded by workers after each epoch: the same pixels and labels,
+    each rank its own part, every image in one part."""
+    from jobs.train.pipeline import resident_test_set
 
-    cell = Cell(engine="single", epochs=1, timed_epoch=1, **{**TINY, "loader_workers": 2})
-    one_batch = pipeline.eval_loader(cell, tmp_path / "data", 0, 1, pin=False)
-    assert one_batch is not None and one_batch.num_workers == 0, "100 test images: one batch of 1000"
-    monkeypatch.setattr(pipeline, "EVAL_BATCH", 30)
-    several = pipeline.eval_loader(cell, tmp_path / "data", 0, 1, pin=False)
-    assert several is not None and several.num_workers == 2 and several.persistent_workers
+    cell = Cell(engine="single", epochs=1, timed_epoch=1, test_images=ODD, **TINY)
+    loaded = open_test_set(cell, tmp_path / "data", eval_transform())
+    expected = torch.stack([loaded[k][0] for k in range(ODD)])
+    parts = [resident_test_set(cell, tmp_path / "data", torch.device("cpu"), rank, 2) for rank in (0, 1)]
+    assert all(part is not None for part in parts)
+    images = torch.cat([part[0] for part in parts if part is not None])
+    labels = torch.cat([part[1] for part in parts if part is not None])
+    assert torch.equal(images, expected), "ToTensor and Normalize's numbers, to the bit"
+    assert labels.tolist() == [loaded[k][1] for k in range(ODD)]
+    assert [len(part[0]) for part in parts if part is not None] == [3, 4]
