@@ -221,7 +221,8 @@ def q42_answer(tables: Tables) -> Optional[Q42Answer]:
         return None
     runs = [(i, r) for i, r in rows_of(q4) if not r.baseline and not bool(r.sync_bn)]
     plain = {r.batch_per_gpu: (i, r) for i, r in ok if not r.baseline and remedy_name(r) == "none"}
-    done = {(r.batch_per_gpu, _remedy_of(r)): (i, r) for i, r in runs if r.status == "ok" and present(r.accuracy)}
+    done = {(r.batch_per_gpu, _remedy_of(r)): (i, r) for i, r in runs
+            if r.status == "ok" and present(r.accuracy) and _remedy_of(r)}  # remedies only: the plain runs are `plain`
     largest = max(plain, default=None)
     full = [b for b in plain if (b, LINEAR) in done and (b, WARMUP) in done]
     batch = largest if largest in full or not full else max(full)

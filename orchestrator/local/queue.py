@@ -1,6 +1,7 @@
-"""Off-cluster queue: a background process that runs the given cells on this machine, in plan
-order, each as soon as GPUs for it are free (placement.py): side by side on disjoint GPUs where
-the machine has several, one at a time where it has none (or with --exclusive). Never two cells
+"""Off-cluster queue: a background process that runs the given cells on this machine, each as
+soon as GPUs for it are free (placement.py), the cells that fit beside others first
+(placement.packing_order): side by side on disjoint GPUs where the machine has several, one at
+a time where it has none (or with --exclusive). Never two cells
 on one GPU, even beside another queue's cells or a killed queue's job still running
 (machine_lock.py). `submit` starts it detached, so it outlives the shell; it records each job it
 starts.
@@ -22,7 +23,8 @@ from jobs.core.result import read_good_result
 from results_format import registry
 from orchestrator.local import machine_lock
 from orchestrator.local.machine import Machine, this_machine
-from orchestrator.local.placement import RUN_MAX, WHOLE, cores_for, machine_slots, place, run_length, slots_needed
+from orchestrator.local.placement import (RUN_MAX, WHOLE, cores_for, first_fit, machine_slots, packing_order,
+                                         run_length, slots_needed)
 from orchestrator.plan.plan import Plan, read_plan
 from results_format.registry import Submission
 from orchestrator.local.warm_start import WarmServer, warm_server
@@ -56,7 +58,8 @@ class Runner:
         self.running: list[tuple[str, Any, machine_lock.Claim]] = []  # (its cells' ids, a job, its GPUs' claim)
 
     def run(self, cell_ids: list[str]) -> None:
-        waiting = list(cell_ids)
+        shapes = [(self.plan.array_of(cid).name, self.wants(cid)) for cid in cell_ids]
+        waiting = [cell_ids[i] for i in packing_order(shapes, len(self.slots))]
         said = ""
         while waiting or self.running:
             self.reap()
@@ -74,19 +77,23 @@ class Runner:
         while waiting and read_good_result(Path(self.plan.results_dir), waiting[0]) is not None:
             waiting.pop(0)
 
+    def wants(self, cell_id: str) -> int:
+        return slots_needed(self.plan.cell(cell_id), self.machine, self.exclusive)
+
     def start(self, waiting: list[str]) -> bool:
-        """Start the cells at the head of `waiting` (a run of one shape) if GPUs for them are free,
-        taking them off it; False if not yet."""
+        """Start the next run of one shape whose GPUs are free: the head's, else the first later
+        shape's that fits in the GPUs left (a pair waiting for its second GPU does not keep the
+        free ones idle), taking its cells off `waiting`; False if none fits yet."""
         from orchestrator.local.launch import start_local_job  # submitit: only in this process
 
-        head = self.plan.cell(waiting[0])
-        want = slots_needed(head, self.machine, self.exclusive)
         with machine_lock.placing():
             free = machine_lock.free_slots(self.slots)
-            placed = place(free, want, self.slots)
-            if placed is None:
+            heads = self.shape_heads(waiting)
+            found = first_fit([self.wants(waiting[at]) for at in heads], free, self.slots)
+            if found is None:
                 return False
-            cells = self.run_of(waiting, self.run_length(waiting, want, len(free)))
+            at, placed = heads[found[0]], found[1]
+            cells = self.run_of(waiting, at, self.run_length(waiting, at, len(placed)))
             claim = machine_lock.Claim(placed)
             try:
                 job, subs = start_local_job(self.plan, cells, os.getpid(), placed, self.slots,
@@ -102,25 +109,32 @@ class Runner:
             print(f"{cell.cell_id}: started local job {job.job_id}{where}", flush=True)
         return True
 
-    def run_length(self, waiting: list[str], want: int, free: int) -> int:
+    def shape_heads(self, waiting: list[str]) -> list[int]:
+        """Where each run of one shape begins in `waiting`, of its first RUN_MAX per slot (a study of
+        100,000 is not read to its end at each look)."""
+        near = waiting[:RUN_MAX * len(self.slots)]
+        return [i for i, cid in enumerate(near) if i == 0 or self.array(cid) != self.array(near[i - 1])]
+
+    def array(self, cell_id: str) -> str:
+        return self.plan.array_of(cell_id).name
+
+    def run_length(self, waiting: list[str], at: int, want: int) -> int:
         """How many cells the next job runs (placement.run_length). One without GPUs: there a set-up is
         a fraction of a second (no CUDA context to make), and a cell waiting inside a job would show
         as running."""
-        return run_length(self.same_shape_ahead(waiting), want, len(self.slots)) if self.machine.gpus else 1
+        return run_length(self.same_shape_ahead(waiting, at), want, len(self.slots)) if self.machine.gpus else 1
 
-    def same_shape_ahead(self, waiting: list[str]) -> int:
-        """How many cells from the head of `waiting` on are of the head's shape (its array), of the
-        first RUN_MAX per slot (no job runs more: a study of 100,000 is not read to its end)."""
-        array = self.plan.array_of(waiting[0]).name
-        near = waiting[:RUN_MAX * len(self.slots)]
-        return next((i for i, cid in enumerate(near) if self.plan.array_of(cid).name != array), len(near))
+    def same_shape_ahead(self, waiting: list[str], at: int) -> int:
+        """How many cells from `at` on are of its shape (its array), of the first RUN_MAX per slot."""
+        near = waiting[at:at + RUN_MAX * len(self.slots)]
+        return next((i for i, cid in enumerate(near) if self.array(cid) != self.array(near[0])), len(near))
 
-    def run_of(self, waiting: list[str], length: int) -> list[StudyCell]:
-        """The next `length` cells of the head's shape, off `waiting` (those with a good result dropped)."""
-        cells = [self.plan.cell(waiting.pop(0))]
-        while len(cells) < length and waiting and self.plan.array_of(waiting[0]).name == self.plan.array_of(
-                cells[0].cell_id).name:
-            cid = waiting.pop(0)
+    def run_of(self, waiting: list[str], at: int, length: int) -> list[StudyCell]:
+        """The next `length` cells of the shape at `at`, off `waiting` (those with a good result dropped)."""
+        array = self.array(waiting[at])
+        cells = [self.plan.cell(waiting.pop(at))]
+        while len(cells) < length and at < len(waiting) and self.array(waiting[at]) == array:
+            cid = waiting.pop(at)
             if read_good_result(Path(self.plan.results_dir), cid) is None:
                 cells.append(self.plan.cell(cid))
         return cells

@@ -155,3 +155,18 @@ def test_every_part_a_answer_fits_a_short_paragraph(real):
     # and which strong rows do not count and why; TA items 9, 22: Q3.1 lists every setup by how its share moves
     # and every run whose compute measured breaks the T1/N model, with their figures: up to 246 words
     assert len(words) == 9 and max(words.values()) <= 250, words
+
+
+def test_q42_with_no_remedy_run_at_the_largest_batch_answers_from_the_batch_where_they_ran(tmp_path):
+    """Run 11 (hw5 cut after 540 s on 4 H200s): the plain run at 8192 had ended, neither remedy there had
+    run; collect ended in an IndexError instead of answering from 2048."""
+    import json
+
+    path = shutil.copytree(REAL_HW5, tmp_path / "hw5")
+    for result in path.glob("*.json"):
+        cell = json.loads(result.read_text()).get("cell", {})
+        if cell.get("batch_per_gpu") == 8192 and cell.get("lr_scaling") == "linear" and cell.get("gpus_per_node") == 4:
+            result.unlink()
+    a = {x.id: x for x in collect(path).answers}["A.Q4.2"].record
+    assert (a.batch, a.largest, a.at_largest, a.elsewhere) == (2048, 8192, (), ())
+    assert a.linear.run.accuracy.value == pytest.approx(0.251)

@@ -89,4 +89,37 @@ def test_the_queue_shares_a_shape_over_the_machines_lanes_not_those_free_now(tmp
     runner.plan, runner.machine, runner.slots = plan, Machine(gpus=4, cpus=16), (0, 1, 2, 3)
     pairs = [c.cell_id for c in plan.cells if c.gpus == 2]
     shape = [cid for cid in pairs if plan.array_of(cid).name == plan.array_of(pairs[0]).name]
-    assert runner.run_length(shape[:3], want=2, free=2) == 2  # 2 then 1, not all 3 on the pair free now
+    assert runner.run_length(shape[:3], at=0, want=2) == 2  # 2 then 1, not all 3 on the pair free now
+
+
+def schedule(cells: list[tuple[str, int, float]], order: list[int], backfill: bool) -> float:
+    """The wall time of a queue on SLOTS starting `cells` (array, GPUs, seconds) in `order`, each alone
+    in its job: the first that fits (backfill) or only the head; never two cells on one GPU."""
+    waiting, running, now = list(order), [], 0.0  # running: (end, placed)
+    while waiting or running:
+        free = set(SLOTS) - {s for _, placed in running for s in placed}
+        wants = [cells[i][1] for i in (waiting if backfill else waiting[:1])]
+        found = placement.first_fit(wants, free, SLOTS)
+        if found is not None:
+            index, placed = found
+            assert not set(placed) - free
+            running.append((now + cells[waiting.pop(index)][2], placed))
+            continue
+        now = min(end for end, _ in running)
+        running = [(end, placed) for end, placed in running if end > now]
+    return now
+
+
+def test_cells_that_fit_beside_others_go_first_widest_first_and_fill_free_gpus():
+    """Run 11 on 4 H200s (hw5, one repeat, plan order): a 1-GPU cell ran alone among the 4-GPU cells
+    and a pair idled while the other ran 2-GPU cells. Its cells' times (s), in plan order:"""
+    hw5 = ([("g1", 1, t) for t in (53, 19, 31, 33, 33, 9)] + [("g2dp", 2, t) for t in (88, 22, 16)]
+           + [("g4dp", 4, t) for t in (60, 19, 18)] + [("g2ddp", 2, t) for t in (34, 16, 20)]
+           + [("g4ddp", 4, t) for t in (26, 11, 11)] + [("g2x2", 4, t) for t in (25, 9, 9)]
+           + [("g1", 1, 49)] + [("g4ddp", 4, 30)] * 6)
+    order = placement.packing_order([(array, gpus) for array, gpus, _ in hw5], len(SLOTS))
+    assert [hw5[i][1] for i in order] == sorted((g for _, g, _ in hw5), key=lambda g: (g == 4, -g))
+    assert [hw5[i][0] for i in order][:6] == ["g2dp"] * 3 + ["g2ddp"] * 3, "arrays kept together, in plan order"
+    assert [i for i in order if hw5[i][0] == "g1"] == [0, 1, 2, 3, 4, 5, 21], "plan order within an array"
+    before, after = schedule(hw5, list(range(len(hw5))), backfill=False), schedule(hw5, order, backfill=True)
+    assert (before, after) == (581, 558), "the 1- and 2-GPU cells in 190 s, not 213: none runs alone"
