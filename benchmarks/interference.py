@@ -32,7 +32,6 @@ from collect.verdict import verdict
 from jobs.train.cell import Cell
 from orchestrator.local.placement import cores_for
 
-GPUS = (0, 1, 2, 3)
 
 
 @dataclass(frozen=True)
@@ -49,9 +48,9 @@ class Class:
         return Cell(engine=self.engine, gpus_per_node=self.gpus, batch_per_gpu=self.batch, dataset="synthetic",
                     train_images=images, epochs=2, timed_epoch=2, seed=seed, model=model)
 
-    def blocks(self) -> list[tuple[int, ...]]:
-        """The GPU sets of a full box, as placement.place fills it (aligned blocks)."""
-        return [GPUS[i:i + self.gpus] for i in range(0, len(GPUS), self.gpus)]
+    def blocks(self, gpus: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """The GPU sets of a full box of `gpus`, as placement.place fills it (aligned blocks)."""
+        return [gpus[i:i + self.gpus] for i in range(0, len(gpus) - self.gpus + 1, self.gpus)]
 
 
 CLASSES = (Class("single", 1, 32), Class("single", 1, 512), Class("single", 1, 2048), Class("ddp", 2, 128))
@@ -61,6 +60,7 @@ CLASSES = (Class("single", 1, 32), Class("single", 1, 512), Class("single", 1, 2
 class Setting:
     images: int  # synthetic CIFAR-10 training images per cell
     model: str
+    gpus: tuple[int, ...]  # the box's GPUs
     data: Path
     out: Path
 
@@ -86,9 +86,9 @@ def timed_epoch_s(path: Path) -> float:
 def measure(klass: Class, side: str, pair: int, setting: Setting) -> float:
     """The timed epoch of the cell on GPU 0, alone or with the box full of its class (pair -1: a warm-up)."""
     every = tuple(sorted(os.sched_getaffinity(0)))
-    blocks = klass.blocks() if side == "packed" else [klass.blocks()[0]]
+    blocks = klass.blocks(setting.gpus) if side == "packed" else [klass.blocks(setting.gpus)[0]]
     runs = [start(klass, setting, 1000 * (pair + 1) + i + 1, gpus,
-                  cores_for(gpus, GPUS, every) if side == "packed" else every,
+                  cores_for(gpus, setting.gpus, every) if side == "packed" else every,
                   setting.out / f"{klass.name.replace(' ', '-')}-{side}-{pair}-{i}") for i, gpus in enumerate(blocks)]
     for proc, _ in runs:
         if proc.wait(timeout=600) != 0:
@@ -134,8 +134,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the classes of this batch per GPU (repeat it for several); default: all")
     args = parser.parse_args(argv)
     classes = [k for k in CLASSES if not args.batch or k.batch in args.batch]
-    setting = Setting(args.images, args.model, args.data or args.out / "data", args.out)
+    import torch
+
+    box = tuple(range(torch.cuda.device_count())) or (0, 1, 2, 3)  # a CPU smoke test: 4 "GPUs"
+    setting = Setting(args.images, args.model, box, args.data or args.out / "data", args.out)
     args.out.mkdir(parents=True, exist_ok=True)
+    # a class needs two blocks of its GPUs on the box to be packed at all
+    classes = [k for k in classes if len(k.blocks(box)) >= 2]
+    print(f"box of {len(box)} GPUs: packed = {', '.join(f'{len(k.blocks(box))} x {k.name}' for k in classes)}")
     runs: list[dict] = []
     began = time.monotonic()
     measure(classes[0], "alone", -1, setting)  # writes the data set, warms the box
@@ -153,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{klass.name} pair {pair} {side}: timed epoch {row['epoch_s']:.3f} s", flush=True)
     rows = table(runs)
     show(rows)
-    (args.out / "interference.json").write_text(json.dumps({"images": args.images, "runs": runs, "table": rows},
+    (args.out / "interference.json").write_text(json.dumps({"images": args.images, "gpus": len(box), "runs": runs, "table": rows},
                                                            indent=1))
     return 0
 

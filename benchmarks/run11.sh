@@ -7,6 +7,8 @@
 #   bash benchmarks/run11.sh 2 OUT [TGZ]  # hw5 resumed (`submit --retry-failed`) from part 1's results (TGZ,
 #                                         # when the box went back), then interference pairs of the classes
 #                                         # run 10 left inconclusive (1 GPU batch 512, 2-GPU DDP batch 128)
+#   bash benchmarks/run11.sh 2gpu OUT     # on a box of 2 GPUs: hw5's cells of 1 and 2 GPUs end to end; then
+#                                         # 1-GPU batch 512 alone against two side by side
 # OUT receives the logs and the result files (no checkpoints). Wheels in .whl/ (submitit).
 set -uo pipefail
 PART=$1 OUT=$2
@@ -58,5 +60,9 @@ case $PART in
    data; hw5 1 330 --retry-failed
    python3 benchmarks/interference.py --out runs/interference --budget-s 200 --pairs 6 --images 10000 \
      --batch 512 --batch 128 2>&1 | tail -8
+   cp runs/interference/interference.json "$OUT/" ;;
+2gpu) data; hw5 1 360
+   python3 benchmarks/interference.py --out runs/interference --budget-s 150 --pairs 6 --images 10000 \
+     --batch 512 2>&1 | tail -6
    cp runs/interference/interference.json "$OUT/" ;;
 esac
