@@ -18,7 +18,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export PYTHONUNBUFFERED=1 COLUMNS=100
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=$PWD:/tmp/site
-{ date -u; git log -1 --format=%h 2>/dev/null || cat .whl/COMMIT; nvidia-smi -L; nvidia-smi topo -m
+{ date -u; cat .whl/COMMIT 2>/dev/null || git log -1 --format=%h; nvidia-smi -L; nvidia-smi topo -m
   nvidia-smi --query-gpu=driver_version --format=csv
   python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "cudnn", torch.backends.cudnn.version())'
   nproc; } > "$OUT/machine-part$PART.txt" 2>&1

@@ -133,7 +133,9 @@ def ledger_of(plan: Plan, monitor: Monitor, rows: Iterable[CellRow], budget_gpu_
 def runs_on_cpus(seen: Seen) -> bool:
     """The study's cells run on this machine's CPUs: this machine has no GPU (each "GPU" of a cell is
     then a process), and the study went to the local executor only (or, before any submit, could go
-    nowhere else: no sbatch here)."""
+    nowhere else: no sbatch here). Results made on GPUs elsewhere and copied here keep GPU-hours."""
+    if any(getattr(r, "device", None) == "cuda" for r in seen.results.values()):
+        return False
     executors = {s.executor for s in spent.attempts(seen.submissions)}
     if "slurm" in executors or (not executors and shutil.which("sbatch")):
         return False

@@ -26,7 +26,7 @@ from jobs.core.regular_file import CACHE_MAX, NotRegular, TooLarge, read_regular
 from jobs.core.result import NotRegularFile, Result, ResultError, Status, read_result
 from results_format.sealed_json import is_sealed, sealed_text
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: the device a result ran on
 RACY_S = 2.0
 
 
@@ -41,6 +41,7 @@ class ResultDigest(NamedTuple):
     images: int = 0  # every epoch's images, summed
     epoch_s: float = 0.0  # every epoch's wall seconds, summed
     in_epochs_s: Optional[float] = None  # of run_s, the job's seconds in its epochs (its phases); None before phases
+    device: Optional[str] = None  # env's: "cuda" where the cell ran on GPUs, "cpu"; None where not recorded
 
     @classmethod
     def of(cls, result: Result) -> ResultDigest:
@@ -50,7 +51,7 @@ class ResultDigest(NamedTuple):
         run_s = phases.total_s() if phases is not None else _seconds(env)
         return cls(Status(result.status), result.error, _text(env.get("started_at")), run_s,
                    tuple(env.get("nodes") or ()), sum(e.images for e in epochs), sum(e.epoch_s for e in epochs),
-                   phases.epochs_s if phases is not None else None)
+                   phases.epochs_s if phases is not None else None, _text(env.get("device")))
 
     @property
     def is_answer(self) -> bool:
@@ -146,9 +147,9 @@ class ResultCache:
             statuses = {s.value: s for s in Status}
             return {cell_id: ((ino, size, mtime, ctime),
                               ResultDigest(statuses[status], error, started, run_s, tuple(nodes), images, epoch_s,
-                                      in_epochs_s))
+                                      in_epochs_s, device))
                     for cell_id, (ino, size, mtime, ctime, status, error, started, run_s, nodes, images, epoch_s,
-                                  in_epochs_s) in data["files"].items()}
+                                  in_epochs_s, device) in data["files"].items()}
         except (NotRegular, TooLarge) as exc:
             self.cache_refused = f"{exc}; not used (status writes a new one in its place)"
             return {}

@@ -307,6 +307,18 @@ def test_a_study_run_here_on_cpus_speaks_of_cpu_hours(tmp_path, monkeypatch):
     assert not budget.runs_on_cpus(here)
 
 
+def test_results_made_on_gpus_keep_gpu_hours_read_on_a_machine_without_one(monkeypatch):
+    """Run 11's set from 2 H200s, copied to a laptop: status said "CPU-hours: 0.15 CPU-h spent"."""
+    from orchestrator.watch.result_cache import ResultDigest
+    from jobs.core.result import Status
+
+    monkeypatch.setattr(budget, "gpus_here", lambda: 0)
+    done = {ONE.cell_id: ResultDigest(Status.OK, device="cuda")}
+    assert not budget.runs_on_cpus(Seen((sub(ONE, "999", executor="local"),), done, {}))
+    here = {ONE.cell_id: ResultDigest(Status.OK, device="cpu")}
+    assert budget.runs_on_cpus(Seen((sub(ONE, "999", executor="local"),), here, {}))
+
+
 # --- where the budget is set ----------------------------------------------------------------
 
 def test_budget_gpu_hours_is_a_cluster_key_of_the_study_site_file_and_profile(tmp_path, monkeypatch):
