@@ -15,8 +15,8 @@ Kept, because none of it carries a number from one cell to the next:
 Fresh for every cell, so its numbers are those it would have alone: the model and optimizer (built
 by the cell's trainer), the seeds and the data order (the trainer seeds torch and makes its own
 samplers and generators from the cell's seed), cuDNN's benchmark flags (set by the cell's device
-choice), torch.compile's caches (dynamo is reset: a new model per cell would otherwise use up its
-recompile limit and fall back to eager), and the GPU's cached memory and peak counter (an OOM of
+choice), torch.compile's caches (dynamo is reset after a cell that compiled: a new model per cell would
+otherwise use up its recompile limit and fall back to eager), and the GPU's cached memory and peak counter (an OOM of
 one cell leaves nothing behind). cuDNN's cache of the algorithms it timed cannot be cleared from
 Python (torch 2.14): a later cell skips re-timing a convolution shape already timed, which changes
 its untimed first epoch, not what it computes.
@@ -56,6 +56,7 @@ class _Kept:
     cells: int = 0  # cells whose job ran in this process
     ended_at: Optional[float] = None  # time.time() at the end of the last
     group: Optional[tuple[Any, ...]] = None  # the kept process group's key
+    compiled: bool = False  # a cell since the last clean-up ran torch.compile (used_compile)
     data: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
 
@@ -87,13 +88,20 @@ def cell_ended() -> None:
     _kept.ended_at = time.time()
 
 
+def used_compile() -> None:
+    """Called by a cell that runs torch.compile: its caches are reset before the next cell."""
+    _kept.compiled = True
+
+
 def fresh_device() -> None:
     """Free what the cell before left on the GPU (an OOM's tensors held in reference cycles included)
-    and reset the peak counter and torch.compile's caches, so the next cell's memory and compilation
-    are its own. The garbage is collected only where GPU memory is still held: a full collection
-    costs 0.3-0.6 s with torch loaded."""
-    if "torch._dynamo" in sys.modules:
+    and reset the peak counter and, after a cell that compiled, torch.compile's caches, so the next
+    cell's memory and compilation are its own. Dynamo is reset only then: its reset imports
+    inductor, 5.5 s on an H100 after a faithful cell (benchmarks/setup_breakdown.py). The garbage is
+    collected only where GPU memory is still held: a full collection costs 0.3-0.6 s with torch loaded."""
+    if _kept.compiled:
         torch._dynamo.reset()
+        _kept.compiled = False
     if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
         return
     for index in range(torch.cuda.device_count()):

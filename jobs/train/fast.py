@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from jobs.runtime import comm
+from jobs.runtime import comm, reuse
 from jobs.train.cell import Cell
 from jobs.runtime.data import MEAN, STD, open_train_set
 from jobs.runtime.evaluate import Evaluation, batches, evaluate, share_buffers
@@ -95,6 +95,8 @@ class FastTrainer:
         # kernels were over a third of a step's GPU time); compiling happens in probe().
         # combo_kernels also launches independent small kernels together: 1.5% per step on an H200.
         self.step_model = torch.compile(self.model, options={"combo_kernels": True}) if device.type == "cuda" else self.model
+        if self.step_model is not self.model:
+            reuse.used_compile()
         if place.world_size > 1:  # every rank starts from rank 0's weights, as DDP would
             for tensor in self.model.state_dict().values():
                 dist.broadcast(tensor, 0)

@@ -107,3 +107,21 @@ def test_ddp_cells_in_one_process_group_give_their_numbers_alone(tmp_path):
     assert numbers(packed) == numbers(alone.path)
     phases = read_result(packed).phases
     assert phases.cells_before == 1 and phases.start_s + phases.setup_s < 1.0, phases
+
+
+def test_dynamo_is_reset_between_cells_only_after_a_cell_that_compiled(monkeypatch):
+    """Its reset imports inductor: 5.5 s of the second faithful cell's set-up on an H100 (no cell had
+    compiled anything); after a fast cell's torch.compile the caches must still be cleared."""
+    import torch._dynamo
+
+    from jobs.runtime import reuse
+
+    resets: list[int] = []
+    monkeypatch.setattr(torch._dynamo, "reset", lambda: resets.append(1))
+    monkeypatch.setattr(reuse, "_kept", reuse._Kept(cells=1, ended_at=0.0))
+    reuse.cell_started()
+    assert resets == [], "a faithful cell compiled nothing"
+    reuse.used_compile()
+    reuse.cell_started()
+    reuse.cell_started()
+    assert resets == [1], "reset once, after the cell that compiled"
