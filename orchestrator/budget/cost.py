@@ -5,7 +5,7 @@ estimates (estimate.py), and the wall time at the arrays' parallelism.
     an array's wall   = when its last task ends, its tasks started in plan order, at most `parallel`
                         at once, each as soon as one ends (SLURM's array throttle %N; 0: all at once)
     the study's wall  = on SLURM the arrays run side by side: the longest array's; on this machine
-                        the local queue's: cells in plan order, each on free GPUs as soon as it
+                        the local queue's: cells in its order, each on free GPUs as soon as it
                         has them (packed_wall_s), or one at a time on a machine without GPUs
 
 Waits in the queue are not counted: SLURM starts a task when the cluster has its GPUs.
@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from orchestrator.budget.estimate import Estimate
+from orchestrator.local.placement import first_fit, packing_order
 from orchestrator.plan.plan import Plan
 
 
@@ -52,22 +54,35 @@ def wall_s(seconds: Sequence[float], parallel: int) -> float:
     return max(slots)
 
 
-def packed_wall_s(cells: Sequence[tuple[float, int]], gpus: int) -> float:
-    """When the last of (seconds, GPUs) cells ends on a machine of `gpus`, started in order, each as
-    soon as its GPUs are free and not before the cell ahead of it (the local queue keeps plan order);
-    a cell wanting more than the machine runs alone. With no GPUs, one after another: the sum.
-    [(10, 1), (10, 1), (4, 2)] on 2 GPUs: 10 and 10 side by side, then 4: 14."""
+def packed_wall_s(cells: Sequence[tuple[float, int, str]], gpus: int) -> float:
+    """When the last of (seconds, GPUs, array) cells ends on a machine of `gpus`, started as the local
+    queue starts them (placement.packing_order, then the first that fits: placement.first_fit), each
+    as soon as its GPUs are free; a cell wanting more than the machine runs alone. With no GPUs, one
+    after another: the sum. [(10, 1), (2, 4), (1, 1)] on 4 GPUs: 10 and 1 side by side, then 2: 12."""
     if gpus <= 0:
-        return sum(s for s, _ in cells)
-    free = [0.0] * gpus  # when each GPU is free
-    start = 0.0
-    for seconds, want in cells:
-        want = min(max(want, 1), gpus)
-        free.sort()
-        start = max(start, free[want - 1])
-        end = start + seconds
-        free[:want] = [end] * want
-    return max(free)
+        return sum(s for s, _, _ in cells)
+    slots = tuple(range(gpus))
+    wants = [min(max(w, 1), gpus) for _, w, _ in cells]
+    order = packing_order([(array, want) for (_, _, array), want in zip(cells, wants, strict=True)], gpus)
+    groups: list[tuple[int, deque[int]]] = []  # runs of one width in that order: only each run's head can start
+    for i in order:
+        if not groups or groups[-1][0] != wants[i]:
+            groups.append((wants[i], deque()))
+        groups[-1][1].append(i)
+    running: list[tuple[float, tuple[int, ...]]] = []  # (end, its slots)
+    now = 0.0
+    while groups:
+        free = set(slots) - {s for _, placed in running for s in placed}
+        found = first_fit([want for want, _ in groups], free, slots)
+        if found is None:
+            now = min(end for end, _ in running)
+            running = [(end, placed) for end, placed in running if end > now]
+            continue
+        group, placed = found
+        running.append((now + cells[groups[group][1].popleft()][0], placed))
+        if not groups[group][1]:
+            groups.pop(group)
+    return max((end for end, _ in running), default=0.0)
 
 
 def study_cost(plan: Plan, estimates: Mapping[str, Estimate], on_slurm: bool, gpus_here: int = 0) -> StudyCost:
@@ -79,8 +94,8 @@ def study_cost(plan: Plan, estimates: Mapping[str, Estimate], on_slurm: bool, gp
         arrays.append(ArrayCost(array.name, len(array.cell_ids), sum(estimates[cid].gpu_hours for cid in array.cell_ids),
                                 wall_s(seconds, parallel)))
     wall = max((a.wall_s for a in arrays), default=0.0) if on_slurm else packed_wall_s(
-        [(cell_seconds(estimates[cid], cell.gpus), cell.gpus) for cid, cell in zip(plan.cell_ids, plan.cells, strict=True)],
-        gpus_here)
+        [(cell_seconds(estimates[cid], cell.gpus), cell.gpus, plan.array_of(cid).name)
+         for cid, cell in zip(plan.cell_ids, plan.cells, strict=True)], gpus_here)
     return StudyCost(tuple(arrays), len(plan.cells), sum(a.gpu_hours for a in arrays), wall, parallel, on_slurm)
 
 

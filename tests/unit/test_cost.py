@@ -49,10 +49,13 @@ def test_a_studys_cost_on_slurm_and_here(tmp_path):
 
 @pytest.mark.parametrize("cells, gpus, expected", [
     ([(10, 1), (10, 1), (4, 2)], 2, 14), ([(10, 1), (10, 1), (4, 2)], 0, 24), ([(10, 4), (1, 1), (1, 1)], 4, 11),
-    ([(10, 1), (3, 1), (3, 1), (3, 1)], 2, 10), ([(5, 8)], 4, 5), ([(10, 1), (2, 4), (1, 1)], 4, 13)])
-def test_the_local_queue_packs_cells_on_free_gpus_in_plan_order(cells, gpus, expected):
-    """Worked by hand: a whole-machine cell waits for every GPU, and the cells behind it wait for it."""
-    assert packed_wall_s(cells, gpus) == pytest.approx(expected)
+    ([(10, 1), (3, 1), (3, 1), (3, 1)], 2, 10), ([(5, 8)], 4, 5), ([(10, 1), (2, 4), (1, 1)], 4, 12),
+    ([(1, 1), (6, 2), (6, 2), (6, 2), (3, 1)], 4, 12)])
+def test_the_local_queue_packs_cells_on_free_gpus_as_it_orders_them(cells, gpus, expected):
+    """Worked by hand: the cells that fit beside others first, widest first, then the 1-GPU cells where a
+    pair does not fit; a whole-machine cell last, waiting for every GPU (the last case: two pairs at once,
+    then the third beside the two 1-GPU cells: 12)."""
+    assert packed_wall_s([(s, g, f"g{g}") for s, g in cells], gpus) == pytest.approx(expected)
 
 
 def test_plan_prints_the_total_its_arrays_add_up_to_and_the_wall_time(in_tmp, capsys, monkeypatch):
