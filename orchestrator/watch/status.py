@@ -156,7 +156,8 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
         log_text = why_ended.log_of(plan.resolve(sub.log_err)) if sub and _needs_log(sub, result, job, final) else ""
         age_s = _age_s(sub, now) if job is None and not final else None  # only a cell asked about needs it
         state, detail = cell_state(
-            sub, result, job, log_text=log_text, time_min=plan.array_of(cell_id).shape.time_min,
+            sub, result, job, log_text=log_text,
+            time_min=(sub.time_min if sub is not None and sub.time_min else plan.array_of(cell_id).shape.time_min),
             accounting=accounting, cancelled=sub is not None and sub.job_id in cancelled, age_s=age_s,
         )
         if cell_id in skipped and not state.is_final:

@@ -200,3 +200,14 @@ def test_a_failed_local_cell_stops_its_clock_at_its_end(tmp_path):
         rows = {r.cell_id: r for r in statuses(plan, subs, Monitor(plan).read_results(), snapshot, now=now)}
         assert rows[with_result.cell_id].state == "failed" and rows[with_result.cell_id].elapsed_s == 60.0
         assert rows[without.cell_id].state == "failed" and rows[without.cell_id].elapsed_s == 90.0
+
+
+def test_a_timeout_names_the_limit_its_job_ran_under(tmp_path):
+    """A packed task (`submit --pack 3`) or `--time-min` asks for another limit than the array's: the
+    cell's detail said the plan's 60 min where its job had 180."""
+    plan = build_plan(load_study("quick"), tmp_path, tmp_path)
+    first = plan.cells[0]
+    sub = Submission(first.cell_id, "slurm", "17_0", "a", "t", time_min=180)
+    snapshot = Snapshot({"17_0": JobState("17_0", "TIMEOUT", 10800.0, "n1")})
+    (row,) = [r for r in statuses(plan, {first.cell_id: sub}, {}, snapshot) if r.cell_id == first.cell_id]
+    assert row.state == "timeout" and "its 180 min limit" in row.detail and "--time-min 360" in row.detail
