@@ -120,8 +120,7 @@ class Runner:
 
     def run_length(self, waiting: list[str], at: int, want: int) -> int:
         """How many cells the next job runs (placement.run_length). One without GPUs: there a set-up is
-        a fraction of a second (no CUDA context to make), and a cell waiting inside a job would show
-        as running."""
+        a fraction of a second (no CUDA context to make), and one cell at a time runs anyway."""
         return run_length(self.same_shape_ahead(waiting, at), want, len(self.slots)) if self.machine.gpus else 1
 
     def same_shape_ahead(self, waiting: list[str], at: int) -> int:

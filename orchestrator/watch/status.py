@@ -17,6 +17,7 @@ from typing import Optional
 from jobs.core.result import ResultError, Status
 from results_format import registry
 from orchestrator.watch import why_ended
+from orchestrator.watch.packed_start import started_cells
 from orchestrator.slurm import recovery
 from orchestrator.local.processes import local_snapshot
 from orchestrator.watch.result_cache import ResultDigest, ResultCache, digest
@@ -173,7 +174,29 @@ def statuses(plan: Plan, subs: dict[str, Submission], results: dict, snapshot: S
         waited = (age_s if job is None else _age_s(sub, now)) if state in WAITING else None
         rows.append(CellRow(cell_id, name, state, (sub.job_id or "") if sub else "", elapsed, node, detail,
                                job.state if job else "", waited, epochs_s))
-    return rows
+    return waiting_in_jobs(rows, subs, plan)
+
+
+def waiting_in_jobs(rows: list[CellRow], subs: dict[str, Submission], plan: Plan) -> list[CellRow]:
+    """A running job's cell that has not started (packed_start) is queued, not running: each packed
+    job's log is read once a refresh, only while the job runs."""
+    cells_of: dict[str, int] = {}
+    for sub in subs.values():
+        if sub.job_id:
+            cells_of[sub.job_id] = cells_of.get(sub.job_id, 0) + 1
+    started: dict[str, Optional[frozenset[str]]] = {}
+    out = []
+    for row in rows:
+        mine = subs.get(row.cell_id)
+        if row.state == CellState.RUNNING and mine is not None and cells_of.get(row.job_id, 0) > 1:
+            if row.job_id not in started:
+                started[row.job_id] = started_cells(plan.resolve(mine.log_out))
+            heads = started[row.job_id]
+            if heads is not None and row.cell_id not in heads:
+                row = dataclasses.replace(row, state=CellState.QUEUED, elapsed_s=None,
+                                          detail=f"waits in job {row.job_id} for the cells before it to end")
+        out.append(row)
+    return out
 
 
 class Monitor:

@@ -211,3 +211,27 @@ def test_a_timeout_names_the_limit_its_job_ran_under(tmp_path):
     snapshot = Snapshot({"17_0": JobState("17_0", "TIMEOUT", 10800.0, "n1")})
     (row,) = [r for r in statuses(plan, {first.cell_id: sub}, {}, snapshot) if r.cell_id == first.cell_id]
     assert row.state == "timeout" and "its 180 min limit" in row.detail and "--time-min 360" in row.detail
+
+
+def test_a_cell_waiting_inside_a_running_packed_job_is_queued_not_running(tmp_path):
+    """A job of three cells runs them one after another: the ones whose header is not in its log yet
+    wait (they showed as running for the whole job)."""
+    from jobs.core.layout import cell_log_header
+
+    plan = build_plan(load_study("quick"), tmp_path, tmp_path)
+    cells = plan.cells[:3]
+    log = tmp_path / "logs" / "77_0_log.out"
+    log.parent.mkdir()
+    log.write_text(cell_log_header(cells[0].cell_id, 0, 3, cells[0].label) + "\n[x] epoch 1/2\n")
+    subs = {c.cell_id: Submission(c.cell_id, "slurm", "77_0", "a", "t", log_out="logs/77_0_log.out") for c in cells}
+    snapshot = Snapshot({"77_0": JobState("77_0", "RUNNING", 30.0, "n1")})
+    rows = {r.cell_id: r for r in statuses(plan, subs, {}, snapshot)}
+    assert [rows[c.cell_id].state for c in cells] == ["running", "queued", "queued"]
+    assert rows[cells[1].cell_id].detail == "waits in job 77_0 for the cells before it to end"
+    assert rows[cells[1].cell_id].elapsed_s is None
+    with log.open("a") as f:
+        f.write(cell_log_header(cells[1].cell_id, 1, 3, cells[1].label) + "\n")
+    rows = {r.cell_id: r for r in statuses(plan, subs, {}, snapshot)}
+    assert [rows[c.cell_id].state for c in cells] == ["running", "running", "queued"]
+    log.unlink()  # no log to tell by: as the scheduler says
+    assert {r.state for r in statuses(plan, subs, {}, snapshot) if r.cell_id in subs} == {"running"}
