@@ -1,6 +1,6 @@
 """Part A Q2 as a record (a pure function of the tables) and its paragraph: the weak-scaling speedups
 (what a loader-bound 1-GPU run makes of them), and whether strong scaling would be better or worse,
-with a data point the study already has (a strong-table row, else Q1's first pair of batches)."""
+with a data point the study already has (a strong-table row; without one, the usual argument alone)."""
 from __future__ import annotations
 
 import statistics
@@ -14,7 +14,6 @@ from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import seconds
 from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, secs, setting_notes, where
-from collect.train.answers_timing import BatchTime, q1_answer
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS
 from collect.verdict import Verdict, verdict
@@ -46,6 +45,7 @@ class StrongPoint:
     verdict: Verdict  # T1(B) against T1(b): below -> strong scaling is worse
     global_wait_share: float = float("nan")  # the 1-GPU epoch at B: its share waiting on the loader (data-wait column)
     nodes: int = 1
+    batch_wait_share: float = float("nan")  # the 1-GPU epoch at b: the same share
 
     @property
     def setup_multi_host(self) -> bool:
@@ -56,18 +56,28 @@ class StrongPoint:
     def loader_bound(self) -> bool:
         """1 GPU at the global batch waits on its loader at least LOADER_BOUND of its epoch: its T1(B) is slowed
         by the loader, not the GPU, so a strong speedup above the weak one here is no evidence."""
-        return present(self.global_wait_share) and self.global_wait_share >= LOADER_BOUND
+        return _bound(self.global_wait_share)
+
+    @property
+    def no_evidence(self) -> bool:
+        """A loader-bound T1(B) decides nothing (TA3 16), unless the row is worse with T1(b) not loader-bound: a
+        loader-slowed T1(B) only raises the strong speedup, so strong scaling is worse still without it."""
+        return self.loader_bound and not (decided(self.verdict) < 0 and not _bound(self.batch_wait_share))
+
+
+def _bound(wait_share: float) -> bool:
+    return present(wait_share) and wait_share >= LOADER_BOUND
 
 
 class StrongClaim(StrEnum):
     """What the study's data says of strong against weak scaling: the strong table's rows that decide (past
-    the threshold), or, without such rows, Q1's first pair of batches."""
+    the threshold). Without a row, none: 1 GPU's two batch sizes are no N-GPU run (TA3 19)."""
 
-    WORSE = "worse"  # rows (or Q1's pair) decide worse, none better
-    BETTER = "better"  # rows (or Q1's pair) decide better, none worse
+    WORSE = "worse"  # rows decide worse, none better
+    BETTER = "better"  # rows decide better, none worse
     SAME = "same"  # rows, none deciding either way: no data point
     MIXED = "mixed"  # rows decide both ways
-    NONE = "none"  # no row and no deciding Q1 pair: no data point
+    NONE = "none"  # no row: no data point
 
 
 @dataclass(frozen=True)
@@ -120,11 +130,10 @@ class Q2Answer(Record):
     notes: tuple[str, ...] = ()
     loader_bound: tuple[LoaderBound, ...] = ()
     unpaired: tuple[Unpaired, ...] = ()
-    q1_pair: Optional[tuple[BatchTime, BatchTime]] = None  # Q1's first two batches: the data point without rows
-    q1_verdict: Optional[Verdict] = None  # the larger batch's epoch time (Q2's T) against the smaller's
     level: tuple[Speedup, ...] = ()  # the other speedups the highest's does not exceed (level_with): no single top
-    loader_invalid: tuple[StrongPoint, ...] = ()  # strong rows above weak whose T1(B) is loader-bound: no evidence
+    loader_invalid: tuple[StrongPoint, ...] = ()  # strong rows whose loader-bound T1(B) decides nothing (no_evidence)
     level_why: str = ""  # why `level` cannot be ranked below the top (level_reason): SINGLE | NOISE | FEW
+    one_process: tuple[tuple[str, int], ...] = ()  # DataParallel on a CPU (setup, batch): one process, no speedup
 
     @property
     def unranked(self) -> bool:
@@ -147,6 +156,11 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
         return None
     namer = Namer(t1, "table1", cells=tables.get("train_cells"))
     ones = {base_key(r): (i, r) for i, r in rows if r.engine == "single" and figure(r, "epoch_s")}
+    device, cpu = where(r.gpu_model for _, r in multi + list(ones.values()) if r.status == "ok")
+    # on a CPU DataParallel wraps nothing: one process trains the global batch, no N-worker run (TA3 8)
+    alone_dp = [(i, r) for i, r in multi if cpu and r.engine == "dp" and figure(r, "epoch_s")]
+    one_process = tuple((namer.name(r, batch=False), int(r.batch_per_gpu)) for _, r in alone_dp)
+    multi = [x for x in multi if x not in alone_dp]
     waits = _wait_shares(q1)
     speedups, used, missing, fast, unpaired, alone = [], [], [], [], [], []
     for i, r in multi:
@@ -167,8 +181,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
             fast.append(Superlinear(speedups[-1].setup, int(r.batch_per_gpu), float(r.efficiency),
                                     waits.get(base_key(one[1]), (float("nan"), 0))[0], above_n))
         used.append(((i, r), one))
-    device, cpu = where(r.gpu_model for _, r in multi + list(ones.values()) if r.status == "ok")
-    if not multi:
+    if not multi and not one_process:
         missing.append("no multi-GPU cell: add engine = \"ddp\" with gpus_per_node = [2, 4]")
     strongs = _strongs(multi, q1, namer, waits)
     ends = [s for s in (min(speedups, key=lambda s: s.speedup, default=None),
@@ -178,20 +191,14 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     cited_first = sorted(used, key=lambda u: (namer.name(u[0][1], batch=False), int(u[0][1].batch_per_gpu)) not in named)
     pairs = [x for u in cited_first[:max(6, len(named))] for x in u]
     bound = _loader_bound(waits, {base_key(o[1]) for o in ones.values()}, {s.batch for s in speedups})
-    invalid = tuple(p for p in strongs if decided(p.verdict) > 0 and p.loader_bound)
+    invalid = tuple(p for p in strongs if p.no_evidence)
     claim, cite = _strong_claim([p for p in strongs if p not in invalid])
-    q1a = q1_answer(tables)
-    ok = [b for b in q1a.batches if b.epoch_s is not None] if q1a else []  # Q2's T: the epoch with loading
-    pair = (ok[0], ok[1]) if len(ok) >= 2 else None
-    pv = against(pair[1].epoch_s, pair[0].epoch_s) if pair else None  # type: ignore[arg-type]
-    if claim == StrongClaim.NONE and pv is not None and not strongs:
-        claim = {-1: StrongClaim.WORSE, 1: StrongClaim.BETTER}.get(decided(pv), StrongClaim.NONE)
     evidence = cited(namer, pairs + alone) + _strong_evidence(tables, [cite] if cite else [])
     level = level_with(speedups)
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
-                    bound, tuple(unpaired), pair, pv, level, invalid, level_reason(level, speedups))
+                    bound, tuple(unpaired), level, invalid, level_reason(level, speedups), one_process)
 
 
 def speedup_values(s: Speedup) -> tuple[float, ...]:
@@ -262,7 +269,8 @@ def _strongs(multi: list[tuple[int, Any]], q1: pd.DataFrame, namer: Namer,
             continue
         out.append(StrongPoint(namer.name(r, batch=False), int(r.batch_per_gpu), int(r.global_batch), t1g, t1b,
                                t1g.value / tn.value, t1b.value / tn.value, against(t1g, t1b),
-                               waits.get(global_key, (float("nan"), 0))[0], int(r.nodes)))
+                               waits.get(global_key, (float("nan"), 0))[0], int(r.nodes),
+                               waits.get(base_key(r), (float("nan"), 0))[0]))
     return out
 
 
@@ -311,11 +319,19 @@ def q2_text(a: Q2Answer) -> str:
         text += f" Slower than 1 GPU: {at_batches((s.setup, s.batch) for s in slower)}."
         if any(s.engine == "dp" for s in slower) and not a.cpu:  # on a CPU DataParallel wraps nothing
             text += DP_SLOWER
+    if a.one_process:
+        text += (f" On a CPU DataParallel runs one process on the global batch, not {_workers(a.one_process)} workers,"
+                 f" so the DataParallel rows ({at_batches(a.one_process)}) measure no speedup.")
     text += _unpaired(a.unpaired) + _loader_text(a)
     text += " This is weak scaling (a fixed batch per GPU)."
     text += _strong_text(a)
     verdicts = [s.verdict for s in a.speedups] + [p.verdict for p in a.strongs]
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
+
+
+def _workers(rows: tuple[tuple[str, int], ...]) -> str:
+    """"2" or "2 or 4": the worker counts the setups' names give."""
+    return " or ".join(sorted({name.split()[0] for name, _ in rows}, key=int))
 
 
 def _level(level: tuple[Speedup, ...], unranked: bool, why: str) -> str:
@@ -351,7 +367,12 @@ def _undecided(s: Speedup) -> str:
         return ""
     if v.outcome == "inconclusive" and not v.one_run and sides:
         runs = f"{v.n_a} runs each" if v.n_a == v.n_b else f"{v.n_a} and {v.n_b} runs"
-        return f"; unsettled over {runs}: 1 GPU {_span(sides.a_values)}, {s.setup} {_span(sides.b_values)}"
+        spans = f"1 GPU {_span(sides.a_values)}, {s.setup} {_span(sides.b_values)}"
+        way = ("faster" if max(sides.b_values) < min(sides.a_values) else
+               "slower" if min(sides.b_values) > max(sides.a_values) else "")
+        if way:  # runs apart: each says the same, though too few for the verdict (TA3 18)
+            return f"; {way} than 1 GPU in every run, {spans}, but {runs} are too few for a verdict"
+        return f"; unsettled over {runs}: {spans}"
     return f"; within {v.threshold:.0%} of 1 GPU's time"
 
 
@@ -388,6 +409,7 @@ def _loader_text(a: Q2Answer) -> str:
 
 
 REASON = "each GPU's smaller batch runs less efficiently, yet each step all-reduces the whole gradient"
+NO_PAIR = "no 1-GPU run at any N-GPU run's global batch, so the strong-scaling table has no pair"
 DP_SLOWER = (" DataParallel is slower: each forward, GPU 0 copies the model to every GPU, scatters inputs, gathers "
              "outputs and sums the gradients while the others wait.")
 
@@ -408,31 +430,16 @@ def _strong_text(a: Q2Answer) -> str:
             text += (f" Rows at {listing(sorted({str(q.batch) for q in better}, key=int))} per GPU come out better (e.g. "
                      f"{q.setup}, {q.batch} per GPU: {q.strong:.2f}x strong against {q.weak:.2f}x weak){_loader_why([q])}.")
         return text
-    if p is None and a.q1_pair and claim in (StrongClaim.WORSE, StrongClaim.BETTER):
-        small, large = a.q1_pair
-        times = (f"1 GPU's epoch (with data loading) takes {secs(small.epoch_s)} at batch {small.batch} against "  # type: ignore[arg-type]
-                 f"{secs(large.epoch_s)} at {large.batch}")  # type: ignore[arg-type]
-        if claim == StrongClaim.BETTER:
-            return f"{lead} better in this study: {times}."
-        return (f"{lead} worse: {REASON}; e.g. {times}, so {large.batch // small.batch} GPUs sharing batch {large.batch} "
-                f"each run at batch {small.batch}'s slower rate.")
     why = ("its strong rows are within run-to-run noise" if claim == StrongClaim.SAME
            else "its strong rows' 1-GPU runs wait on their loader" if a.loader_invalid
-           else "it ran one batch size on 1 GPU" if a.q1_pair is None
-           else _unseparated(*a.q1_pair))
+           else NO_PAIR)
     return (f"{lead} worse by the usual argument ({REASON}); this study holds no data point for it: {why}."
             + _invalid_text(a.loader_invalid))
 
 
-def _unseparated(small: BatchTime, large: BatchTime) -> str:
-    """Q1's pair as the data point that does not decide, with its times."""
-    return (f"1 GPU's epoch (with data loading) takes {secs(small.epoch_s)} at batch {small.batch} and "  # type: ignore[arg-type]
-            f"{secs(large.epoch_s)} at {large.batch}, which its runs are too few to separate")  # type: ignore[arg-type]
-
-
 def _invalid_text(points: tuple[StrongPoint, ...]) -> str:
-    """Strong rows above weak whose 1-GPU run at the global batch is loader-bound (Q2Answer.loader_invalid):
-    named with why they are no evidence."""
+    """Strong rows whose 1-GPU run at the global batch is loader-bound (Q2Answer.loader_invalid): named with why
+    they are no evidence."""
     if not points:
         return ""
     q = max(points, key=lambda q: q.strong)

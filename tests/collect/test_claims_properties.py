@@ -279,7 +279,7 @@ def test_a_wrong_regime_fails(tmp_path):
 # --- issue 44: a strict TA's classes 1-6, each on generated sets and on a fabricated bad answer -----------
 
 CLASSES = {1: claims.one_run_claims, 2: claims.bound_shown, 3: claims.figures_in_tables, 4: claims.no_hidden_list,
-           5: claims.systems_facts, 6: claims.one_comparison_one_number}
+           5: claims.systems_facts, 6: claims.one_comparison_one_number, 7: claims.ta3_claims}
 
 
 @pytest.mark.parametrize("kind", sorted(CLASSES))
