@@ -58,6 +58,7 @@ class Q41Answer(Record):
         return len(self.large_curve) > 1 and max(self.large_curve[:-1]) - self.large_curve[-1] > UNSTABLE
 
 
+CAUSE = ": with the same epochs it takes far fewer, larger steps at the same learning rate"
 ANSWERED_BY = "hw5"  # the shipped study with Q1's sweep to the first OOM and Q4's 5-epoch runs
 UNSTABLE = 0.10  # accuracy (a fraction): a fall this far below an earlier epoch's is no settled figure
 
@@ -119,7 +120,7 @@ def _unstable(run: Run5, curve: tuple[float, ...]) -> str:
     runs = "one run" if run.accuracy.repeats <= 1 else f"the median of {run.accuracy.repeats} runs"
     went = listing([f"{100 * x:.0f}%" for x in curve], len(curve))
     return (f"That is {runs}, and unstable: its training accuracy by epoch 1-{len(curve)} was {went} (the Q4 "
-            f"plot), so epoch {len(curve)} is a snapshot of a swinging run, not where it settled.")
+            f"plot), so epoch {len(curve)} is a snapshot of a swinging run, not where it settled")
 
 
 def q41_text(a: Q41Answer) -> str:
@@ -152,12 +153,10 @@ def q41_text(a: Q41Answer) -> str:
         d = a.gap.delta
         parts.append("The large batch's accuracy is " + says(a.gap, Words(
             f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
-            "not clearly different from the baseline's")) + ".")
-        if a.unstable:
-            parts.append(_unstable(a.large, a.large_curve))
-        if leaning(a.gap) < 0:
-            parts.append("The likely cause: with the same epochs the large batch takes far fewer, larger steps at the "
-                         "same learning rate.")
+            "not clearly different from the baseline's")) + ("." if a.unstable or leaning(a.gap) >= 0 else f"{CAUSE}."))
+        if a.unstable:  # the swing first, then the cause (TA3 17)
+            parts.append(_unstable(a.large, a.large_curve) + (f"; the likely cause of the gap{CAUSE}." if leaning(a.gap) < 0
+                                                               else "."))
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
         parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
     missing = a.missing if a.large else a.planned  # the runs that failed, in the note

@@ -193,7 +193,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     bound = _loader_bound(waits, {base_key(o[1]) for o in ones.values()}, {s.batch for s in speedups})
     invalid = tuple(p for p in strongs if p.no_evidence)
     claim, cite = _strong_claim([p for p in strongs if p not in invalid])
-    evidence = cited(namer, pairs + alone) + _strong_evidence(tables, [cite] if cite else [])
+    evidence = cited(namer, pairs + alone + alone_dp) + _strong_evidence(tables, [cite] if cite else [])
     level = level_with(speedups)
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,

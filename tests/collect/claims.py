@@ -450,12 +450,11 @@ def ta3_claims(a: Any, tables: Tables) -> list[str]:
         if not r.strongs and re.search(r"GPUs sharing batch|would be (worse|better)(?! by the usual argument)", a.text):
             out.append("a strong-scaling claim with no strong-scaling pair")
     if a.id == "A.Q1":
-        m = re.search(r"of ([\d,]+) images takes fewer steps \(([\d,]+) at batch (\d+) against ([\d,]+) at (\d+)",
-                      a.text)
-        images = int(m.group(1).replace(",", "")) if m else 0
-        if "fewer steps" in a.text and not (m and all(int(m.group(i).replace(",", "")) == -(-images // int(m.group(i + 1)))
-                                                      for i in (2, 4))):
-            out.append("step counts not images / batch from the figures beside them")
+        m = re.search(r"fewer steps \(([\d,]+) of (\d+) images against ([\d,]+) of (\d+)\)", a.text)
+        said = f"of {r.images:,} images" in a.text  # the epoch the steps divide
+        if "fewer steps" in a.text and not (m and said and all(
+                int(m.group(i).replace(",", "")) == -(-r.images // int(m.group(i + 1))) for i in (1, 3))):
+            out.append("step counts not the epoch's images / batch, with both beside them")
         if r.cpu and "kernel launches" in a.text:
             out.append("kernel launches on a CPU")
     if a.id == "A.Q4.1" and r.large is not None and r.unstable and "unstable" not in a.text:
