@@ -13,6 +13,7 @@ import pandas as pd
 import collect.train.formulas as f
 from collect.figures import COLORS, plt, png, spans_decades
 from collect.train.grids import ENGINE_NAMES, launch_name, remedy_name, setup_name
+from collect.train.tables import on_cpu
 KEYS = ["engine", "nodes", "gpus_per_node", "batch_per_gpu", "lr_scaling", "warmup_epochs", "sync_bn"]
 
 
@@ -78,8 +79,10 @@ def speedup_points(group: pd.DataFrame, one: Optional[pd.Series]) -> tuple[list,
 
 def speedup(t1: pd.DataFrame) -> Optional[bytes]:
     """Speedup against GPUs, one panel per engine, one line per batch per GPU with min-max bars; the
-    ideal y = N over the GPU counts measured only."""
-    multi = t1[(t1.engine != "single") & t1.speedup.notna()]
+    ideal y = N over the GPU counts measured only. DataParallel on a CPU is one process, no N-worker speedup
+    (as the Q2 answer says, TA3 8): not drawn."""
+    one_process = (t1.engine == "dp") & t1.get("gpu_model", pd.Series("", index=t1.index)).map(on_cpu)
+    multi = t1[(t1.engine != "single") & t1.speedup.notna() & ~one_process]
     if multi.empty:
         return None
     engines = [e for e in ("dp", "ddp") if e in set(multi.engine)]

@@ -132,3 +132,12 @@ def test_the_speedup_plot_names_two_hosts_as_nodes(monkeypatch):
     fig = _speedup_figure(monkeypatch, pd.DataFrame([_t1_row("single", 1, 1, 1.0), _t1_row("ddp", 4, 2, 3.5, hosts=2)]))
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "b=512/GPU, 2 nodes x 2 GPUs" in labels and not fig.axes[0].texts
+
+
+def test_the_speedup_plot_draws_no_dataparallel_on_a_cpu(monkeypatch):
+    """8, the plot's side: on a CPU DataParallel is one process, so no DataParallel panel (DDP's stays)."""
+    rows = [_t1_row("single", 1, 1, 1.0), _t1_row("dp", 2, 1, 1.09), _t1_row("ddp", 2, 1, 1.5)]
+    fig = _speedup_figure(monkeypatch, pd.DataFrame([dict(r, gpu_model="cpu") for r in rows]))
+    assert [ax.get_title() for ax in fig.axes] == ["DDP: speedup vs GPUs"]
+    fig = _speedup_figure(monkeypatch, pd.DataFrame([dict(r, gpu_model="NVIDIA H100 80GB HBM3") for r in rows]))
+    assert [ax.get_title() for ax in fig.axes] == ["DataParallel: speedup vs GPUs", "DDP: speedup vs GPUs"]
