@@ -13,7 +13,7 @@ import pandas as pd
 
 from collect.train.answers_bandwidth import NEAR, FAR_BELOW, BusbwBecause
 from collect.train.answers_comm import BOUND, Q3Because
-from collect.train.answers_speedup import LOADER_BOUND, StrongClaim, decided, strong_word
+from collect.train.answers_strong import LOADER_BOUND, StrongClaim, decided, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
 from collect.verdict import leaning
@@ -290,7 +290,7 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
     level with it (collect.verdict over the per-run speedups). Q3.1: "falls with the batch" / "smaller at" only
     where every setup's share falls and the cited ends' shares stay apart over the runs' spread."""
     from collect.train.answers_comm import apart
-    from collect.train.answers_speedup import decided, speedup_values
+    from collect.train.answers_speedup import speedup_values
     from collect.verdict import verdict
 
     r, out = a.record, []
