@@ -402,7 +402,11 @@ def test_class_6_two_numbers_for_one_comparison_fail():
 
 def test_class_7_what_the_third_ta_marked_down_fails(run8):
     """TA3 8, 16, 18, 19, 23, 17, 1: each check fails on an answer fabricated back to what the TA read."""
-    from tests.collect.test_answers_ta3 import _answers, _cpu, _q4_set
+    from tests.collect.ta3_sets import cpu_runs as _cpu, q4_set as _q4_set
+
+    def _answers(results):
+        answers, tables = answered(results)
+        return {x.id: x for x in answers}, tables
 
     a, t = run8
     q1, q2 = a["A.Q1"], a["A.Q2"]
