@@ -17,7 +17,7 @@ from collect.train.formulas import DIVERGED_LOSS
 from collect.train.answers_common import caveats, cited, part_a, pct, points_against, rows_of, setting_notes, where
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
-from collect.train.tables import Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
+from collect.train.tables import CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
 from collect.verdict import Difference, leaning
 
 
@@ -49,6 +49,18 @@ class Q41Answer(Record):
     notes: tuple[str, ...] = ()
     q1_oom: bool = True  # Q1's sweep reached a batch that does not fit (else its largest that fits is not known)
     most_gpus: int = 4  # the most GPUs any run of the study had (the question asks 4)
+    large_curve: tuple[float, ...] = ()  # the large run's training accuracy by epoch, as the Q4 plot draws it
+
+    @property
+    def unstable(self) -> bool:
+        """The large run's last accuracy lies more than UNSTABLE below an earlier epoch's: its 5th epoch is a
+        snapshot of a swinging run, not where it settled (TA3 17)."""
+        return len(self.large_curve) > 1 and max(self.large_curve[:-1]) - self.large_curve[-1] > UNSTABLE
+
+
+CAUSE = ": with the same epochs it takes far fewer, larger steps at the same learning rate"
+ANSWERED_BY = "hw5"  # the shipped study with Q1's sweep to the first OOM and Q4's 5-epoch runs
+UNSTABLE = 0.10  # accuracy (a fraction): a fall this far below an earlier epoch's is no settled figure
 
 
 def _run5(r: Any, namer: Namer) -> Run5:
@@ -90,7 +102,25 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     most = int(cells.gpus.max()) if cells is not None and len(cells) and "gpus" in cells else 4
     return Q41Answer(cited(namer, used), tuple(missing), device, cpu, synthetic, b, l_, gap,
                      largest_fitting_batch(tables["q1"]), planned, setting_notes(cells, (r for _, r in used)),
-                     bool((tables["q1"].status == "oom").any()), most, to_add=tuple(to_add))
+                     bool((tables["q1"].status == "oom").any()), most,
+                     _curve(tables.get("q4_curves"), large[1]) if large else (), to_add=tuple(to_add))
+
+
+def _curve(curves: Optional[pd.DataFrame], r: Any) -> tuple[float, ...]:
+    """Row r's training accuracy by epoch from the Q4 plot's table (the median over repeats)."""
+    if curves is None or curves.empty:
+        return ()
+    keys = [c for c in CONFIG if c in curves.columns and hasattr(r, c)]
+    mine = curves[(curves[keys] == pd.Series({c: getattr(r, c) for c in keys})).all(axis=1)]
+    return tuple(float(x) for x in mine.sort_values("epoch").accuracy)
+
+
+def _unstable(run: Run5, curve: tuple[float, ...]) -> str:
+    """The swing that makes the 5th epoch a snapshot, in the plot's whole percents."""
+    runs = "one run" if run.accuracy.repeats <= 1 else f"the median of {run.accuracy.repeats} runs"
+    went = listing([f"{100 * x:.0f}%" for x in curve], len(curve))
+    return (f"That is {runs}, and unstable: its training accuracy by epoch 1-{len(curve)} was {went} (the Q4 "
+            f"plot), so epoch {len(curve)} is a snapshot of a swinging run, not where it settled")
 
 
 def q41_text(a: Q41Answer) -> str:
@@ -109,7 +139,9 @@ def q41_text(a: Q41Answer) -> str:
         # no number: "the largest that fits" is no batch size to fill the form's blank with (TA2 26)
         said = (f"{form}{largest}" if largest else form.replace("for batch size per GPU ", "for the largest batch size "
                                                                  "per GPU that fits"))
-        parts = [f"{said} on 4 GPUs are not measured: {listing(why)}."]
+        # a study that plans no 5-epoch run cannot answer; which one does, in the same sentence (TA3 1)
+        other = "" if a.planned else f"; the {ANSWERED_BY} study, which runs them on 4 GPUs, answers it"
+        parts = [f"{said} on 4 GPUs are not measured: {listing(why)}{other}."]
     if a.baseline and a.synthetic:
         parts.append(f"Lab 2's CIFAR-10 baseline cannot be compared: this study's data is synthetic, so its batch "
                      f"{Q4_BASELINE_BATCH} on 1 GPU stands in, reaching {number(a.baseline.loss.value, 4)} and "
@@ -121,8 +153,10 @@ def q41_text(a: Q41Answer) -> str:
         d = a.gap.delta
         parts.append("The large batch's accuracy is " + says(a.gap, Words(
             f"{-d:.2f} points lower", f"{d:.2f} points higher", "not distinguishable from the baseline's",
-            "not clearly different from the baseline's")) + (
-            ": with the same epochs it takes far fewer, larger steps at the same learning rate." if leaning(a.gap) < 0 else "."))
+            "not clearly different from the baseline's")) + ("." if a.unstable or leaning(a.gap) >= 0 else f"{CAUSE}."))
+        if a.unstable:  # the swing first, then the cause (TA3 17)
+            parts.append(_unstable(a.large, a.large_curve) + (f"; the likely cause of the gap{CAUSE}." if leaning(a.gap) < 0
+                                                               else "."))
     if a.large and a.q1_largest and a.large.batch != a.q1_largest:
         parts.append(f"(Q1's largest batch that fits is {a.q1_largest}.)")
     missing = a.missing if a.large else a.planned  # the runs that failed, in the note

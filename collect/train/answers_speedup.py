@@ -1,25 +1,25 @@
 """Part A Q2 as a record (a pure function of the tables) and its paragraph: the weak-scaling speedups
 (what a loader-bound 1-GPU run makes of them), and whether strong scaling would be better or worse,
-with a data point the study already has (a strong-table row, else Q1's first pair of batches)."""
+with a data point the study already has (a strong-table row; without one, the usual argument alone)."""
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, Optional
+from typing import Optional
 
 import pandas as pd
 
 from collect.evidence import Measured, listing
-from collect.questions import Record, Tables, Words, against, one_run_note, says
+from collect.questions import Record, Tables, against, one_run_note
 from collect.render import seconds
 from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, secs, setting_notes, where
-from collect.train.answers_timing import BatchTime, q1_answer
+from collect.train.answers_strong import (LOADER_BOUND, StrongClaim, StrongPoint, decided, strong_claim, strong_evidence,
+                                          strong_points, strong_text)
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS
 from collect.verdict import Verdict, verdict
 
-LOADER_BOUND = 0.25  # a 1-GPU epoch waiting on its loader at least this share: its speedups measure loader scaling
+
 
 
 @dataclass(frozen=True)
@@ -30,44 +30,6 @@ class Speedup:
     speedup: float
     efficiency: float
     verdict: Verdict  # TN against T1 (below: faster than 1 GPU); its sides hold both epochs' repeats
-
-
-@dataclass(frozen=True)
-class StrongPoint:
-    """Strong scaling from the study's own cells: N GPUs at b per GPU against 1 GPU at B = b x N."""
-
-    setup: str
-    batch: int
-    global_batch: int
-    t1_global: Measured  # 1 GPU at batch B
-    t1_batch: Measured  # 1 GPU at batch b
-    strong: float  # T1(B) / TN(b)
-    weak: float  # T1(b) / TN(b)
-    verdict: Verdict  # T1(B) against T1(b): below -> strong scaling is worse
-    global_wait_share: float = float("nan")  # the 1-GPU epoch at B: its share waiting on the loader (data-wait column)
-    nodes: int = 1
-
-    @property
-    def setup_multi_host(self) -> bool:
-        """Launched as several nodes (an example is clearer from one node's setup)."""
-        return self.nodes > 1
-
-    @property
-    def loader_bound(self) -> bool:
-        """1 GPU at the global batch waits on its loader at least LOADER_BOUND of its epoch: its T1(B) is slowed
-        by the loader, not the GPU, so a strong speedup above the weak one here is no evidence."""
-        return present(self.global_wait_share) and self.global_wait_share >= LOADER_BOUND
-
-
-class StrongClaim(StrEnum):
-    """What the study's data says of strong against weak scaling: the strong table's rows that decide (past
-    the threshold), or, without such rows, Q1's first pair of batches."""
-
-    WORSE = "worse"  # rows (or Q1's pair) decide worse, none better
-    BETTER = "better"  # rows (or Q1's pair) decide better, none worse
-    SAME = "same"  # rows, none deciding either way: no data point
-    MIXED = "mixed"  # rows decide both ways
-    NONE = "none"  # no row and no deciding Q1 pair: no data point
 
 
 @dataclass(frozen=True)
@@ -120,23 +82,16 @@ class Q2Answer(Record):
     notes: tuple[str, ...] = ()
     loader_bound: tuple[LoaderBound, ...] = ()
     unpaired: tuple[Unpaired, ...] = ()
-    q1_pair: Optional[tuple[BatchTime, BatchTime]] = None  # Q1's first two batches: the data point without rows
-    q1_verdict: Optional[Verdict] = None  # the larger batch's epoch time (Q2's T) against the smaller's
     level: tuple[Speedup, ...] = ()  # the other speedups the highest's does not exceed (level_with): no single top
-    loader_invalid: tuple[StrongPoint, ...] = ()  # strong rows above weak whose T1(B) is loader-bound: no evidence
+    loader_invalid: tuple[StrongPoint, ...] = ()  # strong rows whose loader-bound T1(B) decides nothing (no_evidence)
     level_why: str = ""  # why `level` cannot be ranked below the top (level_reason): SINGLE | NOISE | FEW
+    one_process: tuple[tuple[str, int], ...] = ()  # DataParallel on a CPU (setup, batch): one process, no speedup
 
     @property
     def unranked(self) -> bool:
         """Even the lowest speedup is within run-to-run noise of the highest: the runs cannot rank them."""
         low = min(self.speedups, key=lambda s: s.speedup, default=None)
         return any(s is low for s in self.level)
-
-
-def decided(v: Verdict) -> int:
-    """-1 / +1 where the verdict (or one run past the threshold) puts b below / above a, else 0."""
-    word = says(v, Words("below", "above", "-", "-"))
-    return -1 if word == "below" else 1 if word == "above" else 0
 
 
 def q2_answer(tables: Tables) -> Optional[Q2Answer]:
@@ -147,6 +102,11 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
         return None
     namer = Namer(t1, "table1", cells=tables.get("train_cells"))
     ones = {base_key(r): (i, r) for i, r in rows if r.engine == "single" and figure(r, "epoch_s")}
+    device, cpu = where(r.gpu_model for _, r in multi + list(ones.values()) if r.status == "ok")
+    # on a CPU DataParallel wraps nothing: one process trains the global batch, no N-worker run (TA3 8)
+    alone_dp = [(i, r) for i, r in multi if cpu and r.engine == "dp" and figure(r, "epoch_s")]
+    one_process = tuple((namer.name(r, batch=False), int(r.batch_per_gpu)) for _, r in alone_dp)
+    multi = [x for x in multi if x not in alone_dp]
     waits = _wait_shares(q1)
     speedups, used, missing, fast, unpaired, alone = [], [], [], [], [], []
     for i, r in multi:
@@ -167,10 +127,9 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
             fast.append(Superlinear(speedups[-1].setup, int(r.batch_per_gpu), float(r.efficiency),
                                     waits.get(base_key(one[1]), (float("nan"), 0))[0], above_n))
         used.append(((i, r), one))
-    device, cpu = where(r.gpu_model for _, r in multi + list(ones.values()) if r.status == "ok")
-    if not multi:
+    if not multi and not one_process:
         missing.append("no multi-GPU cell: add engine = \"ddp\" with gpus_per_node = [2, 4]")
-    strongs = _strongs(multi, q1, namer, waits)
+    strongs = strong_points(multi, q1, namer, waits)
     ends = [s for s in (min(speedups, key=lambda s: s.speedup, default=None),
                         max(speedups, key=lambda s: s.speedup, default=None)) if s]
     named = {(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0}
@@ -178,20 +137,14 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     cited_first = sorted(used, key=lambda u: (namer.name(u[0][1], batch=False), int(u[0][1].batch_per_gpu)) not in named)
     pairs = [x for u in cited_first[:max(6, len(named))] for x in u]
     bound = _loader_bound(waits, {base_key(o[1]) for o in ones.values()}, {s.batch for s in speedups})
-    invalid = tuple(p for p in strongs if decided(p.verdict) > 0 and p.loader_bound)
-    claim, cite = _strong_claim([p for p in strongs if p not in invalid])
-    q1a = q1_answer(tables)
-    ok = [b for b in q1a.batches if b.epoch_s is not None] if q1a else []  # Q2's T: the epoch with loading
-    pair = (ok[0], ok[1]) if len(ok) >= 2 else None
-    pv = against(pair[1].epoch_s, pair[0].epoch_s) if pair else None  # type: ignore[arg-type]
-    if claim == StrongClaim.NONE and pv is not None and not strongs:
-        claim = {-1: StrongClaim.WORSE, 1: StrongClaim.BETTER}.get(decided(pv), StrongClaim.NONE)
-    evidence = cited(namer, pairs + alone) + _strong_evidence(tables, [cite] if cite else [])
+    invalid = tuple(p for p in strongs if p.no_evidence)
+    claim, cite = strong_claim([p for p in strongs if p not in invalid])
+    evidence = cited(namer, pairs + alone + alone_dp) + strong_evidence(tables, [cite] if cite else [])
     level = level_with(speedups)
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
-                    bound, tuple(unpaired), pair, pv, level, invalid, level_reason(level, speedups))
+                    bound, tuple(unpaired), level, invalid, level_reason(level, speedups), one_process)
 
 
 def speedup_values(s: Speedup) -> tuple[float, ...]:
@@ -247,56 +200,6 @@ def _loader_bound(waits: dict[tuple, tuple[float, int]], baselines: set[tuple], 
                  if w >= LOADER_BOUND and key in baselines and int(key[at]) in batches)
 
 
-def _strongs(multi: list[tuple[int, Any]], q1: pd.DataFrame, namer: Namer,
-             waits: dict[tuple, tuple[float, int]]) -> list[StrongPoint]:
-    """Every multi-GPU run whose batch per GPU and global batch both ran on 1 GPU in Q1 (the strong
-    table's rows), the most GPUs and the smallest batch per GPU first."""
-    ones = {base_key(r): r for _, r in rows_of(q1) if figure(r, "epoch_s")}
-    out = []
-    for _, r in sorted(multi, key=lambda x: (-x[1].gpus, x[1].batch_per_gpu)):
-        global_key = base_key(r._replace(batch_per_gpu=r.global_batch))
-        small, large = ones.get(base_key(r)), ones.get(global_key)
-        tn = figure(r, "epoch_s")
-        t1b, t1g = figure(small, "epoch_s"), figure(large, "epoch_s")
-        if t1b is None or t1g is None or tn is None:
-            continue
-        out.append(StrongPoint(namer.name(r, batch=False), int(r.batch_per_gpu), int(r.global_batch), t1g, t1b,
-                               t1g.value / tn.value, t1b.value / tn.value, against(t1g, t1b),
-                               waits.get(global_key, (float("nan"), 0))[0], int(r.nodes)))
-    return out
-
-
-def _strong_evidence(tables: Tables, points: list[StrongPoint]) -> tuple:
-    """The strong table's row of each point (the numbers the answer quotes)."""
-    strong = tables.get("strong")
-    if strong is None or not points:
-        return ()
-    strong = strong.reset_index(drop=True)
-    namer = Namer(strong, "strong", cells=tables.get("train_cells"))
-    keep = [(i, r) for i, r in rows_of(strong) for p in points
-            if namer.name(r, batch=False) == p.setup and int(r.batch_per_gpu) == p.batch]
-    return cited(namer, keep[:len(points)])
-
-
-def strong_word(v: Verdict) -> str:
-    """Strong against weak at one row: worse where 1 GPU is faster at the global batch (T1(B) below T1(b))."""
-    return says(v, Words("worse", "better", "about the same", "not clearly different"))
-
-
-def _strong_claim(points: list[StrongPoint]) -> tuple[StrongClaim, Optional[StrongPoint]]:
-    """The claim from the rows that decide (rows within the threshold or the spread are no evidence) and
-    the row cited: a worse one where any (the clearest: one node's setup, 1 GPU's largest gain from the larger
-    batch, the highest weak speedup), else the first."""
-    worse = [p for p in points if decided(p.verdict) < 0]
-    better = [p for p in points if decided(p.verdict) > 0]
-    if not points:
-        return StrongClaim.NONE, None
-    cite = min(worse, key=lambda p: (p.setup_multi_host, p.verdict.ratio, -p.weak)) if worse else (better or points)[0]
-    claim = (StrongClaim.MIXED if worse and better else StrongClaim.WORSE if worse else StrongClaim.BETTER if better
-             else StrongClaim.SAME)
-    return claim, cite
-
-
 def q2_text(a: Q2Answer) -> str:
     text = "Table 1 gives the epoch time (with data loading) and speedup T1/TN"
     if a.speedups:
@@ -311,11 +214,19 @@ def q2_text(a: Q2Answer) -> str:
         text += f" Slower than 1 GPU: {at_batches((s.setup, s.batch) for s in slower)}."
         if any(s.engine == "dp" for s in slower) and not a.cpu:  # on a CPU DataParallel wraps nothing
             text += DP_SLOWER
+    if a.one_process:
+        text += (f" On a CPU DataParallel runs one process on the global batch, not {_workers(a.one_process)} workers,"
+                 f" so the DataParallel rows ({at_batches(a.one_process)}) measure no speedup.")
     text += _unpaired(a.unpaired) + _loader_text(a)
     text += " This is weak scaling (a fixed batch per GPU)."
-    text += _strong_text(a)
+    text += strong_text(a.strong, a.strong_claim, a.strongs, a.loader_invalid)
     verdicts = [s.verdict for s in a.speedups] + [p.verdict for p in a.strongs]
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
+
+
+def _workers(rows: tuple[tuple[str, int], ...]) -> str:
+    """"2" or "2 or 4": the worker counts the setups' names give."""
+    return " or ".join(sorted({name.split()[0] for name, _ in rows}, key=int))
 
 
 def _level(level: tuple[Speedup, ...], unranked: bool, why: str) -> str:
@@ -351,7 +262,12 @@ def _undecided(s: Speedup) -> str:
         return ""
     if v.outcome == "inconclusive" and not v.one_run and sides:
         runs = f"{v.n_a} runs each" if v.n_a == v.n_b else f"{v.n_a} and {v.n_b} runs"
-        return f"; unsettled over {runs}: 1 GPU {_span(sides.a_values)}, {s.setup} {_span(sides.b_values)}"
+        spans = f"1 GPU {_span(sides.a_values)}, {s.setup} {_span(sides.b_values)}"
+        way = ("faster" if max(sides.b_values) < min(sides.a_values) else
+               "slower" if min(sides.b_values) > max(sides.a_values) else "")
+        if way:  # runs apart: each says the same, though too few for the verdict (TA3 18)
+            return f"; {way} than 1 GPU in every run, {spans}, but {runs} are too few for a verdict"
+        return f"; unsettled over {runs}: {spans}"
     return f"; within {v.threshold:.0%} of 1 GPU's time"
 
 
@@ -387,66 +303,5 @@ def _loader_text(a: Q2Answer) -> str:
     return f"{lead}: possibly because {text[0].lower()}{text[1:]}" if top else f"{lead} {text}"
 
 
-REASON = "each GPU's smaller batch runs less efficiently, yet each step all-reduces the whole gradient"
 DP_SLOWER = (" DataParallel is slower: each forward, GPU 0 copies the model to every GPU, scatters inputs, gathers "
              "outputs and sums the gradients while the others wait.")
-
-
-def _strong_text(a: Q2Answer) -> str:
-    p, claim = a.strong, a.strong_claim
-    lead = " Strong scaling (a fixed global batch) would be"
-    if p is not None and claim in (StrongClaim.WORSE, StrongClaim.BETTER, StrongClaim.MIXED):
-        example = (f"{p.setup}, {p.batch} per GPU: {p.strong:.2f}x strong against {p.weak:.2f}x weak (1 GPU "
-                   f"{secs(p.t1_global)} at batch {p.global_batch}, {secs(p.t1_batch)} at {p.batch})")
-        if claim == StrongClaim.BETTER:
-            why = _loader_why([p])
-            return f"{lead} better in this study: {example}{why}."
-        text = f"{lead} worse: {REASON}; e.g. {example}." + _invalid_text(a.loader_invalid)
-        if claim == StrongClaim.MIXED:
-            better = [q for q in a.strongs if decided(q.verdict) > 0]
-            q = max(better, key=lambda q: q.strong)
-            text += (f" Rows at {listing(sorted({str(q.batch) for q in better}, key=int))} per GPU come out better (e.g. "
-                     f"{q.setup}, {q.batch} per GPU: {q.strong:.2f}x strong against {q.weak:.2f}x weak){_loader_why([q])}.")
-        return text
-    if p is None and a.q1_pair and claim in (StrongClaim.WORSE, StrongClaim.BETTER):
-        small, large = a.q1_pair
-        times = (f"1 GPU's epoch (with data loading) takes {secs(small.epoch_s)} at batch {small.batch} against "  # type: ignore[arg-type]
-                 f"{secs(large.epoch_s)} at {large.batch}")  # type: ignore[arg-type]
-        if claim == StrongClaim.BETTER:
-            return f"{lead} better in this study: {times}."
-        return (f"{lead} worse: {REASON}; e.g. {times}, so {large.batch // small.batch} GPUs sharing batch {large.batch} "
-                f"each run at batch {small.batch}'s slower rate.")
-    why = ("its strong rows are within run-to-run noise" if claim == StrongClaim.SAME
-           else "its strong rows' 1-GPU runs wait on their loader" if a.loader_invalid
-           else "it ran one batch size on 1 GPU" if a.q1_pair is None
-           else _unseparated(*a.q1_pair))
-    return (f"{lead} worse by the usual argument ({REASON}); this study holds no data point for it: {why}."
-            + _invalid_text(a.loader_invalid))
-
-
-def _unseparated(small: BatchTime, large: BatchTime) -> str:
-    """Q1's pair as the data point that does not decide, with its times."""
-    return (f"1 GPU's epoch (with data loading) takes {secs(small.epoch_s)} at batch {small.batch} and "  # type: ignore[arg-type]
-            f"{secs(large.epoch_s)} at {large.batch}, which its runs are too few to separate")  # type: ignore[arg-type]
-
-
-def _invalid_text(points: tuple[StrongPoint, ...]) -> str:
-    """Strong rows above weak whose 1-GPU run at the global batch is loader-bound (Q2Answer.loader_invalid):
-    named with why they are no evidence."""
-    if not points:
-        return ""
-    q = max(points, key=lambda q: q.strong)
-    batches = sorted({p.global_batch for p in points})
-    waits = [f"{max(p.global_wait_share for p in points if p.global_batch == b):.0%}" for b in batches]
-    return (f" Rows at {listing(sorted({str(p.batch) for p in points}, key=int))} per GPU (e.g. {q.strong:.2f}x strong "
-            f"against {q.weak:.2f}x weak) do not count: 1 GPU at their global batch {listing(map(str, batches))} waits "
-            f"on its loader {listing(waits)} of its epoch.")
-
-
-def _loader_why(points: list[StrongPoint]) -> str:
-    """The loader's wait as a possible cause, with its measure: 1 GPU's wait at the global batch, where at least
-    LOADER_BOUND of its epoch (the data-wait column of Q1's table)."""
-    q = points[0] if points else None
-    if q is None or not present(q.global_wait_share) or q.global_wait_share < LOADER_BOUND:
-        return ""
-    return f"; 1 GPU's loader wait ({q.global_wait_share:.0%} of its epoch at batch {q.global_batch}) may explain it"

@@ -181,8 +181,11 @@ def _because(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
     util = (f" (utilization {first.util_pct:.0f}% at batch {first.batch}, {last.util_pct:.0f}% at {last.batch})"
             if present(first.util_pct) and present(last.util_pct) else "")
     if a.because == Q1Because.FEWER_STEPS:
-        text = (f"because an epoch takes fewer steps ({first.steps:,} against {last.steps:,}): each step's fixed cost "
-                "(kernel launches, optimizer update, Python loop) is paid fewer times")
+        # the step counts are in no table: said with the batches they divide the epoch's images into (TA3 23)
+        text = (f"because an epoch takes fewer steps ({first.steps:,} of {first.batch} images against {last.steps:,} of "
+                f"{last.batch}): each step's fixed cost "
+                f"({'operator dispatch' if a.cpu else 'kernel launches'}, optimizer update, Python loop) is paid fewer "
+                "times")
         if util and last.util_pct - first.util_pct > BUSIER:
             text += f" and the GPU is busier{util}"
         if a.plateau is not None and a.plateau != last.batch and a.plateau_next and a.plateau_verdict:

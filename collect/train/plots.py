@@ -12,7 +12,8 @@ import pandas as pd
 
 import collect.train.formulas as f
 from collect.figures import COLORS, plt, png, spans_decades
-from collect.train.grids import ENGINE_NAMES, remedy_name, setup_name
+from collect.train.grids import ENGINE_NAMES, launch_name, remedy_name, setup_name
+from collect.train.tables import on_cpu
 KEYS = ["engine", "nodes", "gpus_per_node", "batch_per_gpu", "lr_scaling", "warmup_epochs", "sync_bn"]
 
 
@@ -78,12 +79,15 @@ def speedup_points(group: pd.DataFrame, one: Optional[pd.Series]) -> tuple[list,
 
 def speedup(t1: pd.DataFrame) -> Optional[bytes]:
     """Speedup against GPUs, one panel per engine, one line per batch per GPU with min-max bars; the
-    ideal y = N over the GPU counts measured only."""
-    multi = t1[(t1.engine != "single") & t1.speedup.notna()]
+    ideal y = N over the GPU counts measured only. DataParallel on a CPU is one process, no N-worker speedup
+    (as the Q2 answer says, TA3 8): not drawn."""
+    one_process = (t1.engine == "dp") & t1.get("gpu_model", pd.Series("", index=t1.index)).map(on_cpu)
+    multi = t1[(t1.engine != "single") & t1.speedup.notna() & ~one_process]
     if multi.empty:
         return None
     engines = [e for e in ("dp", "ddp") if e in set(multi.engine)]
-    fig, axes = plt.subplots(1, len(engines), figsize=(5.2 * len(engines), 3.8), squeeze=False)
+    lines = max(len(multi[multi.engine == e].groupby(["batch_per_gpu", "nodes"])) for e in engines) + 1
+    fig, axes = plt.subplots(1, len(engines), figsize=(5.2 * len(engines), 3.8 + 0.2 * lines), squeeze=False)
     counts = sorted({1, *map(int, multi.gpus)})
     most = counts[-1]
     singles = t1[t1.engine == "single"]
@@ -95,21 +99,49 @@ def speedup(t1: pd.DataFrame) -> Optional[bytes]:
             one = singles[(singles.batch_per_gpu == batch) & (singles.pipeline == group.pipeline.iloc[0])
                           & (singles.precision == group.precision.iloc[0])]
             gpus, value, bars = speedup_points(group, one.iloc[0] if len(one) else None)
-            label = f"b={batch}/GPU" + (f", {nodes} nodes" if nodes > 1 else "") + suffix
             ax.errorbar(gpus, value, yerr=bars, fmt="o-" if nodes == 1 else "s--", capsize=3,
-                        color=COLORS[i % len(COLORS)], label=label)
+                        color=COLORS[i % len(COLORS)], label=series_label(batch, group) + suffix)
+            for r in group.itertuples(index=False):
+                note = above_ideal(r, one.iloc[0] if len(one) else None)
+                if note:
+                    ax.annotate(note, (r.gpus, r.speedup), textcoords="offset points", xytext=(6, -12), fontsize=7,
+                                bbox=dict(fc="white", ec="none", alpha=0.8))
         ax.set(xlabel=f"GPUs (N); {BARS}", ylabel="speedup T1 / TN", title=f"{ENGINE_NAMES[engine]}: speedup vs GPUs")
         ax.set_xticks(counts)
         ax.set_xlim(0.8, most + 0.2)
         ax.set_ylim(0, most + 0.5)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)  # below: no point hidden
     return png(fig)
 
 
+def series_label(batch: int, group: pd.DataFrame) -> str:
+    """"b=32/GPU", and a multi-node series named as the tables name it: "4 GPUs on one host (launched as 2 x 2)"
+    where its runs had fewer hosts than nodes (TA3 13: not "2 nodes")."""
+    first = group.iloc[0]
+    nodes = int(first.nodes)
+    if nodes < 2:
+        return f"b={batch}/GPU"
+    return f"b={batch}/GPU, {launch_name(nodes, int(first.gpus_per_node), int(getattr(first, 'hosts_seen', 0) or 0))}"
+
+
+def above_ideal(r, one: Optional[pd.Series]) -> str:
+    """The caveat the Q2 answer gives a speedup above N, beside its point: a single run on either side is no
+    evidence of it (TA3 13); over repeats, where TN's slowest run's speedup is not above N, nor is the point."""
+    if not r.speedup > r.gpus:
+        return ""
+    if int(getattr(r, "repeats", 1)) < 2 or one is None or int(one.get("repeats", 1)) < 2:
+        return "single run: no evidence above ideal"
+    return "" if r.t1_s / r.epoch_s_max > r.gpus else "within its runs' spread"
+
+
 def short_name(r) -> str:
-    """"4 GPUs DDP" / "2x2 DDP" over "b=32", for a crowded axis."""
+    """"4 GPUs DDP" / "2x2 DDP" over "b=32", for a crowded axis; "4 GPUs (2x2, 1 host)" where the runs of 2 nodes
+    had one host (the tables' "4 GPUs on one host (launched as 2 x 2)")."""
+    hosts = int(getattr(r, "hosts_seen", 0) or 0)
     where = f"{r.nodes}x{r.gpus_per_node}" if r.nodes > 1 else f"{r.gpus} GPUs"
+    if r.nodes > 1 and 0 < hosts < r.nodes:
+        where = f"{r.gpus} GPUs ({where}, {hosts} host{'s' * (hosts > 1)})"
     return f"{where} {'DP' if r.engine == 'dp' else ENGINE_NAMES[r.engine]}\nb={r.batch_per_gpu}"
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from collect.train.answers_bandwidth import NEAR, FAR_BELOW, BusbwBecause
 from collect.train.answers_comm import BOUND, Q3Because
-from collect.train.answers_speedup import StrongClaim, strong_word
+from collect.train.answers_strong import LOADER_BOUND, StrongClaim, decided, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
 from collect.verdict import leaning
@@ -290,7 +290,7 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
     level with it (collect.verdict over the per-run speedups). Q3.1: "falls with the batch" / "smaller at" only
     where every setup's share falls and the cited ends' shares stay apart over the runs' spread."""
     from collect.train.answers_comm import apart
-    from collect.train.answers_speedup import decided, speedup_values
+    from collect.train.answers_speedup import speedup_values
     from collect.verdict import verdict
 
     r, out = a.record, []
@@ -384,7 +384,7 @@ def no_hidden_list(a: Any, tables: Tables) -> list[str]:
 
 def systems_facts(a: Any, tables: Tables) -> list[str]:
     """Class 5: where DataParallel's traffic is described (Q3.1 on a GPU, Q6), the gradients' reduce onto GPU 0
-    in the backward is said; Q2's Q1-pair data point quotes Q2's T (the epoch with loading); Q4.2 reports the
+    in the backward is said; Q4.2 reports the
     remedies at every batch where one ran; Q7's accuracies carry the decimals their test images resolve, and no
     "higher" or "lower" inside the error that count allows (collect.verdict.count_error)."""
     out = []
@@ -393,8 +393,6 @@ def systems_facts(a: Any, tables: Tables) -> list[str]:
         out.append("DataParallel's gradient reduce unsaid")
     if a.id == "A.Q6" and "DataParallel" in a.text and said not in a.text:
         out.append("DataParallel's gradient reduce unsaid")
-    if a.id == "A.Q2" and a.record.q1_pair and "1 GPU trains an epoch in" in a.text:
-        out.append("Q2's data point quotes train times, not its T")
     r = a.record
     if a.id == "A.Q7" and r.verdict is not None and r.images == r.images:
         from collect.render import accuracy_digits
@@ -431,4 +429,40 @@ def one_comparison_one_number(a: Any, tables: Tables) -> list[str]:
     return [] if m and m.group(1) == settle else [f"Q1 says {m.group(1) if m else 'another ratio'}, settle {settle}"]
 
 
-ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number)
+def ta3_claims(a: Any, tables: Tables) -> list[str]:
+    """Class 7 (the third TA's Q1, Q2, Q4.1): a DataParallel speedup on a CPU is no N-worker run (8); a strong row
+    on a loader-bound T1(B) decides nothing, unless it is worse with T1(b) not loader-bound (16); runs apart are
+    not "unsettled" (18); no strong-scaling claim from 1 GPU alone (19); Q1's step counts come with the images
+    and batches they are computed from, and no kernels on a CPU (23); a swinging large run is said to swing (17);
+    a study with no Q4.1 run names the one that answers it (1)."""
+    r, out = a.record, []
+    if a.id == "A.Q2":
+        out += [f"{s.setup}, batch {s.batch}: a speedup on a CPU" for s in r.speedups if r.cpu and s.engine == "dp"]
+        out += [f"strong row {p.setup}, {p.batch} per GPU counted on a loader-bound T1(B)" for p in r.strongs
+                if p.loader_bound and p not in r.loader_invalid
+                and not (decided(p.verdict) < 0 and not (p.batch_wait_share >= LOADER_BOUND))]
+        for s in r.speedups:
+            sides = s.verdict.sides
+            apart = sides is not None and (max(sides.b_values) < min(sides.a_values)
+                                           or min(sides.b_values) > max(sides.a_values))
+            if apart and f"{s.setup}, batch {s.batch}; unsettled" in a.text:
+                out.append(f"{s.setup}, batch {s.batch}: 'unsettled' where every run is on one side")
+        if not r.strongs and re.search(r"GPUs sharing batch|would be (worse|better)(?! by the usual argument)", a.text):
+            out.append("a strong-scaling claim with no strong-scaling pair")
+    if a.id == "A.Q1":
+        m = re.search(r"fewer steps \(([\d,]+) of (\d+) images against ([\d,]+) of (\d+)\)", a.text)
+        said = f"of {r.images:,} images" in a.text  # the epoch the steps divide
+        if "fewer steps" in a.text and not (m and said and all(
+                int(m.group(i).replace(",", "")) == -(-r.images // int(m.group(i + 1))) for i in (1, 3))):
+            out.append("step counts not the epoch's images / batch, with both beside them")
+        if r.cpu and "kernel launches" in a.text:
+            out.append("kernel launches on a CPU")
+    if a.id == "A.Q4.1" and r.large is not None and r.unstable and "unstable" not in a.text:
+        out.append("an unstable large run's 5th epoch given as settled")
+    if a.id == "A.Q4.1" and r.large is None and not r.planned and "study, which runs them on 4 GPUs, answers it" not in a.text:
+        out.append("no Q4.1 run, and no study named that answers it")
+    return out
+
+
+ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
+            ta3_claims)

@@ -70,7 +70,7 @@ def test_golden_q1_paragraph(hw5):
         "size 512 and 204.00 s using batch size 2048 to train one epoch (w/o data loading) of 50,000 images. Batch 8192 "
         "does not fit "
         "(OOM): 2048 is the largest that fits. When the batch is larger it takes less time (1.32x faster from batch 32 "
-        "to 2048), because an epoch takes fewer steps (1,563 against 25)")
+        "to 2048), because an epoch takes fewer steps (1,563 of 32 images against 25 of 2048)")
 
 
 def test_golden_q42_paragraph(hw5):

@@ -279,7 +279,7 @@ def test_a_wrong_regime_fails(tmp_path):
 # --- issue 44: a strict TA's classes 1-6, each on generated sets and on a fabricated bad answer -----------
 
 CLASSES = {1: claims.one_run_claims, 2: claims.bound_shown, 3: claims.figures_in_tables, 4: claims.no_hidden_list,
-           5: claims.systems_facts, 6: claims.one_comparison_one_number}
+           5: claims.systems_facts, 6: claims.one_comparison_one_number, 7: claims.ta3_claims}
 
 
 @pytest.mark.parametrize("kind", sorted(CLASSES))
@@ -398,3 +398,35 @@ def test_class_6_two_numbers_for_one_comparison_fail():
     assert "batch 128's speedup over batch 32 is 0.63x" in q1.text and not claims.one_comparison_one_number(q1, tables)
     _fails(claims.one_comparison_one_number,
            _bad(q1, q1.text.replace("batch 128's speedup over batch 32 is 0.63x", "batch 128 took 1.59x the time")), tables)
+
+
+def test_class_7_what_the_third_ta_marked_down_fails(run8):
+    """TA3 8, 16, 18, 19, 23, 17, 1: each check fails on an answer fabricated back to what the TA read."""
+    from tests.collect.ta3_sets import cpu_runs as _cpu, q4_set as _q4_set
+
+    def _answers(results):
+        answers, tables = answered(results)
+        return {x.id: x for x in answers}, tables
+
+    a, t = run8
+    q1, q2 = a["A.Q1"], a["A.Q2"]
+    assert not claims.ta3_claims(q1, t) and not claims.ta3_claims(q2, t)
+    _fails(claims.ta3_claims, _bad(q2, cpu=True), t)  # 8: run 8's DataParallel rows, read as a CPU's
+    _fails(claims.ta3_claims, _bad(q2, loader_invalid=()), t)  # 16
+    _fails(claims.ta3_claims, _bad(q1, q1.text.replace("1,563 of 32", "1,500 of 32")), t)  # 23
+    _fails(claims.ta3_claims, _bad(q1, q1.text.replace("fewer steps (1,563 of 32 images against 7 of 8192)",
+                                                        "fewer steps (1,563 against 7)")), t)
+    _fails(claims.ta3_claims, _bad(q1, cpu=True), t)  # 23: "kernel launches" on a CPU
+    cpu = _cpu("single", 128, 1, (18.06, 18.95)) + _cpu("ddp", 128, 2, (6.08, 10.83))
+    answers, tables = _answers(cpu)
+    q2 = answers["A.Q2"]
+    _fails(claims.ta3_claims, _bad(q2, q2.text.replace("; faster than 1 GPU in every run", "; unsettled")), tables)  # 18
+    _fails(claims.ta3_claims, _bad(q2, q2.text + " Strong scaling would be worse: 2 GPUs sharing batch 128 ..."),
+           tables)  # 19
+    answers, tables = _answers(_q4_set([0.23, 0.67, 0.15, 0.22, 0.3439]))
+    q41 = answers["A.Q4.1"]
+    _fails(claims.ta3_claims, _bad(q41, q41.text.split(" That is one run, and unstable")[0]), tables)  # 17
+    answers, tables = _answers(_cpu("single", 16, 1, (2.2,)) + _cpu("ddp", 16, 2, (1.5,)))
+    q41 = answers["A.Q4.1"]
+    _fails(claims.ta3_claims, _bad(q41, q41.text.replace("; the hw5 study, which runs them on 4 GPUs, answers it", "")),
+           tables)  # 1
