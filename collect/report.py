@@ -16,7 +16,7 @@ from collect import kinds, render
 from collect.questions import Answered, answer_all
 from collect.references import cited
 from collect.load import load
-from collect.produced import produced, produced_markdown
+from collect.produced import Produced, how_run, produced, produced_markdown
 from collect.cells import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
@@ -74,12 +74,13 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     csv = [key for kind in present for key in kind.files]
     asked = {key for a in answers for key in a.question.plots}
     pngs = drawn(present, built, lambda kind: kind.asks_for_plots, asked)
+    made = produced(results_dir, tuple(kind.name for kind in present))
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
         **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list,
                                                   paths(by_grid(present, grid_list, pngs), pngs))
-            + how_produced(results_dir, tuple(kind.name for kind in present))} if answers else {}),
+            + how_produced(made), **made.cell_files} if answers else {}),
         **{path: png for path, png in pngs.values()},
         **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
@@ -112,9 +113,9 @@ def paths(shows: dict[str, list[str]], pngs: dict[str, tuple[str, bytes]]) -> di
     return {key: [pngs[k][0] for k in plots] for key, plots in shows.items()}
 
 
-def how_produced(results_dir: Path, kind_names: tuple[str, ...]) -> str:
+def how_produced(made: Produced) -> str:
     """answers.md's last section: the study file, the commands and the job code (collect.produced)."""
-    return "\n\n" + "\n".join(produced_markdown(produced(results_dir, kind_names)))
+    return "\n\n" + "\n".join(produced_markdown(made))
 
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:
@@ -235,14 +236,15 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     files = {key: path for key, (path, _) in drawn_plots.items()}
     shows = by_grid(present, collected.grids, drawn_plots)
     every = collected.cells
+    made = produced(collected.results_dir, collected.kind_names)
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cells=status_counts(every), environment=environment(every),
         status_words=sorted(set(render.STATUS_TEXT.values())),
-        produced=produced(collected.results_dir, collected.kind_names),
-        produced_markdown="\n".join(produced_markdown(produced(collected.results_dir, collected.kind_names))),
+        produced=made, how_run=how_run(made),
+        produced_markdown="\n".join(produced_markdown(made)),
         **answer_sections(collected, shows),
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
@@ -250,7 +252,7 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     markdown = template_env(False).get_template("report.md.j2").render(
         context, plot_files=files, markdown={g.key: render.to_markdown(g, "###") for g in collected.grids})
     answers = render.answers_markdown(f"Answers: {context['study']}", collected.answers, collected.grids,
-                                      paths(shows, drawn_plots)) + how_produced(collected.results_dir, collected.kind_names)
+                                      paths(shows, drawn_plots)) + how_produced(made)
     return write_files(out, {"report.html": html, "report.md": markdown,
                              **({"answers.md": answers} if collected.answers else {}),
                              **{files[k]: pngs[k] for k in files}})
