@@ -79,7 +79,8 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
         **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list,
-                                                  paths(by_grid(present, grid_list, pngs), pngs))
+                                                  paths(by_grid(present, grid_list, pngs), pngs),
+                                                  hand_in_status(loaded.envelopes))
             + how_produced(made)} if answers else {}),
         **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
@@ -180,6 +181,19 @@ def ran_on(ran: pd.DataFrame) -> pd.DataFrame:
 def _plain(value) -> str:
     """4.0 -> "4" (a column of ints with gaps reads back as floats)."""
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def hand_in_status(frame: pd.DataFrame) -> str:
+    """answers.md's line on how complete the set is (TA3 15): "All 12 planned cells have a result (12 ok)."; else
+    "Provisional: 37 of 72 planned cells have a result (35 ok, 1 oom, 1 failed); 35 have none (35 pending). ..."."""
+    has = frame.status.isin(list(Status))
+    if has.all():
+        return f"All {len(frame):,} planned cells have a result ({status_counts(frame)})."
+    return (f"Provisional: {int(has.sum()):,} of {len(frame):,} planned cells have a result "
+            f"({status_counts(frame[has]) if has.any() else 'none'}); {int((~has).sum()):,} have none "
+            f"({status_counts(frame[~has])}). The plan holds the study file's cells and any repeats `submit --settle` "
+            "queued later to settle a comparison; a figure marked \"(1 run; 2 more planned, no result)\" is one whose "
+            "other planned runs have no result.")
 
 
 def status_counts(frame: pd.DataFrame) -> str:

@@ -82,3 +82,23 @@ def test_the_commands_name_the_executor_the_registry_records(tmp_path):
     text = (results / "answers.md").read_text()
     assert f"python -m orchestrator submit --results {results} --executor local" in text
     assert "run by the local executor (no SLURM)" in text and "SLURM job arrays" not in text
+
+
+def test_answers_md_says_once_how_many_planned_cells_have_a_result(tmp_path):
+    """TA3 15: only the console said the answers were provisional; answers.md says it at the top, with how many
+    planned cells have a result, and where the "more planned" runs come from."""
+    from collect.load import load
+    from tests.collect.dirs import mixed_results
+    from tests.factories import write_results
+
+    results = write_mixed(tmp_path / "r")
+    collect(results)
+    statuses = load(results).envelopes.status
+    done = int(statuses.isin(["ok", "oom", "failed", "timeout"]).sum())
+    assert 0 < done < len(statuses)
+    text = (results / "answers.md").read_text()
+    assert text.count(f"**Provisional: {done} of {len(statuses)} planned cells have a result (") == 1
+    assert "submit --settle\\` queued later" in text  # a code span's backticks, escaped (md_text)
+    complete = write_results(tmp_path / "complete", mixed_results(), study="mixed")
+    collect(complete)
+    assert f"**All {len(load(complete).envelopes)} planned cells have a result (" in (complete / "answers.md").read_text()
