@@ -163,9 +163,10 @@ def planned(results_dir: Path) -> tuple[str, ...]:
 def how_run(p: Produced) -> str:
     """The section's opening: what each cell is and how this set's cells were run (the registry's executors)."""
     ran = " and ".join({"slurm": "as SLURM job arrays", "local": "by the local executor (no SLURM)"}.get(e, e)
-                       for e in p.executors) or "(the registry records no submission)"
-    return (f"Each cell is one run of the job script below, planned from the study file; this set's cells were "
-            f"run {ran}. These commands reproduce the results dir and this hand-in.")
+                       for e in p.executors)
+    how = f"; this set's cells were run {ran}" if ran else " (the registry records no submission: how its cells ran is unknown)"
+    return f"Each cell is one run of the job script below, planned from the study file{how}. These commands reproduce " \
+           "the results dir and this hand-in."
 
 
 def cell_lines(p: Produced) -> list[str]:
@@ -178,7 +179,7 @@ def cell_lines(p: Produced) -> list[str]:
 def produced_markdown(p: Produced) -> list[str]:
     lines = ["## How this was produced", "", md_text(how_run(p)), "",
              "### Commands", "", md_fence("\n".join(p.commands), "sh"), "", "### Each experiment's command", ""]
-    lines += cell_lines(p) + ["### Training script", ""]
+    lines += cell_lines(p) + ["### Job script", ""]
     lines += [f"- {md_code(c.split(' ', 1)[0])} {md_text(c.split(' ', 1)[1])}" for c in p.code] + [""]
     for path, text in p.scripts:
         lines += [f"{md_code(path)}:", "", md_fence(text), ""]

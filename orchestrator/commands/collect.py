@@ -141,7 +141,7 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
                       "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)
 
 
-TOOL_NOTES = "collect's notes (for you, not the hand-in; answers.md holds the answers):"
+TOOL_NOTES = "collect's notes (not the hand-in):"
 SETTLE_LISTED = 3  # comparisons `collect` lists before its summary line; `submit --settle --dry-run` lists all
 
 
@@ -164,7 +164,5 @@ def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
     provisional = readiness.provisional_line(plan, states)
     found, _, estimates = settle.plan_for(plan, answers)
     lines = ([provisional] if provisional else []) + (settle.lines(found, estimates, SETTLE_LISTED) if found.steps else [])
-    if lines:  # the tool's own talk, marked apart from the answers a student hands in (TA3 28)
-        console.print(Text(TOOL_NOTES, style="bold"))
-    for line in lines:
-        console.print(console_text(line))
+    for n, line in enumerate(lines):  # the tool's own talk, marked apart from the answers handed in (TA3 28)
+        console.print(Text.assemble((TOOL_NOTES + " ", "bold"), console_text(line)) if n == 0 else console_text(line))
