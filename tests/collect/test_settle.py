@@ -53,7 +53,11 @@ def queued(monkeypatch) -> list[list[str]]:
 
 
 def _lines(out: str) -> list[str]:
-    return [line for line in out.splitlines() if line.startswith("  A.") or "undecided (their runs" in line]
+    """The settle lines collect prints, without the mark that they are its notes (TA3 28)."""
+    from orchestrator.commands.collect import TOOL_NOTES
+
+    return [line.removeprefix(TOOL_NOTES + " ") for line in out.splitlines()
+            if line.startswith("  A.") or "undecided (their runs" in line]
 
 
 def test_collect_names_the_comparisons_and_their_cost_and_the_dry_run_prints_that_plan(tmp_path, capsys, queued):
