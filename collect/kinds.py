@@ -50,7 +50,6 @@ class KindTables:
     # fields that vary, in the kind's words (collect --compare; None: name=value)
     keep: Callable[[Result], Any] = lambda result: result  # what its tables read of a result, made as each file is
     # read (collect.load: KindCell.kept): the whole Result, or less (a study may hold 100,000 results)
-    asks_for_plots: bool = False  # its questions ask for figures (Part B's histograms): plain collect draws the plots
     # its answered questions show (Question.plots) and answers.md embeds them, not only the report
 
 

@@ -42,6 +42,7 @@ class PlannedCells:
     cells: list[dict[str, Any]] = field(default_factory=list)
     ids: Optional[frozenset[str]] = None
     exists: bool = False
+    data_dir: Optional[str] = None  # where the jobs read their data (the hand-in's command per cell)
 
 
 def read_plan_cells(results_dir: Path) -> PlannedCells:
@@ -60,7 +61,8 @@ def read_plan_cells(results_dir: Path) -> PlannedCells:
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         why = "nested too deeply" if isinstance(exc, RecursionError) else exc
         raise ResultError(f"plan file {path} is unreadable ({why}); run `python -m orchestrator plan` again") from exc
-    return PlannedCells(data.get("study"), cells, ids, exists=True)
+    data_dir = data.get("data_dir")
+    return PlannedCells(data.get("study"), cells, ids, exists=True, data_dir=data_dir if isinstance(data_dir, str) else None)
 
 
 def registry_states(results_dir: Path, spent: Optional[pd.DataFrame] = None) -> dict[str, CellState]:

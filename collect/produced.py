@@ -8,11 +8,18 @@ from pathlib import Path
 from typing import Optional
 
 import json
+import re
+import shlex
+from collections import Counter
 
+import jobs
 from collect.load import read_plan_cells
 from collect.render import md_code, md_fence, md_text
+from jobs.core.cell import CellError
 from jobs.core.result import ResultError
-from jobs.core.kinds import PACKAGES
+from jobs.core.kinds import PACKAGES, cell_from_dict
+from results_format import registry
+from results_format.errors import RegistryError
 from jobs.core.layout import STUDY_FILE
 
 STUDY_LIMIT = 100_000  # characters of the study file printed: a study file is a page, not a data set
@@ -20,12 +27,52 @@ VALUES_SHOWN = 10  # distinct values of one field listed from the plan; more are
 
 
 @dataclass(frozen=True)
+class CellRun:
+    """One planned cell as the hand-in runs it by hand: its file under cells/ and the command that runs it."""
+
+    name: str  # the file's stem: the cell's label, with its id where another cell shares the label
+    cell_json: str  # the cell's fields, as `python -m jobs --cell` reads them
+    command: str
+
+
+@dataclass(frozen=True)
 class Produced:
     study_file: Optional[str]  # the study file's text as the results dir holds it (None when it holds none)
-    commands: tuple[str, ...]  # plan, submit, collect with the results dir, and one cell by hand
+    commands: tuple[str, ...]  # plan, submit (with the executor that ran the set), collect
     code: tuple[str, ...]  # the job package of each kind that ran (the training script)
     planned: tuple[str, ...] = ()  # where the study file is missing or empty: plan.json's study name, its cell
     # count, and each field's values over the cells (how the set was made)
+    executors: tuple[str, ...] = ()  # those the registry records the cells were submitted with (TA3 14)
+    scripts: tuple[tuple[str, str], ...] = ()  # (path, text) of each kind's job script (TA3 6)
+    cells: tuple[CellRun, ...] = ()  # every planned cell's command (TA3 6)
+
+    @property
+    def cell_commands(self) -> list[str]:
+        """The commands the hand-in prints: COMMANDS_LISTED cells' at most, then where every one is."""
+        shown = [c.command for c in self.cells[:COMMANDS_LISTED]]
+        more = len(self.cells) - COMMANDS_LISTED
+        return shown + ([f"# ... and {more:,} more: {RUN_ALL} holds every one"] if more > 0 else [])
+
+    @property
+    def cells_said(self) -> str:
+        """What the commands are and where the cells' files are."""
+        return (f"One command per planned cell ({len(self.cells):,}), run from the dir this hand-in is in: each cell's "
+                f"fields are in {CELLS_DIR}/NAME.json beside it, every command in {RUN_ALL}. A multi-GPU cell run this "
+                "way starts its ranks on this machine.")
+
+    @property
+    def cell_files(self) -> dict[str, str]:
+        """The files written beside the hand-in: each cell's JSON, and every command in one script."""
+        if not self.cells:
+            return {}
+        script = "#!/bin/sh\n# Every cell of the study, one after another (run from the dir holding cells/)\nset -e\n"
+        return {**{f"{CELLS_DIR}/{c.name}.json": c.cell_json for c in self.cells},
+                RUN_ALL: script + "".join(c.command + "\n" for c in self.cells)}
+
+
+CELLS_DIR = "cells"
+RUN_ALL = f"{CELLS_DIR}/run_all.sh"
+COMMANDS_LISTED = 100  # cells whose command the hand-in prints; all are in RUN_ALL
 
 
 def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
@@ -36,13 +83,58 @@ def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
             read = f.read(STUDY_LIMIT + 1)
         text = read if len(read) <= STUDY_LIMIT else read[:STUDY_LIMIT] + "\n# ... (cut: over 100,000 characters)"
     results = str(results_dir)
-    commands = (f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}",
-                f"python -m orchestrator submit --results {results}",
-                f"python -m orchestrator collect --results {results} --report",
-                "python -m jobs --cell FILE.json --out DIR   # one cell without SLURM (FILE.json: the cell as planned)")
+    ran = executors(results_dir)
+    submit = [f"python -m orchestrator submit --results {results} --executor {e}" for e in ran] or [
+        f"python -m orchestrator submit --results {results}"]
+    commands = (f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}", *submit,
+                f"python -m orchestrator collect --results {results} --report")
     code = tuple(f"{PACKAGES[n].replace('.', '/')}/run.py (the {n} job, with its package: python -m jobs --cell runs it)"
                  for n in kind_names if n in PACKAGES)
-    return Produced(text, commands, code, () if text and text.strip() else planned(results_dir))
+    return Produced(text, commands, code, () if text and text.strip() else planned(results_dir), ran,
+                    scripts(kind_names), cell_runs(results_dir))
+
+
+def executors(results_dir: Path) -> tuple[str, ...]:
+    """The executors the registry records the cells were submitted with, in the order first used."""
+    try:
+        state = registry.load(Path(results_dir))
+    except RegistryError:
+        return ()
+    return tuple(dict.fromkeys(s.executor for s in state.submissions))
+
+
+def scripts(kind_names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each kind's job script (its package's run.py) as this checkout holds it: the code the hand-in shows."""
+    root = Path(jobs.__file__).parent.parent
+    out = []
+    for name in (n for n in kind_names if n in PACKAGES):
+        path = f"{PACKAGES[name].replace('.', '/')}/run.py"
+        if (root / path).is_file():
+            out.append((path, (root / path).read_text(encoding="utf-8", errors="backslashreplace")))
+    return tuple(out)
+
+
+def cell_runs(results_dir: Path) -> tuple[CellRun, ...]:
+    """Every planned cell's file name, fields and command (`python -m jobs --cell cells/NAME.json --out RESULTS
+    --data DATA`); none without a readable plan."""
+    try:
+        plan = read_plan_cells(results_dir)
+        cells = [cell_from_dict(c) for c in plan.cells]
+    except (ResultError, CellError, ValueError, TypeError):
+        return ()
+    labels = Counter(c.label for c in cells)
+    data = f" --data {shlex.quote(plan.data_dir)}" if plan.data_dir else ""
+    out = []
+    for c in cells:
+        name = _safe(c.label if labels[c.label] == 1 else f"{c.label}-{c.cell_id}")
+        out.append(CellRun(name, json.dumps(c.to_dict(), indent=1, sort_keys=True) + "\n",
+                           f"python -m jobs --cell {CELLS_DIR}/{name}.json --out {shlex.quote(str(results_dir))}{data}"))
+    return tuple(out)
+
+
+def _safe(name: str) -> str:
+    """A file name of letters, digits, '.', '-' and '_' only (no path, no shell word)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "cell"
 
 
 def planned(results_dir: Path) -> tuple[str, ...]:
@@ -68,11 +160,29 @@ def planned(results_dir: Path) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def how_run(p: Produced) -> str:
+    """The section's opening: what each cell is and how this set's cells were run (the registry's executors)."""
+    ran = " and ".join({"slurm": "as SLURM job arrays", "local": "by the local executor (no SLURM)"}.get(e, e)
+                       for e in p.executors)
+    how = f"; this set's cells were run {ran}" if ran else " (the registry records no submission: how its cells ran is unknown)"
+    return f"Each cell is one run of the job script below, planned from the study file{how}. These commands reproduce " \
+           "the results dir and this hand-in."
+
+
+def cell_lines(p: Produced) -> list[str]:
+    """The command of each experiment (planned cell), COMMANDS_LISTED at most; all are in RUN_ALL."""
+    if not p.cells:
+        return [f"_{md_text('No readable plan: no cell to list.')}_", ""]
+    return [md_text(p.cells_said), "", md_fence("\n".join(p.cell_commands), "sh"), ""]
+
+
 def produced_markdown(p: Produced) -> list[str]:
-    lines = ["## How this was produced", "", "Each cell is one run of the job code below, planned from the study "
-             "file and submitted as SLURM job arrays; these commands reproduce the results dir and this hand-in.", "",
-             "### Commands", "", md_fence("\n".join(p.commands), "sh"), "", "### Training script", ""]
+    lines = ["## How this was produced", "", md_text(how_run(p)), "",
+             "### Commands", "", md_fence("\n".join(p.commands), "sh"), "", "### Each experiment's command", ""]
+    lines += cell_lines(p) + ["### Job script", ""]
     lines += [f"- {md_code(c.split(' ', 1)[0])} {md_text(c.split(' ', 1)[1])}" for c in p.code] + [""]
+    for path, text in p.scripts:
+        lines += [f"{md_code(path)}:", "", md_fence(text), ""]
     lines += ["### Study file", ""]
     if p.study_file is not None and p.study_file.strip():
         return lines + [md_fence(p.study_file, "toml"), ""]

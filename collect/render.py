@@ -309,14 +309,16 @@ def code_markdown(record, level: str = "###") -> list[str]:
     return lines
 
 
-def answers_markdown(title: str, answers, grids, plot_files: Optional[Mapping[str, list[str]]] = None) -> str:
+def answers_markdown(title: str, answers, grids, plot_files: Optional[Mapping[str, list[str]]] = None,
+                     status: str = "") -> str:
     """answers.md: each answer under its question, with its tables and their plots (`plot_files`: the
-    PNG paths beside it by table key, when the report wrote them), the code it hands in, and the
-    reference list its citations point into; ready to edit into a hand-in."""
+    PNG paths beside it by table key), the code it hands in, and the reference list its citations point
+    into; ready to edit into a hand-in. `status`: how many planned cells have a result, said once at the top."""
     by_key = {g.key: g for g in grids}
     plot_files = plot_files or {}
     lines = [f"# {md_text(title)}", "", "Written by `python -m orchestrator collect` from the result files; each number is "
              "from the table beneath its answer (the rows in brackets, counted from 1).", ""]
+    lines += [f"**{md_text(status)}**", ""] if status else []
     for a in answers:
         lines += [f"## {a.id}: {md_text(a.question.title)}", "", cited_markdown(a.text), "",
                   f"_Evidence: {md_text(evidence_text(a, grids))}_" if a.record.evidence else "", ""]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -16,7 +16,7 @@ from collect import kinds, render
 from collect.questions import Answered, answer_all
 from collect.references import cited
 from collect.load import load
-from collect.produced import produced, produced_markdown
+from collect.produced import Produced, how_run, produced, produced_markdown
 from collect.cells import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
@@ -50,6 +50,7 @@ class Collected:
     out_dir: Optional[Path] = None  # where the files go: the results dir unless asked otherwise
     unwritten: str = ""  # why a file could not be written (the tables are still here)
     answers: tuple[Answered, ...] = ()  # each kind's questions answered, in their declared order (collect.questions)
+    plots: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # drawn for answers.md: key -> (path, PNG)
 
     @property
     def table_files(self) -> tuple[str, ...]:
@@ -72,31 +73,31 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     grid_list = tuple(grid for kind in present for grid in kind.grids(built, view))
     answers = tuple(a for kind in present for a in answer_all(kind.questions, built))
     csv = [key for kind in present for key in kind.files]
-    asked = {key for a in answers for key in a.question.plots}
-    pngs = drawn(present, built, lambda kind: kind.asks_for_plots, asked)
+    pngs = drawn(present, built) if answers else {}  # answers.md links them, whichever verb wrote it (TA3 29)
+    made = produced(results_dir, tuple(kind.name for kind in present))
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
         **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list,
-                                                  paths(by_grid(present, grid_list, pngs), pngs))
-            + how_produced(results_dir, tuple(kind.name for kind in present))} if answers else {}),
-        **{path: png for path, png in pngs.values()},
+                                                  paths(by_grid(present, grid_list, pngs), pngs),
+                                                  hand_in_status(loaded.envelopes))
+            + how_produced(made)} if answers else {}),
         **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
+        **(made.cell_files if answers else {}),  # the hand-in's cells and their commands (collect.produced)
+        **{path: png for path, png in pngs.values()},
     }
     written, unwritten = write_files(out, files)
     return Collected(results_dir, loaded.study, envelopes(loaded), built, grid_list, written,
-                     tuple(kind.name for kind in present), out, unwritten, answers)
+                     tuple(kind.name for kind in present), out, unwritten, answers, pngs)
 
 
-def drawn(present, built: dict[str, pd.DataFrame], which, keys: Optional[set[str]] = None
-          ) -> dict[str, tuple[str, bytes]]:
-    """The plots of the kinds `which` picks (those in `keys`, or all): plot key -> (its path under the out
-    dir, its PNG). Drawing imports matplotlib, so a kind that asks for none draws nothing."""
+def drawn(present, built: dict[str, pd.DataFrame]) -> dict[str, tuple[str, bytes]]:
+    """Every plot of the kinds present: plot key -> (its path under the out dir, its PNG)."""
     out = {}
-    for kind in (k for k in present if which(k)):
+    for kind in present:
         for key, png in kind.plots(built).items():
-            if png and (keys is None or key in keys):
+            if png:
                 out[key] = (f"plots/{kind.plot_files[key]}.png", png)
     return out
 
@@ -112,9 +113,9 @@ def paths(shows: dict[str, list[str]], pngs: dict[str, tuple[str, bytes]]) -> di
     return {key: [pngs[k][0] for k in plots] for key, plots in shows.items()}
 
 
-def how_produced(results_dir: Path, kind_names: tuple[str, ...]) -> str:
+def how_produced(made: Produced) -> str:
     """answers.md's last section: the study file, the commands and the job code (collect.produced)."""
-    return "\n\n" + "\n".join(produced_markdown(produced(results_dir, kind_names)))
+    return "\n\n" + "\n".join(produced_markdown(made))
 
 
 def envelopes(loaded: Loaded) -> pd.DataFrame:
@@ -182,6 +183,19 @@ def _plain(value) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
+def hand_in_status(frame: pd.DataFrame) -> str:
+    """answers.md's line on how complete the set is (TA3 15): "All 12 planned cells have a result (12 ok)."; else
+    "Provisional: 37 of 72 planned cells have a result (35 ok, 1 oom, 1 failed); 35 have none (35 pending). ..."."""
+    has = frame.status.isin(list(Status))
+    if has.all():
+        return f"All {len(frame):,} planned cells have a result ({status_counts(frame)})."
+    return (f"Provisional: {int(has.sum()):,} of {len(frame):,} planned cells have a result "
+            f"({status_counts(frame[has]) if has.any() else 'none'}); {int((~has).sum()):,} have none "
+            f"({status_counts(frame[~has])}). The plan holds the study file's cells and any repeats `submit --settle` "
+            "queued later to settle a comparison; a figure marked \"(1 run; 2 more planned, no result)\" is one whose "
+            "other planned runs have no result.")
+
+
 def status_counts(frame: pd.DataFrame) -> str:
     counts = frame.status.value_counts()
     order = [s for s in render.STATUS_RANK if s in counts]
@@ -226,31 +240,28 @@ def answer_sections(collected: Collected, plots: dict[str, list[str]]) -> dict[s
 
 def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     """report.html (self-contained: plots inline as base64 PNG), report.md and plots/*.png beside
-    it, and answers.md again with its plots, in the collected out dir. Returns the files written and
-    why one could not be (or "")."""
+    it, in the collected out dir (answers.md is collect's, the same whichever verb ran). Returns the
+    files written and why one could not be (or "")."""
     out = collected.out_dir or collected.results_dir
     present = [kinds.registry()[name] for name in collected.kind_names]
-    drawn_plots = drawn(present, collected.tables, lambda kind: True)
+    drawn_plots = collected.plots or drawn(present, collected.tables)
     pngs = {key: png for key, (_, png) in drawn_plots.items()}
     files = {key: path for key, (path, _) in drawn_plots.items()}
     shows = by_grid(present, collected.grids, drawn_plots)
     every = collected.cells
+    made = produced(collected.results_dir, collected.kind_names)
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cells=status_counts(every), environment=environment(every),
         status_words=sorted(set(render.STATUS_TEXT.values())),
-        produced=produced(collected.results_dir, collected.kind_names),
-        produced_markdown="\n".join(produced_markdown(produced(collected.results_dir, collected.kind_names))),
+        produced=made, how_run=how_run(made),
+        produced_markdown="\n".join(produced_markdown(made)),
         **answer_sections(collected, shows),
     )
     images = {key: base64.b64encode(pngs[key]).decode("ascii") for key in files}
     html = template_env(True).get_template("report.html.j2").render(context, images=images)
     markdown = template_env(False).get_template("report.md.j2").render(
         context, plot_files=files, markdown={g.key: render.to_markdown(g, "###") for g in collected.grids})
-    answers = render.answers_markdown(f"Answers: {context['study']}", collected.answers, collected.grids,
-                                      paths(shows, drawn_plots)) + how_produced(collected.results_dir, collected.kind_names)
-    return write_files(out, {"report.html": html, "report.md": markdown,
-                             **({"answers.md": answers} if collected.answers else {}),
-                             **{files[k]: pngs[k] for k in files}})
+    return write_files(out, {"report.html": html, "report.md": markdown, **{files[k]: pngs[k] for k in files}})

@@ -23,5 +23,5 @@ KIND = KindTables(
     _plots,
     {"ptq_weights": "ptq_weight_histograms", "ptq_activations": "ptq_activation_histograms",
      "ptq_sweep_activations": "ptq_accuracy_vs_bits"},
-    questions=QUESTIONS, runs=compare.runs, keep=rows.keep, asks_for_plots=True,
+    questions=QUESTIONS, runs=compare.runs, keep=rows.keep,
 )

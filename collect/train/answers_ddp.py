@@ -12,7 +12,7 @@ from collect.evidence import Evidence
 from collect.questions import Record, Tables
 from collect.train.answers_common import caveats, part_a, rows_of
 from collect.train.labels import present
-from collect.train.tables import CONFIG
+from collect.train.tables import CONFIG, on_cpu
 from jobs.core.bandwidth import bytes_text
 
 
@@ -52,11 +52,21 @@ def _disagree(tables: Tables) -> int:
     return int((has & (frame.ddp_broadcast_buffers.astype(bool) != frame.broadcast_buffers.astype(bool))).sum())
 
 
-def _ddp(r: Any) -> DDPRun:
-    return DDPRun(f"{r.gpus} GPUs" if r.nodes == 1 else f"{r.nodes} nodes x {r.gpus_per_node} GPUs", int(r.batch_per_gpu),
-                  int(r.gpus), float(r.ddp_grad_bytes), float(r.ddp_buffer_bytes), float(r.ddp_init_bytes),
-                  bool(r.ddp_broadcast_buffers), float(r.ddp_steps_per_epoch), float(r.ddp_order_overlap_without_set_epoch),
-                  float(r.ddp_order_overlap_with_set_epoch), float(r.ddp_bn_rank_spread))
+def _setup(r: Any) -> str:
+    """Where the run ran: "4 GPUs", "2 nodes x 2 GPUs"; on a CPU its ranks are processes (TA3 22)."""
+    if on_cpu(r.gpu_model):
+        return f"{r.gpus} processes on a CPU (gloo, no GPU)"
+    return f"{r.gpus} GPUs" if r.nodes == 1 else f"{r.nodes} nodes x {r.gpus_per_node} GPUs"
+
+
+def _ddp(r: Any, printed: Any) -> DDPRun:
+    """The run's DDPRun, its figures the test table's row of its configuration (`printed`: the median over the
+    configuration's runs, as the table prints it; TA3 2), else the run's own."""
+    p = r if printed is None else printed
+    return DDPRun(_setup(r), int(r.batch_per_gpu),
+                  int(r.gpus), float(p.ddp_grad_bytes), float(p.ddp_buffer_bytes), float(p.ddp_init_bytes),
+                  bool(r.ddp_broadcast_buffers), float(r.ddp_steps_per_epoch), float(p.ddp_order_overlap_without_set_epoch),
+                  float(p.ddp_order_overlap_with_set_epoch), float(p.ddp_bn_rank_spread))
 
 
 @dataclass(frozen=True)
@@ -72,20 +82,29 @@ class DDPAnswer(Record):
         return self.run is not None and self.run.overlap_with < self.run.overlap_without
 
 
+def _test_row(tables: Tables, r: Any) -> Optional[tuple[int, Any]]:
+    """The test table's row of the run's configuration (its position and the row), or None."""
+    test = tables.get("test")
+    if test is None or not len(test):
+        return None
+    test = test.reset_index(drop=True)
+    same = (test.engine == r.engine) & (test.gpus == r.gpus) & (test.batch_per_gpu == r.batch_per_gpu)
+    return next(((i, t) for i, t in rows_of(test, same) if all(getattr(t, c) == getattr(r, c) for c in CONFIG)), None)
+
+
 def _cells_evidence(tables: Tables, rows: list[tuple[int, Any]]) -> tuple:
     """The test table's row of each run's configuration (its result file, named by cell id, holds the
     DDP evidence the answer quotes)."""
-    test = tables.get("test")
-    if test is None or not len(test):
-        return ()
-    test = test.reset_index(drop=True)
     out = []
     for _, r in rows:
-        same = (test.engine == r.engine) & (test.gpus == r.gpus) & (test.batch_per_gpu == r.batch_per_gpu)
-        at = next((i for i, t in rows_of(test, same) if all(getattr(t, c) == getattr(r, c) for c in CONFIG)), None)
-        if at is not None:
-            out.append(Evidence("test", at, f"{r.gpus} GPUs, {r.engine}, batch {r.batch_per_gpu} (result {r.cell_id})"))
+        if (found := _test_row(tables, r)) is not None:
+            out.append(Evidence("test", found[0], f"{r.gpus} GPUs, {r.engine}, batch {r.batch_per_gpu} (result {r.cell_id})"))
     return tuple(out)
+
+
+def _run(tables: Tables, r: Any) -> DDPRun:
+    found = _test_row(tables, r)
+    return _ddp(r, found[1] if found is not None and present(found[1].ddp_grad_bytes) else None)
 
 
 def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[DDPAnswer]:
@@ -102,8 +121,8 @@ def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[D
         missing += (f"{bad} DDP result{'s' * (bad > 1)} whose evidence disagrees with its cell on broadcast_buffers "
                     "left out",)
     used = [x for x in (main, off) if x]
-    return DDPAnswer(_cells_evidence(tables, used), missing, _ddp(main[1]) if main else None,
-                     _ddp(off[1]) if off else None, to_add=() if runs else (RERUN,), documentation_only=not runs,
+    return DDPAnswer(_cells_evidence(tables, used), missing, _run(tables, main[1]) if main else None,
+                     _run(tables, off[1]) if off else None, to_add=() if runs else (RERUN,), documentation_only=not runs,
                      ddp_runs=_ran(tables))
 
 
@@ -122,7 +141,8 @@ def documentation_only(ddp_runs: int) -> str:
         return "from PyTorch's documentation alone: the study has no DDP run"
     runs = "DDP run" if ddp_runs == 1 else f"{ddp_runs} DDP runs"
     # plain words (TA2 18): what a run would have had to measure, not the tool's record names
-    return f"from PyTorch's documentation alone: this set's {runs} did not measure bytes sent or images per GPU"
+    # TA3 21: Q5 needs the sampler's order per rank, not images per GPU
+    return f"from PyTorch's documentation alone: this set's {runs} did not record the bytes or the sampler order"
 
 
 def documented(a: DDPAnswer, text: str) -> str:

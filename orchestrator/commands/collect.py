@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from rich.console import Console
+from rich.text import Text
 
 from collect.options import add_options, check_options
 from jobs.core.layout import PLAN_FILE, result_files, unreadable_dir
@@ -140,6 +141,7 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
                       "--question ID)" + ("" if args.report else "; report: --report"), highlight=False)
 
 
+TOOL_NOTES = "collect's notes (not the hand-in):"
 SETTLE_LISTED = 3  # comparisons `collect` lists before its summary line; `submit --settle --dry-run` lists all
 
 
@@ -160,9 +162,7 @@ def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
     states = {cid: CellState.DONE if status == "ok" else CellState(status)
               for cid, status in zip(cells.cell_id, cells.status, strict=True)}
     provisional = readiness.provisional_line(plan, states)
-    if provisional:
-        console.print(console_text(provisional))
     found, _, estimates = settle.plan_for(plan, answers)
-    if found.steps:
-        for line in settle.lines(found, estimates, SETTLE_LISTED):
-            console.print(console_text(line))
+    lines = ([provisional] if provisional else []) + (settle.lines(found, estimates, SETTLE_LISTED) if found.steps else [])
+    for n, line in enumerate(lines):  # the tool's own talk, marked apart from the answers handed in (TA3 28)
+        console.print(Text.assemble((TOOL_NOTES + " ", "bold"), console_text(line)) if n == 0 else console_text(line))

@@ -211,14 +211,29 @@ def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
     assert "From PyTorch's documentation (not measured): DataParallel" in answers["A.Q6"].text
 
 
+def test_q5_and_q6_on_a_cpu_say_processes_not_gpus(tmp_path):
+    """TA3 22: the quick study's DDP ranks are CPU processes (gloo): "Measured on 2 GPUs" is false there."""
+    from jobs.train.result import DDPEvidence
+    from tests.factories import write_results
+
+    ddp = train_result(cell("ddp", 64, 2), gpu_model="cpu")
+    ddp.body.ddp_evidence = DDPEvidence(2, 44_695_848, 38_400, 44_734_256, True, 1, 1.0, 0.0, 0.0)
+    results = [train_result(cell("single", 64), gpu_model="cpu"), ddp]
+    answers = {a.id: a for a in collect(write_results(tmp_path, results, study="hw5")).answers}
+    for q in ("A.Q5", "A.Q6"):
+        assert "Measured on 2 processes on a CPU (gloo, no GPU) at batch 64" in answers[q].text, answers[q].text
+        assert "on 2 GPUs" not in answers[q].text
+
+
 def test_q5_to_q7_without_a_ddp_run_say_they_rest_on_documentation(hw5):
     """Issue 43: with no DDP evidence the essays read as measured ones; the record and the paragraph's first
     note say so, and the paragraph keeps the assignment's form (Q6, Q7 open with Yes or No: issue 44)."""
     for q in ("A.Q5", "A.Q6", "A.Q7"):
         assert hw5[q].record.documentation_only, q
         # TA item 26: what was not recorded, not "no DDP run" where 12 ran
-        assert " Note: from PyTorch's documentation alone: this set's 12 DDP runs did not measure bytes sent or " \
-            "images per GPU" in hw5[q].text and "no DDP run" not in hw5[q].text, q
+        # TA3 21: what Q5 lacks is the sampler's order, not images per GPU
+        assert " Note: from PyTorch's documentation alone: this set's 12 DDP runs did not record the bytes or the " \
+            "sampler order" in hw5[q].text and "no DDP run" not in hw5[q].text, q
         assert "so this answer comes from PyTorch's documentation" not in hw5[q].text  # said once
     assert hw5["A.Q6"].text.startswith(("Yes", "No")) and hw5["A.Q7"].text.startswith(("Yes", "No"))
 

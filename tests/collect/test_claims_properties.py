@@ -430,3 +430,25 @@ def test_class_7_what_the_third_ta_marked_down_fails(run8):
     q41 = answers["A.Q4.1"]
     _fails(claims.ta3_claims, _bad(q41, q41.text.replace("; the hw5 study, which runs them on 4 GPUs, answers it", "")),
            tables)  # 1
+
+
+def test_class_3_q5s_same_step_share_is_the_test_tables(tmp_path):
+    """TA3 item 2: two runs of one DDP configuration, 3.1% and 0% of a rank's samples at the same step with
+    set_epoch; the test table prints their median (1.6%): Q5 quotes that, not the first run's 3.1%."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = hw5_results(repeats=2)
+    ddp = sorted((r for r in results if r.cell["engine"] == "ddp" and r.cell["batch_per_gpu"] == 512
+                  and r.cell["gpus_per_node"] == 4 and r.cell.get("nodes", 1) == 1 and r.cell["epochs"] == 2),
+                 key=lambda r: r.cell["repeat"])
+    for r, share in zip(ddp, (0.031, 0.0), strict=True):
+        r.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 25, 1.0, share, 0.0)
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    q5 = next(a for a in c.answers if a.id == "A.Q5")
+    grid = next(g for g in c.grids if g.key == "test")
+    printed = grid.rows[q5.record.evidence[0].row][-1]
+    assert printed != "3.1%" and f"with it, {printed} of a rank's samples" in q5.text, (printed, q5.text)
+    assert not claims.figures_in_tables(q5, c.tables)
+    _fails(claims.figures_in_tables, _bad(q5, q5.text.replace(f"with it, {printed}", "with it, 3.1%")), c.tables)

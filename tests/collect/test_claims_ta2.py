@@ -141,7 +141,7 @@ def test_documentation_only_says_what_was_not_recorded():
     """TA item 26: "no DDP run" only where none ran; else what those runs did not record."""
     from collect.train.answers_ddp import documentation_only
     assert documentation_only(0).endswith("the study has no DDP run")
-    assert "this set's 9 DDP runs did not measure" in documentation_only(9) and "no DDP run" not in documentation_only(9)
+    assert "this set's 9 DDP runs did not record" in documentation_only(9) and "no DDP run" not in documentation_only(9)
 
 
 def test_table1_and_table2_name_their_t1_and_tn_apart(spread, tmp_path_factory):

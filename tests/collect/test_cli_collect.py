@@ -25,7 +25,11 @@ def test_collect_json_has_every_table_and_names_the_files_it_wrote(mixed_dir, ca
     failed = next(r for r in out["table1"] if r["engine"] == "ddp" and r["gpus"] == 2 and r["batch_per_gpu"] == 128)
     assert failed["status"] == "failed" and failed["epoch_s"] is None and "NCCL error" in failed["error"]
     assert [(r["batch_per_gpu"], r["status"]) for r in out["q1"]] == [(32, "ok"), (128, "ok"), (512, "oom"), (8192, "pending")]
-    assert out["written"] == [str(mixed_dir / name) for name in TABLE_FILES]
+    written = [str(Path(p).relative_to(mixed_dir)) for p in out["written"]]
+    assert written[:len(TABLE_FILES)] == list(TABLE_FILES)
+    # then the hand-in's cells and commands (TA3 6), and the plots answers.md links (TA3 29)
+    assert all(name.startswith(("cells/", "plots/")) for name in written[len(TABLE_FILES):])
+    assert "cells/run_all.sh" in written and "plots/table1_speedup.png" in written
     assert DDP_ROW in (mixed_dir / "tables.md").read_text()
 
 
@@ -111,9 +115,9 @@ def test_out_writes_the_tables_and_the_report_elsewhere(mixed_dir, tmp_path, cap
         code, printed, err = cli(capsys, "collect", "--results", mixed_dir, "--out", out, "--report", "--json")
     assert code == 0, err
     written = [str(Path(p).relative_to(out)) for p in json.loads(printed)["written"]]  # all of it under --out
-    report = len(TABLE_FILES) + 2
-    assert written[:report] == [*TABLE_FILES, "report.html", "report.md"]
-    assert len(written) == report + 5 and all(name.startswith("plots/") for name in written[report:])
+    assert written[:len(TABLE_FILES)] == list(TABLE_FILES) and written[-2:] == ["report.html", "report.md"]
+    plots = [name for name in written if name.startswith("plots/")]
+    assert len(plots) == 5 and all(name.startswith(("cells/", "plots/")) for name in written[len(TABLE_FILES):-2])
     assert DDP_ROW in (out / "tables.md").read_text()
     assert "Table 1: time and speedup" in (out / "report.html").read_text()
     assert (out / "table1.csv").read_text().splitlines()[5].startswith("ddp,32,1,2,")  # the DDP 2-GPU b=32 row

@@ -61,6 +61,7 @@ def test_the_contents_links_every_section_and_no_word_is_doubled(report):
     md_contents = md[md.index("## Contents"):md.index('<a id="', md.index("## Contents"))]
     assert {i for i in re.findall(r'<a id="([^"]+)"></a>', md) if f"(#{i})" not in md_contents} == set()
     prose = re.sub(r"data:image/png;base64,[^\"]+", "", html + md)
+    prose = re.sub(r"<pre><code>.*?</code></pre>|```.*?```", "", prose, flags=re.S)  # quoted code (the job script)
     assert not re.findall(r"\b([A-Za-z]+)\s+\1\b", prose, re.IGNORECASE)
 
 

@@ -47,3 +47,58 @@ def test_an_empty_study_file_gives_how_the_plan_made_the_set(tmp_path):
     assert re.search(r'^study "mixed", \d+ cells$', section, flags=re.M)
     assert re.search(r"^batch_per_gpu: 32 \| 128", section, flags=re.M)  # a field the cells vary in, with its values
     assert re.search(r'^model = "resnet18"$', section, flags=re.M)  # one they share, once
+
+
+def test_the_hand_in_gives_each_cells_command_its_file_and_the_scripts_text(tmp_path):
+    """TA3 6: a README of the commands to run for each experiment, and the python script itself: every planned
+    cell's `python -m jobs --cell cells/NAME.json ...` (its file beside the hand-in, the cell as planned) and the
+    job script's text, not only its path."""
+    import json
+
+    from jobs.core.kinds import cell_from_dict
+
+    results = write_mixed(tmp_path / "r")
+    write_report(collect(results))
+    plan = json.loads((results / "plan.json").read_text())
+    commands = (results / "cells" / "run_all.sh").read_text().splitlines()[3:]
+    assert len(commands) == len(plan["cells"]["ids"]) if isinstance(plan["cells"], dict) else len(plan["cells"])
+    for name in ("answers.md", "report.md", "report.html"):
+        text = (results / name).read_text()
+        assert commands[0] in text and "def run(" in text, name  # a command per cell; run.py's text
+    name = commands[0].split("--cell ")[1].split()[0]
+    cell = cell_from_dict(json.loads((results / name).read_text()))
+    assert cell.cell_id in plan["cells"]["ids"] and f"--out {results}" in commands[0]
+
+
+def test_the_commands_name_the_executor_the_registry_records(tmp_path):
+    """TA3 14: a set the local executor ran says so and gives `submit --executor local`, not SLURM job arrays."""
+    import json
+
+    results = write_mixed(tmp_path / "r")
+    line = {"array": "n1-g1-t1", "cell_id": "0" * 12, "executor": "local", "job_id": None, "log_err": None,
+            "log_out": None, "queue_pid": 1, "submitted_at": "2026-11-27T22:03:25+00:00", "time_min": None, "token": None}
+    (results / "registry.jsonl").write_text(json.dumps(line) + "\n")
+    collect(results)
+    text = (results / "answers.md").read_text()
+    assert f"python -m orchestrator submit --results {results} --executor local" in text
+    assert "run by the local executor (no SLURM)" in text and "SLURM job arrays" not in text
+
+
+def test_answers_md_says_once_how_many_planned_cells_have_a_result(tmp_path):
+    """TA3 15: only the console said the answers were provisional; answers.md says it at the top, with how many
+    planned cells have a result, and where the "more planned" runs come from."""
+    from collect.load import load
+    from tests.collect.dirs import mixed_results
+    from tests.factories import write_results
+
+    results = write_mixed(tmp_path / "r")
+    collect(results)
+    statuses = load(results).envelopes.status
+    done = int(statuses.isin(["ok", "oom", "failed", "timeout"]).sum())
+    assert 0 < done < len(statuses)
+    text = (results / "answers.md").read_text()
+    assert text.count(f"**Provisional: {done} of {len(statuses)} planned cells have a result (") == 1
+    assert "submit --settle\\` queued later" in text  # a code span's backticks, escaped (md_text)
+    complete = write_results(tmp_path / "complete", mixed_results(), study="mixed")
+    collect(complete)
+    assert f"**All {len(load(complete).envelopes)} planned cells have a result (" in (complete / "answers.md").read_text()

@@ -304,3 +304,20 @@ def test_no_table_is_cut_at_1280_px(cpu_report, part_b, tmp_path):
         found = re.search(r'<pre id="overflow-check">(.*?)</pre>', dom, re.S)
         assert found, "the probe script did not run"
         assert json.loads(html.unescape(found.group(1))) == [], name
+
+
+@pytest.mark.parametrize("kind", ["train", "ptq"])
+def test_answers_md_is_the_same_whichever_verb_wrote_it(tmp_path, kind):
+    """TA3 29: plain `collect` wrote answers.md without a plot (Part B: without the accuracy-vs-bits plot),
+    `collect --report` with them: one hand-in, two contents. Now both write the same file, its plots linked."""
+    from tests.collect.dirs import write_mixed
+
+    results = write_mixed(tmp_path / "r") if kind == "train" else write_ptq(tmp_path / "r")
+    collect(results)
+    plain = (results / "answers.md").read_text()
+    links = re.findall(r"!\[[^\]]*\]\((plots/[a-z0-9_]+\.png)\)", plain)
+    assert links and all((results / link).read_bytes().startswith(b"\x89PNG") for link in links)
+    write_report(collect(results))
+    assert (results / "answers.md").read_text() == plain
+    if kind == "ptq":
+        assert "plots/ptq_accuracy_vs_bits.png" in links

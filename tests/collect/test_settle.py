@@ -53,7 +53,11 @@ def queued(monkeypatch) -> list[list[str]]:
 
 
 def _lines(out: str) -> list[str]:
-    return [line for line in out.splitlines() if line.startswith("  A.") or "undecided (their runs" in line]
+    """The settle lines collect prints, without the mark that they are its notes (TA3 28)."""
+    from orchestrator.commands.collect import TOOL_NOTES
+
+    return [line.removeprefix(TOOL_NOTES + " ") for line in out.splitlines()
+            if line.startswith("  A.") or "undecided (their runs" in line]
 
 
 def test_collect_names_the_comparisons_and_their_cost_and_the_dry_run_prints_that_plan(tmp_path, capsys, queued):
@@ -202,6 +206,7 @@ def test_a_cut_list_hides_at_least_a_few_lines_and_says_where_the_rest_are(tmp_p
 
 
 def test_collect_on_a_partial_set_marks_the_provisional_answers(tmp_path, capsys):
+    from orchestrator.commands.collect import TOOL_NOTES
     from orchestrator.plan.study import load_study
     from tests.factories import write_results
 
@@ -209,6 +214,9 @@ def test_collect_on_a_partial_set_marks_the_provisional_answers(tmp_path, capsys
     code, out, _ = cli(capsys, "collect", "--results", results)
     assert code == 0
     assert "provisional answers (from some of their cells): A.Q1 (6 of 18 cells), A.Q2 (20 of 63 cells)" in out
+    # TA3 28: the tool's lines are marked as its own, after the last answer, apart from the hand-in
+    before, notes = out.split(TOOL_NOTES + " provisional answers")
+    assert "A.Q7" in before and notes.startswith(" (from some of their cells)")
     assert " more;" not in out.split("provisional answers")[1].split("\n")[0]  # TA item 17: every question named
     assert "`status` says which are still to come" in out and "--retry-failed" not in out  # none failed
     # the study's own repeats are planned: nothing to add until they have run
