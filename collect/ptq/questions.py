@@ -157,11 +157,7 @@ class Accuracy(Record):
     accuracy: Measured
     base_accuracy: Measured
     verdict: Difference  # the seeds' paired deltas (variant - float, in points) against no change, 1-point threshold
-
-    @property
-    def gap(self) -> float:
-        """The difference of the two medians in points (variant - float): not the median of the paired deltas."""
-        return POINTS * (self.accuracy.value - self.base_accuracy.value)
+    delta_range: tuple[float, float]  # the lowest and highest of those same paired deltas, in points
 
 
 def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
@@ -174,25 +170,25 @@ def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
     if v is None or b is None or pd.isna(v.accuracy) or pd.isna(b.accuracy):
         return None
     a, f = Measured.of(v, "accuracy"), Measured.of(b, "accuracy")
-    deltas = (v.delta_values or (v.delta,)) if not pd.isna(v.delta) else (v.accuracy - b.accuracy,)
+    deltas = [POINTS * d for d in ((v.delta_values or (v.delta,)) if not pd.isna(v.delta) else (v.accuracy - b.accuracy,))]
     return Accuracy((Evidence("ptq_notebook", int(v.Index), variant), Evidence("ptq_notebook", int(b.Index), base)), (),
-                    str(setup), variant, base, a, f, paired([POINTS * d for d in deltas], 1.0))
+                    str(setup), variant, base, a, f, paired(deltas, 1.0), (min(deltas), max(deltas)))
 
 
 def _change(a: Accuracy) -> str:
-    """The table's paired delta in points (the median over seeds of the variant less its float network),
-    worded by the paired verdict over those same deltas (1-point threshold), and said to be that figure:
-    with several seeds it is not the difference of the two medians beside it (`gap`)."""
+    """The comparison as one number: the table's paired delta in points (the median over seeds of the
+    variant less its own float network) with the lowest and highest of those deltas, worded by the paired
+    verdict over the same deltas (1-point threshold). The difference of the two medians printed beside it
+    is another figure for the same comparison, so it is never said."""
     d = a.verdict.delta
     same, unsure = "not distinguishable from it", "not clearly different"
     word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", same, unsure))
     if a.verdict.n_b < 2:  # one seed: the delta is the difference of the two accuracies
         return word if word != unsure else f"{unsure} ({d:+.2f} points)"
-    if word == same and round(a.gap, 2) == round(d, 2):  # the medians' difference is the delta: no figure to name
-        return word
+    low, high = a.delta_range
     figure = f" is {d:+.2f} points" if word in (unsure, same) else ""
-    return (f"{word} (the median of the seeds' paired differences{figure}, each seed against its own float network; "
-            f"the two medians differ by {a.gap:+.2f} points)")
+    return (f"{word} (the median of the seeds' paired differences{figure}, {low:+.2f} to {high:+.2f} over the "
+            f"{a.verdict.n_b} seeds, each seed against its own float network)")
 
 
 # The notebook's functions each question asks to write (B.Q2, B.Q4, B.Q5), as jobs.ptq.listing names them.
@@ -219,6 +215,7 @@ class Quantized(Record):
     code: tuple[Listing, ...] = ()  # the functions that ran, as the question asks to hand them in
     saturated: bool = False  # the float network at SATURATED or above (collect.ptq.questions.saturated)
     coarse: Optional[Coarse] = None  # the sweep's measured drop, where the float is saturated (an effect can show)
+    calibration: Optional[int] = None  # the images the variant's activation ranges were calibrated on (its table row)
 
 
 def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
@@ -228,7 +225,14 @@ def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Opti
     coarse = coarse_drop(tables) if saturated(a) else None
     return Quantized((a.evidence if a else ()) + ((coarse.row,) if coarse else ()), () if a else (f"no {variant} result",),
                      a, _notes(tables, a.verdict if a else None), code=handed_in(tables, question),
-                     saturated=saturated(a), coarse=coarse)
+                     saturated=saturated(a), coarse=coarse, calibration=_calibration(tables, variant))
+
+
+def _calibration(tables: Tables, variant: str) -> Optional[int]:
+    """The calibration images of the variant's notebook row, where it quantizes activations."""
+    nb = tables["ptq_notebook"]
+    rows = nb[(nb.name == variant) & nb.activation_bits.notna() & nb.calibration_images.notna()]
+    return int(rows.calibration_images.iloc[0]) if len(rows) else None
 
 
 def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool) -> Optional[Quantized]:
@@ -258,20 +262,22 @@ def q4_text(q: Quantized) -> str:
     if q.main is None:
         return "No seed quantized the activations yet." + q.notes
     a = q.main
-    return (EQUATIONS + f" With the weights and every layer's input and output quantized to 8 bits, the network "
+    return (equations(q.calibration) + f" With the weights and every layer's input and output quantized to 8 bits, the network "
             f"reaches {_pct(a.accuracy)} against {_pct(a.base_accuracy)} in float: {_change(a)}"
             + (" (saturated: see B.Q2)." if q.saturated else ".") + q.notes)
 
 
-# Q4.1's scaled outputs, in the notebook's names (n_W: a layer's weight scale, n_In: the input's, n_Out: the
-# output scale each layer multiplies by), and each n_Out from the calibrated ranges, stated as maths.
-EQUATIONS = ("Scaled, conv1 computes n_W1 W1 (*) n_In In, and its output scale gives n_W1 W1 (*) n_In In x n_Out1 = "
-             "n_W1 n_In n_Out1 Out1; conv2 takes those integers as its input: n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x "
-             "n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2; each later layer multiplies in its own n_W and n_Out. "
-             "With r_In and r_k the ranges calibrated on the input and on layer k's output (max |x| over the "
-             "calibration images), n_In = 127 / r_In and, C_k = 127 / r_k being the scale layer k's integers carry "
-             "(C_0 = n_In), n_Out_k = (127 / r_k) / (n_Wk C_{k-1}): n_Out1 = (127 / r_1) / (n_W1 n_In), "
-             "n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers span -127..127 of its own range.")
+def equations(calibration: Optional[int]) -> str:
+    """Q4.1's scaled outputs, in the notebook's names (n_W: a layer's weight scale, n_In: the input's, n_Out: the
+    output scale each layer multiplies by), and each n_Out from the ranges calibrated on `calibration` images."""
+    images = f"the {calibration:,} calibration images" if calibration else "the calibration images"
+    return ("Scaled, conv1 computes n_W1 W1 (*) n_In In, and its output scale gives n_W1 W1 (*) n_In In x n_Out1 = "
+            "n_W1 n_In n_Out1 Out1; conv2 takes those integers as its input: n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x "
+            "n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2; each later layer multiplies in its own n_W and n_Out. "
+            f"With r_In and r_k the ranges calibrated on the input and on layer k's output (max |x| over {images}), "
+            "n_In = 127 / r_In and, C_k = 127 / r_k being the scale layer k's integers carry "
+            "(C_0 = n_In), n_Out_k = (127 / r_k) / (n_Wk C_{k-1}): n_Out1 = (127 / r_1) / (n_W1 n_In), "
+            "n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers span -127..127 of its own range.")
 
 
 @dataclass(frozen=True)

@@ -220,6 +220,13 @@ def ptq_violations(answer: Any) -> list[str]:
             out.append(f"{m.group(0)} is no verdict's delta")
         elif not _beyond(match[0].verdict) or (m.group(2) == "lower") != (match[0].verdict.delta < 0):
             out.append(f"{m.group(0)} without a verdict beyond the threshold that way")
+    # TA3 24: one comparison, one number: the paired delta with its seeds' range, never the medians' difference too
+    if "medians differ" in answer.text:
+        out.append("a second number (the difference of the medians) for a comparison its paired delta gives")
+    for m in re.finditer(r"paired differences(?: is ([-+]\d+\.\d\d) points)?, ([-+]\d+\.\d\d) to ([-+]\d+\.\d\d) over",
+                         answer.text):
+        if not any(f"{a.delta_range[0]:+.2f}" == m.group(2) and f"{a.delta_range[1]:+.2f}" == m.group(3) for a in cited):
+            out.append(f"{m.group(0)}: no verdict's seeds range")
     return [f"{answer.id}: {v}" for v in out]
 
 

@@ -231,6 +231,34 @@ def test_a_ptq_points_other_than_its_verdicts_fails(tmp_path):
     assert wrong != q5.text and claims.ptq_violations(SimpleNamespace(id=q5.id, text=wrong, record=q5.record))
 
 
+def test_a_ptq_comparison_with_two_numbers_fails(tmp_path):
+    """TA3 24: a comparison reads as its paired delta with the seeds' range; adding the difference of the two
+    medians (another number, of the opposite sign on the graded set) or another range fails."""
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    pairs = ((0.50, 0.40), (0.60, 0.59), (0.40, 0.39))
+    results = [ptq_result(ptq_cell(i), (0.5, 0.5, 0.5, f, b, f)) for i, (f, b) in enumerate(pairs)]
+    q5 = next(a for a in collect(write_ptq(tmp_path, results, planned=())).answers if a.id == "B.Q5")
+    assert not claims.ptq_violations(q5), q5.text
+    said = "-10.00 to -1.00 over the 3 seeds, each seed against its own float network"
+    assert said in q5.text
+    for wrong in (said.replace("network", "network; the two medians differ by -10.00 points"),
+                  said.replace("-10.00 to", "-9.00 to")):
+        bad = SimpleNamespace(id=q5.id, text=q5.text.replace(said, wrong), record=q5.record)
+        assert claims.ptq_violations(bad), wrong
+
+
+def test_q4_says_how_many_images_calibrated_its_ranges(tmp_path):
+    """TA3 27: Q4's n_Out comes from max |x| over the images the W8A8 row's ranges were calibrated on (its
+    table's calibration_images), said as that number."""
+    from tests.collect.dirs import write_ptq
+
+    q4 = next(a for a in collect(write_ptq(tmp_path)).answers if a.id == "B.Q4")
+    n = q4.record.calibration
+    assert n and f"max |x| over the {n:,} calibration images" in q4.text, q4.text
+
+
 # --- the all-reduce kind ------------------------------------------------------------------------------
 
 
