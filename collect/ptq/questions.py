@@ -13,6 +13,7 @@ import pandas as pd
 from collect.details import record_details
 from collect.evidence import Evidence, Measured, listing, shown
 from collect.ptq.checks import POINTS, IntegerRun, SweepChoice, integer_runs, sweep_choices
+from collect.ptq.grids import sig
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
 from collect.render import Listing, percent
 from collect.verdict import BEYOND, Difference, paired
@@ -288,6 +289,9 @@ class Bias(Record):
     code: tuple[Listing, ...] = ()
     float_bias_lower: bool = False  # the float-bias variant below its float network (the verdict's word)
     saturated: bool = False
+    # the scale of the sum fc3's float bias is added to in the float-bias variant (every weight scale's product),
+    # as the scales table prints it for its one seed: (the scale, that seed)
+    divided_by: Optional[tuple[float, int]] = None
 
 
 def bias_answer(tables: Tables) -> Optional[Bias]:
@@ -297,8 +301,20 @@ def bias_answer(tables: Tables) -> Optional[Bias]:
     it = _accuracy(tables, "NetWithBias W8A8B32", "NetWithBias float")
     evidence = (fl.evidence if fl else ()) + (it.evidence[:1] if it else ())
     lower = fl is not None and says(fl.verdict, Words("lower", "-", "-", "-")) == "lower"
-    return Bias(evidence, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)), handed_in(tables, PartB.Q5),
-                lower, saturated(fl or it))
+    scale = _float_bias_scale(tables) if fl else None
+    return Bias(evidence + ((scale[0],) if scale else ()), (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)),
+                handed_in(tables, PartB.Q5), lower, saturated(fl or it), scale[1] if scale else None)
+
+
+def _float_bias_scale(tables: Tables) -> Optional[tuple[Evidence, tuple[float, int]]]:
+    """The bias scale n_w C_{k-1} of the float-bias variant's biased layer in the scales table (one seed)."""
+    scales = tables["ptq_scales"].reset_index(drop=True)
+    rows = scales[(scales.variant == "NetWithBias W8 float-bias") & scales.bias_scale_min.notna()]
+    if not len(rows):
+        return None
+    r = next(rows.itertuples())
+    return (Evidence("ptq_scales", int(r.Index), f"NetWithBias W8 float-bias {r.layer}, seed {r.training_seed}"),
+            (float(r.bias_scale_min), int(r.training_seed)))
 
 
 def bias_text(a: Bias) -> str:
@@ -306,9 +322,13 @@ def bias_text(a: Bias) -> str:
             "to int32 at scale n_W x the input's scale (the product of every earlier scale), before the output scale.")
     if a.float_bias:
         fl = a.float_bias
+        product = ""
+        if a.divided_by:
+            scale, seed = a.divided_by
+            product = f"; {sig(scale)} for training seed {seed}, fc3's bias scale in the scales table"
         text += (" The float-bias variant quantizes the weights only (activations float) and adds fc3's trained bias "
-                 "as is to a sum that carries the product of every layer's weight scale (each 127 / max |w|), so the "
-                 "bias acts divided by that product: in effect it is dropped.")
+                 f"as is to a sum that carries the product of every layer's weight scale (each 127 / max |w|{product}), "
+                 "so the bias acts divided by that product: in effect it is dropped.")
         shows = ("That costs accuracy" if a.float_bias_lower else
                  "Here that shows no effect" + (" (saturated: see B.Q2)" if a.saturated else ""))
         text += f" {shows}: {_pct(fl.accuracy)} against {_pct(fl.base_accuracy)} in float, {_change(fl)}."
@@ -336,7 +356,7 @@ QUESTIONS = (
     Question(PartB.Q4, "Quantize activations", ("ptq_notebook", "ptq_integer", "ptq_sweep_activations"), (),
              lambda t: with_checks(_quantized(t, "Net W8A8", "Net float", PartB.Q4), t, "activations", True), q4_text,
              code_details),
-    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text, code_details),
+    Question(PartB.Q5, "Quantize biases", ("ptq_notebook", "ptq_scales"), (), bias_answer, bias_text, code_details),
 )
 
 

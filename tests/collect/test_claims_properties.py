@@ -259,6 +259,23 @@ def test_q4_says_how_many_images_calibrated_its_ranges(tmp_path):
     assert n and f"max |x| over the {n:,} calibration images" in q4.text, q4.text
 
 
+def test_q5s_product_of_weight_scales_is_the_one_its_scales_table_prints(tmp_path):
+    """TA3 26: "the bias acts divided by the product of every weight scale" cites that product as the scales table
+    under Q5 prints it (fc3's bias scale n_w C_{k-1} in the float-bias variant's rows); another figure fails."""
+    from collect.ptq.grids import scales_grid, sig
+    from tests.collect.dirs import write_ptq
+
+    collected = collect(write_ptq(tmp_path))
+    q5 = next(a for a in collected.answers if a.id == "B.Q5")
+    grid = scales_grid(collected.tables["ptq_scales"])
+    printed = [r[6] for r in grid.rows if r[0] == "NetWithBias W8 float-bias" and r[6] != "-"]
+    scale, _ = q5.record.divided_by
+    assert printed == [sig(scale)] and f"; {printed[0]} for training seed" in q5.text, q5.text
+    assert "ptq_scales" in {e.table for e in q5.record.evidence}
+    from collect.ptq.questions import QUESTIONS
+    assert "ptq_scales" in next(q for q in QUESTIONS if q.id == "B.Q5").tables  # printed beneath the answer
+
+
 # --- the all-reduce kind ------------------------------------------------------------------------------
 
 
