@@ -12,8 +12,8 @@ import pandas as pd
 
 from collect.details import record_details
 from collect.evidence import Evidence, Measured, listing, shown
-from collect.ptq.checks import POINTS, IntegerRun, SweepChoice, integer_runs, sweep_choices
-from collect.ptq.grids import sig
+from collect.ptq.checks import POINTS, Clipping, IntegerRun, SweepChoice, clipping, integer_runs, sweep_choices
+from collect.ptq.grids import NOTEBOOK_ASKS, NOTEBOOK_SEES, sig
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
 from collect.render import Listing, percent
 from collect.verdict import BEYOND, Difference, paired
@@ -101,6 +101,7 @@ class Ranges(Record):
     both_narrower: tuple[str, ...] = ()
     wider_below: tuple[str, ...] = ()
     wider_above: tuple[str, ...] = ()
+    clipping: Optional[Clipping] = None  # activations: what the sweep says of clipping the tail against max |x|
 
 
 def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
@@ -114,12 +115,23 @@ def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
     ends: dict[tuple[bool, bool], list[str]] = {(True, True): [], (False, False): [], (True, False): [], (False, True): []}
     for r in rows:
         ends[below[r.layer], above[r.layer]].append(r.layer)
-    return Ranges(tuple(Evidence(key, int(r.Index), f"{r.layer}, seed {r.training_seed}") for r in rows), (), what,
+    clipped, swept = _clipping(tables) if what == "activations" else (None, ())
+    return Ranges(tuple(Evidence(key, int(r.Index), f"{r.layer}, seed {r.training_seed}") for r in rows) + swept, (), what,
                   str(rows[0].setup), int(rows[0].training_seed), tuple(r.layer for r in rows),
                   tuple(r.layer for r in rows if r.wider), tuple(r.layer for r in rows if not r.wider),
                   tuple((r.layer, float(r.min), float(r.max), float(r.sigma3_low), float(r.sigma3_high)) for r in rows),
                   tuple(r.layer for r in rows if what == "activations" and float(r.min) >= 0),
-                  *(tuple(ends[k]) for k in ((True, True), (False, False), (True, False), (False, True))))
+                  both_wider=tuple(ends[True, True]), both_narrower=tuple(ends[False, False]),
+                  wider_below=tuple(ends[True, False]), wider_above=tuple(ends[False, True]), clipping=clipped)
+
+
+def _clipping(tables: Tables) -> tuple[Optional[Clipping], tuple[Evidence, ...]]:
+    """The sweep's verdict on clipping, at the calibration and bits of the notebook's W8A8."""
+    nb = tables["ptq_notebook"]
+    rows = nb[(nb.name == "Net W8A8") & nb.activation_bits.notna() & nb.calibration_images.notna()]
+    if not len(rows):
+        return None, ()
+    return clipping(tables["ptq_sweep"], int(rows.calibration_images.iloc[0]), int(rows.activation_bits.iloc[0]))
 
 
 def ranges_text(a: Ranges) -> str:
@@ -139,15 +151,33 @@ def ranges_text(a: Ranges) -> str:
            if a.narrower else ""]
     text += (" A symmetric quantizer uses one range r for both signs, so it compares r = |mean| + 3 std with "
              "max |x|: " + "; ".join(x for x in sym if x) + ".")
-    use = "the actual range (max |x|)" if not a.narrower or a.what == "weights" else \
-        "the actual range (max |x|), as the notebook does, unless accuracy shows clipping the tail helps"
-    text += (f" We quantize with {use}: symmetric, per tensor, scale 127 / max |x|, so the codes span -127..127 "
-             "(-128 is never reached).")
+    text += (" We quantize with the actual range (max |x|)" + (", as the notebook does" if a.what == "activations" else "")
+             + ": symmetric, per tensor, scale 127 / max |x|, so the codes span -127..127 (-128 is never reached)."
+             + (clipping_text(a.clipping) if a.what == "activations" else ""))
     if a.never_negative:
         text += (f" {listing(a.never_negative, 6).capitalize()} are never negative (after a ReLU): their signed "
                  "codes use only 0..127, so half of the 255 codes are wasted (one bit of resolution); unsigned "
                  "codes 0..255 would halve the step.")
     return text
+
+
+def clipping_text(c: Optional[Clipping]) -> str:
+    """Whether clipping the tail would do better, as the activation sweep of B.Q4 measured it (paired by seed)."""
+    if c is None:
+        return " This study swept no other range at the notebook's calibration: whether clipping the tail helps is unmeasured."
+    seen = f"; the notebook's loop sees {NOTEBOOK_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
+    swept = (f"in the activation sweep of B.Q4 ({c.calibration:,} calibration images{seen}; paired by seed, "
+             "1-point threshold)")
+    at = (f"{listing(c.beyond_at_notebook, 6)} differ from max |x| at {c.notebook_bits} bits" if c.beyond_at_notebook else
+          f"at {c.notebook_bits} bits no range method is measurably above or below max |x|")
+    if c.verdict is None or c.accuracy is None or c.max_accuracy is None:
+        return f" Clipping the tail helps at no bits measured {swept}: {at}."
+    low, high = c.delta_range
+    where = (f"clipping the tail helps at {c.helps_bits} bits" if c.helps_bits == c.notebook_bits else
+             f"clipping the tail first helps at {c.helps_bits} bits")
+    return (f" In the {swept.removeprefix('in the ')}, {at}; {where}, where {c.method} reaches {_pct(c.accuracy)} against "
+            f"{_pct(c.max_accuracy)} with max |x|, {c.verdict.delta:.2f} points higher (the median of the seeds' paired "
+            f"differences, {low:+.2f} to {high:+.2f} over the {c.verdict.n_b} seeds).")
 
 
 @dataclass(frozen=True)

@@ -276,6 +276,22 @@ def test_q5s_product_of_weight_scales_is_the_one_its_scales_table_prints(tmp_pat
     assert "ptq_scales" in next(q for q in QUESTIONS if q.id == "B.Q5").tables  # printed beneath the answer
 
 
+def test_q3_settles_its_range_choice_from_the_activation_sweep(tmp_path):
+    """TA3 25: Q3 says whether clipping the tail beats max |x|, from the sweep at the notebook's calibration and
+    bits (paired by seed), and where it first helps, with that comparison's one figure; leaving it open fails."""
+    from tests.collect.dirs import write_ptq
+
+    q3 = next(a for a in collect(write_ptq(tmp_path)).answers if a.id == "B.Q3")
+    c = q3.record.clipping
+    assert c is not None and c.calibration == 400 and c.notebook_bits == 8, q3.text
+    assert "In the activation sweep of B.Q4 (400 calibration images" in q3.text and not claims.ptq_violations(q3)
+    if c.verdict is not None:
+        assert f"{c.verdict.delta:.2f} points higher" in q3.text and f"helps at {c.helps_bits} bits" in q3.text
+    assert {e.table for e in q3.record.evidence} == {"ptq_activations", "ptq_sweep"}
+    for bad in (q3.text.replace("as the notebook does:", "as the notebook does, unless accuracy shows clipping helps:"),):
+        assert claims.ptq_violations(SimpleNamespace(id=q3.id, text=bad, record=q3.record)), bad
+
+
 # --- the all-reduce kind ------------------------------------------------------------------------------
 
 
