@@ -117,8 +117,8 @@ def clipping(table: pd.DataFrame, calibration: int, notebook_bits: int) -> tuple
             method = method_text(str(r.activation_method), r.percentile)
             judged.setdefault(int(bits), []).append((method, paired(pairs, 1.0), (min(pairs), max(pairs)), r, m))
             cited.setdefault(int(bits), []).extend(
-                [Evidence("ptq_sweep", int(m.Index), f"{m.choice}, {bits} bits"),
-                 Evidence("ptq_sweep", int(r.Index), f"{r.choice}, {bits} bits")])
+                [Evidence("ptq_sweep", int(m.Index), named(str(m.name), str(m.setup))),
+                 Evidence("ptq_sweep", int(r.Index), named(str(r.name), str(r.setup)))])
     if notebook_bits not in judged:
         return None, ()
     beyond = tuple(c for c, v, *_ in judged[notebook_bits] if v.outcome == BEYOND)
