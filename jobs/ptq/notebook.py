@@ -14,35 +14,33 @@ import torch
 
 from jobs.ptq.lenet import LAYERS, Net
 from jobs.ptq.profile import ActivationProfile
-from jobs.ptq.simulate import INT32_MAX, INT32_MIN, LayerPlan, QuantPlan
+from jobs.ptq.simulate import LayerPlan, QuantPlan
 from jobs.ptq.config import QuantSpec
-
-QMAX = 127  # 8 bits: the codes of x n with n = 127 / max|x| span -127..127 (-128 unused)
 
 
 def quantized_weights(weights: torch.Tensor) -> tuple[torch.Tensor, float]:
     """B.Q2: the weights as 8-bit integers and the scale they were multiplied by (127 / max|w|)."""
-    scale = QMAX / float(weights.abs().max())
+    scale = 127 / float(weights.abs().max())  # codes -127..127: -128 is never used
     return torch.clamp(torch.round(weights * scale), -128, 127), scale
 
 
 def quantize_initial_input(pixels: torch.Tensor) -> float:
     """B.Q4: the scale the network's input is multiplied by (127 / max|pixel| over the calibration images)."""
-    return QMAX / float(pixels.abs().max())
+    return 127 / float(pixels.abs().max())
 
 
 def quantize_activations(activations: torch.Tensor, n_w: float, n_initial_input: float,
                          ns: list[tuple[float, float]]) -> float:
     """B.Q4: the scale n_out a layer's output is multiplied by. The layer's integer sum carries n_w times
     its input's scale; n_out brings it to 127 / max|out|, so the output's integers span -127..127."""
-    return QMAX / float(activations.abs().max()) / (n_w * input_scale(n_initial_input, ns))
+    return 127 / float(activations.abs().max()) / (n_w * input_scale(n_initial_input, ns))
 
 
 def quantized_bias(bias: torch.Tensor, n_w: float, n_initial_input: float,
                    ns: list[tuple[float, float]]) -> torch.Tensor:
     """B.Q5: the bias as int32 at the scale of the integer sum it is added to (n_w times its input's
     scale), before the output scale."""
-    return torch.clamp(torch.round(bias * (n_w * input_scale(n_initial_input, ns))), INT32_MIN, INT32_MAX)
+    return torch.clamp(torch.round(bias * (n_w * input_scale(n_initial_input, ns))), -2 ** 31, 2 ** 31 - 1)
 
 
 def input_scale(n_initial_input: float, ns: list[tuple[float, float]]) -> float:
