@@ -124,13 +124,16 @@ def sweep_penalty(spec: QuantSpec) -> float:
     return ACTIVATION_PENALTY[spec.activation_method, spec.calibration_images]
 
 
-def layer_scales(with_bias: bool) -> tuple[LayerScales, ...]:
+def layer_scales(with_bias: bool, activations: bool = True) -> tuple[LayerScales, ...]:
     """W8A8's scales: n_w per tensor, C_0 = 127, C_k = OUTPUT_SCALES[k], n_out = C_k / (n_w C_{k-1});
-    a bias only on fc3 (NetWithBias), at scale n_w C_{k-1}."""
-    scales, c_prev = [], 127.0
+    a bias only on fc3 (NetWithBias), at scale n_w C_{k-1}. Weights only (activations False): C_0 = 1,
+    n_out = 1, so C_k = n_w C_{k-1}, the product of the weight scales so far."""
+    scales, c_prev = [], 127.0 if activations else 1.0
     for name, n_w, c_out in zip(LAYERS, WEIGHT_SCALES, OUTPUT_SCALES, strict=True):
+        c_out = c_out if activations else n_w * c_prev
         bias = (n_w * c_prev,) if with_bias and name == "fc3" else None
-        scales.append(LayerScales(name, (n_w,) * 2, c_prev, (c_out / (n_w * c_prev),) * 2, c_out, bias, 127 / c_out))
+        scales.append(LayerScales(name, (n_w,) * 2, c_prev, (c_out / (n_w * c_prev),) * 2, c_out, bias,
+                                  127 / c_out if activations else None))
         c_prev = c_out
     return tuple(scales)
 
@@ -144,7 +147,7 @@ def variant(name: str, model: str, spec: Optional[QuantSpec], accuracy: float, b
     agreement = IntegerAgreement(images, mismatches, mismatches, "int32") if acts and notebook else None
     return VariantResult(name, "notebook" if notebook else "sweep", model, spec, accuracy, 1.5 - accuracy, images,
                          f"{model} float", accuracy - base, 127.0 if acts else None, None if spec is None else "float32",
-                         layer_scales(model == "NetWithBias") if acts and notebook else (), checks, agreement, 0.1)
+                         layer_scales(model == "NetWithBias", acts) if spec and notebook else (), checks, agreement, 0.1)
 
 
 def tensor_stats(name: str, low: float, high: float, mean: float, std: float) -> TensorStats:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from collect.evidence import Evidence, Measured
 from collect.ptq.grids import named
+from collect.ptq.tables import method_text
 from collect.verdict import BEYOND, Difference, paired
 
 POINTS = 100.0  # an accuracy difference in 0..1 units, in percentage points
@@ -78,3 +79,55 @@ def sweep_choices(table: pd.DataFrame, part: str) -> tuple[tuple[SweepChoice, ..
         choices.append(SweepChoice(str(choice), at, min(kept) if kept else None, dropped))
         cited += [Evidence("ptq_sweep", i, named(str(r.name), str(r.setup))) for i, r in ordered]
     return tuple(choices), tuple(cited)
+
+
+@dataclass(frozen=True)
+class Clipping:
+    """Whether clipping the activations' tail beats max |x|, from the activation sweep at the notebook's
+    calibration: each other range method against max at the same bits, by the seeds' paired differences
+    (collect.verdict.paired, threshold 1 point). `helps_bits`: the highest bits where a method is beyond max
+    (above); there, `method` is the one with the largest median paired difference."""
+
+    calibration: int
+    notebook_bits: int
+    beyond_at_notebook: tuple[str, ...]  # methods beyond max (either way) at the notebook's bits
+    helps_bits: Optional[int] = None
+    method: str = ""
+    accuracy: Optional[Measured] = None  # the method's, at helps_bits
+    max_accuracy: Optional[Measured] = None
+    verdict: Optional[Difference] = None  # method - max, in points, paired by seed
+    delta_range: tuple[float, float] = (0.0, 0.0)  # the lowest and highest of those paired differences
+
+
+def clipping(table: pd.DataFrame, calibration: int, notebook_bits: int) -> tuple[Optional[Clipping], tuple[Evidence, ...]]:
+    """None where the sweep has no max row and another method at `calibration` with seeds to pair."""
+    table = table.reset_index(drop=True)
+    mine = table[(table.part == "activations") & (table.calibration_images == calibration) & table.delta.notna()]
+    judged: dict[int, list[tuple[str, Difference, tuple[float, float], Any, Any]]] = {}
+    cited: dict[int, list[Evidence]] = {}
+    for bits, rows in mine.groupby("bits", sort=False):
+        top = rows[rows.activation_method == "max"]
+        if not len(top):
+            continue
+        m = next(top.itertuples())
+        for r in rows[rows.activation_method != "max"].itertuples():
+            pairs = [POINTS * (a - b) for a, b in zip(r.delta_values or (), m.delta_values or (), strict=False)]
+            if len(pairs) < 2 or len(r.delta_values) != len(m.delta_values):
+                continue
+            method = method_text(str(r.activation_method), r.percentile)
+            judged.setdefault(int(bits), []).append((method, paired(pairs, 1.0), (min(pairs), max(pairs)), r, m))
+            cited.setdefault(int(bits), []).extend(
+                [Evidence("ptq_sweep", int(m.Index), named(str(m.name), str(m.setup))),
+                 Evidence("ptq_sweep", int(r.Index), named(str(r.name), str(r.setup)))])
+    if notebook_bits not in judged:
+        return None, ()
+    beyond = tuple(c for c, v, *_ in judged[notebook_bits] if v.outcome == BEYOND)
+    helped = [(b, j) for b in sorted(judged, reverse=True) for j in judged[b] if j[1].outcome == BEYOND and j[1].direction > 0]
+    found = Clipping(calibration, notebook_bits, beyond)
+    if helped:
+        bits = helped[0][0]
+        choice, verdict, spread, r, m = max((j for b, j in helped if b == bits), key=lambda j: j[1].delta)
+        found = Clipping(calibration, notebook_bits, beyond, bits, choice, Measured.of(r, "accuracy"),
+                         Measured.of(m, "accuracy"), verdict, spread)
+    used = cited[notebook_bits] + (cited[found.helps_bits] if found.helps_bits is not None else [])
+    return found, tuple(dict.fromkeys(used))

@@ -20,10 +20,11 @@ RANGES = ("ranges: max r = max|x|; 3 sigma r = |mean| + 3 std; percentile p: r =
 
 
 def sig(value: Any, digits: int = 4) -> str:
-    """Four significant digits (scales span 1e-4 to 1e5), whole numbers from 10,000 up; "-" when missing."""
+    """Four significant digits (scales span 1e-4 to 1e5), whole numbers from 10,000 up to a billion, powers of
+    ten beyond (a weights-only network's product of weight scales: 2.117e+13); "-" when missing."""
     if value is None or pd.isna(value):
         return "-"
-    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.{digits}g}"
+    return f"{value:,.0f}" if 1e4 <= abs(value) < 1e9 else f"{value:.{digits}g}"
 
 
 def span(low: float, high: float) -> str:
@@ -154,8 +155,10 @@ def scales_grid(table: pd.DataFrame) -> Grid:
     formulas = ["scales multiply: a real value x is held as the integer round(x scale)",
                 "C_0 = n_in = qmax / r_input; the layer's sum has scale S_k = n_w C_{k-1} (the int32 bias's scale)",
                 "n_out_k = qmax / (r_k S_k), so C_k = S_k n_out_k = qmax / r_k: each layer's integers carry every "
-                "earlier scale", QUANT]
-    return Grid("ptq_scales", "Scales per layer of the notebook's W8A8 and W8A8B32",
+                "earlier scale",
+                "W8 float-bias: activations float (n_out 1), so C_k is the product of every weight scale so far, and "
+                "the trained bias, added as is to a sum of scale n_w C_{k-1}, acts divided by that scale", QUANT]
+    return Grid("ptq_scales", "Scales per layer of the notebook's W8A8, W8A8B32 and W8 float-bias",
                 f"One seed: {one_seed(table)}. Bias scale only where the layer has a bias (NetWithBias's fc3).",
                 header, rows, formulas, "" if rows else "No ok PTQ result yet.", text_columns=(0, 1))
 

@@ -12,7 +12,8 @@ import pandas as pd
 
 from collect.details import record_details
 from collect.evidence import Evidence, Measured, listing, shown
-from collect.ptq.checks import POINTS, IntegerRun, SweepChoice, integer_runs, sweep_choices
+from collect.ptq.checks import POINTS, Clipping, IntegerRun, SweepChoice, clipping, integer_runs, sweep_choices
+from collect.ptq.grids import NOTEBOOK_ASKS, NOTEBOOK_SEES, sig
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
 from collect.render import Listing, percent
 from collect.verdict import BEYOND, Difference, paired
@@ -100,6 +101,7 @@ class Ranges(Record):
     both_narrower: tuple[str, ...] = ()
     wider_below: tuple[str, ...] = ()
     wider_above: tuple[str, ...] = ()
+    clipping: Optional[Clipping] = None  # activations: what the sweep says of clipping the tail against max |x|
 
 
 def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
@@ -113,12 +115,23 @@ def _ranges(tables: Tables, key: str, what: str) -> Optional[Ranges]:
     ends: dict[tuple[bool, bool], list[str]] = {(True, True): [], (False, False): [], (True, False): [], (False, True): []}
     for r in rows:
         ends[below[r.layer], above[r.layer]].append(r.layer)
-    return Ranges(tuple(Evidence(key, int(r.Index), f"{r.layer}, seed {r.training_seed}") for r in rows), (), what,
+    clipped, swept = _clipping(tables) if what == "activations" else (None, ())
+    return Ranges(tuple(Evidence(key, int(r.Index), f"{r.layer}, seed {r.training_seed}") for r in rows) + swept, (), what,
                   str(rows[0].setup), int(rows[0].training_seed), tuple(r.layer for r in rows),
                   tuple(r.layer for r in rows if r.wider), tuple(r.layer for r in rows if not r.wider),
                   tuple((r.layer, float(r.min), float(r.max), float(r.sigma3_low), float(r.sigma3_high)) for r in rows),
                   tuple(r.layer for r in rows if what == "activations" and float(r.min) >= 0),
-                  *(tuple(ends[k]) for k in ((True, True), (False, False), (True, False), (False, True))))
+                  both_wider=tuple(ends[True, True]), both_narrower=tuple(ends[False, False]),
+                  wider_below=tuple(ends[True, False]), wider_above=tuple(ends[False, True]), clipping=clipped)
+
+
+def _clipping(tables: Tables) -> tuple[Optional[Clipping], tuple[Evidence, ...]]:
+    """The sweep's verdict on clipping, at the calibration and bits of the notebook's W8A8."""
+    nb = tables["ptq_notebook"]
+    rows = nb[(nb.name == "Net W8A8") & nb.activation_bits.notna() & nb.calibration_images.notna()]
+    if not len(rows):
+        return None, ()
+    return clipping(tables["ptq_sweep"], int(rows.calibration_images.iloc[0]), int(rows.activation_bits.iloc[0]))
 
 
 def ranges_text(a: Ranges) -> str:
@@ -138,15 +151,33 @@ def ranges_text(a: Ranges) -> str:
            if a.narrower else ""]
     text += (" A symmetric quantizer uses one range r for both signs, so it compares r = |mean| + 3 std with "
              "max |x|: " + "; ".join(x for x in sym if x) + ".")
-    use = "the actual range (max |x|)" if not a.narrower or a.what == "weights" else \
-        "the actual range (max |x|), as the notebook does, unless accuracy shows clipping the tail helps"
-    text += (f" We quantize with {use}: symmetric, per tensor, scale 127 / max |x|, so the codes span -127..127 "
-             "(-128 is never reached).")
+    text += (" We quantize with the actual range (max |x|)" + (", as the notebook does" if a.what == "activations" else "")
+             + ": symmetric, per tensor, scale 127 / max |x|, so the codes span -127..127 (-128 is never reached)."
+             + (clipping_text(a.clipping) if a.what == "activations" else ""))
     if a.never_negative:
         text += (f" {listing(a.never_negative, 6).capitalize()} are never negative (after a ReLU): their signed "
                  "codes use only 0..127, so half of the 255 codes are wasted (one bit of resolution); unsigned "
                  "codes 0..255 would halve the step.")
     return text
+
+
+def clipping_text(c: Optional[Clipping]) -> str:
+    """Whether clipping the tail would do better, as the activation sweep of B.Q4 measured it (paired by seed)."""
+    if c is None:
+        return " This study swept no other range at the notebook's calibration: whether clipping the tail helps is unmeasured."
+    seen = f"; the notebook's loop sees {NOTEBOOK_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
+    swept = (f"in the activation sweep of B.Q4 ({c.calibration:,} calibration images{seen}; paired by seed, "
+             "1-point threshold)")
+    at = (f"{listing(c.beyond_at_notebook, 6)} differ from max |x| at {c.notebook_bits} bits" if c.beyond_at_notebook else
+          f"at {c.notebook_bits} bits no range method is measurably above or below max |x|")
+    if c.verdict is None or c.accuracy is None or c.max_accuracy is None:
+        return f" Clipping the tail helps at no bits measured {swept}: {at}."
+    low, high = c.delta_range
+    where = (f"clipping the tail helps at {c.helps_bits} bits" if c.helps_bits == c.notebook_bits else
+             f"clipping the tail first helps at {c.helps_bits} bits")
+    return (f" In the {swept.removeprefix('in the ')}, {at}; {where}, where {c.method} reaches {_pct(c.accuracy)} against "
+            f"{_pct(c.max_accuracy)} with max |x|, {c.verdict.delta:.2f} points higher (the median of the seeds' paired "
+            f"differences, {low:+.2f} to {high:+.2f} over the {c.verdict.n_b} seeds).")
 
 
 @dataclass(frozen=True)
@@ -157,11 +188,7 @@ class Accuracy(Record):
     accuracy: Measured
     base_accuracy: Measured
     verdict: Difference  # the seeds' paired deltas (variant - float, in points) against no change, 1-point threshold
-
-    @property
-    def gap(self) -> float:
-        """The difference of the two medians in points (variant - float): not the median of the paired deltas."""
-        return POINTS * (self.accuracy.value - self.base_accuracy.value)
+    delta_range: tuple[float, float]  # the lowest and highest of those same paired deltas, in points
 
 
 def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
@@ -174,25 +201,25 @@ def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
     if v is None or b is None or pd.isna(v.accuracy) or pd.isna(b.accuracy):
         return None
     a, f = Measured.of(v, "accuracy"), Measured.of(b, "accuracy")
-    deltas = (v.delta_values or (v.delta,)) if not pd.isna(v.delta) else (v.accuracy - b.accuracy,)
+    deltas = [POINTS * d for d in ((v.delta_values or (v.delta,)) if not pd.isna(v.delta) else (v.accuracy - b.accuracy,))]
     return Accuracy((Evidence("ptq_notebook", int(v.Index), variant), Evidence("ptq_notebook", int(b.Index), base)), (),
-                    str(setup), variant, base, a, f, paired([POINTS * d for d in deltas], 1.0))
+                    str(setup), variant, base, a, f, paired(deltas, 1.0), (min(deltas), max(deltas)))
 
 
 def _change(a: Accuracy) -> str:
-    """The table's paired delta in points (the median over seeds of the variant less its float network),
-    worded by the paired verdict over those same deltas (1-point threshold), and said to be that figure:
-    with several seeds it is not the difference of the two medians beside it (`gap`)."""
+    """The comparison as one number: the table's paired delta in points (the median over seeds of the
+    variant less its own float network) with the lowest and highest of those deltas, worded by the paired
+    verdict over the same deltas (1-point threshold). The difference of the two medians printed beside it
+    is another figure for the same comparison, so it is never said."""
     d = a.verdict.delta
     same, unsure = "not distinguishable from it", "not clearly different"
     word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", same, unsure))
     if a.verdict.n_b < 2:  # one seed: the delta is the difference of the two accuracies
         return word if word != unsure else f"{unsure} ({d:+.2f} points)"
-    if word == same and round(a.gap, 2) == round(d, 2):  # the medians' difference is the delta: no figure to name
-        return word
+    low, high = a.delta_range
     figure = f" is {d:+.2f} points" if word in (unsure, same) else ""
-    return (f"{word} (the median of the seeds' paired differences{figure}, each seed against its own float network; "
-            f"the two medians differ by {a.gap:+.2f} points)")
+    return (f"{word} (the median of the seeds' paired differences{figure}, {low:+.2f} to {high:+.2f} over the "
+            f"{a.verdict.n_b} seeds, each seed against its own float network)")
 
 
 # The notebook's functions each question asks to write (B.Q2, B.Q4, B.Q5), as jobs.ptq.listing names them.
@@ -219,6 +246,7 @@ class Quantized(Record):
     code: tuple[Listing, ...] = ()  # the functions that ran, as the question asks to hand them in
     saturated: bool = False  # the float network at SATURATED or above (collect.ptq.questions.saturated)
     coarse: Optional[Coarse] = None  # the sweep's measured drop, where the float is saturated (an effect can show)
+    calibration: Optional[int] = None  # the images the variant's activation ranges were calibrated on (its table row)
 
 
 def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
@@ -228,7 +256,14 @@ def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Opti
     coarse = coarse_drop(tables) if saturated(a) else None
     return Quantized((a.evidence if a else ()) + ((coarse.row,) if coarse else ()), () if a else (f"no {variant} result",),
                      a, _notes(tables, a.verdict if a else None), code=handed_in(tables, question),
-                     saturated=saturated(a), coarse=coarse)
+                     saturated=saturated(a), coarse=coarse, calibration=_calibration(tables, variant))
+
+
+def _calibration(tables: Tables, variant: str) -> Optional[int]:
+    """The calibration images of the variant's notebook row, where it quantizes activations."""
+    nb = tables["ptq_notebook"]
+    rows = nb[(nb.name == variant) & nb.activation_bits.notna() & nb.calibration_images.notna()]
+    return int(rows.calibration_images.iloc[0]) if len(rows) else None
 
 
 def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool) -> Optional[Quantized]:
@@ -258,20 +293,22 @@ def q4_text(q: Quantized) -> str:
     if q.main is None:
         return "No seed quantized the activations yet." + q.notes
     a = q.main
-    return (EQUATIONS + f" With the weights and every layer's input and output quantized to 8 bits, the network "
+    return (equations(q.calibration) + f" With the weights and every layer's input and output quantized to 8 bits, the network "
             f"reaches {_pct(a.accuracy)} against {_pct(a.base_accuracy)} in float: {_change(a)}"
             + (" (saturated: see B.Q2)." if q.saturated else ".") + q.notes)
 
 
-# Q4.1's scaled outputs, in the notebook's names (n_W: a layer's weight scale, n_In: the input's, n_Out: the
-# output scale each layer multiplies by), and each n_Out from the calibrated ranges, stated as maths.
-EQUATIONS = ("Scaled, conv1 computes n_W1 W1 (*) n_In In, and its output scale gives n_W1 W1 (*) n_In In x n_Out1 = "
-             "n_W1 n_In n_Out1 Out1; conv2 takes those integers as its input: n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x "
-             "n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2; each later layer multiplies in its own n_W and n_Out. "
-             "With r_In and r_k the ranges calibrated on the input and on layer k's output (max |x| over the "
-             "calibration images), n_In = 127 / r_In and, C_k = 127 / r_k being the scale layer k's integers carry "
-             "(C_0 = n_In), n_Out_k = (127 / r_k) / (n_Wk C_{k-1}): n_Out1 = (127 / r_1) / (n_W1 n_In), "
-             "n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers span -127..127 of its own range.")
+def equations(calibration: Optional[int]) -> str:
+    """Q4.1's scaled outputs, in the notebook's names (n_W: a layer's weight scale, n_In: the input's, n_Out: the
+    output scale each layer multiplies by), and each n_Out from the ranges calibrated on `calibration` images."""
+    images = f"the {calibration:,} calibration images" if calibration else "the calibration images"
+    return ("Scaled, conv1 computes n_W1 W1 (*) n_In In, and its output scale gives n_W1 W1 (*) n_In In x n_Out1 = "
+            "n_W1 n_In n_Out1 Out1; conv2 takes those integers as its input: n_W2 W2 (*) (n_W1 n_In n_Out1 Out1) x "
+            "n_Out2 = n_W2 n_W1 n_In n_Out1 n_Out2 Out2; each later layer multiplies in its own n_W and n_Out. "
+            f"With r_In and r_k the ranges calibrated on the input and on layer k's output (max |x| over {images}), "
+            "n_In = 127 / r_In and, C_k = 127 / r_k being the scale layer k's integers carry "
+            "(C_0 = n_In), n_Out_k = (127 / r_k) / (n_Wk C_{k-1}): n_Out1 = (127 / r_1) / (n_W1 n_In), "
+            "n_Out2 = (127 / r_2) / (n_W2 x 127 / r_1), so each layer's integers span -127..127 of its own range.")
 
 
 @dataclass(frozen=True)
@@ -282,6 +319,9 @@ class Bias(Record):
     code: tuple[Listing, ...] = ()
     float_bias_lower: bool = False  # the float-bias variant below its float network (the verdict's word)
     saturated: bool = False
+    # the scale of the sum fc3's float bias is added to in the float-bias variant (every weight scale's product),
+    # as the scales table prints it for its one seed: (the scale, that seed)
+    divided_by: Optional[tuple[float, int]] = None
 
 
 def bias_answer(tables: Tables) -> Optional[Bias]:
@@ -291,8 +331,20 @@ def bias_answer(tables: Tables) -> Optional[Bias]:
     it = _accuracy(tables, "NetWithBias W8A8B32", "NetWithBias float")
     evidence = (fl.evidence if fl else ()) + (it.evidence[:1] if it else ())
     lower = fl is not None and says(fl.verdict, Words("lower", "-", "-", "-")) == "lower"
-    return Bias(evidence, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)), handed_in(tables, PartB.Q5),
-                lower, saturated(fl or it))
+    scale = _float_bias_scale(tables) if fl else None
+    return Bias(evidence + ((scale[0],) if scale else ()), (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)),
+                handed_in(tables, PartB.Q5), lower, saturated(fl or it), scale[1] if scale else None)
+
+
+def _float_bias_scale(tables: Tables) -> Optional[tuple[Evidence, tuple[float, int]]]:
+    """The bias scale n_w C_{k-1} of the float-bias variant's biased layer in the scales table (one seed)."""
+    scales = tables["ptq_scales"].reset_index(drop=True)
+    rows = scales[(scales.variant == "NetWithBias W8 float-bias") & scales.bias_scale_min.notna()]
+    if not len(rows):
+        return None
+    r = next(rows.itertuples())
+    return (Evidence("ptq_scales", int(r.Index), f"NetWithBias W8 float-bias {r.layer}, seed {r.training_seed}"),
+            (float(r.bias_scale_min), int(r.training_seed)))
 
 
 def bias_text(a: Bias) -> str:
@@ -300,9 +352,13 @@ def bias_text(a: Bias) -> str:
             "to int32 at scale n_W x the input's scale (the product of every earlier scale), before the output scale.")
     if a.float_bias:
         fl = a.float_bias
+        product = ""
+        if a.divided_by:
+            scale, seed = a.divided_by
+            product = f"; {sig(scale)} for training seed {seed}, fc3's bias scale in the scales table"
         text += (" The float-bias variant quantizes the weights only (activations float) and adds fc3's trained bias "
-                 "as is to a sum that carries the product of every layer's weight scale (each 127 / max |w|), so the "
-                 "bias acts divided by that product: in effect it is dropped.")
+                 f"as is to a sum that carries the product of every layer's weight scale (each 127 / max |w|{product}), "
+                 "so the bias acts divided by that product: in effect it is dropped.")
         shows = ("That costs accuracy" if a.float_bias_lower else
                  "Here that shows no effect" + (" (saturated: see B.Q2)" if a.saturated else ""))
         text += f" {shows}: {_pct(fl.accuracy)} against {_pct(fl.base_accuracy)} in float, {_change(fl)}."
@@ -330,7 +386,7 @@ QUESTIONS = (
     Question(PartB.Q4, "Quantize activations", ("ptq_notebook", "ptq_integer", "ptq_sweep_activations"), (),
              lambda t: with_checks(_quantized(t, "Net W8A8", "Net float", PartB.Q4), t, "activations", True), q4_text,
              code_details),
-    Question(PartB.Q5, "Quantize biases", ("ptq_notebook",), (), bias_answer, bias_text, code_details),
+    Question(PartB.Q5, "Quantize biases", ("ptq_notebook", "ptq_scales"), (), bias_answer, bias_text, code_details),
 )
 
 

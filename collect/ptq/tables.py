@@ -79,10 +79,11 @@ def _shown(table: pd.DataFrame, rows: PTQRows) -> pd.DataFrame:
 
 
 def scales_table(rows: PTQRows) -> pd.DataFrame:
-    """The scales of the notebook's variants with quantized activations (W8A8, W8A8B32), per
-    layer, of one seed (representative): n_w (min and max over channels: equal per tensor),
-    C_{k-1}, C_k, the multiplier n_out_k, the bias scale S_k = n_w C_{k-1} and the range r_k."""
-    with_activations = rows.variants[(rows.variants.role == "notebook") & rows.variants.activation_bits.notna()]
+    """The scales of the notebook's variants with quantized activations (W8A8, W8A8B32) or a float bias
+    (W8 float-bias), per layer, of one seed (representative): n_w (min and max over channels: equal per
+    tensor), C_{k-1}, C_k, the multiplier n_out_k, the bias scale S_k = n_w C_{k-1} and the range r_k."""
+    v = rows.variants
+    with_activations = v[(v.role == "notebook") & v.quantized.astype(bool) & (v.activation_bits.notna() | (v.bias == "float"))]
     keys = set(zip(with_activations.cell_id, with_activations.name, strict=True))
     wanted = pd.Series([k in keys for k in zip(rows.scales.cell_id, rows.scales.variant, strict=True)],
                        index=rows.scales.index, dtype=bool)  # a mask even when empty: [] would select no columns

@@ -3,7 +3,8 @@
 run_ptq evaluates, each on the whole test set:
     Net float | Net W8 (weights only) | Net W8A8 (weights and activations)
     NetWithBias float | NetWithBias W8 float-bias (the bias left as trained) | NetWithBias W8A8B32 (int32 bias)
-with the bits and choices of config.notebook, then every QuantSpec of config.sweep on Net.
+with the bits and choices of config.notebook (their scales from the notebook's own functions,
+jobs.ptq.notebook), then every QuantSpec of config.sweep on Net.
 Work is shared: activations are profiled once per network (the largest calibration asked; a
 smaller one is its prefix), weights are quantized once per (bits, granularity, method), and
 ranges once per (calibration, method, bits); test images stay on the device in large batches.
@@ -25,6 +26,7 @@ from jobs.ptq.lenet import LAYERS, Net, resident
 from jobs.ptq.choices import PERCENTILE
 from jobs.ptq.config import PTQConfig, QuantSpec
 from jobs.ptq.integer import compare_with_simulation
+from jobs.ptq.notebook import is_notebooks, notebook_plan
 from jobs.ptq.profile import ACTIVATIONS, ActivationProfile, activation_ranges, calibration_indices, profile_activations
 from jobs.ptq.result import ActivationLayerStats, IntegerCheck, LayerScales, PTQOutcome, VariantResult
 from jobs.ptq.simulate import QuantPlan, SimulatedNet
@@ -61,7 +63,10 @@ class _Network:
     def _activation_ranges(self, n, method, bits, percentile) -> tuple[float, ...]:
         return activation_ranges(self.profile, n, method, bits or 8, percentile or PERCENTILE)
 
-    def plan(self, spec: QuantSpec) -> QuantPlan:
+    def plan(self, spec: QuantSpec, role: str) -> QuantPlan:
+        """The notebook's variants take their scales from the notebook's functions (jobs.ptq.notebook)."""
+        if role == "notebook" and is_notebooks(spec):
+            return notebook_plan(self.net, spec, self.profile)
         weights = self.weights(spec.weight_bits, spec.granularity, spec.weight_method, spec.percentile)
         ranges = None
         if spec.activation_bits is not None:
@@ -137,7 +142,7 @@ class _Runner:
     def quantized_variant(self, name: str, role: str, network: _Network, spec: QuantSpec,
                           integer: bool) -> VariantResult:
         start = time.perf_counter()
-        p = network.plan(spec)
+        p = network.plan(spec, role)
         sim = SimulatedNet(p, self.device)
         e = evaluate(sim, self._data(), self.device)
         checks = tuple(IntegerCheck(*row) for row in sim.check_counts()) if spec.quantizes_activations else ()

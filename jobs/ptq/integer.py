@@ -109,7 +109,7 @@ def compare_with_simulation(p: QuantPlan, data: Iterable[tuple[torch.Tensor, tor
     sim, net = SimulatedNet(p, device), IntegerNet(p)
     totals = torch.zeros(3, dtype=torch.long)
     for images, _ in data:
-        a = sim.integers(images).long().cpu()
+        a = sim.forward(images).long().cpu()
         b = net(images)
         totals += torch.stack([a.new_full((), a.shape[0]), (a.argmax(1) != b.argmax(1)).sum(), (a != b).any(1).sum()])
     images, predictions, logits = totals.tolist()

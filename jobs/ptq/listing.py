@@ -1,21 +1,23 @@
 """The code a PTQ run hands in: each function of the notebook that the assignment asks to write (B.Q2,
-B.Q4, B.Q5), as the source text of the functions here that do its work, read when the job runs, so
-the report prints the code that produced its numbers."""
+B.Q4, B.Q5), with its name and signature (jobs.ptq.notebook), then every function of this package it
+calls, as source text read when the job runs, so the report prints the code that produced its numbers."""
 from __future__ import annotations
 
 import inspect
 import textwrap
 
-from jobs.ptq import lenet, profile, quantize, simulate
+from jobs.ptq import lenet, notebook, quantize, simulate
 from jobs.ptq.result import CodeListing
 
-# The notebook's function -> the functions that do its work here, in reading order.
+# The notebook's function -> the function that is it here, then the helpers it calls, in reading order.
 NOTEBOOK_CODE = (
-    ("quantized_weights", (quantize.quantize_weight, quantize.row_ranges, quantize.scale_for, quantize.quantize)),
-    ("quantize_initial_input", (simulate.quantize_input,)),
-    ("quantize_activations", (profile.activation_ranges, simulate.plan)),
-    ("forward", (simulate.SimulatedNet.integers, lenet.forward_layers, simulate.SimulatedNet._layer)),
-    ("quantized_bias", (simulate.quantize_bias,)),
+    ("quantized_weights", (notebook.quantized_weights,)),
+    ("quantize_initial_input", (notebook.quantize_initial_input,)),
+    ("quantize_activations", (notebook.quantize_activations, notebook.input_scale)),
+    ("forward", (simulate.SimulatedNet.forward, simulate.quantize_input, quantize.quantize, quantize.qmin,
+                 quantize.qmax, lenet.forward_layers, simulate.SimulatedNet._layer, simulate._channels,
+                 simulate.SimulatedNet._check)),
+    ("quantized_bias", (notebook.quantized_bias,)),
 )
 
 

@@ -130,7 +130,7 @@ def _channels(t: torch.Tensor, conv: bool) -> torch.Tensor:
 
 
 class SimulatedNet:
-    """Callable images -> logits (float, y_5 / C_5) of a QuantPlan; `integers` gives y_5 itself.
+    """Callable images -> logits (float, y_5 / C_5) of a QuantPlan; `forward` gives y_5 itself.
     Every quantized layer's input is checked: integers within [qmin_a, qmax_a]. The counts add up
     on the device (read them with check_counts()); strict=True raises at once instead."""
 
@@ -144,9 +144,11 @@ class SimulatedNet:
         self.bits = p.spec.activation_bits
 
     def __call__(self, images: torch.Tensor) -> torch.Tensor:
-        return (self.integers(images) / self.plan.output_scale).float()
+        return (self.forward(images) / self.plan.output_scale).float()
 
-    def integers(self, images: torch.Tensor) -> torch.Tensor:
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """The notebook's NetQuantized.forward: the images to integers at the input's scale, then each layer
+        on integers (the integer sum, plus the int32 bias, times n_out, rounded and clamped): y_5."""
         with torch.no_grad(), _exact_gpu_math(self.device):
             x = quantize_input(self.plan, images.to(self.device), self.dtype)
             return forward_layers(x, self._layer)

@@ -213,13 +213,24 @@ def ptq_violations(answer: Any) -> list[str]:
     higher only beyond the threshold; synthetic data is said."""
     r, out = answer.record, []
     accuracies = [getattr(r, f, None) for f in ("main", "float_bias", "int_bias")]
-    cited = [a for a in accuracies if a is not None]
+    clipped = getattr(r, "clipping", None)  # B.Q3: the activation sweep's clipping against max |x|
+    cited = [a for a in accuracies if a is not None] + ([clipped] if clipped and clipped.verdict else [])
     for m in re.finditer(r"(\d+\.\d\d) points (lower|higher)", answer.text):
         match = [a for a in cited if f"{abs(a.verdict.delta):.2f}" == m.group(1)]
         if not match:
             out.append(f"{m.group(0)} is no verdict's delta")
         elif not _beyond(match[0].verdict) or (m.group(2) == "lower") != (match[0].verdict.delta < 0):
             out.append(f"{m.group(0)} without a verdict beyond the threshold that way")
+    # TA3 25: B.Q3's range choice is settled by the activation sweep where the record has its verdict
+    if clipped is not None and re.search(r"\bunless\b", answer.text):
+        out.append("the range choice left open although the sweep settles it")
+    # TA3 24: one comparison, one number: the paired delta with its seeds' range, never the medians' difference too
+    if "medians differ" in answer.text:
+        out.append("a second number (the difference of the medians) for a comparison its paired delta gives")
+    for m in re.finditer(r"paired differences(?: is ([-+]\d+\.\d\d) points)?, ([-+]\d+\.\d\d) to ([-+]\d+\.\d\d) over",
+                         answer.text):
+        if not any(f"{a.delta_range[0]:+.2f}" == m.group(2) and f"{a.delta_range[1]:+.2f}" == m.group(3) for a in cited):
+            out.append(f"{m.group(0)}: no verdict's seeds range")
     return [f"{answer.id}: {v}" for v in out]
 
 

@@ -231,6 +231,67 @@ def test_a_ptq_points_other_than_its_verdicts_fails(tmp_path):
     assert wrong != q5.text and claims.ptq_violations(SimpleNamespace(id=q5.id, text=wrong, record=q5.record))
 
 
+def test_a_ptq_comparison_with_two_numbers_fails(tmp_path):
+    """TA3 24: a comparison reads as its paired delta with the seeds' range; adding the difference of the two
+    medians (another number, of the opposite sign on the graded set) or another range fails."""
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    pairs = ((0.50, 0.40), (0.60, 0.59), (0.40, 0.39))
+    results = [ptq_result(ptq_cell(i), (0.5, 0.5, 0.5, f, b, f)) for i, (f, b) in enumerate(pairs)]
+    q5 = next(a for a in collect(write_ptq(tmp_path, results, planned=())).answers if a.id == "B.Q5")
+    assert not claims.ptq_violations(q5), q5.text
+    said = "-10.00 to -1.00 over the 3 seeds, each seed against its own float network"
+    assert said in q5.text
+    for wrong in (said.replace("network", "network; the two medians differ by -10.00 points"),
+                  said.replace("-10.00 to", "-9.00 to")):
+        bad = SimpleNamespace(id=q5.id, text=q5.text.replace(said, wrong), record=q5.record)
+        assert claims.ptq_violations(bad), wrong
+
+
+def test_q4_says_how_many_images_calibrated_its_ranges(tmp_path):
+    """TA3 27: Q4's n_Out comes from max |x| over the images the W8A8 row's ranges were calibrated on (its
+    table's calibration_images), said as that number."""
+    from tests.collect.dirs import write_ptq
+
+    q4 = next(a for a in collect(write_ptq(tmp_path)).answers if a.id == "B.Q4")
+    n = q4.record.calibration
+    assert n and f"max |x| over the {n:,} calibration images" in q4.text, q4.text
+
+
+def test_q5s_product_of_weight_scales_is_the_one_its_scales_table_prints(tmp_path):
+    """TA3 26: "the bias acts divided by the product of every weight scale" cites that product as the scales table
+    under Q5 prints it (fc3's bias scale n_w C_{k-1} in the float-bias variant's rows); another figure fails."""
+    from collect.ptq.grids import scales_grid, sig
+    from tests.collect.dirs import write_ptq
+
+    collected = collect(write_ptq(tmp_path))
+    q5 = next(a for a in collected.answers if a.id == "B.Q5")
+    grid = scales_grid(collected.tables["ptq_scales"])
+    printed = [r[6] for r in grid.rows if r[0] == "NetWithBias W8 float-bias" and r[6] != "-"]
+    scale, _ = q5.record.divided_by
+    assert printed == [sig(scale)] and f"; {printed[0]} for training seed" in q5.text, q5.text
+    assert "ptq_scales" in {e.table for e in q5.record.evidence}
+    from collect.ptq.questions import QUESTIONS
+    assert "ptq_scales" in next(q for q in QUESTIONS if q.id == "B.Q5").tables  # printed beneath the answer
+
+
+def test_q3_settles_its_range_choice_from_the_activation_sweep(tmp_path):
+    """TA3 25: Q3 says whether clipping the tail beats max |x|, from the sweep at the notebook's calibration and
+    bits (paired by seed), and where it first helps, with that comparison's one figure; leaving it open fails."""
+    from tests.collect.dirs import write_ptq
+
+    q3 = next(a for a in collect(write_ptq(tmp_path)).answers if a.id == "B.Q3")
+    c = q3.record.clipping
+    assert c is not None and c.calibration == 400 and c.notebook_bits == 8, q3.text
+    assert "In the activation sweep of B.Q4 (400 calibration images" in q3.text and not claims.ptq_violations(q3)
+    if c.verdict is not None:
+        assert f"{c.verdict.delta:.2f} points higher" in q3.text and f"helps at {c.helps_bits} bits" in q3.text
+    assert {e.table for e in q3.record.evidence} == {"ptq_activations", "ptq_sweep"}
+    for bad in (q3.text.replace("as the notebook does:", "as the notebook does, unless accuracy shows clipping helps:"),):
+        assert claims.ptq_violations(SimpleNamespace(id=q3.id, text=bad, record=q3.record)), bad
+
+
 # --- the all-reduce kind ------------------------------------------------------------------------------
 
 

@@ -152,7 +152,8 @@ BAD_PART_B = {
     "study unsaid": lambda t: re.sub(r"(### Study file\n\n).*", r"\1_study.toml is empty._\n", t, flags=re.S),
     "404 unsaid": lambda t: t.replace("404", "400"),
     "function for maths": lambda t: t.replace("each later layer multiplies in its own n_W and n_Out.",
-                                              "each later layer multiplies in its own n_W and n_Out; plan sets them.", 1),
+                                              "each later layer multiplies in its own n_W and n_Out; "
+                                              "quantize_activations sets them.", 1),
     "medians unexplained": lambda t: re.sub(r"Quantized to int32: [^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.\d\d%[^.]*\.",
                                             "Quantized to int32: 99.60% (82.10%-100.00% over 3 runs) against 99.80% "
                                             "(82.10%-100.00% over 3 runs) in float, not distinguishable from it.", t),

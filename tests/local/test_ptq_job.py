@@ -36,12 +36,12 @@ def test_the_result_carries_the_code_that_ran(first):
     source as its file holds it, for every notebook function the assignment asks to write."""
     import inspect
 
-    from jobs.ptq.quantize import quantize_weight
+    from jobs.ptq.notebook import quantized_weights
 
     cell, _, out, _ = first
     code = {c["function"]: c for c in read_result(out / f"{cell.cell_id}.json").to_dict()["ptq"]["code"]}
-    assert code["jobs.ptq.quantize.quantize_weight"]["source"] == inspect.getsource(quantize_weight)
-    assert code["jobs.ptq.simulate.quantize_bias"]["stands_for"] == "quantized_bias"
+    assert code["jobs.ptq.notebook.quantized_weights"]["source"] == inspect.getsource(quantized_weights)
+    assert code["jobs.ptq.notebook.quantized_bias"]["stands_for"] == "quantized_bias"
     assert {c["stands_for"] for c in code.values()} == {"quantized_weights", "quantize_initial_input",
                                                         "quantize_activations", "forward", "quantized_bias"}
 

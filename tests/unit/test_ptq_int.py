@@ -42,7 +42,7 @@ def test_integer_only_run_gives_the_simulations_integers_on_every_image(spec):
     assert agreement.accumulator == ("int32" if spec.weight_bits <= 8 and spec.activation_bits <= 8 else "int64")
     logits = IntegerNet(p)(images)
     assert logits.dtype == torch.int64
-    assert torch.equal(logits, SimulatedNet(p, "cpu").integers(images).long())
+    assert torch.equal(logits, SimulatedNet(p, "cpu").forward(images).long())
 
 
 def test_the_integer_net_holds_integer_tensors_only():

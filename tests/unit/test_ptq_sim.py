@@ -137,5 +137,5 @@ def test_the_check_fires_when_an_input_is_not_an_integer_in_range(monkeypatch, b
 def test_quantized_activations_are_integers_at_the_layer_scale():
     net = _net(with_bias=False)
     p = _plan(net, dataclasses.replace(QuantSpec(), activation_bits=4))
-    logits = SimulatedNet(p, "cpu").integers(torch.rand(3, 3, 32, 32) * 2 - 1)
+    logits = SimulatedNet(p, "cpu").forward(torch.rand(3, 3, 32, 32) * 2 - 1)
     assert torch.equal(logits, logits.round()) and logits.min() >= -8 and logits.max() <= 7
