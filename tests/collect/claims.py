@@ -90,8 +90,8 @@ def range_one_column(a: Any, tables: Tables) -> list[str]:
     if a.id != "A.Q3.2" or not a.record.utilizations:
         return []
     r, out = a.record, []
-    ranged = [u for u in r.utilizations if u.basis == r.basis]
-    shown = re.findall(r"([\d,.]+) GB/s \(", a.text)
+    ranged = list(r.ranged)  # the basis column less the overstated rates (TA3 10)
+    shown = re.findall(r"([\d,.]+) GB/s \(", a.text.split(" Left out of that range")[0])  # TA3 10: apart, not ends
     ends = {min(ranged, key=lambda u: u.gbps).gbps, max(ranged, key=lambda u: u.gbps).gbps}
     if not shown or not all(any(_as_shown(x, v) for v in ends) for x in shown) or len(shown) < min(len(ends), 2):
         out.append(f"ends {shown} are not {r.basis}'s {sorted(ends)}")
@@ -114,7 +114,8 @@ def percents_shown(a: Any, tables: Tables) -> list[str]:
             if f"{abs(d):.2f}" != m.group(1) or (m.group(2) == "lower") != (d < 0):
                 out.append(f"{m.group(0)} against {d:.2f}")
     if a.id == "A.Q3.2" and r.ranged:
-        shares = [u.share for u in r.ranged if u.share == u.share] or [float("nan")]
+        # a share over 100% is no share: the text names those rates apart (_over_text)
+        shares = [u.share for u in r.ranged if u.share == u.share and u.share <= 1] or [float("nan")]
         m = re.search(r"That is ([\d.]+)%(?:-([\d.]+)%)? of the busbw", a.text)
         if m:
             said = (float(m.group(1)), float(m.group(2) or m.group(1)))
@@ -367,8 +368,9 @@ def bound_shown(a: Any, tables: Tables) -> list[str]:
     out += [f"{x}% of the busbw" for x in re.findall(r"-([\d.]+)% of the busbw", a.text) if float(x) > 100]
     # TA3 10: the range's ends are rates the estimate can carry, the overstated ones listed apart
     ends = re.findall(r"(?:from|to) ([\d.,]+) GB/s \(([^)]*), batch (\d+)", a.text)
+    usable = any(not u.overstates for u in a.record.ranged)  # else every rate overstates, and the text says so
     out += [f"range end {x} GB/s ({setup}, batch {b}) overstates" for x, setup, b in ends
-            for u in a.record.ranged if u.setup == setup and str(u.batch) == b and u.overstates]
+            for u in a.record.ranged if u.setup == setup and str(u.batch) == b and u.overstates and usable]
     return out
 
 
