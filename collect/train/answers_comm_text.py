@@ -20,6 +20,8 @@ def q31_text(a: Q31Answer) -> str:
         text += f". On {a.device}, {first[0].setup}: " + ", ".join(
             (f"compute {_compute(s)} s and communication " if s is ends[0] else f"{_compute(s)} s and ")
             + _comm(s) + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
+    elif a.broken:
+        text += ". The homework's T1/N model holds in no multi-GPU run (below), so no share is given."
     else:
         text += ". No multi-GPU run has both figures yet."
     text += _trend_text(a, first)
@@ -124,6 +126,8 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     elif a.because == Q3Because.NOT_FALLING:
         text = (f" Communication's share{_directions_text(a)}: it does not fall with the batch, although an epoch has "
                 "fewer all-reduces.")
+    elif a.valid and a.broken and any(len(h) >= 2 for h in by_setup(a.splits).values()):
+        text = " Where T1/N holds, each setup has one batch, so no trend with the batch is claimed."
     else:
         text = ""
     return text + _loader_text(a)
