@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from collect.evidence import listing
 from collect.questions import Record, Tables
-from collect.render import gbps, percent, seconds
+from collect.render import gbps, seconds
 from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
 from collect.train.answers_common import caveats, cited, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, missing_reason, on_cpu, present
@@ -136,8 +136,8 @@ def _no_rate(row: Any) -> str:
 
 
 def _share(value: float) -> str:
-    """A share of busbw as Table 3's share column prints it."""
-    return percent(value)
+    """A share of busbw in whole percents; one decimal under 1%, so that no rate reads 0%."""
+    return f"{value:.0%}" if value >= 0.01 else f"{value:.1%}"
 
 
 def _rate(value: Any) -> bool:

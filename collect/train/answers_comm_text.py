@@ -95,8 +95,7 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
                 f"but not from fewer all-reduces: the all-reduce time the runs measured rises ({seconds(g[0].measured_s)}"
                 f" s to {seconds(g[-1].measured_s)} s, Table 2)." + _loader_text(a))
     if a.because == Q3Because.SINGLE_RUNS:
-        return (" Table 2's comm share column gives each run's share; with a single run on a side no spread tells a "
-                "trend from noise, so none with the batch is claimed." + _loader_text(a))
+        return " With a single run on a side no spread is measured, so no trend with the batch is claimed." + _loader_text(a)
     if a.because == Q3Because.MEASURED_FALLS:
         runs = min(min(s.verdict.n_a, s.verdict.n_b) for s in (g[0], g[-1]) if s.verdict is not None)
         return (f" Communication's share rises from {percent(g[0].share, 0)} at batch {g[0].batch} to "

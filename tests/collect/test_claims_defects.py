@@ -270,7 +270,7 @@ def test_q31_a_trend_from_single_runs_says_so(tmp_path):
                + _runs(cell("ddp", 128, 2), (0.50,), h2d_s=0.0, compute_s=0.35)
                + _runs(cell("ddp", 512, 2), (0.295,), h2d_s=0.0, compute_s=0.35))  # T1/N holds (TA3 3)
     text = _answers(write_results(tmp_path, results))["A.Q3.1"].text
-    assert "with a single run on a side no spread tells a trend from noise, so none with the batch is claimed" in text
+    assert "With a single run on a side no spread is measured, so no trend with the batch is claimed" in text
     assert "falls with the batch" not in text and "is smaller at" not in text, text
 
 
