@@ -190,8 +190,8 @@ def _broken_text(a: Q31Answer) -> str:
         return ""
     runs = listing([f"{s.setup}, batch {s.batch} ({seconds(s.gpu_s)} against {seconds(s.compute_s)} s)" for s in said],
                    len(said))
-    measured = listing([f"{seconds(s.measured_s)} s of TN {seconds(s.tn_s)} s at {s.setup}, batch {s.batch}"
-                        for s in said if present(s.measured_s)])
+    times = sorted(s.measured_s for s in said if present(s.measured_s))
+    measured = "" if not times else seconds(times[0]) + (f"-{seconds(times[-1])}" * (len(times) > 1)) + " s (Table 2)"
     return (f" Compute measured (Table 2) exceeds {BREAKS:g} x T1/N at {runs}: there the homework's T1/N model "
             "breaks, so TN - T1/N is mostly not communication and its share cannot be given"
             + (f"; the all-reduce those runs measured is {measured}" if measured else "") + ".")
