@@ -52,8 +52,9 @@ class Split:
 
     @property
     def measured_below_bound(self) -> bool:
-        """DDP's all-reduce the run measured is under BOUND of TN (DataParallel runs none): where the estimate is at or past BOUND, the run's
-        own measurement does not carry "communication-bound" (TA3 9: 0.508 s of 1.94 s against an estimate of 51%)."""
+        """DDP's all-reduce the run measured is under BOUND of TN (DataParallel runs none): where the estimate is at
+        or past BOUND, the run's own measurement does not carry "communication-bound" (TA3 9: 0.508 s of 1.94 s
+        against an estimate of 51%)."""
         return self.engine == "ddp" and present(self.measured_s) and self.measured_s < BOUND * self.tn_s
 
     @property

@@ -190,8 +190,9 @@ def _broken_text(a: Q31Answer) -> str:
         return ""
     runs = listing([f"{s.setup}, batch {s.batch} ({seconds(s.gpu_s)} against {seconds(s.compute_s)} s)" for s in said],
                    len(said))
-    times = sorted(s.measured_s for s in said if present(s.measured_s))
-    measured = "" if not times else seconds(times[0]) + (f"-{seconds(times[-1])}" * (len(times) > 1)) + " s (Table 2)"
+    times = sorted({seconds(s.measured_s): s.measured_s for s in said if present(s.measured_s)}.items(),
+                   key=lambda x: x[1])
+    measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s (Table 2)" if times else ""
     return (f" Compute measured (Table 2) exceeds {BREAKS:g} x T1/N at {runs}: there the homework's T1/N model "
             "breaks, so TN - T1/N is mostly not communication and its share cannot be given"
             + (f"; the all-reduce those runs measured is {measured}" if measured else "") + ".")
