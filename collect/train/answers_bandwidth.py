@@ -51,6 +51,12 @@ class Utilization:
         least the exposed all-reduce the run measured (else the backward pass hid part of the transfer)."""
         return self.basis == HOMEWORK_BASIS and self.comm_s >= self.exposed_s
 
+    @property
+    def overstates(self) -> bool:
+        """An estimated rate whose TN - T1/N is under the all-reduce the run itself measured: the backward pass hid
+        part of the transfer, so the rate may overstate the bandwidth (TA3 10: kept out of the range)."""
+        return self.basis == HOMEWORK_BASIS and present(self.exposed_s) and self.comm_s < self.exposed_s
+
 
 @dataclass(frozen=True)
 class Q32Answer(Record):
@@ -64,11 +70,13 @@ class Q32Answer(Record):
     other: int = 0  # rates of the other column (DDP's exposed all-reduce: a side note, no link rate)
     notes: tuple[str, ...] = ()
     no_traffic: int = 0  # DataParallel rows on a CPU: one process, nothing communicated, no rate
+    overstated: tuple[Utilization, ...] = ()  # rows of `basis` that may overstate the bandwidth (overstates()),
+    # listed apart from the range; none where every row would (then the range is theirs, and says so)
 
     @property
     def ranged(self) -> tuple[Utilization, ...]:
-        """The rows the range and the shares cite: those of `basis`."""
-        return tuple(u for u in self.utilizations if u.basis == self.basis)
+        """The rows the range and the shares cite: those of `basis`, less the overstated ones."""
+        return tuple(u for u in self.utilizations if u.basis == self.basis and u not in self.overstated)
 
 
 def q32_answer(tables: Tables) -> Optional[Q32Answer]:
@@ -102,14 +110,16 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
     loader = tuple(f"{u.setup} at batch {u.batch}" for u in found if u.basis == HOMEWORK_BASIS and u.cause == Cause.LOADER)
     basis = HOMEWORK_BASIS if any(u.basis == HOMEWORK_BASIS for u in found) else "measured" if found else ""
-    ranged = [u for u in found if u.basis == basis]
+    over = [u for u in found if u.basis == basis and u.overstates]
+    over = [] if len(over) == sum(u.basis == basis for u in found) else over
+    ranged = [u for u in found if u.basis == basis and u not in over]
     ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
             if u]
     names = {f"{u.setup} at batch {u.batch}": None for u in found}
-    rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends])
+    rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends + over])
     return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
                      busbw_because(ranged), loader, basis, len(found) - len(ranged),
-                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic)
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic, tuple(over))
 
 
 def _rates(bytes_per_gpu: float, comm_span: tuple[float, float]) -> tuple[float, float]:
@@ -219,14 +229,28 @@ def _bound_text(a: Q32Answer) -> str:
     all-reduce, the runs named: the backward pass hid part of the transfer, so that rate bounds nothing."""
     ddp = [u for u in a.ranged if present(u.exposed_s)]
     under = [u for u in ddp if not u.bounded]
+    text = _overstated_text(a)
     if not ddp:
-        return ""
+        return text
     if not under:
-        return " Each DDP rate can only understate the bandwidth (its TN - T1/N is at least its measured all-reduce)."
+        within = " in that range" if a.overstated else ""
+        return (f" Each DDP rate{within} can only understate the bandwidth (its TN - T1/N is at least its measured "
+                "all-reduce)." + text)
     ex = under[0]
     return (f" In {len(under)} of {len(ddp)} DDP runs TN - T1/N is under the all-reduce time the run itself measured "
             f"(e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2): "
             "their rates may overstate the bandwidth.")
+
+
+def _overstated_text(a: Q32Answer) -> str:
+    """The rates kept out of the range (Q32Answer.overstated), each with the two times that put it there."""
+    if not a.overstated:
+        return ""
+    ddp = sum(present(u.exposed_s) for u in a.utilizations if u.basis == a.basis)
+    runs = listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}: {seconds(u.comm_s)} s against "
+                    f"{seconds(u.exposed_s)} s)" for u in a.overstated], len(a.overstated))
+    return (f" Left out of that range: {len(a.overstated)} of {ddp} DDP runs, whose TN - T1/N is under the all-reduce "
+            f"time the run itself measured (Table 2), so their rates may overstate the bandwidth: {runs}.")
 
 
 def _engines(ranged: tuple[Utilization, ...]) -> str:

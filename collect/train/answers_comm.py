@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any, Optional
 
 from collect.questions import Record, Tables, against
+from collect.render import seconds
 from collect.train.answers_common import cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict, leaning
@@ -43,6 +44,23 @@ class Split:
     cause: Cause
     gpu_s: float = float("nan")  # rank 0's GPU time in its steps less the exposed all-reduce (NaN: not measured)
     share_span: tuple[float, float] = (float("nan"), float("nan"))  # the share over the runs' spread (share_span())
+    tn_s: float = float("nan")  # TN: the N-GPU run's train time (Table 2's median)
+
+    @property
+    def name(self) -> str:
+        return f"{self.setup} at batch {self.batch}"
+
+    @property
+    def measured_below_bound(self) -> bool:
+        """DDP's all-reduce the run measured is under BOUND of TN (DataParallel runs none): where the estimate is at
+        or past BOUND, the run's own measurement does not carry "communication-bound" (TA3 9: 0.508 s of 1.94 s
+        against an estimate of 51%)."""
+        return self.engine == "ddp" and present(self.measured_s) and self.measured_s < BOUND * self.tn_s
+
+    @property
+    def matches_t1n(self) -> bool:
+        """Rank 0's compute measured is T1/N as Table 2 prints both (TA3 4: 1.21 s both at batch 16)."""
+        return present(self.gpu_s) and seconds(self.gpu_s) == seconds(self.compute_s)
 
     @property
     def compute_span(self) -> tuple[float, float]:
@@ -80,6 +98,9 @@ class Q3Because(StrEnum):
     LOADER_AT_LARGE = "loader_at_large"  # not falling: the data loader fills the largest batches' estimate, while
     # the exposed all-reduce the jobs measured falls with the batch
     ONE_BATCH = "one_batch"
+    SINGLE_RUNS = "single_runs"  # a cited share is a single run's: no spread, so no trend (TA3 3)
+    MEASURED_FALLS = "measured_falls"  # the estimate's share rises, the all-reduce the jobs measured falls: the rise
+    # is not communication, and no trend is claimed (TA3 5)
     UNMEASURABLE = "unmeasurable"  # no run's TN is above T1/N by the verdict: no communication cost to trend
     WITHIN_SPREAD = "within_spread"  # the cited setup's smallest and largest batch both: no trend from its ends
     MIXED = "mixed"  # the cited setup's share falls, another's does not: like-for-like rows disagree, no trend
@@ -104,6 +125,13 @@ class Q31Answer(Record):
     unsteady: tuple[str, ...] = ()  # setups (of 2+ batches) whose share neither only falls nor only rises
     no_traffic: int = 0  # DataParallel rows left out on a CPU: one process, nothing communicated
     broken: tuple[str, ...] = ()  # "<setup> at batch <b>" whose compute measured is far above T1/N (Split.breaks_model)
+    measured_apart: tuple[str, ...] = ()  # at or past BOUND by the estimate, under it by the run's measured all-reduce
+    # (Split.measured_below_bound): listed apart with both figures, in neither list above
+
+    @property
+    def valid(self) -> tuple[Split, ...]:
+        """The splits where the T1/N model holds: the headline and the trend cite only these (TA3 3)."""
+        return tuple(s for s in self.splits if s.name not in self.broken)
 
 
 def _setup_groups(rows: list[tuple[int, Any]], namer: Namer) -> dict[str, list[tuple[int, Any]]]:
@@ -129,10 +157,10 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
         v = against(tn, figure(one, "train_s").scaled(1 / r.gpus)) if one and tn else None  # type: ignore[union-attr]
         measured, wait = (float(x) if present(x) else float("nan") for x in (r.comm_measured_s, r.data_wait_s))
         splits.append(Split(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), steps.get(i, 0),
-                            float(r.compute_est_s), float(r.comm_est_s), float(r.comm_est_s / r.train_s), measured, wait,
+                            float(r.compute_est_s), float(r.comm_est_s), float(r.comm_share), measured, wait,
                             v, cause(float(r.comm_est_s), measured, wait, v),
                             float(r.compute_measured_s) if present(r.compute_measured_s) else float("nan"),
-                            share_span(v)))
+                            share_span(v), float(r.train_s)))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     no_traffic = sum(s.engine == "dp" for s in splits) if cpu else 0  # on a CPU DataParallel wraps nothing
@@ -140,21 +168,24 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
         used = [(i, r) for (i, r), s in zip(used, splits, strict=True) if s.engine != "dp"]
         splits = [s for s in splits if s.engine != "dp"]
     bound = communication_bound(splits)
-    loader = tuple(f"{s.setup} at batch {s.batch}" for s in ordered(splits) if s.cause == Cause.LOADER)
-    left = tuple(f"{s.setup} at batch {s.batch}" for s in splits
-                 if at_least_bound(s) and not s.breaks_model and f"{s.setup} at batch {s.batch}" not in bound)
-    groups = [g for g in by_setup(tuple(splits)).values() if len(g) >= 2]
+    loader = tuple(s.name for s in ordered(splits) if s.cause == Cause.LOADER)
+    apart_ = tuple(s.name for s in ordered(splits) if at_least_bound(s) and not s.breaks_model
+                   and s.cause != Cause.NONE and s.measured_below_bound)
+    left = tuple(s.name for s in splits
+                 if at_least_bound(s) and not s.breaks_model and s.name not in bound + apart_)
+    broken = tuple(s.name for s in ordered(splits) if s.breaks_model and not cpu)
+    valid = tuple(s for s in splits if s.name not in broken)
+    groups = [g for g in by_setup(valid).values() if len(g) >= 2]
     falls = (sum(direction(g) == FALLS for g in groups), len(groups))
-    trend = groups[0] if groups else next(iter(by_setup(tuple(splits)).values()), [])
-    named = [f"{s.setup} at batch {s.batch}" for s in trend[:1] + trend[-1:]] + list(loader[:1])
-    named += [x for listed in (bound, left) for x in shown(listed)]
-    rows = cited_first(used, [f"{s.setup} at batch {s.batch}" for s in splits], named)
+    trend = groups[0] if groups else next(iter(by_setup(valid).values()), [])
+    named = [s.name for s in trend[:1] + trend[-1:]] + list(loader[:1])
+    named += [x for listed in (bound, left, apart_) for x in shown(listed)]
+    rows = cited_first(used, [s.name for s in splits], named)
     return Q31Answer(cited(namer, rows), tuple(missing), device, cpu, tuple(splits), bound, loader,
-                     _q3_because(tuple(splits)), left, groups[0][0].setup if groups else "", falls,
+                     _q3_because(valid), left, groups[0][0].setup if groups else "", falls,
                      setting_notes(tables.get("train_cells"), (r for _, r in rows), False),
                      tuple(g[0].setup for g in groups if direction(g) == RISES),
-                     tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic,
-                     tuple(f"{s.setup} at batch {s.batch}" for s in ordered(splits) if s.breaks_model and not cpu))
+                     tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic, broken, apart_)
 
 
 FALLS, RISES, UNSTEADY = "falls", "rises", "not monotonic"
@@ -207,9 +238,10 @@ def at_least_bound(s: Split) -> bool:
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:
     """The setups at a batch whose estimate TN - T1/N is at least BOUND of the train time and measurably
     above 0 (not Cause.NONE), except where the T1/N model breaks (its estimate is mostly not communication:
-    TA2 5): all of them, whatever the answer then says explains the estimate."""
-    return tuple(f"{s.setup} at batch {s.batch}" for s in splits
-                 if at_least_bound(s) and s.cause != Cause.NONE and not s.breaks_model)
+    TA2 5), and except where the all-reduce the run measured is under BOUND of TN (TA3 9): all of them, whatever
+    the answer then says explains the estimate."""
+    return tuple(s.name for s in splits
+                 if at_least_bound(s) and s.cause != Cause.NONE and not s.breaks_model and not s.measured_below_bound)
 
 
 def cause(estimate_s: float, allreduce_s: float, data_wait_s: float, v: Optional[Verdict]) -> Cause:
@@ -248,8 +280,12 @@ def _q3_because(splits: tuple[Split, ...]) -> Q3Because:
     if not groups:
         return Q3Because.ONE_BATCH
     g = groups[0]  # the setup the answer cites: its own ends decide the trend word
+    if any(s.verdict is None or s.verdict.one_run for s in (g[0], g[-1])):
+        return Q3Because.SINGLE_RUNS
     if all(s.verdict is not None and not _above(s.verdict) for s in (g[0], g[-1])):
         return Q3Because.WITHIN_SPREAD
+    if g[-1].share > g[0].share and present(g[0].measured_s) and g[-1].measured_s < g[0].measured_s:
+        return Q3Because.MEASURED_FALLS
     ways = {direction(h) for h in groups}
     if ways == {FALLS}:  # a fall only where every like-for-like setup falls at every step, apart over the spread
         if not apart(g[0], g[-1]):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collect.evidence import listing
 from collect.questions import Words, one_run_note, says
-from collect.render import number, seconds
+from collect.render import number, percent, seconds
 from collect.train.answers_comm import (BOUND, BREAKS, EXPLAINS, FALLS, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
                                         at_least_bound, by_setup, direction, ordered)
 from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats
@@ -13,13 +13,15 @@ from collect.train.labels import present
 
 def q31_text(a: Q31Answer) -> str:
     text = "Compute = T1/N, communication = TN - T1/N (Table 2)"
-    groups = by_setup(a.splits)
+    groups = by_setup(a.valid)
     first = groups.get(a.trend_setup) or next(iter(groups.values()), [])
     if first:
         ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
         text += f". On {a.device}, {first[0].setup}: " + ", ".join(
             (f"compute {_compute(s)} s and communication " if s is ends[0] else f"{_compute(s)} s and ")
             + _comm(s) + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
+    elif a.broken:
+        text += ". The homework's T1/N model holds in no multi-GPU run (below), so no share is given."
     else:
         text += ". No multi-GPU run has both figures yet."
     text += _trend_text(a, first)
@@ -33,6 +35,7 @@ def q31_text(a: Q31Answer) -> str:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "
                  f"runs' spread hides the size of TN's excess over T1/N: {at_batches(left, len(left))}.")
+    text += _measured_apart_text(a)
     listed = a.because in (Q3Because.MIXED, Q3Because.NOT_FALLING) and all(
         len(g) >= 2 for g in by_setup(a.splits).values())  # every share is printed above
     if a.splits and not any(s.share >= BOUND for s in a.splits) and not listed:
@@ -49,11 +52,21 @@ def q31_text(a: Q31Answer) -> str:
 
 
 def _cpu_text(cited: list[Split]) -> str:
-    """On a CPU the N ranks are processes sharing its cores: T1/N is no rank's compute (rank 0's own time beside it)."""
-    ex = next((s for s in cited if present(s.gpu_s)), None)
-    own = f" (rank 0's at batch {ex.batch}: {seconds(ex.gpu_s)} s against {seconds(ex.compute_s)} s)" if ex else ""
-    return (f" On one CPU the ranks share its cores, so T1/N is no rank's compute{own}: TN - T1/N likely holds "
-            "their contention for the cores.")
+    """On a CPU the N ranks are processes sharing its cores: where rank 0's compute measured is not T1/N (as Table 2
+    prints both, Split.matches_t1n), TN - T1/N holds compute, likely their contention; where it is, it is said so."""
+    shown = [s for s in cited if present(s.gpu_s)]
+    same = [f"at batch {s.batch} T1/N matches rank 0's compute ({seconds(s.gpu_s)} s both)" for s in shown
+            if s.matches_t1n]
+    other = [s for s in shown if not s.matches_t1n]
+    apart = [f"at batch {s.batch} it does not ({seconds(s.gpu_s)} s measured against {seconds(s.compute_s)} s)"
+             for s in other]
+    if not shown:
+        return " On one CPU the ranks share its cores, so TN - T1/N may hold their contention for the cores."
+    said = "; ".join(same + apart)
+    said = said[0].upper() + said[1:]
+    cause = (": on one CPU the ranks share its cores, so TN - T1/N there holds compute, likely their contention for "
+             "the cores" if other else ": on one CPU the ranks share its cores, yet T1/N holds here")
+    return f" {said}{cause}."
 
 
 def _compute(s: Split) -> str:
@@ -67,13 +80,13 @@ def _comm(s: Split) -> str:
         return f"{seconds(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
     lo, hi = s.comm_span  # T1's or TN's runs spread: the point, as Table 2 prints it, is not firm
     firm = "" if number(lo) == number(hi) else "; runs spread: not firm"
-    return f"{seconds(s.comm_s)} s ({s.share:.0%}{_cost(s)}{firm})"
+    return f"{seconds(s.comm_s)} s ({percent(s.share, 0)}{_cost(s)}{firm})"
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     """How communication's share moves with the batch and why (Q3Because), then the data loader's part
     (the setup named where it is not the one listed first)."""
-    g = by_setup(a.splits).get(a.trend_setup, [])
+    g = by_setup(a.valid).get(a.trend_setup, [])
     on = f" on {g[0].setup}" if g and g[0].setup != first[0].setup else ""
     if a.because == Q3Because.LOADER_AT_LARGE:
         return _large_text(g, on)
@@ -81,6 +94,14 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
         return (f" Communication's share is smaller at {g[-1].batch} than at {g[0].batch} over the runs' spread{on}, "
                 f"but not from fewer all-reduces: the all-reduce time the runs measured rises ({seconds(g[0].measured_s)}"
                 f" s to {seconds(g[-1].measured_s)} s, Table 2)." + _loader_text(a))
+    if a.because == Q3Because.SINGLE_RUNS:
+        return " With a single run on a side no spread is measured, so no trend with the batch is claimed." + _loader_text(a)
+    if a.because == Q3Because.MEASURED_FALLS:
+        runs = min(min(s.verdict.n_a, s.verdict.n_b) for s in (g[0], g[-1]) if s.verdict is not None)
+        return (f" Communication's share rises from {percent(g[0].share, 0)} at batch {g[0].batch} to "
+                f"{percent(g[-1].share, 0)} at {g[-1].batch}{on} in the estimate only: the all-reduce the runs measured "
+                f"falls ({seconds(g[0].measured_s)} s to {seconds(g[-1].measured_s)} s, Table 2), as fewer all-reduces "
+                f"predict. {runs} runs a side at {len(g)} batch sizes show no trend with the batch." + _loader_text(a))
     if a.because == Q3Because.FEWER_STEPS:
         single = any(s.verdict is not None and s.verdict.one_run for s in (g[0], g[-1]))
         most = f", as in {a.falls[0]} of {a.falls[1]} setups" if a.falls[1] > 1 else ""
@@ -104,6 +125,8 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
     elif a.because == Q3Because.NOT_FALLING:
         text = (f" Communication's share{_directions_text(a)}: it does not fall with the batch, although an epoch has "
                 "fewer all-reduces.")
+    elif a.valid and a.broken and any(len(h) >= 2 for h in by_setup(a.splits).values()):
+        text = " Where T1/N holds, each setup has one batch, so no trend with the batch is claimed."
     else:
         text = ""
     return text + _loader_text(a)
@@ -112,7 +135,7 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
 def _directions_text(a: Q31Answer) -> str:
     """Every setup of 2+ batches by how its share moves (Q31Answer.falls, rising, unsteady), each with its shares;
     the batches said once where every setup ran the same."""
-    groups = {k: g for k, g in by_setup(a.splits).items() if len(g) >= 2}
+    groups = {k: g for k, g in by_setup(a.valid).items() if len(g) >= 2}
     batches = {tuple(s.batch for s in g) for g in groups.values()}
     once = len(batches) == 1
     parts = [f"{way} in " + listing([f"{k} ({_shares(groups[k], once)})" for k in names], len(names))
@@ -123,7 +146,7 @@ def _directions_text(a: Q31Answer) -> str:
 
 
 def _shares(g: list[Split], once: bool) -> str:
-    return ", ".join(f"{s.share:.0%}" for s in g) + ("" if once else f" at batch {', '.join(str(s.batch) for s in g)}")
+    return ", ".join(percent(s.share, 0) for s in g) + ("" if once else f" at batch {', '.join(str(s.batch) for s in g)}")
 
 
 def _span(s: Split) -> str:
@@ -167,8 +190,25 @@ def _broken_text(a: Q31Answer) -> str:
         return ""
     runs = listing([f"{s.setup}, batch {s.batch} ({seconds(s.gpu_s)} against {seconds(s.compute_s)} s)" for s in said],
                    len(said))
+    times = sorted({seconds(s.measured_s): s.measured_s for s in said if present(s.measured_s)}.items(),
+                   key=lambda x: x[1])
+    measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s (Table 2)" if times else ""
     return (f" Compute measured (Table 2) exceeds {BREAKS:g} x T1/N at {runs}: there the homework's T1/N model "
-            "breaks, so TN - T1/N is mostly not communication.")
+            "breaks, so TN - T1/N is mostly not communication and its share cannot be given"
+            + (f"; the all-reduce those runs measured is {measured}" if measured else "") + ".")
+
+
+def _measured_apart_text(a: Q31Answer) -> str:
+    """Runs at or past BOUND by the estimate whose own measured all-reduce is under BOUND of TN: both figures,
+    apart from the list (Q31Answer.measured_apart)."""
+    said = [s for s in a.splits if s.name in a.measured_apart]
+    if not said:
+        return ""
+    runs = listing([f"{s.setup}, batch {s.batch} (estimate {seconds(s.comm_s)} s, {percent(s.share, 0)} of TN "
+                    f"{seconds(s.tn_s)} s; all-reduce measured {seconds(s.measured_s)} s)" for s in said], len(said))
+    which = "it is" if len(said) == 1 else "these are"
+    return (f" The estimate is at least {BOUND:.0%} of TN but the all-reduce the run measured is under half of TN, so "
+            f"{which} in no list above: {runs}.")
 
 
 def _loader_text(a: Q31Answer) -> str:

@@ -122,16 +122,16 @@ def timed_text(protocol: Optional[tuple[int, int]]) -> str:
 
 
 def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
-    header = ["batch size", "train time (s)", "epoch time (s)", "data wait (s)", "train images/s",
+    header = ["batch size", "train time (s)", "epoch time (s)", "data wait (s)", "data wait / epoch", "train images/s",
               "peak memory (GiB)", "GPU util. (%)", "repeats"]
     fields = varying(q1, SHOWN)
     rows = []
     for r in q1.itertuples(index=False):
         name = str(r.batch_per_gpu) + (f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else "")
         if r.status != "ok":
-            rows.append([name, status_text(r.status)] + [""] * 5 + [str(r.runs)])
+            rows.append([name, status_text(r.status)] + [""] * 6 + [str(r.runs)])
             continue
-        rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s),
+        rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s), percent(r.data_share, 0),
                      number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), number(r.gpu_util_pct, 0),
                      repeats_cell(r)])
     return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
@@ -148,7 +148,8 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
     """The homework's layout: a row per setup, a time / speedup / efficiency column group per batch."""
     batches = sorted(t1.batch_per_gpu.unique())
     fields = varying(t1, SHOWN)
-    header = ["setup"] + [f"b={b} {what}" for b in batches for what in ("time (s)", "speedup", "efficiency")]
+    header = ["setup"] + [f"b={b} {what}" for b in batches
+                          for what in ("time (s)", "speedup", "efficiency", "data wait / epoch")]
     names = [row_name(r, fields) for r in t1.itertuples(index=False)]
     rows = []
     for name, group in t1.groupby(pd.Series(names, index=t1.index), sort=False):
@@ -161,7 +162,11 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
     formulas = [f.FORMULAS["speedup"], f.FORMULAS["efficiency"],
                 "T = the whole timed epoch, data loading included (the Q2 figure); T1 = the 1-GPU run's at the same b "
                 "(Table 2's T1 and TN are train times, without data loading)",
+                "data wait / epoch = rank 0's wait on its data loader over its epoch T",
                 f.FORMULAS["spread"]]
+    if any(_one_process(r) for r in t1.itertuples(index=False)):
+        formulas.append(f"{ONE_PROCESS}: on a CPU DataParallel runs one process on the global batch, so its T1 / TN "
+                        "is no speedup of N workers")
     return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
                 caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No timing runs in this study.", lines=lines)
@@ -172,14 +177,24 @@ def table1_lines(t1: pd.DataFrame) -> list[str]:
     return ["engine", "nodes", "gpus_per_node"] + varying(t1, SHOWN)
 
 
+ONE_PROCESS = "one process (CPU)"  # DataParallel on a CPU: T1 / TN is no speedup of N workers
+
+
+def _one_process(r) -> bool:
+    return r.engine == "dp" and on_cpu(r.gpu_model)
+
+
 def _table1_cells(r) -> list[str]:
     if r is None:
-        return [NO_BASELINE, "", ""]
+        return [NO_BASELINE, "", "", ""]
     if r.status != "ok":
-        return [status_text(r.status), "", ""]
+        return [status_text(r.status), "", "", ""]
+    wait = _or_not_measured(r.data_share, lambda v: percent(v, 0))
     if isinstance(r.t1_s, float) and math.isnan(r.t1_s):
-        return [seconds(r.epoch_s), f"no T1 ({status_text(r.t1_s_status)})", ""]
-    return [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency)]
+        return [seconds(r.epoch_s), f"no T1 ({status_text(r.t1_s_status)})", "", wait]
+    if _one_process(r):
+        return [ranged(r, "epoch_s"), ONE_PROCESS, "", wait]
+    return [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency), wait]
 
 
 def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
@@ -189,8 +204,8 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
     for r in strong.itertuples(index=False):
         base = seconds(r.t1_strong_s) if r.t1_strong_status == "ok" else status_text(r.t1_strong_status)
         line = [row_name(r, fields), str(r.global_batch), str(r.batch_per_gpu), base]
-        line += [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency)] if r.status == "ok" else \
-            [status_text(r.status), "", ""]
+        line += ([status_text(r.status), "", ""] if r.status != "ok" else [ranged(r, "epoch_s"), ONE_PROCESS, ""]
+                 if _one_process(r) else [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency)])
         rows.append(line)
     return Grid("strong", "Strong scaling: the global batch fixed",
                 caption(strong, "seconds per epoch; ratios", timed_text(protocol)), header, rows,
@@ -200,22 +215,23 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
 
 def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
     header = ["setup", "batch per GPU", "T1 train (s)", "TN train (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
-              "compute measured (s)", "comm measured (s)", "data wait (s)"]
+              "comm share", "compute measured (s)", "comm measured (s)", "data wait (s)"]
     fields = varying(t2, SHOWN)
     rows = []
     for r in t2.itertuples(index=False):
         t1 = seconds(r.t1_train_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line = [row_name(r, fields), str(r.batch_per_gpu), t1]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 5)
+            rows.append(line + [status_text(r.status)] + [""] * 6)
             continue
         not_measured = math.isnan(r.comm_measured_s)
-        silent = r.engine == "dp" and on_cpu(r.gpu_model)  # one process on the global batch: nothing is communicated
-        line += [ranged(r, "train_s"), seconds(r.compute_est_s), NO_TRAFFIC if silent else seconds(r.comm_est_s)]
+        silent = _one_process(r)  # one process on the global batch: nothing is communicated
+        line += [ranged(r, "train_s"), seconds(r.compute_est_s)]
+        line += [NO_TRAFFIC, ""] if silent else [seconds(r.comm_est_s), _or_not_measured(r.comm_share, lambda v: percent(v, 0))]
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
         line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
-    formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], f.FORMULAS["measured"],
+    formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], "comm share = (TN - T1 / N) / TN", f.FORMULAS["measured"],
                 "T1, TN here = train times: the timed epoch without waiting on data (the Q1 figure; Table 1's T1, TN "
                 "are whole epochs, data loading included): data loading is neither compute nor communication; data "
                 "wait = rank 0's wait on its loader in that epoch (outside T)",

@@ -176,6 +176,7 @@ def q1_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = rename_values(table, {"timed_train_s": "train_s", "timed_epoch_s": "epoch_s",
                                   "timed_data_wait_s": "data_wait_s"})
     table["train_images_per_s"] = table.train_images / table.train_s
+    table["data_share"] = table.data_wait_s / table.epoch_s
     table = table.sort_values(BASE_KEYS, kind="stable").reset_index(drop=True)
     rest = [k for k in BASE_KEYS if k != "batch_per_gpu"]
     first_oom = table[table.status == "oom"].groupby(rest, dropna=False).batch_per_gpu.min().rename("_first_oom")
@@ -195,17 +196,19 @@ def table1(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
 
     speedup = T1 / TN, T1 the 1-GPU epoch time (engine single) at the same batch per GPU, TN
     the N-GPU epoch time: each of N GPUs does 1/N of the epoch. efficiency = speedup / N.
-    Times are the whole timed epoch (epoch_s), data loading included (the Q2 figure).
+    Times are the whole timed epoch (epoch_s), data loading included (the Q2 figure); data_share =
+    rank 0's wait on its loader over that epoch (the share Q2 quotes).
     Batches run on 1 GPU only (the rest of the Q1 sweep) are left to Q1.
     """
     table = _scaling(frame, scaling)
+    table["data_share"] = table.timed_data_wait_s / table.epoch_s
     multi = set(table[table.engine != "single"].batch_per_gpu)
     if multi:
         table = table[table.batch_per_gpu.isin(multi)].reset_index(drop=True)
     table["speedup"] = [f.speedup(a, b) for a, b in zip(table.t1_s, table.epoch_s, strict=True)]
     table["efficiency"] = [f.efficiency(s, n) for s, n in zip(table.speedup, table.gpus, strict=True)]
     keep = CONFIG + TABLE_EXTRA + ["epoch_s", "epoch_s_min", "epoch_s_max", "epoch_s_values", "cell_id_values",
-                                   "train_s", "t1_s", "t1_s_status", "speedup", "efficiency"]
+                                   "train_s", "t1_s", "t1_s_status", "speedup", "efficiency", "data_share"]
     return table[keep]
 
 
@@ -233,6 +236,7 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
 
     Times are the timed epoch without data wait (train_s, the Q1 figure), so data loading
     counts as neither. Estimate (the homework's): compute = T1 / N, comm = TN - T1 / N.
+    comm_share = comm / TN (the share Q3.1 quotes).
     Measured: compute = h2d_s + compute_s - comm_exposed_s, comm = comm_exposed_s (NaN: not measured).
     data_wait_s: the N-GPU run's own wait on its data loader in the timed epoch (what Q3.1 holds the
     estimate against: a rank that waits for data holds the others at the all-reduce).
@@ -242,11 +246,12 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     table["compute_est_s"] = [f.compute_estimate_s(t, n) for t, n in zip(table.t1_train_s, table.gpus, strict=True)]
     table["comm_est_s"] = [f.comm_estimate_s(t, tn, n)
                            for t, tn, n in zip(table.t1_train_s, table.train_s, table.gpus, strict=True)]
+    table["comm_share"] = table.comm_est_s / table.train_s
     table["comm_measured_s"] = table.timed_comm_exposed_s
     table["compute_measured_s"] = table.timed_h2d_s + table.timed_compute_s - table.timed_comm_exposed_s
     table["data_wait_s"] = table.timed_data_wait_s
     keep = CONFIG + TABLE_EXTRA + ["t1_train_s", "t1_train_s_status", "train_s", "train_s_min", "train_s_max",
-                                   "train_s_values", "cell_id_values", "compute_est_s", "comm_est_s",
+                                   "train_s_values", "cell_id_values", "compute_est_s", "comm_est_s", "comm_share",
                                    "compute_measured_s", "comm_measured_s", "data_wait_s", "comm_grad_bytes",
                                    "comm_busbw_gbps"]
     return table[keep]

@@ -12,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from collect.train.answers_bandwidth import NEAR, FAR_BELOW, BusbwBecause
-from collect.train.answers_comm import BOUND, Q3Because
+from collect.render import percent, seconds
+from collect.train.answers_comm import BOUND, Q3Because, by_setup
 from collect.train.answers_strong import LOADER_BOUND, StrongClaim, decided, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
@@ -61,7 +62,7 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
         return []
     r = a.record
     at = {f"{s.setup} at batch {s.batch}" for s in r.splits if round(100 * s.share) >= round(100 * BOUND)}
-    listed = set(r.bound) | set(r.left_out)
+    listed = set(r.bound) | set(r.left_out) | set(r.measured_apart)  # TA3 9: the measurement halves the share
     # TA2 5, 15: where the T1/N model breaks, the cell is left out, and the answer says so
     broken = at & set(r.broken)
     if broken and r.bound and "not where T1/N breaks" not in a.text:
@@ -70,6 +71,11 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
     out += [f"{x} listed below {BOUND:.0%}" for x in sorted(listed - at)]
     if r.left_out and "left out" not in a.text.lower():
         out.append("runs left out without saying so")
+    # the estimate at or past BOUND, the run's own all-reduce under BOUND of TN: in no list, both figures said
+    out += [f"{s.name}: estimate {s.share:.0%} beside a measured {s.measured_s / s.tn_s:.0%} in the list"
+            for s in r.splits if s.name in r.bound and s.measured_below_bound]
+    out += [f"{s.name} apart without its measured all-reduce" for s in r.splits
+            if s.name in r.measured_apart and f"all-reduce measured {seconds(s.measured_s)} s" not in a.text]
     return out
 
 
@@ -84,8 +90,8 @@ def range_one_column(a: Any, tables: Tables) -> list[str]:
     if a.id != "A.Q3.2" or not a.record.utilizations:
         return []
     r, out = a.record, []
-    ranged = [u for u in r.utilizations if u.basis == r.basis]
-    shown = re.findall(r"([\d,.]+) GB/s \(", a.text)
+    ranged = list(r.ranged)  # the basis column less the overstated rates (TA3 10)
+    shown = re.findall(r"([\d,.]+) GB/s \(", a.text.split(" Left out of that range")[0])  # TA3 10: apart, not ends
     ends = {min(ranged, key=lambda u: u.gbps).gbps, max(ranged, key=lambda u: u.gbps).gbps}
     if not shown or not all(any(_as_shown(x, v) for v in ends) for x in shown) or len(shown) < min(len(ends), 2):
         out.append(f"ends {shown} are not {r.basis}'s {sorted(ends)}")
@@ -108,7 +114,8 @@ def percents_shown(a: Any, tables: Tables) -> list[str]:
             if f"{abs(d):.2f}" != m.group(1) or (m.group(2) == "lower") != (d < 0):
                 out.append(f"{m.group(0)} against {d:.2f}")
     if a.id == "A.Q3.2" and r.ranged:
-        shares = [u.share for u in r.ranged if u.share == u.share] or [float("nan")]
+        # a share over 100% is no share: the text names those rates apart (_over_text)
+        shares = [u.share for u in r.ranged if u.share == u.share and u.share <= 1] or [float("nan")]
         m = re.search(r"That is ([\d.]+)%(?:-([\d.]+)%)? of the busbw", a.text)
         if m:
             said = (float(m.group(1)), float(m.group(2) or m.group(1)))
@@ -338,6 +345,24 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
         cited = groups.get(r.trend_setup, [])
         if len(cited) >= 2 and not apart(cited[0], cited[-1]):
             out.append("a falling share inside the runs' spread")
+    if a.id == "A.Q3.1":
+        out += _q31_trend_claims(a)
+    return out
+
+
+def _q31_trend_claims(a: Any) -> list[str]:
+    """TA3 3, 5: Q3.1 says how the share moves only where the cited setup's ends have 2+ runs a side and the
+    all-reduce the runs measured does not move against the estimate; no share of a cell where T1/N breaks."""
+    r, out = a.record, []
+    g = by_setup(r.valid).get(r.trend_setup, [])
+    moves = re.search(r"share[^.]*?\b(rises|falls|is not monotonic|is smaller at)\b", a.text)
+    if moves and len(g) >= 2 and any(s.verdict is None or s.verdict.one_run for s in (g[0], g[-1])):
+        out.append(f"'{moves.group(1)}' from single runs")
+    against = len(g) >= 2 and g[-1].share > g[0].share and g[-1].measured_s < g[0].measured_s
+    if moves and moves.group(1) == "rises" and against and "in the estimate only" not in a.text:
+        out.append("a rising share where the measured all-reduce falls")
+    out += [f"{s.name}'s share quoted where T1/N breaks" for s in r.splits
+            if s.name in r.broken and f"{seconds(s.comm_s)} s ({percent(s.share, 0)}" in a.text]
     return out
 
 
@@ -352,6 +377,11 @@ def bound_shown(a: Any, tables: Tables) -> list[str]:
         out.append("'lower bound' where TN - T1/N is under the exposed all-reduce")
     out += [f"{x}% of the busbw" for x in re.findall(r"([\d.]+)%(?:-[\d.]+%)? of the busbw", a.text) if float(x) > 100]
     out += [f"{x}% of the busbw" for x in re.findall(r"-([\d.]+)% of the busbw", a.text) if float(x) > 100]
+    # TA3 10: the range's ends are rates the estimate can carry, the overstated ones listed apart
+    ends = re.findall(r"(?:from|to) ([\d.,]+) GB/s \(([^)]*), batch (\d+)", a.text)
+    usable = any(not u.overstates for u in a.record.ranged)  # else every rate overstates, and the text says so
+    out += [f"range end {x} GB/s ({setup}, batch {b}) overstates" for x, setup, b in ends
+            for u in a.record.ranged if u.setup == setup and str(u.batch) == b and u.overstates and usable]
     return out
 
 
@@ -378,6 +408,15 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
     if a.id != "A.Q3.1":
         return []
     t2 = tables["table2"]
+    # TA3 11: every share quoted (but the threshold) is Table 2's comm share column as printed
+    shares = {percent(v, 0) for v in t2.get("comm_share", []) if v == v}
+    unprinted = [x for x in re.findall(r"(\d+%)", a.text) if x not in shares | {f"{BOUND:.0%}"}]
+    if unprinted:
+        return [f"shares {unprinted} in no printed row of Table 2"]
+    # TA3 4: a figure held against itself is no difference
+    same = re.findall(r"(\d[\d.,]*) s (?:measured )?against \1 s", a.text)
+    if same:
+        return [f"{same} against itself"]
     # TA2 4, 23: "compute X s and communication Y s" quotes Table 2's estimate columns as printed
     est = {seconds(v) for v in t2.get("compute_est_s", []) if v == v}
     comm = {seconds(v) for v in t2.get("comm_est_s", []) if v == v}
