@@ -141,7 +141,7 @@ def submit(plan: Plan, executor: str = "auto", *, retry_failed: bool = False, ti
         calls, not_here = 0, list[tuple[str, str]]()
         if todo and executor == "local":
             todo, not_here = skip_what_cannot_run_here(plan, todo, report)
-        ledger = budget.ledger_of(plan, monitor, report.rows, budget_gpu_hours)
+        ledger = budget.ledger_of(plan, monitor, report.rows, budget_gpu_hours, executor)
         due = len(todo)
         todo = budget.within(ledger, todo, within_budget, retry_failed)
         if todo and before_queue is not None:

@@ -117,9 +117,11 @@ def build_ledger(plan: Plan, seen: Seen, states: Mapping[str, CellState], budget
     return Ledger(budget_gpu_hours, tuple(charges), estimates, dict(states), committed)
 
 
-def ledger_of(plan: Plan, monitor: Monitor, rows: Iterable[CellRow], budget_gpu_hours: Optional[float] = None) -> Ledger:
+def ledger_of(plan: Plan, monitor: Monitor, rows: Iterable[CellRow], budget_gpu_hours: Optional[float] = None,
+              executor: Optional[str] = None) -> Ledger:
     """The ledger after a refresh of `monitor` (status.Monitor) that gave `rows`; reads the
-    local jobs' logs' times for attempts the refresh did not look at (earlier local attempts)."""
+    local jobs' logs' times for attempts the refresh did not look at (earlier local attempts).
+    `executor`: where the work about to be queued goes (submit's)."""
     seen = monitor.seen
     older = [dataclasses.replace(s, log_out=plan.resolve(s.log_out), log_err=plan.resolve(s.log_err))
              for s in spent.attempts(seen.submissions) if s.executor == "local" and s.job_id not in seen.jobs]
@@ -127,16 +129,16 @@ def ledger_of(plan: Plan, monitor: Monitor, rows: Iterable[CellRow], budget_gpu_
         seen = dataclasses.replace(seen, jobs={**seen.jobs, **local_snapshot(older, dt.datetime.now(dt.UTC))})
     budget = plan.cluster.budget_gpu_hours if budget_gpu_hours is None else budget_gpu_hours
     ledger = build_ledger(plan, seen, {r.cell_id: r.state for r in rows}, budget)
-    return dataclasses.replace(ledger, unit="CPU") if runs_on_cpus(seen) else ledger
+    return dataclasses.replace(ledger, unit="CPU") if runs_on_cpus(seen, executor) else ledger
 
 
-def runs_on_cpus(seen: Seen) -> bool:
+def runs_on_cpus(seen: Seen, executor: Optional[str] = None) -> bool:
     """The study's cells run on this machine's CPUs: this machine has no GPU (each "GPU" of a cell is
-    then a process), and the study went to the local executor only (or, before any submit, could go
-    nowhere else: no sbatch here). Results made on GPUs elsewhere and copied here keep GPU-hours."""
+    then a process), and the study went (or, `executor`, goes now) to the local executor only (or,
+    before any submit, could go nowhere else: no sbatch here). Results made on GPUs elsewhere and copied here keep GPU-hours."""
     if any(getattr(r, "device", None) == "cuda" for r in seen.results.values()):
         return False
-    executors = {s.executor for s in spent.attempts(seen.submissions)}
+    executors = {s.executor for s in spent.attempts(seen.submissions)} | ({executor} if executor else set())
     if "slurm" in executors or (not executors and shutil.which("sbatch")):
         return False
     return gpus_here() == 0

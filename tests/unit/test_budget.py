@@ -307,6 +307,14 @@ def test_a_study_run_here_on_cpus_speaks_of_cpu_hours(tmp_path, monkeypatch):
     assert not budget.runs_on_cpus(here)
 
 
+def test_a_first_local_submit_on_a_machine_with_sbatch_but_no_gpu_speaks_of_cpu_hours(monkeypatch):
+    """`submit --executor local` of a fresh study where sbatch is on the PATH said "GPU-hours ... estimated"."""
+    monkeypatch.setattr(budget, "gpus_here", lambda: 0)
+    monkeypatch.setattr(budget.shutil, "which", lambda name: "/usr/bin/sbatch")
+    assert not budget.runs_on_cpus(Seen())
+    assert budget.runs_on_cpus(Seen(), "local") and not budget.runs_on_cpus(Seen(), "slurm")
+
+
 def test_results_made_on_gpus_keep_gpu_hours_read_on_a_machine_without_one(monkeypatch):
     """Run 11's set from 2 H200s, copied to a laptop: status said "CPU-hours: 0.15 CPU-h spent"."""
     from orchestrator.watch.result_cache import ResultDigest
