@@ -10,14 +10,14 @@ from typing import Any, Optional
 
 from collect.evidence import listing
 from collect.questions import Record, Tables
-from collect.render import gbps, seconds
+from collect.render import gbps, percent, seconds
 from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
 from collect.train.answers_common import caveats, cited, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, missing_reason, on_cpu, present
 
 
 class BusbwBecause(StrEnum):
-    BELOW = "below"  # every share cited under FAR_BELOW (as shown, whole percents)
+    BELOW = "below"  # every share cited under FAR_BELOW (as shown, to a tenth of a percent)
     NEAR = "near"  # every share cited between NEAR and 1
     SPREAD = "spread"  # the shares cited run from under FAR_BELOW to NEAR or more
     ABOVE = "above"  # above: the backward pass hides part of the all-reduce
@@ -136,8 +136,8 @@ def _no_rate(row: Any) -> str:
 
 
 def _share(value: float) -> str:
-    """A share of busbw in whole percents; one decimal under 1%, so that no rate reads 0%."""
-    return f"{value:.0%}" if value >= 0.01 else f"{value:.1%}"
+    """A share of busbw as Table 3 prints it (the figure a reader finds there)."""
+    return percent(value)
 
 
 def _rate(value: Any) -> bool:
@@ -146,10 +146,10 @@ def _rate(value: Any) -> bool:
 
 
 def busbw_because(ranged: list[Utilization]) -> BusbwBecause:
-    """The word for the shares of busbw the answer cites (one column's, as shown: whole percents, so that
-    "50%" is never "far below"): BELOW where all are under FAR_BELOW, NEAR where all lie in [NEAR, 1],
-    ABOVE where one passes 1, SPREAD otherwise."""
-    shares = [round(100 * u.share) / 100 for u in ranged if present(u.share)]
+    """The word for the shares of busbw the answer cites (one column's, as shown: to Table 3's tenth of a
+    percent, so that a "50.0%" is never "far below"): BELOW where all are under FAR_BELOW, NEAR where all
+    lie in [NEAR, 1], ABOVE where one passes 1, SPREAD otherwise."""
+    shares = [round(1000 * u.share) / 1000 for u in ranged if present(u.share)]
     if not shares:
         return BusbwBecause.UNMEASURED
     if max(shares) > 1:

@@ -133,7 +133,7 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
     """Where everything is: the tables' files, the answers' details, the flags that show them."""
     out = collected.out_dir or collected.results_dir
     if collected.written:
-        console.print(visible(f"tables: {out / 'tables.md'}, tables.tex and {len(collected.table_files)} CSV files in {out}/"
+        console.print(visible(f"tables: tables.md, tables.tex and {len(collected.table_files)} CSV files in {out}/"
                               + ("" if tables_shown else "; print them with --tables")), highlight=False)
     details = sum(len(a.details) for a in collected.answers)
     if details and not args.findings:

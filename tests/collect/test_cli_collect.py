@@ -14,7 +14,7 @@ from tests.helpers import cli, cli_json, unwritable
 TABLES = ("q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead", "sweep", "spent")  # sweep: Q4's remedies
 # spent.json: what the dir's jobs held, as collect measured it (one squeue, at most one sacct)
 TABLE_FILES = ("tables.md", "tables.tex", "answers.md", *(f"{name}.csv" for name in TABLES), "spent.json")
-DDP_ROW = "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |"  # Table 1: b=32 ran, b=128 failed
+DDP_ROW = "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | 20% | failed |  |  |  |"  # Table 1: b=32 ran, b=128 failed
 
 
 def test_collect_json_has_every_table_and_names_the_files_it_wrote(mixed_dir, capsys):
@@ -41,7 +41,7 @@ def test_collect_prints_the_tables_and_writes_them_and_the_report(mixed_dir, cap
                   "Table 2: compute and communication per epoch", "Table 3: communication bandwidth utilization",
                   "Q4: training loss and accuracy of epoch 5"):
         assert title in out
-    assert re.search(r"│ 2 GPUs, DDP +│ +25\.00 │ +1\.60 │ +0\.80 │ +failed │", out), "Table 1's DDP row"
+    assert re.search(r"│ 2 GPUs, DDP +│ +25\.00 │ +1\.60 │ +0\.80 │ +20% │", out), "Table 1's DDP row"
     assert re.search(r"│ 128 +│ 17\.00 \(16\.00-25\.00\) \* │ 22\.00 \(20\.00-30\.00\) \* │", out), "Q1's repeats"
     assert f"report: {mixed_dir / 'report.html'} (self-contained)" in out
     assert DDP_ROW in (mixed_dir / "tables.md").read_text()
