@@ -59,31 +59,32 @@ def test_timing_tables_say_when_old_repeats_share_one_seed(tmp_path):
 
 def test_q1_grid_shows_oom_and_pending(grids):
     assert grids["q1"].rows == [
-        ["32", "32.00", "40.00", "8.00", "1562", "2.50", "55", "1"],
-        ["128", "17.00 (16.00-25.00) *", "22.00 (20.00-30.00) *", "5.00", "2941", "6.00", "85", "3"],  # * spread > 5%
-        ["512", "OOM", "", "", "", "", "", "1"],
-        ["8192", "pending", "", "", "", "", "", "1"],
+        ["32", "32.00", "40.00", "8.00", "20%", "1562", "2.50", "55", "1"],
+        ["128", "17.00 (16.00-25.00) *", "22.00 (20.00-30.00) *", "5.00", "23%", "2941", "6.00", "85", "3"],  # * spread > 5%
+        ["512", "OOM", "", "", "", "", "", "", "1"],
+        ["8192", "pending", "", "", "", "", "", "", "1"],
     ]
 
 
 def test_table1_grid_is_the_homework_layout_with_statuses(grids):
     grid = grids["table1"]
-    assert grid.header == ["setup", "b=32 time (s)", "b=32 speedup", "b=32 efficiency",
-                           "b=128 time (s)", "b=128 speedup", "b=128 efficiency"]
+    assert grid.header == ["setup", "b=32 time (s)", "b=32 speedup", "b=32 efficiency", "b=32 data wait / epoch",
+                           "b=128 time (s)", "b=128 speedup", "b=128 efficiency", "b=128 data wait / epoch"]
     rows = rows_of(grid)
     assert list(rows) == ["1 GPU", "2 GPUs, DataParallel", "2 GPUs, DDP", "4 GPUs, DataParallel", "4 GPUs, DDP"]
-    assert rows["1 GPU"] == ["1 GPU", "40.00", "1.00", "1.00", "22.00 (20.00-30.00) *", "1.00", "1.00"]
-    assert rows["2 GPUs, DataParallel"] == ["2 GPUs, DataParallel", "30.00", "1.33", "0.67", "pending", "", ""]
-    assert rows["2 GPUs, DDP"] == ["2 GPUs, DDP", "25.00", "1.60", "0.80", "failed", "", ""]
-    assert rows["4 GPUs, DataParallel"] == ["4 GPUs, DataParallel", "timeout", "", "", "not in study", "", ""]
-    assert rows["4 GPUs, DDP"] == ["4 GPUs, DDP", "12.50", "3.20", "0.80", "not submitted", "", ""]
+    assert rows["1 GPU"] == ["1 GPU", "40.00", "1.00", "1.00", "20%", "22.00 (20.00-30.00) *", "1.00", "1.00", "23%"]
+    assert rows["2 GPUs, DataParallel"] == ["2 GPUs, DataParallel", "30.00", "1.33", "0.67", "20%", "pending", "", "", ""]
+    assert rows["2 GPUs, DDP"] == ["2 GPUs, DDP", "25.00", "1.60", "0.80", "20%", "failed", "", "", ""]
+    assert rows["4 GPUs, DataParallel"] == ["4 GPUs, DataParallel", "timeout", "", "", "", "not in study", "", "", ""]
+    assert rows["4 GPUs, DDP"] == ["4 GPUs, DDP", "12.50", "3.20", "0.80", "20%", "not submitted", "", "", ""]
     assert any("T1 / TN" in f for f in grid.formulas)
 
 
 def test_table2_and_table3_grids_say_what_was_not_measured(grids):
     t2 = {(r[0], r[1]): r for r in grids["table2"].rows}
     # the last column: the run's data wait (issue 44: Q3.1 quotes it, so Table 2 prints it)
-    assert t2[("2 GPUs, DDP", "32")] == ["2 GPUs, DDP", "32", "32.00", "20.00", "16.00", "4.00", "15.00", "2.00", "5.00"]
+    assert t2[("2 GPUs, DDP", "32")] == ["2 GPUs, DDP", "32", "32.00", "20.00", "16.00", "4.00", "20%", "15.00", "2.00",
+                                         "5.00"]  # comm share 4.00 / 20.00
     assert t2[("2 GPUs, DataParallel", "32")][-3:-1] == ["not measured", "not measured"]
     assert t2[("4 GPUs, DDP", "128")][3] == "not submitted"
     t3 = {(r[0], r[1]): r for r in grids["table3"].rows}
@@ -104,7 +105,7 @@ def test_q4_grid_marks_the_baseline_and_the_oom(grids):
 def test_no_baseline_and_empty_tables_say_so(tmp_path):
     grid_list = collect(write_results(tmp_path, [train_result(cell("ddp", 64, 2), epoch_s=10.0, train_s=8.0)])).grids
     grids = {g.key: g for g in grid_list}
-    assert grids["table1"].rows == [["2 GPUs, DDP", "10.00", "no T1 (not in study)", ""]]
+    assert grids["table1"].rows == [["2 GPUs, DDP", "10.00", "no T1 (not in study)", "", "20%"]]
     assert grids["table2"].rows[0][2] == "no T1 (not in study)"
     assert grids["q1"].empty and grids["strong"].empty and grids["q4"].empty
     assert "Timed: epoch 2 of 2" in grids["table1"].caption
@@ -136,9 +137,9 @@ def test_markdown_latex_and_rich(collected, grids):
     text = (collected.out_dir / "tables.md").read_text()
     assert text.count("| 1 GPU |") == 8 and "### Table 3: communication bandwidth utilization" in text
     assert "`speedup = T1 / TN" in text  # "1 GPU": Table 1's baseline row, Q4's, and the test table's 6 runs
-    assert "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | failed |  |  |" in text
-    assert "| 4 GPUs, DataParallel | timeout |  |  | not in study |  |  |" in text
-    assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | not submitted |  |  |" in text
+    assert "| 2 GPUs, DDP | 25.00 | 1.60 | 0.80 | 20% | failed |  |  |  |" in text
+    assert "| 4 GPUs, DataParallel | timeout |  |  |  | not in study |  |  |  |" in text
+    assert "| 4 GPUs, DDP | 12.50 | 3.20 | 0.80 | 20% | not submitted |  |  |  |" in text
     tex = (collected.out_dir / "tables.tex").read_text()
     assert tex.count(r"\begin{table}") == 9 and "booktabs" in tex  # with the overhead and sweep tables
     console = Console(record=True, width=250)
@@ -179,4 +180,5 @@ def test_csv_files_hold_the_long_tables_row_for_row(collected):
 def test_repeats_within_5_percent_show_their_range_unmarked(tmp_path):
     runs = [train_result(cell("single", 64, repeat=i), epoch_s=e, train_s=e - 1) for i, e in enumerate([10.0, 10.2, 10.4])]
     q1 = collect(write_results(tmp_path, runs)).grids[0]
-    assert q1.rows == [["64", "9.20 (9.00-9.40)", "10.20 (10.00-10.40)", "1.00", "5435", "-", "-", "3"]]  # no GPU sampled
+    assert q1.rows == [["64", "9.20 (9.00-9.40)", "10.20 (10.00-10.40)", "1.00", "10%", "5435", "-", "-", "3"]]  # no GPU sampled
+
