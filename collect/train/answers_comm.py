@@ -173,7 +173,7 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                    and s.cause != Cause.NONE and s.measured_below_bound)
     left = tuple(s.name for s in splits
                  if at_least_bound(s) and not s.breaks_model and s.name not in bound + apart_)
-    broken = tuple(s.name for s in ordered(splits) if s.breaks_model and not cpu)
+    broken = tuple(s.name for s in ordered(splits) if s.breaks_model)  # on a CPU too: no share where it breaks (TA4 1)
     valid = tuple(s for s in splits if s.name not in broken)
     groups = [g for g in by_setup(valid).values() if len(g) >= 2]
     falls = (sum(direction(g) == FALLS for g in groups), len(groups))

@@ -58,7 +58,7 @@ def _cpu_text(cited: list[Split]) -> str:
     same = [f"at batch {s.batch} T1/N matches rank 0's compute ({seconds(s.gpu_s)} s both)" for s in shown
             if s.matches_t1n]
     other = [s for s in shown if not s.matches_t1n]
-    apart = [f"at batch {s.batch} it does not ({seconds(s.gpu_s)} s measured against {seconds(s.compute_s)} s)"
+    apart = [f"at batch {s.batch} T1/N is not rank 0's compute ({seconds(s.gpu_s)} s measured against {seconds(s.compute_s)} s)"
              for s in other]
     if not shown:
         return " On one CPU the ranks share its cores, so TN - T1/N may hold their contention for the cores."

@@ -597,7 +597,7 @@ def test_ta3_4_5_on_a_cpu_the_estimate_rises_the_measured_all_reduce_falls():
     assert q31.record.because == claims.Q3Because.MEASURED_FALLS
     assert "in the estimate only: the all-reduce the runs measured falls (0.088 s to 0.070 s, Table 2)" in q31.text
     assert "At batch 16 T1/N matches rank 0's compute (1.21 s both)" in q31.text
-    assert "at batch 64 it does not (1.19 s measured against 1.10 s)" in q31.text
+    assert "at batch 64 T1/N is not rank 0's compute (1.19 s measured against 1.10 s)" in q31.text
     assert not claims.one_run_claims(q31, tables) and not claims.figures_in_tables(q31, tables)
     old = " On one CPU the ranks share its cores, so T1/N is no rank's compute (rank 0's at batch 16: 1.21 s against 1.21 s)."
     _fails(claims.figures_in_tables, _bad(q31, q31.text + old), tables)
