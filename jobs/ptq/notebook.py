@@ -56,27 +56,30 @@ def notebook_plan(net: Net, spec: QuantSpec, profile: ActivationProfile) -> Quan
     every scale from the functions above, called as the notebook's NetQuantized and NetQuantizedWithBias
     do. Weights only (activation_bits None): n_in = n_out = 1, so the integers carry every weight scale."""
     n = spec.calibration_images
-    n_in = quantize_initial_input(profile.flat(0, n)) if spec.quantizes_activations else 1.0
+    acts = spec.quantizes_activations
+    pixels = profile.flat(0, n) if acts else None  # each profiled tensor flattened once: its scale and its range
+    n_in = quantize_initial_input(pixels) if pixels is not None else 1.0
     ns: list[tuple[float, float]] = []
     layers = []
     for k, name in enumerate(LAYERS):
         layer = net.layer(name)
         values, n_w = quantized_weights(layer.weight.detach().float())
-        n_out = quantize_activations(profile.flat(k + 1, n), n_w, n_in, ns) if spec.quantizes_activations else 1.0
+        out = profile.flat(k + 1, n) if acts else None
+        n_out = quantize_activations(out, n_w, n_in, ns) if out is not None else 1.0
         bias = None if layer.bias is None else layer.bias.detach().double().cpu()
         if bias is not None and spec.bias == "int32":
             bias = quantized_bias(bias, n_w, n_in, ns)
         carried, channels = input_scale(n_in, ns), values.shape[0]
         layers.append(LayerPlan(name, values.double().cpu(), torch.full((channels,), n_w, dtype=torch.float64),
                                 carried, torch.full((channels,), n_out, dtype=torch.float64), bias,
-                                carried * n_w * n_out, profile_range(profile, k + 1, n, spec)))
+                                carried * n_w * n_out, max_abs(out)))
         ns.append((n_w, n_out))
-    return QuantPlan(spec, n_in, profile_range(profile, 0, n, spec), tuple(layers))
+    return QuantPlan(spec, n_in, max_abs(pixels), tuple(layers))
 
 
-def profile_range(profile: ActivationProfile, index: int, n: int, spec: QuantSpec) -> float | None:
-    """max |x| of the profiled tensor over n images, recorded beside the scales; None for weights only."""
-    return float(profile.flat(index, n).abs().max()) if spec.quantizes_activations else None
+def max_abs(profiled: torch.Tensor | None) -> float | None:
+    """max |x| of a profiled tensor, recorded beside the scales; None for weights only."""
+    return None if profiled is None else float(profiled.abs().max())
 
 
 def is_notebooks(spec: QuantSpec) -> bool:
