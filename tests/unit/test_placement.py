@@ -8,6 +8,7 @@ import pytest
 from jobs.train.cell import Cell
 from orchestrator.local import placement
 from orchestrator.local.machine import Machine
+from orchestrator.budget.cost import packed_wall_s
 from orchestrator.local.placement import WHOLE, CellClass, cores_for, machine_slots, place, slots_needed
 
 FOUR = Machine(gpus=4, cpus=16)
@@ -92,14 +93,13 @@ def test_the_queue_shares_a_shape_over_the_machines_lanes_not_those_free_now(tmp
     assert runner.run_length(shape[:3], at=0, want=2) == 2  # 2 then 1, not all 3 on the pair free now
 
 
-def schedule(cells: list[tuple[str, int, float]], order: list[int], backfill: bool) -> float:
-    """The wall time of a queue on SLOTS starting `cells` (array, GPUs, seconds) in `order`, each alone
-    in its job: the first that fits (backfill) or only the head; never two cells on one GPU."""
-    waiting, running, now = list(order), [], 0.0  # running: (end, placed)
+def in_plan_order(cells: list[tuple[str, int, float]]) -> float:
+    """The wall time of the queue as it was before packing_order: `cells` (array, GPUs, seconds) on SLOTS in
+    plan order, each alone in its job, only the head started; never two cells on one GPU."""
+    waiting, running, now = list(range(len(cells))), [], 0.0  # running: (end, placed)
     while waiting or running:
         free = set(SLOTS) - {s for _, placed in running for s in placed}
-        wants = [cells[i][1] for i in (waiting if backfill else waiting[:1])]
-        found = placement.first_fit(wants, free, SLOTS)
+        found = placement.first_fit([cells[i][1] for i in waiting[:1]], free, SLOTS)
         if found is not None:
             index, placed = found
             assert not set(placed) - free
@@ -121,5 +121,5 @@ def test_cells_that_fit_beside_others_go_first_widest_first_and_fill_free_gpus()
     assert [hw5[i][1] for i in order] == sorted((g for _, g, _ in hw5), key=lambda g: (g == 4, -g))
     assert [hw5[i][0] for i in order][:6] == ["g2dp"] * 3 + ["g2ddp"] * 3, "arrays kept together, in plan order"
     assert [i for i in order if hw5[i][0] == "g1"] == [0, 1, 2, 3, 4, 5, 21], "plan order within an array"
-    before, after = schedule(hw5, list(range(len(hw5))), backfill=False), schedule(hw5, order, backfill=True)
+    before, after = in_plan_order(hw5), packed_wall_s([(t, g, array) for array, g, t in hw5], len(SLOTS))
     assert (before, after) == (581, 558), "the 1- and 2-GPU cells in 190 s, not 213: none runs alone"
