@@ -118,18 +118,18 @@ def assert_plan_refuses(where: Path, capsys, text: str, expected: str) -> None:
     assert not (where / "runs").exists()
 
 
-def tiny_slurm_study(name: str, batches: str = "[8, 16]") -> str:
-    """A study of tiny 1-GPU cells (one a batch: 8 and 16) that ends in seconds on the test cluster."""
-    return f'''name = "{name}"
+def tiny_slurm_study(name: str, batches: str = "[8, 16]", grid: str = "", **defaults: object) -> str:
+    """A study of tiny 1-GPU cells (one a batch: 8 and 16) that ends in seconds on the test cluster;
+    `grid` in place of the batches, and `defaults` added to (or replacing) its [defaults]."""
+    values = {"model": '"tiny"', "dataset": '"synthetic"', "train_images": 32, "loader_workers": 0,
+              "engine": '"single"', **defaults}
+    lines = "\n".join(f"{key} = {value}" for key, value in values.items())
+    return f"""name = "{name}"
 [cluster]
 time_min = 5
 cpus_per_task = 1
 [defaults]
-model = "tiny"
-dataset = "synthetic"
-train_images = 32
-loader_workers = 0
-engine = "single"
+{lines}
 [[grid]]
-batch_per_gpu = {batches}
-'''
+{grid or f"batch_per_gpu = {batches}"}
+"""

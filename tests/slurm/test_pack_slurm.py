@@ -14,29 +14,15 @@ from jobs.core.result import read_result
 from orchestrator.cli import main
 from orchestrator.plan.plan import read_plan
 from results_format import registry
-from tests.helpers import cell_states, cli, write_study
+from tests.helpers import cell_states, cli, tiny_slurm_study, write_study
 
 pytestmark = pytest.mark.slurm
 
-STUDY = """name = "{name}"
-[cluster]
-time_min = 5
-cpus_per_task = 1
-[defaults]
-model = "tiny"
-dataset = "synthetic"
-train_images = {images}
-epochs = {epochs}
-loader_workers = 0
-batch_per_gpu = 16
-engine = "single"
-[[grid]]
-seed = [{seeds}]
-"""
 
 
 def packed_study(where: Path, name: str, cells: int, images: int = 48, epochs: int = 2) -> str:
-    text = STUDY.format(name=name, images=images, epochs=epochs, seeds=", ".join(map(str, range(cells))))
+    text = tiny_slurm_study(name, grid=f"seed = [{', '.join(map(str, range(cells)))}]", train_images=images,
+                            epochs=epochs, batch_per_gpu=16)
     study = str(write_study(where, text, name))
     assert main(["plan", "--study", study]) == 0
     return study
