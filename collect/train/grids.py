@@ -227,7 +227,7 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
         not_measured = math.isnan(r.comm_measured_s)
         silent = _one_process(r)  # one process on the global batch: nothing is communicated
         line += [ranged(r, "train_s"), seconds(r.compute_est_s)]
-        line += [NO_TRAFFIC, ""] if silent else [seconds(r.comm_est_s), _or_not_measured(r.comm_share, lambda v: percent(v, 0))]
+        line += [NO_TRAFFIC, ""] if silent else [seconds(r.comm_est_s), _or_not_measured(r.comm_share, comm_share_text)]
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
         line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
@@ -242,6 +242,22 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
 
 
 NO_TRAFFIC = "no traffic (CPU)"  # DataParallel on a CPU: one process, so no communication and no rate
+
+
+# Tables 2 and 3's figures as printed: the answers that quote them (Q3.1, Q3.2) format them with these (TA4 10, 23)
+def comm_share_text(value: float) -> str:
+    """Table 2's comm share: a whole percent."""
+    return percent(value, 0)
+
+
+def busbw_text(value: float) -> str:
+    """Table 3's busbw measured (GB/s): two decimals (0.98, not 1.0)."""
+    return number(value)
+
+
+def busbw_share_text(value: float) -> str:
+    """Table 3's share of busbw: a tenth of a percent."""
+    return percent(value)
 
 
 def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
@@ -259,7 +275,7 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
             continue
         est = seconds(r.comm_est_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line += [est, _gbps(r.util_est_gbps, r.comm_est_s), _or_not_measured(r.comm_measured_s, seconds),
-                 _or_not_measured(r.util_measured_gbps, gbps), _or_not_measured(r.busbw_gbps, number),
+                 _or_not_measured(r.util_measured_gbps, gbps), _or_not_measured(r.busbw_gbps, busbw_text),
                  _share(r.share_est, r.busbw_gbps), _share(r.share_measured, r.busbw_gbps)]
         rows.append(line)
     formulas = [f.FORMULAS["steps"], f.FORMULAS["bytes"], f.FORMULAS["bandwidth"], f.FORMULAS["share"],
@@ -284,7 +300,7 @@ def _share(value, busbw) -> str:
     """A share of busbw; over 100% no share (the time divided by is shorter than the transfer)."""
     if math.isnan(busbw):
         return "no busbw"
-    return "over 100%: no rate" if value > 1 else percent(value)
+    return "over 100%: no rate" if value > 1 else busbw_share_text(value)
 
 
 def _or_not_measured(value, fmt) -> str:
