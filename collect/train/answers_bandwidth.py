@@ -10,10 +10,12 @@ from typing import Any, Optional
 
 from collect.evidence import listing
 from collect.questions import Record, Tables
-from collect.render import gbps, percent, seconds
-from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
-from collect.train.answers_common import caveats, cited, part_a, rows_of, setting_notes, where
+from collect.render import gbps, seconds
+from collect.train.answers_comm import BREAKS, Cause, cause, cited_first, q31_answer
+from collect.train.answers_common import at_batches, caveats, cited, part_a, rows_of, setting_notes, where
+from collect.train.grids import busbw_share_text, busbw_text
 from collect.train.labels import Namer, missing_reason, on_cpu, present
+from collect.verdict import Verdict
 
 
 class BusbwBecause(StrEnum):
@@ -44,6 +46,13 @@ class Utilization:
     exposed_s: float = float("nan")  # the run's exposed all-reduce (NaN: not measured, as DataParallel's)
     gbps_span: tuple[float, float] = (float("nan"), float("nan"))  # the rate over TN - T1/N's span (Split.comm_span):
     # inf where that span reaches 0 (no upper end)
+    verdict: Optional[Verdict] = None  # TN against T1/N (Q3.1's Split.verdict) where the rate is estimated
+
+    @property
+    def settled(self) -> bool:
+        """The difference TN - T1/N the rate divides by is beyond the verdict's threshold (collect.verdict), or the rate
+        is no estimate: else a single run a side, or a difference inside the runs' spread (TA4 9)."""
+        return self.verdict is None or self.verdict.outcome == "beyond"
 
     @property
     def bounded(self) -> bool:
@@ -72,11 +81,20 @@ class Q32Answer(Record):
     no_traffic: int = 0  # DataParallel rows on a CPU: one process, nothing communicated, no rate
     overstated: tuple[Utilization, ...] = ()  # rows of `basis` that may overstate the bandwidth (overstates()),
     # listed apart from the range; none where every row would (then the range is theirs, and says so)
+    broken: tuple[Utilization, ...] = ()  # estimated rows where Q3.1 finds T1/N broken (Split.breaks_model): TN - T1/N
+    # is mostly not communication, so they are listed apart from the range (TA4 9), unless every row is one
 
     @property
     def ranged(self) -> tuple[Utilization, ...]:
-        """The rows the range and the shares cite: those of `basis`, less the overstated ones."""
-        return tuple(u for u in self.utilizations if u.basis == self.basis and u not in self.overstated)
+        """The rows the range and the shares cite: those of `basis`, less the overstated ones and those where T1/N
+        breaks (all of these where every row is one: every_broken)."""
+        rows = tuple(u for u in self.utilizations if u.basis == self.basis and u not in self.overstated)
+        return tuple(u for u in rows if u not in self.broken) or rows
+
+    @property
+    def every_broken(self) -> bool:
+        """Every row the range cites is one where T1/N breaks."""
+        return bool(self.broken) and all(u in self.broken for u in self.ranged)
 
 
 def q32_answer(tables: Tables) -> Optional[Q32Answer]:
@@ -86,7 +104,7 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     namer = Namer(t3, "table3")
     found, used, missing, no_traffic = [], [], [], 0
     q31 = q31_answer(tables)  # its splits carry TN - T1/N over the runs' spread
-    spans = {(s.setup, s.batch): s.comm_span for s in (q31.splits if q31 else ())}
+    splits = {(s.setup, s.batch): s for s in (q31.splits if q31 else ())}
     for i, r in rows_of(t3):
         if r.engine == "dp" and on_cpu(r.gpu_model):  # one process on the global batch: no transfer to rate
             no_traffic += 1
@@ -100,10 +118,12 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
         wait = float(r.data_wait_s) if present(r.data_wait_s) else float("nan")
         measured = float(r.comm_measured_s) if _rate(r.comm_measured_s) else float("nan")
         why = cause(float(r.comm_est_s), measured, wait, None)
-        span = spans.get((namer.name(r, batch=False), int(r.batch_per_gpu)), (float("nan"), float("nan")))
+        split = splits.get((namer.name(r, batch=False), int(r.batch_per_gpu)))
+        span = split.comm_span if split else (float("nan"), float("nan"))
         found += [Utilization(namer.name(r, batch=False), str(r.engine), int(r.gpus), int(r.batch_per_gpu), float(g), b,
                               float(r.busbw_gbps), float(sh), why, float(t), measured,
-                              _rates(float(r.bytes_per_gpu), span) if b == HOMEWORK_BASIS else (float(g), float(g)))
+                              _rates(float(r.bytes_per_gpu), span) if b == HOMEWORK_BASIS else (float(g), float(g)),
+                              split.verdict if split and b == HOMEWORK_BASIS else None)
                   for b, g, sh, t in rates]
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
@@ -112,14 +132,19 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     basis = HOMEWORK_BASIS if any(u.basis == HOMEWORK_BASIS for u in found) else "measured" if found else ""
     over = [u for u in found if u.basis == basis and u.overstates]
     over = [] if len(over) == sum(u.basis == basis for u in found) else over
-    ranged = [u for u in found if u.basis == basis and u not in over]
+    broken_names = set(q31.broken if q31 else ())
+    broken = [u for u in found if u.basis == basis == HOMEWORK_BASIS and u not in over
+              and f"{u.setup} at batch {u.batch}" in broken_names]
+    ranged = [u for u in found if u.basis == basis and u not in over and u not in broken] or [
+        u for u in found if u.basis == basis and u not in over]
     ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
             if u]
     names = {f"{u.setup} at batch {u.batch}": None for u in found}
-    rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends + over])
+    rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends + over + broken])
     return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
                      busbw_because(ranged), loader, basis, len(found) - len(ranged),
-                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic, tuple(over))
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic, tuple(over),
+                     tuple(broken))
 
 
 def _rates(bytes_per_gpu: float, comm_span: tuple[float, float]) -> tuple[float, float]:
@@ -137,7 +162,7 @@ def _no_rate(row: Any) -> str:
 
 def _share(value: float) -> str:
     """A share of busbw as Table 3 prints it (the figure a reader finds there)."""
-    return percent(value)
+    return busbw_share_text(value)
 
 
 def _rate(value: Any) -> bool:
@@ -187,7 +212,7 @@ def q32_text(a: Q32Answer) -> str:
         some = " for DDP's rates" if len(shares) + len(over) < len(ranged) else ""  # DataParallel's time no all-reduce
         some += " within it" if over else ""
         text += (f" That is {span} of the busbw{some} (bus bandwidth: those bytes over an all-reduce each DDP job timed "
-                 f"alone; up to {bus:.1f} GB/s)")
+                 f"alone; up to {busbw_text(bus)} GB/s)")
         if over or a.cpu:
             text += "." + _over_text(over, every=False) if over else "."
         else:
@@ -210,14 +235,17 @@ def _spread(u: Utilization) -> str:
     """Where T1's or TN's runs make the rate a range, the point is not firm; the range is in no printed table,
     so it is said, not quoted (TA2 7)."""
     low, high = u.gbps_span
-    if not present(low) or gbps(low) == gbps(high):
+    if present(low) and gbps(low) != gbps(high):
+        return "; runs spread: not firm"
+    if u.settled or u.verdict is None:
         return ""
-    return "; runs spread: not firm"
+    return "; single runs: not firm" if u.verdict.one_run else "; within the runs' spread: not firm"
 
 
 def _over_text(over: list[Utilization], every: bool) -> str:
     """Rates above the busbw the all-reduce reached alone: no bandwidth (a share over 100% is none)."""
-    named = listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}; busbw {u.busbw_gbps:.1f} GB/s)" for u in over[:3]])
+    named = listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}; busbw {busbw_text(u.busbw_gbps)} GB/s)"
+                     for u in over[:3]])
     more = f" and {len(over) - 3} more (Table 3)" if len(over) > 3 else ""
     lead = "Every rate exceeds" if every else f"{len(over)} rate{'s' * (len(over) > 1)} exceed"
     return (f" {lead} the busbw its all-reduce reached timed alone: {named}{more}. That is no bandwidth: the time "
@@ -229,8 +257,8 @@ def _bound_text(a: Q32Answer) -> str:
     all-reduce, the runs named: the backward pass hid part of the transfer, so that rate bounds nothing."""
     ddp = [u for u in a.ranged if present(u.exposed_s)]
     under = [u for u in ddp if not u.bounded]
-    text = _overstated_text(a)
-    if not ddp:
+    text = _overstated_text(a) + _every_broken_text(a)
+    if not ddp or a.every_broken:  # no bound where T1/N breaks in every run: _broken_text says so
         return text
     if not under:
         within = " in that range" if a.overstated else ""
@@ -243,14 +271,31 @@ def _bound_text(a: Q32Answer) -> str:
 
 
 def _overstated_text(a: Q32Answer) -> str:
-    """The rates kept out of the range (Q32Answer.overstated), each with the two times that put it there."""
+    """The rates kept out of the range: the overstated ones (Q32Answer.overstated), each with the two times that put
+    it there, then those where T1/N breaks (_broken_text)."""
+    broken = _broken_text(a)
     if not a.overstated:
-        return ""
+        return f" Left out of that range: {broken[1:]}." if broken else ""
     ddp = sum(present(u.exposed_s) for u in a.utilizations if u.basis == a.basis)
     runs = listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}: {seconds(u.comm_s)} s against "
                     f"{seconds(u.exposed_s)} s)" for u in a.overstated], len(a.overstated))
-    return (f" Left out of that range: {len(a.overstated)} of {ddp} DDP runs, whose TN - T1/N is under the all-reduce "
-            f"time the run itself measured (Table 2), so their rates may overstate the bandwidth: {runs}.")
+    return (f" Left out of that range: {len(a.overstated)} of {ddp} DDP runs whose TN - T1/N is under the all-reduce "
+            f"the run itself measured (Table 2), so their rates may overstate the bandwidth: {runs}"
+            + (f"; and {broken[1:]}" if broken else "") + ".")
+
+
+def _broken_text(a: Q32Answer) -> str:
+    """The runs where Q3.1 finds T1/N broken (Q32Answer.broken), by setup and batch (Table 3 has their rates)."""
+    if not a.broken or a.every_broken:
+        return ""
+    runs = at_batches([(u.setup, u.batch) for u in a.broken], len(a.broken))
+    return f" {len(a.broken)} runs where T1/N breaks (Q3.1), so TN - T1/N is mostly not communication: {runs}"
+
+
+def _every_broken_text(a: Q32Answer) -> str:
+    """Where every rate the range cites is one where T1/N breaks, the range is theirs and says so."""
+    return (f" In every run of that range T1/N breaks (Q3.1: compute measured over {BREAKS:g} x T1/N), so TN - T1/N "
+            "is mostly not communication: these rates are no measure of the bandwidth.") if a.every_broken else ""
 
 
 def _engines(ranged: tuple[Utilization, ...]) -> str:

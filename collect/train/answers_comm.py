@@ -58,6 +58,15 @@ class Split:
         return self.engine == "ddp" and present(self.measured_s) and self.measured_s < BOUND * self.tn_s
 
     @property
+    def disowned(self) -> bool:
+        """The DDP run's own measured all-reduce disowns its estimate TN - T1/N (TA4 2, 3): over it (the estimate
+        understates communication, as Q32's Utilization.overstates), or under EXPLAINS of it (most of the estimate
+        is something else). Example: estimate 0.558 s, measured 1.03 s -> True; 0.962 s, 0.393 s -> True;
+        0.428 s, 0.345 s -> False."""
+        return (self.engine == "ddp" and present(self.measured_s) and self.comm_s > 0
+                and not EXPLAINS * self.comm_s <= self.measured_s <= self.comm_s)
+
+    @property
     def matches_t1n(self) -> bool:
         """Rank 0's compute measured is T1/N as Table 2 prints both (TA3 4: 1.21 s both at batch 16)."""
         return present(self.gpu_s) and seconds(self.gpu_s) == seconds(self.compute_s)
@@ -127,6 +136,8 @@ class Q31Answer(Record):
     broken: tuple[str, ...] = ()  # "<setup> at batch <b>" whose compute measured is far above T1/N (Split.breaks_model)
     measured_apart: tuple[str, ...] = ()  # at or past BOUND by the estimate, under it by the run's measured all-reduce
     # (Split.measured_below_bound): listed apart with both figures, in neither list above
+    disowned: tuple[str, ...] = ()  # "<setup> at batch <b>" whose measured all-reduce disowns the estimate
+    # (Split.disowned): where the headline cites one, it gives both figures and says the estimate is not firm
 
     @property
     def valid(self) -> tuple[Split, ...]:
@@ -185,7 +196,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                      _q3_because(valid), left, groups[0][0].setup if groups else "", falls,
                      setting_notes(tables.get("train_cells"), (r for _, r in rows), False),
                      tuple(g[0].setup for g in groups if direction(g) == RISES),
-                     tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic, broken, apart_)
+                     tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic, broken, apart_,
+                     tuple(s.name for s in ordered(splits) if s.disowned))
 
 
 FALLS, RISES, UNSTEADY = "falls", "rises", "not monotonic"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collect.evidence import listing
 from collect.questions import Words, one_run_note, says
-from collect.render import number, percent, seconds
+from collect.render import number, seconds
 from collect.train.answers_comm import (BOUND, BREAKS, EXPLAINS, FALLS, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
                                         at_least_bound, by_setup, direction, ordered)
 from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats
+from collect.train.grids import comm_share_text
 from collect.train.labels import present
 
 
@@ -79,8 +80,17 @@ def _comm(s: Split) -> str:
     if s.comm_s <= 0:
         return f"{seconds(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
     lo, hi = s.comm_span  # T1's or TN's runs spread: the point, as Table 2 prints it, is not firm
-    firm = "" if number(lo) == number(hi) else "; runs spread: not firm"
-    return f"{seconds(s.comm_s)} s ({percent(s.share, 0)}{_cost(s)}{firm})"
+    spread = number(lo) != number(hi)
+    own = _disowned(s)
+    firm = f"; not firm: runs spread; {own}" if spread and own else "; runs spread: not firm" if spread else (
+        f"; not firm: {own}" if own else "")
+    return f"{seconds(s.comm_s)} s ({comm_share_text(s.share)}{_cost(s)}{firm})"
+
+
+def _disowned(s: Split) -> str:
+    """Where the run's own all-reduce disowns the estimate (Split.disowned: over it, or under half of it), both
+    figures as Table 2 prints them (TA4 2, 3): the caller says the estimate is not firm."""
+    return f"all-reduce measured {seconds(s.measured_s)} s of TN {seconds(s.tn_s)} s" if s.disowned else ""
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
@@ -95,11 +105,11 @@ def _trend_text(a: Q31Answer, first: list[Split]) -> str:
                 f"but not from fewer all-reduces: the all-reduce time the runs measured rises ({seconds(g[0].measured_s)}"
                 f" s to {seconds(g[-1].measured_s)} s, Table 2)." + _loader_text(a))
     if a.because == Q3Because.SINGLE_RUNS:
-        return " With a single run on a side no spread is measured, so no trend with the batch is claimed." + _loader_text(a)
+        return " Single runs measure no spread, so no trend with the batch is claimed." + _loader_text(a)
     if a.because == Q3Because.MEASURED_FALLS:
         runs = min(min(s.verdict.n_a, s.verdict.n_b) for s in (g[0], g[-1]) if s.verdict is not None)
-        return (f" Communication's share rises from {percent(g[0].share, 0)} at batch {g[0].batch} to "
-                f"{percent(g[-1].share, 0)} at {g[-1].batch}{on} in the estimate only: the all-reduce the runs measured "
+        return (f" Communication's share rises from {comm_share_text(g[0].share)} at batch {g[0].batch} to "
+                f"{comm_share_text(g[-1].share)} at {g[-1].batch}{on} in the estimate only: the all-reduce the runs measured "
                 f"falls ({seconds(g[0].measured_s)} s to {seconds(g[-1].measured_s)} s, Table 2), as fewer all-reduces "
                 f"predict. {runs} runs a side at {len(g)} batch sizes show no trend with the batch." + _loader_text(a))
     if a.because == Q3Because.FEWER_STEPS:
@@ -146,7 +156,7 @@ def _directions_text(a: Q31Answer) -> str:
 
 
 def _shares(g: list[Split], once: bool) -> str:
-    return ", ".join(percent(s.share, 0) for s in g) + ("" if once else f" at batch {', '.join(str(s.batch) for s in g)}")
+    return ", ".join(comm_share_text(s.share) for s in g) + ("" if once else f" at batch {', '.join(str(s.batch) for s in g)}")
 
 
 def _span(s: Split) -> str:
@@ -204,7 +214,7 @@ def _measured_apart_text(a: Q31Answer) -> str:
     said = [s for s in a.splits if s.name in a.measured_apart]
     if not said:
         return ""
-    runs = listing([f"{s.setup}, batch {s.batch} (estimate {seconds(s.comm_s)} s, {percent(s.share, 0)} of TN "
+    runs = listing([f"{s.setup}, batch {s.batch} (estimate {seconds(s.comm_s)} s, {comm_share_text(s.share)} of TN "
                     f"{seconds(s.tn_s)} s; all-reduce measured {seconds(s.measured_s)} s)" for s in said], len(said))
     which = "it is" if len(said) == 1 else "these are"
     return (f" The estimate is at least {BOUND:.0%} of TN but the all-reduce the run measured is under half of TN, so "

@@ -23,8 +23,11 @@ FORMULAS = {
     "strong": "strong-scaling speedup = T1(batch B on 1 GPU) / TN(batch B/N per GPU on N GPUs), global batch B fixed",
     "compute": "compute (estimate) = T1 / N",
     "comm": "communication (estimate) = TN - T1 / N",
-    "measured": "measured compute = h2d_s + compute_s - comm_exposed_s; measured communication = comm_exposed_s "
-                "(the all-reduce time the backward pass did not hide)",
+    "measured": "measured compute = rank 0's host-to-device copies and its forward, backward and optimizer step, "
+                "timed on CUDA events (the host's clock on a CPU) over the epoch's steps, less the exposed all-reduce; "
+                "measured communication = that exposed all-reduce: a step's time with the gradients' all-reduce less "
+                "its time without it (DDP's no_sync), timed on one batch after training, times the epoch's steps (the "
+                "all-reduce time the backward pass did not hide)",
     "steps": "steps = ceil(images / (b x N))",
     "bytes": "bytes per GPU per epoch = steps x 2(N-1)/N x P x 4 (ring all-reduce of P fp32 gradients)",
     "bandwidth": "utilization (GB/s) = bytes per GPU per epoch / communication time / 1e9",

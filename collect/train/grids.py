@@ -164,9 +164,7 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
                 "(Table 2's T1 and TN are train times, without data loading)",
                 "data wait / epoch = rank 0's wait on its data loader over its epoch T",
                 f.FORMULAS["spread"]]
-    if any(_one_process(r) for r in t1.itertuples(index=False)):
-        formulas.append(f"{ONE_PROCESS}: on a CPU DataParallel runs one process on the global batch, so its T1 / TN "
-                        "is no speedup of N workers")
+    formulas += one_process_note(t1)
     return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
                 caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No timing runs in this study.", lines=lines)
@@ -182,6 +180,14 @@ ONE_PROCESS = "one process (CPU)"  # DataParallel on a CPU: T1 / TN is no speedu
 
 def _one_process(r) -> bool:
     return r.engine == "dp" and on_cpu(r.gpu_model)
+
+
+def one_process_note(table: pd.DataFrame) -> list[str]:
+    """The footnote of a table that prints ONE_PROCESS for a speedup (Table 1, the test table: TA4 22), where it does."""
+    if not any(_one_process(r) for r in table.itertuples(index=False)):
+        return []
+    return [f"{ONE_PROCESS}: on a CPU DataParallel runs one process on the global batch, so its T1 / TN is no speedup "
+            "of N workers"]
 
 
 def _table1_cells(r) -> list[str]:
@@ -227,7 +233,7 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
         not_measured = math.isnan(r.comm_measured_s)
         silent = _one_process(r)  # one process on the global batch: nothing is communicated
         line += [ranged(r, "train_s"), seconds(r.compute_est_s)]
-        line += [NO_TRAFFIC, ""] if silent else [seconds(r.comm_est_s), _or_not_measured(r.comm_share, lambda v: percent(v, 0))]
+        line += [NO_TRAFFIC, ""] if silent else [seconds(r.comm_est_s), _or_not_measured(r.comm_share, comm_share_text)]
         line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
         line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
@@ -242,6 +248,19 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
 
 
 NO_TRAFFIC = "no traffic (CPU)"  # DataParallel on a CPU: one process, so no communication and no rate
+
+
+# Tables 2 and 3's figures as printed: the answers that quote them (Q3.1, Q3.2) format them with these (TA4 10, 23)
+def comm_share_text(value: float) -> str:  # Table 2's comm share: a whole percent
+    return percent(value, 0)
+
+
+def busbw_text(value: float) -> str:  # Table 3's busbw measured (GB/s): two decimals (0.98, not 1.0)
+    return number(value)
+
+
+def busbw_share_text(value: float) -> str:  # Table 3's share of busbw: a tenth of a percent
+    return percent(value)
 
 
 def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
@@ -259,7 +278,7 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
             continue
         est = seconds(r.comm_est_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line += [est, _gbps(r.util_est_gbps, r.comm_est_s), _or_not_measured(r.comm_measured_s, seconds),
-                 _or_not_measured(r.util_measured_gbps, gbps), _or_not_measured(r.busbw_gbps, number),
+                 _or_not_measured(r.util_measured_gbps, gbps), _or_not_measured(r.busbw_gbps, busbw_text),
                  _share(r.share_est, r.busbw_gbps), _share(r.share_measured, r.busbw_gbps)]
         rows.append(line)
     formulas = [f.FORMULAS["steps"], f.FORMULAS["bytes"], f.FORMULAS["bandwidth"], f.FORMULAS["share"],
@@ -284,7 +303,7 @@ def _share(value, busbw) -> str:
     """A share of busbw; over 100% no share (the time divided by is shorter than the transfer)."""
     if math.isnan(busbw):
         return "no busbw"
-    return "over 100%: no rate" if value > 1 else percent(value)
+    return "over 100%: no rate" if value > 1 else busbw_share_text(value)
 
 
 def _or_not_measured(value, fmt) -> str:
@@ -358,7 +377,8 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
         line.append(ranged(r, "test_accuracy", lambda v, n=r.evaluated_images: percent(v, accuracy_digits(n))) if recorded
                     else "not recorded")
         line.append(ranged(r, "time_to_train_s"))
-        line.append(number(r.speedup) if not math.isnan(r.speedup) else f"no T1 ({status_text(r.t1_time_s_status)})")
+        line.append(ONE_PROCESS if _one_process(r) else number(r.speedup) if not math.isnan(r.speedup)
+                    else f"no T1 ({status_text(r.t1_time_s_status)})")
         line += [number(r.gpu_util_pct, 0), number(r.peak_mem_gib, 2)]
         line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
         line += [_or_not_measured(100 * r.ddp_bn_rank_spread, lambda v: f"{v:.1f}")] * spread
@@ -370,7 +390,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 "test accuracy = top-1 over the test images after the last epoch: the model in eval mode "
                 "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
                 "accuracy shows the decimals they resolve: 100 images, whole points)",
-                f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"]]
+                f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"], *one_process_note(table)]
     formulas += [DDP_FORMULA] * traffic
     formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
                  "share of its layer's mean variance, after training (a DDP run's; 0: the ranks agree)"] * spread

@@ -136,13 +136,15 @@ def above_ideal(r, one: Optional[pd.Series]) -> str:
 
 
 def short_name(r) -> str:
-    """"4 GPUs DDP" / "2x2 DDP" over "b=32", for a crowded axis; "4 GPUs (2x2, 1 host)" where the runs of 2 nodes
-    had one host (the tables' "4 GPUs on one host (launched as 2 x 2)")."""
+    """"4 GPUs DDP" / "2x2 DDP" over "b=32", for a crowded axis; "4 GPUs DDP" over "(2x2, 1 host)" where the runs of 2
+    nodes had one host (the tables' "4 GPUs on one host (launched as 2 x 2)"): a line each, so no label is wider than
+    its bar's slot (TA4 21)."""
     hosts = int(getattr(r, "hosts_seen", 0) or 0)
-    where = f"{r.nodes}x{r.gpus_per_node}" if r.nodes > 1 else f"{r.gpus} GPUs"
+    engine = "DP" if r.engine == "dp" else ENGINE_NAMES[r.engine]
     if r.nodes > 1 and 0 < hosts < r.nodes:
-        where = f"{r.gpus} GPUs ({where}, {hosts} host{'s' * (hosts > 1)})"
-    return f"{where} {'DP' if r.engine == 'dp' else ENGINE_NAMES[r.engine]}\nb={r.batch_per_gpu}"
+        return f"{r.gpus} GPUs {engine}\n({r.nodes}x{r.gpus_per_node}, {hosts} host{'s' * (hosts > 1)})\nb={r.batch_per_gpu}"
+    where = f"{r.nodes}x{r.gpus_per_node}" if r.nodes > 1 else f"{r.gpus} GPUs"
+    return f"{where} {engine}\nb={r.batch_per_gpu}"
 
 
 def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:

@@ -116,7 +116,7 @@ def percents_shown(a: Any, tables: Tables) -> list[str]:
     if a.id == "A.Q3.2" and r.ranged:
         # a share over 100% is no share: the text names those rates apart (_over_text)
         shares = [u.share for u in r.ranged if u.share == u.share and u.share <= 1] or [float("nan")]
-        m = re.search(r"That is ([\d.]+)%(?:-([\d.]+)%)? of the busbw", a.text)
+        m = re.search(r"That is ([\d.]+)%(?:-([\d.]+)%)?(?: \([^)]*\))? of the busbw", a.text)
         if m:
             said = (float(m.group(1)), float(m.group(2) or m.group(1)))
             # as Table 3 prints it, to a tenth of a percent: off by at most half its last digit
@@ -375,8 +375,9 @@ def bound_shown(a: Any, tables: Tables) -> list[str]:
     ddp = [u for u in a.record.ranged if u.exposed_s == u.exposed_s]
     if re.search(r"is a lower bound|can only understate", a.text) and any(u.comm_s < u.exposed_s for u in ddp):
         out.append("'lower bound' where TN - T1/N is under the exposed all-reduce")
-    out += [f"{x}% of the busbw" for x in re.findall(r"([\d.]+)%(?:-[\d.]+%)? of the busbw", a.text) if float(x) > 100]
-    out += [f"{x}% of the busbw" for x in re.findall(r"-([\d.]+)% of the busbw", a.text) if float(x) > 100]
+    out += [f"{x}% of the busbw" for x in re.findall(r"([\d.]+)%(?:-[\d.]+%)?(?: \([^)]*\))? of the busbw", a.text)
+            if float(x) > 100]
+    out += [f"{x}% of the busbw" for x in re.findall(r"-([\d.]+)%(?: \([^)]*\))? of the busbw", a.text) if float(x) > 100]
     # TA3 10: the range's ends are rates the estimate can carry, the overstated ones listed apart
     ends = re.findall(r"(?:from|to) ([\d.,]+) GB/s \(([^)]*), batch (\d+)", a.text)
     usable = any(not u.overstates for u in a.record.ranged)  # else every rate overstates, and the text says so
@@ -518,5 +519,36 @@ def ta3_claims(a: Any, tables: Tables) -> list[str]:
     return out
 
 
+def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
+    """Class 8 (the fourth TA's Q3.1, Q3.2): an estimate its run's own all-reduce disowns (Split.disowned) is quoted
+    with that all-reduce and "not firm" (2, 3); Q3.2's range leaves out the rates where T1/N breaks, unless every
+    one is, and a top rate on an unsettled TN - T1/N says it is not firm (9); the busbw and its shares are Table
+    3's printed figures (10, 23)."""
+    from collect.render import gbps
+    from collect.train.grids import busbw_share_text, busbw_text
+
+    r, out = a.record, []
+    if a.id == "A.Q3.1":
+        for s in (s for s in r.splits if s.disowned):
+            for m in re.finditer(re.escape(f"{seconds(s.comm_s)} s ({percent(s.share, 0)}") + r"([^)]*)\)", a.text):
+                if "not firm" not in m.group(1) or f"{seconds(s.measured_s)} s" not in m.group(1):
+                    out.append(f"{s.name}: an estimate its measured all-reduce disowns, quoted alone")
+    if a.id != "A.Q3.2":
+        return out
+    for u in (u for u in r.utilizations if u.basis == r.basis):
+        said = f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}"
+        if u in r.broken and not r.every_broken and re.search(rf"(?:from|to) {re.escape(said)}", a.text):
+            out.append(f"range end {said}) where T1/N breaks")
+        top = re.search(rf" to {re.escape(said)}([^)]*)\)", a.text)
+        if top and not u.settled and "not firm" not in top.group(1):
+            out.append(f"top rate {said}) on an unsettled TN - T1/N, not said")
+    printed = {busbw_text(u.busbw_gbps) for u in r.utilizations if u.busbw_gbps == u.busbw_gbps}
+    out += [f"busbw {x} GB/s in no printed row" for x in re.findall(r"up to ([\d.,]+) GB/s\)", a.text) if x not in printed]
+    shares = {busbw_share_text(u.share) for u in r.utilizations if u.share == u.share}
+    span = re.search(r"That is ([\d.]+%)(?:-([\d.]+%))?", a.text)
+    out += [f"share {x} in no printed row" for x in (span.groups() if span else ()) if x and x not in shares]
+    return out
+
+
 ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
-            ta3_claims)
+            ta3_claims, ta4_q3_claims)

@@ -154,7 +154,9 @@ def test_every_part_a_answer_fits_a_short_paragraph(real):
     # TA defects 3, 4 and 7: Q2 also says why DataParallel is slower, that one run shows no efficiency above 1,
     # and which strong rows do not count and why; TA items 9, 22: Q3.1 lists every setup by how its share moves
     # and every run whose compute measured breaks the T1/N model, with their figures: up to 246 words
-    assert len(words) == 9 and max(words.values()) <= 250, words
+    # TA4 9: Q3.2 also names the runs left out of its range where T1/N breaks, beside the overstated ones (305 here)
+    q32 = words.pop("A.Q3.2", 0)
+    assert len(words) == 8 and max(words.values()) <= 250 and q32 <= 310, (words, q32)
 
 
 def test_q42_with_no_remedy_run_at_the_largest_batch_answers_from_the_batch_where_they_ran(tmp_path):

@@ -94,6 +94,14 @@ def test_table2_and_table3_grids_say_what_was_not_measured(grids):
     assert t3[("2 GPUs, DDP", "128")][5] == "failed"
 
 
+def test_table2_says_what_its_measured_columns_timed_in_words(grids):
+    """TA4 19: the footnote names what was timed (copies to the GPU, forward, backward, optimizer step, the all-reduce
+    left exposed), not the result file's variable names."""
+    said = " ".join(grids["table2"].formulas)
+    assert not any(name in said for name in ("h2d_s", "compute_s", "comm_exposed_s")), said
+    assert "host-to-device copies" in said and "forward, backward and optimizer step" in said and "no_sync" in said
+
+
 def test_q4_grid_marks_the_baseline_and_the_oom(grids):
     rows = grids["q4"].rows
     assert rows[0] == ["1 GPU", "128", "128", "none", "0.1000", "0.8000", "70.00%", "", "", "baseline (Lab 2)"]

@@ -88,6 +88,20 @@ def test_grid_rows_say_status_not_recorded_and_the_lr_rule(lab):
     assert "batch per GPU b fixed" in grid.formulas[1]
 
 
+def test_on_a_cpu_dataparallel_has_no_speedup_as_in_table_1(tmp_path, lab):
+    """TA4 22: on a CPU DataParallel runs one process on the global batch: the test table prints what Table 1 prints
+    (grids.ONE_PROCESS), not a speedup of 1.01, and says why once; DDP keeps its speedup."""
+    runs = [train_result(cell(engine, 16, gpus, **LIN), epoch_s=t, gpu_model="cpu", test_accuracies=[0.3, 0.5])
+            for engine, gpus, t in (("single", 1, 2.0), ("dp", 2, 1.98), ("ddp", 2, 1.5))]
+    t = training(write_results(tmp_path, runs))
+    grid = grids.accuracy_grid(tables.accuracy_table(t.frame, t.epochs))
+    speedup = {row[0]: row[7] for row in grid.rows}
+    assert speedup["2 GPUs, DataParallel"] == grids.ONE_PROCESS and speedup["2 GPUs, DDP"] == "1.33", speedup
+    assert any(x.startswith(f"{grids.ONE_PROCESS}: on a CPU DataParallel runs one process") for x in grid.formulas)
+    on_gpus = grids.accuracy_grid(tables.accuracy_table(lab.frame, lab.epochs))
+    assert not any(x.startswith(grids.ONE_PROCESS) for x in on_gpus.formulas)  # the note only where it applies
+
+
 def test_results_from_before_test_evaluation_load_and_say_so(tmp_path):
     """Old files: no test keys in their epochs, no test_images in their cell."""
     runs = [train_result(cell("single", 128), epoch_s=20.0), train_result(cell("ddp", 128, 2), epoch_s=12.0)]

@@ -1,0 +1,30 @@
+"""Table 2's plot (collect.train.plots.compute_comm): its x-labels readable with the shared set's 15 setups (TA4 21:
+the three "4 GPUs (2x2, 1 host) DDP" labels overlapped)."""
+from __future__ import annotations
+
+import pandas as pd
+
+import collect.train.plots as plots
+
+
+def _row(engine: str, gpus: int, nodes: int, batch: int, hosts: int) -> dict:
+    return dict(status="ok", engine=engine, gpus=gpus, nodes=nodes, gpus_per_node=gpus // nodes, batch_per_gpu=batch,
+                hosts_seen=hosts, compute_est_s=1.0, comm_est_s=0.5, compute_measured_s=1.1, comm_measured_s=0.3,
+                train_s_min=1.5, train_s_max=1.5)
+
+
+def test_table2_plot_labels_do_not_overlap(monkeypatch):
+    figures = []
+    monkeypatch.setattr(plots, "png", lambda fig, tight=True: figures.append(fig) or b"png")
+    shapes = [("dp", 2, 1, 1), ("ddp", 2, 1, 1), ("dp", 4, 1, 1), ("ddp", 4, 1, 1), ("ddp", 4, 2, 1)]
+    t2 = pd.DataFrame([_row(e, g, n, b, h) for e, g, n, h in shapes for b in (32, 128, 512)])
+    assert plots.compute_comm(t2) == b"png"
+    fig = figures[0]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels()]
+    assert len(boxes) == 15
+    assert any("1 host" in t.get_text() for t in ax.get_xticklabels())
+    clashes = [(i, i + 1) for i, (a, b) in enumerate(zip(boxes, boxes[1:], strict=False)) if a.x1 > b.x0]
+    assert not clashes, [ax.get_xticklabels()[i].get_text() for i, _ in clashes]
