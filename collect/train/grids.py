@@ -379,12 +379,13 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))
 
 
-DDP_COLUMNS = ["gradients per step", "buffers per step", "broadcast at wrap", "same step w/o set_epoch",
-               "same step with set_epoch"]
+DDP_COLUMNS = ["gradients per step", "buffers per step", "broadcast at wrap", "same position w/o set_epoch",
+               "same position with set_epoch"]
 DDP_FORMULA = ("a DDP run's own record: the gradients it all-reduces each step, the buffers (BatchNorm's running "
                "statistics) rank 0 broadcasts before each forward, the parameters and buffers broadcast once when DDP "
-               "wraps the model (MiB = 2^20 bytes); same step = the share of a rank's samples that come at the same "
-               "step in epoch 2 as in epoch 1, without and with set_epoch")
+               "wraps the model (MiB = 2^20 bytes); same position = the share of places i in a rank's order of samples "
+               "(its i-th sample of the epoch) that hold the same sample in epoch 2 as in epoch 1, without and with "
+               "set_epoch (by chance about 1 in the data set's images)")
 
 
 def _ddp_cells(r) -> list[str]:

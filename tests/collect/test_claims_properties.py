@@ -603,3 +603,29 @@ def test_ta3_4_5_on_a_cpu_the_estimate_rises_the_measured_all_reduce_falls():
     _fails(claims.figures_in_tables, _bad(q31, q31.text + old), tables)
     rises = " Communication's share at batch 16, 64 rises in 2 GPUs, DDP (7%, 12%): it does not fall with the batch."
     _fails(claims.one_run_claims, _bad(q31, q31.text.replace(" in the estimate only", "") + rises), tables)
+
+
+# --- issue 44, the fourth TA (ta-defects4): the hand-in as a whole ----------------------------------------
+
+
+def test_ta4_4_q5s_share_is_named_as_measured(tmp_path):
+    """TA4 4: the sampler evidence is the share of places in a rank's order holding the same sample in both
+    epochs (position_overlap), not "the same step" (at one step an epoch, every sample a rank keeps shares
+    it): the answer, the column and its footnote name the position, never the step."""
+    from jobs.train.evidence import order_overlaps
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    without, with_epoch = order_overlaps(64, 2, 0, 0)  # 32 samples a rank: one step of 32 an epoch
+    assert without == 1.0 and with_epoch < 0.2  # by position; by step most samples kept on the rank would count
+    results = hw5_results()
+    for r in results:
+        if r.cell["engine"] == "ddp" and r.status == "ok":
+            r.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 1, without, with_epoch, 0.0)
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    q5 = next(a for a in c.answers if a.id == "A.Q5")
+    grid = next(g for g in c.grids if g.key == "test")
+    said = " ".join([q5.text, *grid.header, *grid.formulas])
+    assert "same step" not in said, said
+    assert "same position in its order" in q5.text and "same position with set_epoch" in grid.header
