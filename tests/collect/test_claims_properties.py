@@ -629,3 +629,21 @@ def test_ta4_4_q5s_share_is_named_as_measured(tmp_path):
     said = " ".join([q5.text, *grid.header, *grid.formulas])
     assert "same step" not in said, said
     assert "same position in its order" in q5.text and "same position with set_epoch" in grid.header
+
+
+def test_ta4_15_q7_cites_the_spread_it_has_and_what_it_does_not_show(tmp_path):
+    """TA4 15: no run sent gradients only, but the DDP runs measured their ranks' BatchNorm spread with the
+    buffers broadcast: Q7 cites it from the test table, saying it does not show the gradients-only drift."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = hw5_results()
+    for r in results:
+        if r.cell["engine"] == "ddp" and r.status == "ok":
+            r.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 25, 1.0, 0.0, 0.169)
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    q7 = next(a for a in c.answers if a.id == "A.Q7")
+    assert q7.record.gradients_only is None and "no run that communicates only the gradients" in q7.text
+    assert "differ by up to 16.9% of a layer's mean" in q7.text and "does not show" in q7.text, q7.text
+    assert not claims.figures_in_tables(q7, c.tables)
