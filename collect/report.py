@@ -191,15 +191,15 @@ def hand_in_status(frame: pd.DataFrame) -> str:
         return f"All {len(frame):,} planned cells have a result ({status_counts(frame)})."
     return (f"Provisional: {int(has.sum()):,} of {len(frame):,} planned cells have a result "
             f"({status_counts(frame[has]) if has.any() else 'none'}); {int((~has).sum()):,} have none "
-            f"({status_counts(frame[~has])}). The plan holds the study file's cells and any repeats `submit --settle` "
-            "queued later to settle a comparison; a figure marked \"(1 run; 2 more planned, no result)\" is one whose "
+            f"({status_counts(frame[~has])}). The plan holds the study file's cells and any repeats queued later to "
+            "settle a comparison; a figure marked \"(1 run; 2 more planned, no result)\" is one whose "
             "other planned runs have no result.")
 
 
 def status_counts(frame: pd.DataFrame) -> str:
     counts = frame.status.value_counts()
     order = [s for s in render.STATUS_RANK if s in counts]
-    return ", ".join(f"{counts[s]} {s}" for s in order) or "no cells"
+    return ", ".join(f"{counts[s]} {render.status_text(s)}" for s in order) or "no cells"
 
 
 def template_env(autoescape: bool) -> jinja2.Environment:

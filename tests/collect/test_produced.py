@@ -98,7 +98,28 @@ def test_answers_md_says_once_how_many_planned_cells_have_a_result(tmp_path):
     assert 0 < done < len(statuses)
     text = (results / "answers.md").read_text()
     assert text.count(f"**Provisional: {done} of {len(statuses)} planned cells have a result (") == 1
-    assert "submit --settle\\` queued later" in text  # a code span's backticks, escaped (md_text)
+    assert "any repeats queued later to settle a comparison" in text and "submit --settle" not in text  # TA4 24
     complete = write_results(tmp_path / "complete", mixed_results(), study="mixed")
     collect(complete)
     assert f"**All {len(load(complete).envelopes)} planned cells have a result (" in (complete / "answers.md").read_text()
+
+
+def test_a_local_submission_its_queue_never_started_is_not_pending(tmp_path):
+    """TA4 16: cells queued locally whose queue never started them (no job id) are "queued and never started" in the
+    header, as `status` has them not running (failed where the queue stopped), never "pending" (SLURM's word)."""
+    import json
+    from collect.load import load
+
+    results = write_mixed(tmp_path / "r")
+    waiting = [c for c, s in zip(load(results).envelopes.cell_id, load(results).envelopes.status, strict=True)
+               if s == "not submitted"]
+    assert waiting
+    lines = [{"array": "n1-g1-t1", "cell_id": c, "executor": "local", "job_id": None, "log_err": None, "log_out": None,
+              "queue_pid": 1, "submitted_at": "2026-11-27T22:03:25+00:00", "time_min": None, "token": None}
+             for c in waiting]
+    (results / "registry.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    collect(results)
+    queued = int((load(results).envelopes.status == "queued").sum())
+    assert queued
+    head = (results / "answers.md").read_text().split("## ", 1)[0]
+    assert f"{queued} queued and never started" in head and "pending" not in head, head
