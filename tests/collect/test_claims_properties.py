@@ -647,3 +647,20 @@ def test_ta4_15_q7_cites_the_spread_it_has_and_what_it_does_not_show(tmp_path):
     assert q7.record.gradients_only is None and "no run that communicates only the gradients" in q7.text
     assert "differ by up to 16.9% of a layer's mean" in q7.text and "does not show" in q7.text, q7.text
     assert not claims.figures_in_tables(q7, c.tables)
+
+
+def test_ta4_18_the_test_images_agree_with_the_plans_or_the_difference_is_said(tmp_path):
+    """TA4 18: the plan asks test_images = 10,000, a synthetic set held 100: the test table's count says both,
+    as the printed plan and the table would otherwise contradict each other."""
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = hw5_results()
+    for r in results:
+        if r.status == "ok":
+            r.body.epochs[-1].test_images, r.body.epochs[-1].test_accuracy = 100, 0.5
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    grid = next(g for g in c.grids if g.key == "test")
+    column = grid.header.index("test images")
+    counts = {row[column] for row in grid.rows if row[column]}
+    assert counts == {"100 of 10,000 planned"}, counts
