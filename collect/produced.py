@@ -22,6 +22,7 @@ from jobs.core.kinds import PACKAGES, cell_from_dict, kind_named
 from results_format import registry
 from results_format.errors import RegistryError
 from jobs.core.layout import STUDY_FILE
+from jobs.core.synthetic import data_said
 
 TOOL_ROOT = Path(jobs.__file__).parent.parent  # the checkout (or install) `python -m jobs` runs from
 STUDY_LIMIT = 100_000  # characters of the study file printed: a study file is a page, not a data set
@@ -48,6 +49,15 @@ class Produced:
     scripts: tuple[tuple[str, str], ...] = ()  # (path, text) of each kind's job script (TA3 6)
     cells: tuple[CellRun, ...] = ()  # every planned cell's command (TA3 6)
     data_dir: str = ""  # the plan's: where the cells read their data (the commands' $DATA, to substitute)
+    data: str = ""  # the one description of the data the planned cells read (jobs.core.synthetic.data_said)
+
+    @property
+    def data_line(self) -> str:
+        """Said above the study file (TA4 17): its comments are its author's; the data is as said here."""
+        if not self.data:
+            return ""
+        return (f"The data the cells read: {self.data}. This is what the answers say of it; the study file's "
+                "comments are its author's own words.")
 
     def setup(self, default: bool = False) -> list[str]:
         """The lines before the commands (TA4 5): where `python -m jobs` is found, and $DATA, the data dir
@@ -103,12 +113,13 @@ def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
         f"python -m orchestrator submit --results {results}"]
     commands = (f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}", *submit,
                 f"python -m orchestrator collect --results {results} --report")
-    shown = scripts(kind_names, _plan_cells(results_dir))
+    cells = _plan_cells(results_dir)
+    shown = scripts(kind_names, cells)
     code = tuple(f"{PACKAGES[n].replace('.', '/')}/ (the {n} job: python -m jobs --cell runs it; printed below: "
                  f"{', '.join(Path(path).name for path, _ in shown if path.startswith(PACKAGES[n].replace('.', '/') + '/'))})"
                  for n in kind_names if n in PACKAGES)
     return Produced(text, commands, code, () if text and text.strip() else planned(results_dir), ran,
-                    shown, cell_runs(results_dir), _plan_data_dir(results_dir))
+                    shown, cell_runs(results_dir), _plan_data_dir(results_dir), data_said(cells))
 
 
 def _plan_cells(results_dir: Path) -> list[dict]:
@@ -216,7 +227,7 @@ def produced_markdown(p: Produced) -> list[str]:
     lines += [f"- {md_code(c.split(' ', 1)[0])} {md_text(c.split(' ', 1)[1])}" for c in p.code] + [""]
     for path, text in p.scripts:
         lines += [f"{md_code(path)}:", "", md_fence(text), ""]
-    lines += ["### Study file", ""]
+    lines += ["### Study file", ""] + ([md_text(p.data_line), ""] if p.data_line else [])
     if p.study_file is not None and p.study_file.strip():
         return lines + [md_fence(p.study_file, "toml"), ""]
     why = f"The results dir holds no study file ({STUDY_FILE})" if p.study_file is None else f"{STUDY_FILE} is empty"

@@ -126,3 +126,24 @@ def test_a_local_submission_its_queue_never_started_is_not_pending(tmp_path):
     assert queued
     head = (results / "answers.md").read_text().split("## ", 1)[0]
     assert f"{queued} queued and never started" in head and "pending" not in head, head
+
+
+def test_one_description_of_the_data_beside_the_study_file_and_in_the_answers(tmp_path):
+    """TA4 17: a study file's comment said "synthetic CIFAR-10 ... the accuracies mean nothing" while the answers
+    said "synthetic (a colour per class plus noise)": the hand-in says the data once, above the file, in the
+    answers' words, and calls the file's comments its author's."""
+    import re as regex
+    import shutil
+
+    from tests.collect.dirs import REAL_HW5
+
+    path = tmp_path / "r"
+    shutil.copytree(REAL_HW5, path)  # run8: synthetic, 50,000 images
+    (path / "study.toml").write_text("# synthetic CIFAR-10: the accuracies mean nothing\n" + STUDY)
+    collect(path)
+    text = (path / "answers.md").read_text()
+    above = text.split("### Study file", 1)[1].split("```toml", 1)[0]
+    assert "The data the cells read: synthetic (a colour per class plus noise) in CIFAR-10's on-disk format" in above
+    assert "comments are its author's" in above
+    said = set(regex.findall(r"synthetic \(([^)]*)\)", text.split("## How this was produced")[0]))
+    assert said == {"a colour per class plus noise"}, said
