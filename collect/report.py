@@ -202,6 +202,9 @@ def status_counts(frame: pd.DataFrame) -> str:
     return ", ".join(f"{counts[s]} {render.status_text(s)}" for s in order) or "no cells"
 
 
+WIDE_COLUMNS = 12  # a table of more columns is set in the report's smaller type (report.html.j2's table.wide)
+
+
 def template_env(autoescape: bool) -> jinja2.Environment:
     """HTML escapes every value (autoescape); Markdown's template escapes each with `md`, or `code`
     for a code span (collect.render.md_text, md_code)."""
@@ -212,7 +215,7 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)),
                        table_name=render.table_name, fence=render.md_fence,
                        cite=render.cited_html if autoescape else render.cited_markdown)
-    env.globals.update(no_code=render.NO_CODE, references_markdown=lambda refs: "\n".join(render.references_markdown(refs)))
+    env.globals.update(no_code=render.NO_CODE, WIDE_COLUMNS=WIDE_COLUMNS, references_markdown=lambda refs: "\n".join(render.references_markdown(refs)))
     return env
 
 
