@@ -215,7 +215,8 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)),
                        table_name=render.table_name, fence=render.md_fence,
                        cite=render.cited_html if autoescape else render.cited_markdown)
-    env.globals.update(no_code=render.NO_CODE, WIDE_COLUMNS=WIDE_COLUMNS, references_markdown=lambda refs: "\n".join(render.references_markdown(refs)))
+    env.globals.update(no_code=render.NO_CODE, WIDE_COLUMNS=WIDE_COLUMNS,
+                       references_markdown=lambda refs: "\n".join(render.references_markdown(refs)))
     return env
 
 

@@ -178,7 +178,8 @@ def _orders(r: DDPRun) -> str:
     def at_same(share: float, lead: str) -> str:
         if share >= 1:
             return f"{lead} each rank receives exactly the same samples in the same order in epoch 2 as in epoch 1"
-        return f"{lead} {'none' if share <= 0 else f'{share:.1%}'} of a rank's samples come at the same position in its order in both epochs"
+        share_text = "none" if share <= 0 else f"{share:.1%}"
+        return f"{lead} {share_text} of a rank's samples come at the same position in its order in both epochs"
     return at_same(r.overlap_without, "without set_epoch") + "; " + at_same(r.overlap_with, "with it,")
 
 
