@@ -2,7 +2,8 @@
 
 collect reads JSON only: the result files, the plan's cell list (plan.json) and the
 submission record (registry.jsonl, read by results_format.registry). A planned cell with no
-result is pending when the registry has a submission for it (submitted, not ended), failed (or
+result is pending when the registry has a submission for it (submitted, not ended; queued, never started
+for a local one its queue never reached), failed (or
 timed out, cancelled) when spent.json records that submission's job as ended, skipped when the
 local executor did not start it (this machine cannot run it), else not submitted
 (results_format.states.CellState's words). Each kind's package in collect turns its cells into
@@ -66,13 +67,16 @@ def read_plan_cells(results_dir: Path) -> PlannedCells:
 
 
 def registry_states(results_dir: Path, spent: Optional[pd.DataFrame] = None) -> dict[str, CellState]:
-    """PENDING for each cell with a submission in registry.jsonl, SKIPPED for one the local
+    """PENDING for each cell with a submission in registry.jsonl (QUEUED for a local one its queue never
+    started: no job id), SKIPPED for one the local
     executor did not start since (this machine cannot run it), and where `spent` (collect.spent_json:
     what the jobs held, measured from the scheduler or the local processes) records the cell's
     latest job as ended, the state its word gives (ended_state): that job ended without a result.
     Corrupt lines are passed over (`status` is the verb that reports them)."""
     state = registry.load(results_dir)
-    states = dict.fromkeys(state.latest, CellState.PENDING)
+    # a local submission with no job id never started: its queue had not reached it (TA4 16: not "pending")
+    states = {c: CellState.QUEUED if s.executor == "local" and s.job_id is None else CellState.PENDING
+              for c, s in state.latest.items()}
     if spent is not None and len(spent):
         ended = {(c.cell_id, c.job_id): ended_state(c.state) for c in spent.itertuples(index=False) if not c.live}
         for cell_id, sub in state.latest.items():

@@ -17,11 +17,14 @@ from collect.load import read_plan_cells
 from collect.render import md_code, md_fence, md_text
 from jobs.core.cell import CellError
 from jobs.core.result import ResultError
-from jobs.core.kinds import PACKAGES, cell_from_dict
+from jobs.core.cell import kind_of
+from jobs.core.kinds import PACKAGES, cell_from_dict, kind_named
 from results_format import registry
 from results_format.errors import RegistryError
 from jobs.core.layout import STUDY_FILE
+from jobs.core.synthetic import data_said
 
+TOOL_ROOT = Path(jobs.__file__).parent.parent  # the checkout (or install) `python -m jobs` runs from
 STUDY_LIMIT = 100_000  # characters of the study file printed: a study file is a page, not a data set
 VALUES_SHOWN = 10  # distinct values of one field listed from the plan; more are counted
 
@@ -45,20 +48,41 @@ class Produced:
     executors: tuple[str, ...] = ()  # those the registry records the cells were submitted with (TA3 14)
     scripts: tuple[tuple[str, str], ...] = ()  # (path, text) of each kind's job script (TA3 6)
     cells: tuple[CellRun, ...] = ()  # every planned cell's command (TA3 6)
+    data_dir: str = ""  # the plan's: where the cells read their data (the commands' $DATA, to substitute)
+    data: str = ""  # the one description of the data the planned cells read (jobs.core.synthetic.data_said)
+
+    @property
+    def data_line(self) -> str:
+        """Said above the study file (TA4 17): its comments are its author's; the data is as said here."""
+        if not self.data:
+            return ""
+        return (f"The data the cells read: {self.data}. This is what the answers say of it; the study file's "
+                "comments are its author's own words.")
+
+    def setup(self, default: bool = False) -> list[str]:
+        """The lines before the commands (TA4 5): where `python -m jobs` is found, and $DATA, the data dir
+        (the plan's; `default`: only where DATA is not set, as run_all.sh takes it)."""
+        found = (f"export PYTHONPATH={shlex.quote(str(TOOL_ROOT))}  # the tool's checkout, where the jobs package is"
+                 if (TOOL_ROOT / "pyproject.toml").is_file() else "# the jobs package is installed: python -m jobs finds it")
+        data = shlex.quote(self.data_dir or "data")  # quoted whole: no expansion inside a path
+        said = "# the data dir the cells read: substitute yours (a synthetic set is written there when missing)"
+        return [found, f'if [ -z "${{DATA:-}}" ]; then DATA={data}; fi  {said}' if default else f"DATA={data}  {said}"]
 
     @property
     def cell_commands(self) -> list[str]:
-        """The commands the hand-in prints: COMMANDS_LISTED cells' at most, then where every one is."""
+        """The commands the hand-in prints, after their setup: COMMANDS_LISTED cells' at most, then where every
+        one is."""
         shown = [c.command for c in self.cells[:COMMANDS_LISTED]]
         more = len(self.cells) - COMMANDS_LISTED
-        return shown + ([f"# ... and {more:,} more: {RUN_ALL} holds every one"] if more > 0 else [])
+        return self.setup() + shown + ([f"# ... and {more:,} more: {RUN_ALL} holds every one"] if more > 0 else [])
 
     @property
     def cells_said(self) -> str:
         """What the commands are and where the cells' files are."""
         return (f"One command per planned cell ({len(self.cells):,}), run from the dir this hand-in is in: each cell's "
-                f"fields are in {CELLS_DIR}/NAME.json beside it, every command in {RUN_ALL}. A multi-GPU cell run this "
-                "way starts its ranks on this machine.")
+                f"fields are in {CELLS_DIR}/NAME.json beside it, every command in {RUN_ALL}. The first two lines put "
+                "the tool's jobs package on Python's path and name the data dir, $DATA: set it to yours. A multi-GPU "
+                "cell run this way starts its ranks on this machine.")
 
     @property
     def cell_files(self) -> dict[str, str]:
@@ -67,7 +91,8 @@ class Produced:
             return {}
         script = "#!/bin/sh\n# Every cell of the study, one after another (run from the dir holding cells/)\nset -e\n"
         return {**{f"{CELLS_DIR}/{c.name}.json": c.cell_json for c in self.cells},
-                RUN_ALL: script + "".join(c.command + "\n" for c in self.cells)}
+                RUN_ALL: script + "".join(line + "\n" for line in self.setup(default=True))
+                + "".join(c.command + "\n" for c in self.cells)}
 
 
 CELLS_DIR = "cells"
@@ -88,10 +113,27 @@ def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
         f"python -m orchestrator submit --results {results}"]
     commands = (f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}", *submit,
                 f"python -m orchestrator collect --results {results} --report")
-    code = tuple(f"{PACKAGES[n].replace('.', '/')}/run.py (the {n} job, with its package: python -m jobs --cell runs it)"
+    cells = _plan_cells(results_dir)
+    shown = scripts(kind_names, cells)
+    code = tuple(f"{PACKAGES[n].replace('.', '/')}/ (the {n} job: python -m jobs --cell runs it; printed below: "
+                 f"{', '.join(Path(path).name for path, _ in shown if path.startswith(PACKAGES[n].replace('.', '/') + '/'))})"
                  for n in kind_names if n in PACKAGES)
     return Produced(text, commands, code, () if text and text.strip() else planned(results_dir), ran,
-                    scripts(kind_names), cell_runs(results_dir))
+                    shown, cell_runs(results_dir), _plan_data_dir(results_dir), data_said(cells))
+
+
+def _plan_cells(results_dir: Path) -> list[dict]:
+    try:
+        return read_plan_cells(results_dir).cells
+    except ResultError:
+        return []
+
+
+def _plan_data_dir(results_dir: Path) -> str:
+    try:
+        return read_plan_cells(results_dir).data_dir or ""
+    except ResultError:
+        return ""
 
 
 def executors(results_dir: Path) -> tuple[str, ...]:
@@ -103,14 +145,16 @@ def executors(results_dir: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s.executor for s in state.submissions))
 
 
-def scripts(kind_names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """Each kind's job script (its package's run.py) as this checkout holds it: the code the hand-in shows."""
-    root = Path(jobs.__file__).parent.parent
+def scripts(kind_names: tuple[str, ...], cells: list[dict]) -> tuple[tuple[str, str], ...]:
+    """Each kind's job script as this checkout holds it: the files its Kind.script names for the planned cells
+    of that kind (the training loop, not only its dispatcher: TA4 5), the code the hand-in shows."""
     out = []
     for name in (n for n in kind_names if n in PACKAGES):
-        path = f"{PACKAGES[name].replace('.', '/')}/run.py"
-        if (root / path).is_file():
-            out.append((path, (root / path).read_text(encoding="utf-8", errors="backslashreplace")))
+        mine = [c for c in cells if kind_of(c) == name]
+        for file in kind_named(name).script(mine):
+            path = f"{PACKAGES[name].replace('.', '/')}/{file}"
+            if (TOOL_ROOT / path).is_file():
+                out.append((path, (TOOL_ROOT / path).read_text(encoding="utf-8", errors="backslashreplace")))
     return tuple(out)
 
 
@@ -123,7 +167,7 @@ def cell_runs(results_dir: Path) -> tuple[CellRun, ...]:
     except (ResultError, CellError, ValueError, TypeError):
         return ()
     labels = Counter(c.label for c in cells)
-    data = f" --data {shlex.quote(plan.data_dir)}" if plan.data_dir else ""
+    data = ' --data "$DATA"' if plan.data_dir else ""  # Produced.setup sets DATA
     out = []
     for c in cells:
         name = _safe(c.label if labels[c.label] == 1 else f"{c.label}-{c.cell_id}")
@@ -183,7 +227,7 @@ def produced_markdown(p: Produced) -> list[str]:
     lines += [f"- {md_code(c.split(' ', 1)[0])} {md_text(c.split(' ', 1)[1])}" for c in p.code] + [""]
     for path, text in p.scripts:
         lines += [f"{md_code(path)}:", "", md_fence(text), ""]
-    lines += ["### Study file", ""]
+    lines += ["### Study file", ""] + ([md_text(p.data_line), ""] if p.data_line else [])
     if p.study_file is not None and p.study_file.strip():
         return lines + [md_fence(p.study_file, "toml"), ""]
     why = f"The results dir holds no study file ({STUDY_FILE})" if p.study_file is None else f"{STUDY_FILE} is empty"

@@ -208,11 +208,14 @@ LATEX_PREAMBLE = "% Needs \\usepackage{booktabs} and \\usepackage{graphicx}; \\i
 # A cell's status in the order views list them: a result's (answers first, then what went wrong),
 # then a cell without one, in results_format.states' words (as `status` shows them)
 STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(
-    (Status.OK, Status.OOM, Status.TIMEOUT, Status.FAILED, CellState.PENDING, CellState.SKIPPED,
+    (Status.OK, Status.OOM, Status.TIMEOUT, Status.FAILED, CellState.PENDING, CellState.QUEUED, CellState.SKIPPED,
      CellState.NOT_SUBMITTED))}
 NO_BASELINE = "not in study"  # a table's row whose baseline cell the study does not hold
+# a local submission its queue never started (collect.load): `status` calls it failed where the queue stopped
+QUEUED_TEXT = "queued and never started"
 STATUS_TEXT: dict[str, str] = ({status: str(status) for status in STATUS_RANK if status != Status.OK}
-                               | {Status.OOM: "OOM", NO_BASELINE: NO_BASELINE})  # how tables show them
+                               | {Status.OOM: "OOM", NO_BASELINE: NO_BASELINE,  # how tables show them
+                                  CellState.QUEUED: QUEUED_TEXT})
 
 
 def status_text(status: str) -> str:

@@ -191,15 +191,18 @@ def hand_in_status(frame: pd.DataFrame) -> str:
         return f"All {len(frame):,} planned cells have a result ({status_counts(frame)})."
     return (f"Provisional: {int(has.sum()):,} of {len(frame):,} planned cells have a result "
             f"({status_counts(frame[has]) if has.any() else 'none'}); {int((~has).sum()):,} have none "
-            f"({status_counts(frame[~has])}). The plan holds the study file's cells and any repeats `submit --settle` "
-            "queued later to settle a comparison; a figure marked \"(1 run; 2 more planned, no result)\" is one whose "
+            f"({status_counts(frame[~has])}). The plan holds the study file's cells and any repeats queued later to "
+            "settle a comparison; a figure marked \"(1 run; 2 more planned, no result)\" is one whose "
             "other planned runs have no result.")
 
 
 def status_counts(frame: pd.DataFrame) -> str:
     counts = frame.status.value_counts()
     order = [s for s in render.STATUS_RANK if s in counts]
-    return ", ".join(f"{counts[s]} {s}" for s in order) or "no cells"
+    return ", ".join(f"{counts[s]} {render.status_text(s)}" for s in order) or "no cells"
+
+
+WIDE_COLUMNS = 12  # a table of more columns is set in the report's smaller type (report.html.j2's table.wide)
 
 
 def template_env(autoescape: bool) -> jinja2.Environment:
@@ -212,7 +215,8 @@ def template_env(autoescape: bool) -> jinja2.Environment:
     env.filters.update(md=lambda value: render.md_text(str(value)), code=lambda value: render.md_code(str(value)),
                        table_name=render.table_name, fence=render.md_fence,
                        cite=render.cited_html if autoescape else render.cited_markdown)
-    env.globals.update(no_code=render.NO_CODE, references_markdown=lambda refs: "\n".join(render.references_markdown(refs)))
+    env.globals.update(no_code=render.NO_CODE, WIDE_COLUMNS=WIDE_COLUMNS,
+                       references_markdown=lambda refs: "\n".join(render.references_markdown(refs)))
     return env
 
 

@@ -12,11 +12,11 @@ from typing import Optional
 
 import pandas as pd
 
-from collect.render import Grid
+from collect.render import Grid, status_text
 from results_format.states import CellState
 
 MAX_ROWS = 30  # a table's rows on the console; the homework's largest table (hw5) has 28
-NO_RESULT = (CellState.PENDING, CellState.SKIPPED, CellState.NOT_SUBMITTED)  # a planned cell's, in collect.load
+NO_RESULT = (CellState.PENDING, CellState.QUEUED, CellState.SKIPPED, CellState.NOT_SUBMITTED)  # a planned cell's, in collect.load
 VARIES = "varies"  # a cut table's attrs: the columns that vary over the whole table (shown's `named`)
 TOP = 20  # the sweep table's best configurations on the console (collect --top)
 
@@ -69,7 +69,7 @@ def shown(table: pd.DataFrame, csv: str, rows: int = MAX_ROWS, what: str = "conf
     parts = [f"{min(rows, len(with_result)):,} of {total:,} {what} shown"]
     if waiting.any():  # a line's status: the first of its rows' in NO_RESULT's order
         ranks = table.status[waiting].map(NO_RESULT.index).groupby(lines[waiting]).min().value_counts().sort_index()
-        by_status = ", ".join(f"{n:,} {NO_RESULT[rank]}" for rank, n in ranks.items())
+        by_status = ", ".join(f"{n:,} {status_text(NO_RESULT[rank])}" for rank, n in ranks.items())
         if not len(with_result):
             parts = [f"None of the {total:,} {what} has a result yet: {by_status}"]
         else:

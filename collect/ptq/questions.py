@@ -17,6 +17,7 @@ from collect.ptq.grids import NOTEBOOK_ASKS, NOTEBOOK_SEES, sig
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
 from collect.render import Listing, percent
 from collect.verdict import BEYOND, Difference, paired
+from jobs.core.synthetic import SYNTHETIC_IMAGES
 
 
 class PartB(StrEnum):
@@ -27,7 +28,7 @@ class PartB(StrEnum):
     Q5 = "B.Q5"
 
 
-SYNTHETIC = "the data is synthetic (a colour per class plus noise), not CIFAR-10"
+SYNTHETIC = f"the data is synthetic ({SYNTHETIC_IMAGES}), not CIFAR-10"
 SATURATED = 0.99  # a float network's median test accuracy from which no quantization loss can show
 
 

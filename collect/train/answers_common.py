@@ -15,6 +15,7 @@ from collect.render import accuracy_digits, percent, seconds
 from collect.verdict import Difference, difference
 from collect.train.grids import launch_name
 from collect.train.labels import Namer, device, hosts_ran, on_cpu, on_fewer_hosts, present
+from jobs.core.synthetic import SYNTHETIC_IMAGES
 
 
 CPU_CAVEAT = "these ran on a CPU, not a GPU, each \"GPU\" a process sharing its cores: the times describe that CPU"
@@ -121,7 +122,7 @@ def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: 
     if jitters:
         jitter = (f", colour jittered by {listing([f'{j:g}' for j in jitters if j])} levels" if any(jitters)
                   else "")
-        notes.append(f"the data is synthetic (a colour per class plus noise{jitter}), not CIFAR-10")
+        notes.append(f"the data is synthetic ({SYNTHETIC_IMAGES}{jitter}), not CIFAR-10")
     other = sorted({(str(r.precision), str(r.pipeline)) for r in rows} - {HOMEWORK})
     if other:
         said = listing([f"{p} on the {q} pipeline" + (" (data kept on the GPU)" if q == "fast" else "") for p, q in other])

@@ -166,7 +166,7 @@ def q5_text(a: DDPAnswer) -> str:
             "order every epoch; with it, both the order and which samples a rank gets change. It does not "
             "synchronize the processes (DDP's all-reduce does).")
     if a.run and a.reshuffles:
-        text += f" Measured on {a.run.setup} at batch {a.run.batch} (test table, same step): " + _orders(a.run) + "."
+        text += f" Measured on {a.run.setup} at batch {a.run.batch} (test table, same position): " + _orders(a.run) + "."
     elif a.run:
         text += (f" The run on {a.run.setup} at batch {a.run.batch} does not show it ({_orders(a.run)}), so it is not "
                  "cited as a measurement.")
@@ -178,7 +178,8 @@ def _orders(r: DDPRun) -> str:
     def at_same(share: float, lead: str) -> str:
         if share >= 1:
             return f"{lead} each rank receives exactly the same samples in the same order in epoch 2 as in epoch 1"
-        return f"{lead} {'none' if share <= 0 else f'{share:.1%}'} of a rank's samples come at the same step in both epochs"
+        share_text = "none" if share <= 0 else f"{share:.1%}"
+        return f"{lead} {share_text} of a rank's samples come at the same position in its order in both epochs"
     return at_same(r.overlap_without, "without set_epoch") + "; " + at_same(r.overlap_with, "with it,")
 
 

@@ -14,7 +14,7 @@ from jobs.core.bandwidth import bytes_text
 from collect.questions import Tables, Words, one_run_note, says
 from collect.render import SMALL_COUNT
 from collect.train.answers_common import POINT, accuracy, caveats, figure, part_a, points_against, rows_of, setting_notes
-from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, ddp_answer, documentation_only
+from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, DDPRun, ddp_answer, documentation_only
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason, present
 from collect.train.tables import CONFIG, Q4_EPOCH
@@ -140,7 +140,7 @@ def q7_text(a: Q7Answer) -> str:
     elif a.status:
         why = "its result has none" if a.status == "ok" else a.status
         text += f"The study's run with gradients only at {at} has no test accuracy ({why}): this is reasoning, not measured. "
-    elif not _spread(a):
+    elif not a.gradients_only:
         text += "This is reasoning, not measured: the study has no run that communicates only the gradients. "
     text += _spread(a)
     if a.study_gpus < a.gpus:
@@ -155,10 +155,24 @@ def q7_text(a: Q7Answer) -> str:
 
 def _spread(a: Q7Answer) -> str:
     off = a.gradients_only
-    if not off or off.bn_rank_spread != off.bn_rank_spread:  # NaN: not measured
+    if not off:
+        return _broadcast_spread(a.run)
+    if off.bn_rank_spread != off.bn_rank_spread:  # NaN: not measured
         return ""
     text = (f"Measured with gradients only ({off.setup}, batch {off.batch}): the ranks' running variances differ by up "
             f"to {off.bn_rank_spread:.1%} of a layer's mean")
     if a.run and a.run.bn_rank_spread == a.run.bn_rank_spread:
         text += f", against {a.run.bn_rank_spread:.1%} with the buffers broadcast"
     return text + " (BN spread, test-accuracy table). "
+
+
+def _broadcast_spread(run: Optional[DDPRun]) -> str:
+    """Where no run sent gradients only, what the DDP run's BN spread (with the buffers broadcast) shows and
+    what it does not (TA4 15): rank 0's buffers reach every rank before each forward, so the spread after the
+    last step is one step's per-rank batch statistics, not the drift of a run that never broadcasts them."""
+    if run is None or run.bn_rank_spread != run.bn_rank_spread:  # NaN: not measured
+        return ""
+    return (f"What the study did measure ({run.setup}, batch {run.batch}, buffers broadcast): after the last step the "
+            f"ranks' running variances differ by up to {run.bn_rank_spread:.1%} of a layer's mean (BN spread, "
+            "test-accuracy table), as one step's per-rank batches leave them; it does not show how far they drift "
+            "with gradients only, nor what that costs in accuracy. ")

@@ -380,7 +380,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
         line.append(ONE_PROCESS if _one_process(r) else number(r.speedup) if not math.isnan(r.speedup)
                     else f"no T1 ({status_text(r.t1_time_s_status)})")
         line += [number(r.gpu_util_pct, 0), number(r.peak_mem_gib, 2)]
-        line += [f"{int(r.evaluated_images):,}" if recorded else "-", repeats_cell(r)]
+        line += [test_images_text(r) if recorded else "-", repeats_cell(r)]
         line += [_or_not_measured(100 * r.ddp_bn_rank_spread, lambda v: f"{v:.1f}")] * spread
         line += _ddp_cells(r) * traffic
         rows.append(line)
@@ -389,7 +389,8 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
     formulas = [f.FORMULAS["time_to_train"], f.FORMULAS["train_speedup"],
                 "test accuracy = top-1 over the test images after the last epoch: the model in eval mode "
                 "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
-                "accuracy shows the decimals they resolve: 100 images, whole points)",
+                "accuracy shows the decimals they resolve: 100 images, whole points); \"of N planned\": the cell asked "
+                "N (test_images) and its data set holds fewer",
                 f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"], *one_process_note(table)]
     formulas += [DDP_FORMULA] * traffic
     formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
@@ -399,12 +400,23 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))
 
 
-DDP_COLUMNS = ["gradients per step", "buffers per step", "broadcast at wrap", "same step w/o set_epoch",
-               "same step with set_epoch"]
+def test_images_text(r) -> str:
+    """The images the accuracy is over, and the cell's test_images where the data set held fewer (TA4 18: the
+    printed plan's 10,000 against a synthetic set's 100)."""
+    evaluated = int(r.evaluated_images)
+    planned = getattr(r, "test_images", float("nan"))
+    if planned == planned and evaluated < int(planned):
+        return f"{evaluated:,} of {int(planned):,} planned"
+    return f"{evaluated:,}"
+
+
+DDP_COLUMNS = ["gradients per step", "buffers per step", "broadcast at wrap", "same position w/o set_epoch",
+               "same position with set_epoch"]
 DDP_FORMULA = ("a DDP run's own record: the gradients it all-reduces each step, the buffers (BatchNorm's running "
                "statistics) rank 0 broadcasts before each forward, the parameters and buffers broadcast once when DDP "
-               "wraps the model (MiB = 2^20 bytes); same step = the share of a rank's samples that come at the same "
-               "step in epoch 2 as in epoch 1, without and with set_epoch")
+               "wraps the model (MiB = 2^20 bytes); same position = the share of places i in a rank's order of samples "
+               "(its i-th sample of the epoch) that hold the same sample in epoch 2 as in epoch 1, without and with "
+               "set_epoch (by chance about 1 in the data set's images)")
 
 
 def _ddp_cells(r) -> list[str]:

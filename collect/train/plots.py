@@ -136,15 +136,18 @@ def above_ideal(r, one: Optional[pd.Series]) -> str:
 
 
 def short_name(r) -> str:
-    """"4 GPUs DDP" / "2x2 DDP" over "b=32", for a crowded axis; "4 GPUs DDP" over "(2x2, 1 host)" where the runs of 2
-    nodes had one host (the tables' "4 GPUs on one host (launched as 2 x 2)"): a line each, so no label is wider than
-    its bar's slot (TA4 21)."""
+    """"4 GPUs" over "DDP" over "b=32", for a crowded axis; "4 GPUs" over "DDP 2x2" over "1 host" where the runs
+    of 2 nodes had one host (the tables' "4 GPUs on one host (launched as 2 x 2)"): short lines, as one long
+    line ran into the next bar's (TA4 21)."""
     hosts = int(getattr(r, "hosts_seen", 0) or 0)
     engine = "DP" if r.engine == "dp" else ENGINE_NAMES[r.engine]
-    if r.nodes > 1 and 0 < hosts < r.nodes:
-        return f"{r.gpus} GPUs {engine}\n({r.nodes}x{r.gpus_per_node}, {hosts} host{'s' * (hosts > 1)})\nb={r.batch_per_gpu}"
-    where = f"{r.nodes}x{r.gpus_per_node}" if r.nodes > 1 else f"{r.gpus} GPUs"
-    return f"{where} {engine}\nb={r.batch_per_gpu}"
+    where = f"{r.gpus} GPUs\n{engine}"
+    if r.nodes > 1:
+        where += f" {r.nodes}x{r.gpus_per_node}" + (f"\n{hosts} host{'s' * (hosts > 1)}" if 0 < hosts < r.nodes else "")
+    return f"{where}\nb={r.batch_per_gpu}"
+
+
+BAR_INCHES, TICK_POINTS = 0.8, 10  # per configuration on Table 2's plot, and its labels' size
 
 
 def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
@@ -158,7 +161,7 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
     measured = rows.comm_measured_s.notna().any()
     width = 0.38 if measured else 0.6
     shift = -width / 2 if measured else 0.0
-    fig, ax = plt.subplots(figsize=(max(6.4, 0.9 * len(rows) + 2), 4.2))
+    fig, ax = plt.subplots(figsize=(max(6.4, BAR_INCHES * len(rows) + 2), 4.6))
     est_x = [i + shift for i in x]
     ax.bar(est_x, rows.compute_est_s, width, color=COLORS[0], label="compute, estimate T1/N")
     comm = rows.comm_est_s.clip(lower=0)
@@ -176,10 +179,10 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
     for i, value in zip(est_x, rows.comm_est_s, strict=True):
         if not math.isnan(value) and value < 0:
             ax.annotate("comm est. < 0", (i, 0), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
-    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_xticks(x, labels, fontsize=TICK_POINTS)
     ax.set(ylabel="seconds per epoch", title="Table 2: compute vs communication")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     return png(fig)
 
 
@@ -217,9 +220,15 @@ def q4_curves(curves: pd.DataFrame) -> Optional[bytes]:
     for ax in (loss_ax, acc_ax):
         ax.grid(alpha=0.3)
         ax.set_xticks(sorted(curves.epoch.unique()))
+    return legend_below(fig, loss_ax, legend_rows, height)
+
+
+def legend_below(fig, ax, rows: int, height: float) -> bytes:
+    """The figure's PNG with the legend of `ax` in two columns beneath the axes, inside the figure: a legend
+    hung below an axis (bbox_to_anchor) is cut at the figure's edges (TA4 class 8)."""
     fig.tight_layout()
-    handles, labels = loss_ax.get_legend_handles_labels()
-    fig.subplots_adjust(bottom=(0.22 * legend_rows + 0.6) / height)  # inches of legend and x label
+    handles, labels = ax.get_legend_handles_labels()
+    fig.subplots_adjust(bottom=(0.22 * rows + 0.6) / height)  # inches of legend and x label
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     return png(fig, tight=False)
 
@@ -230,11 +239,12 @@ def q4_test_accuracy(curves: pd.DataFrame) -> Optional[bytes]:
     if curves.empty:
         return None
     runs = q4_runs(curves)
-    fig, ax = plt.subplots(figsize=(9.5, 4.0 + 0.22 * math.ceil(len(runs) / 2)))
+    legend_rows = math.ceil(len(runs) / 2)
+    height = 4.0 + 0.22 * legend_rows
+    fig, ax = plt.subplots(figsize=(10.5, height))
     for label, style, run in runs:
         ax.plot(run.epoch, 100 * run.test_accuracy, "o-", label=label, **style)
     ax.set(xlabel="epoch", ylabel="test accuracy (%)", title="Q4: test accuracy after each epoch")
     ax.set_xticks(sorted(curves.epoch.unique()))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)  # below: no curve hidden
-    return png(fig)
+    return legend_below(fig, ax, legend_rows, height)  # below: no curve hidden

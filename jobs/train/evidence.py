@@ -21,7 +21,8 @@ def tensor_bytes(tensors: Iterable[torch.Tensor]) -> int:
 
 
 def position_overlap(first: Sequence[int], second: Sequence[int]) -> float:
-    """Share of positions i where first[i] == second[i] (the same sample at the same step)."""
+    """Share of positions i where first[i] == second[i] (the same sample at the same place in the order,
+    whatever the batch: not the same step, which at one step an epoch every sample kept on the rank shares)."""
     return sum(a == b for a, b in zip(first, second, strict=True)) / len(first)
 
 

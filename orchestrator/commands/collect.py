@@ -84,7 +84,7 @@ def run(args, console: Console) -> int:
     if report and not report_error:
         console.print(visible(f"report: {report[0]} (self-contained), {report[1]} with its plots in {out / 'plots'}/; "
                               f"answers: {out / 'answers.md'}"), highlight=False)
-    settle_lines(console, results_dir, answers, collected.cells)  # --question: its own
+    settle_lines(console, results_dir, answers, collected.cells, args.findings)  # --question: its own
     footer(console, collected, shown, args)
     return print_errors(errors) or 0
 
@@ -142,13 +142,26 @@ def footer(console: Console, collected, tables_shown: bool, args) -> None:
 
 
 TOOL_NOTES = "collect's notes (not the hand-in):"
-SETTLE_LISTED = 3  # comparisons `collect` lists before its summary line; `submit --settle --dry-run` lists all
 
 
-def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
+def counted_notes(provisional: int, undecided: int) -> str:
+    """The notes in one line of plain words (TA4 24): "9 answers are provisional (some of their cells have no
+    result) and 4 leave a comparison undecided (runs spread too wide to tell); --findings says which, and
+    what would settle them"."""
+    def answers(n: int, verb: str, plural: str) -> str:
+        return f"{n} answer{'s ' + plural if n != 1 else ' ' + verb}"
+    parts = [answers(provisional, "is", "are") + " provisional (some of their cells have no result)"] * bool(provisional)
+    parts += [answers(undecided, "leaves", "leave") + " a comparison undecided (runs spread too wide to tell)"] * bool(undecided)
+    return " and ".join(parts) + "; --findings says which, and what would settle them"
+
+
+
+
+def settle_lines(console: Console, results_dir: Path, answers, cells, listed: bool = True) -> None:
     """Which answers are provisional (orchestrator.readiness), and what would settle their
     inconclusive comparisons (orchestrator.settle), where there is a plan: its cells' states are
-    `cells`' status column (collect.load: a result's, else the registry's)."""
+    `cells`' status column (collect.load: a result's, else the registry's). Not `listed` (the one screen
+    of answers, TA4 24): one line that counts them, the commands and comparisons left to --findings."""
     from results_format.states import CellState
     from orchestrator import settle
     from orchestrator.watch import readiness
@@ -163,6 +176,9 @@ def settle_lines(console: Console, results_dir: Path, answers, cells) -> None:
               for cid, status in zip(cells.cell_id, cells.status, strict=True)}
     provisional = readiness.provisional_line(plan, states)
     found, _, estimates = settle.plan_for(plan, answers)
-    lines = ([provisional] if provisional else []) + (settle.lines(found, estimates, SETTLE_LISTED) if found.steps else [])
+    lines = ([provisional] if provisional else []) + (settle.lines(found, estimates) if found.steps else [])
+    if not listed and lines:
+        partial = [r for r in readiness.readiness(plan, states) if r.word != readiness.READY]
+        lines = [counted_notes(len(partial), len({s.undecided.question for s in found.steps}))]
     for n, line in enumerate(lines):  # the tool's own talk, marked apart from the answers handed in (TA3 28)
         console.print(Text.assemble((TOOL_NOTES + " ", "bold"), console_text(line)) if n == 0 else console_text(line))

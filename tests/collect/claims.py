@@ -388,7 +388,7 @@ def bound_shown(a: Any, tables: Tables) -> list[str]:
 
 def figures_in_tables(a: Any, tables: Tables) -> list[str]:
     """Class 3: Q3.1's loader wait is Table 2's figure as the table prints it (seconds()); Q7's BatchNorm spread
-    and Q5's same-step share are the test-accuracy table's."""
+    and Q5's same-position share are the test-accuracy table's."""
     from collect.render import seconds
 
     if a.id == "A.Q7":  # the ranks' BatchNorm spread: the test-accuracy table's BN spread column
@@ -399,7 +399,7 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
     if a.id == "A.Q5":  # TA3 2: the same-step share with set_epoch, as the test table prints it
         shares = {percent(v) for v in tables["test"].get("ddp_order_overlap_with_set_epoch", []) if v == v}
         said = re.findall(r"with it, ([\d.]+%) of a rank's samples", a.text)
-        return [f"same step {x} in no printed row" for x in said if x not in shares]
+        return [f"same position {x} in no printed row" for x in said if x not in shares]
     if a.id == "A.Q1" and "95% interval" in a.text:
         return ["the verdict's interval, in no printed table"]  # TA2 20
     if a.id == "A.Q3.2" and re.search(r"[\d.]+-[\d.]+ GB/s over its runs", a.text):

@@ -133,3 +133,47 @@ def test_the_speedup_plot_draws_no_dataparallel_on_a_cpu(monkeypatch):
     assert [ax.get_title() for ax in fig.axes] == ["DDP: speedup vs GPUs"]
     fig = _speedup_figure(monkeypatch, pd.DataFrame([dict(r, gpu_model="NVIDIA H100 80GB HBM3") for r in rows]))
     assert [ax.get_title() for ax in fig.axes] == ["DataParallel: speedup vs GPUs", "DDP: speedup vs GPUs"]
+
+
+def test_table_2s_plot_labels_do_not_run_into_each_other(monkeypatch, tmp_path):
+    """TA4 21: the three "4 GPUs (2x2, 1 host) DDP" labels of Table 2's plot overlapped: drawn, no tick label's
+    box reaches into the next one's."""
+    import shutil
+
+    import collect.train.plots as plots
+    from collect.report import collect
+    from tests.collect.dirs import REAL_HW5
+
+    shutil.copytree(REAL_HW5, tmp_path / "r")
+    table2 = collect(tmp_path / "r").tables["table2"]
+    figures = []
+    monkeypatch.setattr(plots, "png", lambda fig, tight=True: figures.append(fig) or b"png")
+    assert plots.compute_comm(table2) == b"png"
+    fig = figures[0]
+    fig.canvas.draw()
+    boxes = [label.get_window_extent() for label in fig.axes[0].get_xticklabels()]
+    assert any("host" in label.get_text() for label in fig.axes[0].get_xticklabels())
+    assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:])), [(round(b.x0), round(b.x1)) for b in boxes]
+
+
+def test_the_q4_plots_legends_stand_inside_their_figures(monkeypatch, tmp_path):
+    """TA4 class 8: the test-accuracy plot's legend hung below its axis and was cut at the figure's right edge
+    ("... 2-epoch warmup (diverg"): drawn, every legend lies within its figure."""
+    import shutil
+
+    import collect.train.plots as plots
+    from collect.report import collect
+    from tests.collect.dirs import REAL_HW5
+
+    shutil.copytree(REAL_HW5, tmp_path / "r")
+    curves = collect(tmp_path / "r").tables["q4_curves"]
+    figures = []
+    monkeypatch.setattr(plots, "png", lambda fig, tight=True: figures.append(fig) or b"png")
+    assert plots.q4_curves(curves) == b"png" and plots.q4_test_accuracy(curves) == b"png"
+    for fig in figures:
+        fig.canvas.draw()
+        box, legends = fig.bbox, fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+        assert legends
+        for legend in legends:
+            inner = legend.get_window_extent()
+            assert box.x0 <= inner.x0 and inner.x1 <= box.x1 and box.y0 <= inner.y0, (inner, box)

@@ -677,3 +677,64 @@ def test_ta4_10_23_q32s_figures_are_table_3s_as_printed(run8):
     assert "up to 289.42 GB/s" in q32.text and "That is 2.0%-2.4%" in q32.text
     _fails(claims.ta4_q3_claims, _bad(q32, q32.text.replace("up to 289.42 GB/s", "up to 289.4 GB/s")), t)
     _fails(claims.ta4_q3_claims, _bad(q32, q32.text.replace("That is 2.0%-2.4%", "That is 2%-2.4%")), t)
+
+
+# --- issue 44, the fourth TA (ta-defects4): the hand-in as a whole ----------------------------------------
+
+
+def test_ta4_4_q5s_share_is_named_as_measured(tmp_path):
+    """TA4 4: the sampler evidence is the share of places in a rank's order holding the same sample in both
+    epochs (position_overlap), not "the same step" (at one step an epoch, every sample a rank keeps shares
+    it): the answer, the column and its footnote name the position, never the step."""
+    from jobs.train.evidence import order_overlaps
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    without, with_epoch = order_overlaps(64, 2, 0, 0)  # 32 samples a rank: one step of 32 an epoch
+    assert without == 1.0 and with_epoch < 0.2  # by position; by step most samples kept on the rank would count
+    results = hw5_results()
+    for r in results:
+        if r.cell["engine"] == "ddp" and r.status == "ok":
+            r.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 1, without, with_epoch, 0.0)
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    q5 = next(a for a in c.answers if a.id == "A.Q5")
+    grid = next(g for g in c.grids if g.key == "test")
+    said = " ".join([q5.text, *grid.header, *grid.formulas])
+    assert "same step" not in said, said
+    assert "same position in its order" in q5.text and "same position with set_epoch" in grid.header
+
+
+def test_ta4_15_q7_cites_the_spread_it_has_and_what_it_does_not_show(tmp_path):
+    """TA4 15: no run sent gradients only, but the DDP runs measured their ranks' BatchNorm spread with the
+    buffers broadcast: Q7 cites it from the test table, saying it does not show the gradients-only drift."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = hw5_results()
+    for r in results:
+        if r.cell["engine"] == "ddp" and r.status == "ok":
+            r.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 25, 1.0, 0.0, 0.169)
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    q7 = next(a for a in c.answers if a.id == "A.Q7")
+    assert q7.record.gradients_only is None and "no run that communicates only the gradients" in q7.text
+    assert "differ by up to 16.9% of a layer's mean" in q7.text and "does not show" in q7.text, q7.text
+    assert not claims.figures_in_tables(q7, c.tables)
+
+
+def test_ta4_18_the_test_images_agree_with_the_plans_or_the_difference_is_said(tmp_path):
+    """TA4 18: the plan asks test_images = 10,000, a synthetic set held 100: the test table's count says both,
+    as the printed plan and the table would otherwise contradict each other."""
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = hw5_results()
+    for r in results:
+        if r.status == "ok":
+            r.body.epochs[-1].test_images, r.body.epochs[-1].test_accuracy = 100, 0.5
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    grid = next(g for g in c.grids if g.key == "test")
+    column = grid.header.index("test images")
+    counts = {row[column] for row in grid.rows if row[column]}
+    assert counts == {"100 of 10,000 planned"}, counts

@@ -124,3 +124,41 @@ def test_the_contents_and_the_first_answer_are_above_the_fold(report, tmp_path):
     assert 0 < where["contents"] < where["answer"] <= where["height"], where
     text = (report / "report.html").read_text()
     assert text.index('<ol class="contents">') < text.index('<p class="answer">On NVIDIA H200, it takes 32.00 s')
+
+
+SCROLL = """<script>
+window.addEventListener("load", () => {
+  const out = document.createElement("pre");
+  out.id = "scroll-check";
+  out.textContent = JSON.stringify([...document.querySelectorAll("div.scroll")]
+    .filter(d => d.scrollWidth > d.clientWidth + 1).map(d => d.previousElementSibling.textContent.slice(0, 60)));
+  document.body.appendChild(out);
+});
+</script>
+</body>"""
+
+
+def test_no_table_hides_columns_behind_a_scrollbar_at_1280_px(tmp_path):
+    """Issue 44 class 8, TA4: the test-accuracy table of a DDP study (18 columns) ended behind a scrollbar at
+    1280 px; a table of many columns is set in a smaller type, and none scrolls."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    binary = chromium_binary()
+    runs = hw5_results(repeats=3)
+    for r in runs:
+        if r.cell["engine"] == "ddp" and r.status == "ok":
+            r.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 25, 1.0, 0.0, 0.169)
+        if r.status == "ok":
+            r.body.epochs[-1].test_images, r.body.epochs[-1].test_accuracy = 10_000, 0.9999
+    results = write_results(tmp_path / "r", runs, study="hw5")
+    write_report(collect(results))
+    probe = tmp_path / "scroll.html"
+    probe.write_text((results / "report.html").read_text().replace("</body>", SCROLL))
+    dom = run_chromium(binary, tmp_path / "profile", "--window-size=1280,800", "--virtual-time-budget=5000",
+                       "--dump-dom", probe.as_uri()).stdout
+    found = re.search(r'<pre id="scroll-check">(.*?)</pre>', dom, re.S)
+    assert found, "the probe script did not run"
+    assert json.loads(html.unescape(found.group(1))) == []
+    assert 'class="wide"' in (results / "report.html").read_text()

@@ -3,6 +3,7 @@ commands): the study file, the commands with the results dir, and where the trai
 answers.md, report.md and report.html alike, escaped as any other text."""
 from __future__ import annotations
 
+import html
 import re
 
 from collect.report import collect, write_report
@@ -60,10 +61,12 @@ def test_the_hand_in_gives_each_cells_command_its_file_and_the_scripts_text(tmp_
     results = write_mixed(tmp_path / "r")
     write_report(collect(results))
     plan = json.loads((results / "plan.json").read_text())
-    commands = (results / "cells" / "run_all.sh").read_text().splitlines()[3:]
+    commands = [line for line in (results / "cells" / "run_all.sh").read_text().splitlines()
+                if line.startswith("python -m jobs")]  # after the lines that find the tool and name $DATA
     assert len(commands) == len(plan["cells"]["ids"]) if isinstance(plan["cells"], dict) else len(plan["cells"])
     for name in ("answers.md", "report.md", "report.html"):
         text = (results / name).read_text()
+        text = html.unescape(text) if name.endswith(".html") else text  # the command's quotes, escaped there
         assert commands[0] in text and "def run(" in text, name  # a command per cell; run.py's text
     name = commands[0].split("--cell ")[1].split()[0]
     cell = cell_from_dict(json.loads((results / name).read_text()))
@@ -98,7 +101,49 @@ def test_answers_md_says_once_how_many_planned_cells_have_a_result(tmp_path):
     assert 0 < done < len(statuses)
     text = (results / "answers.md").read_text()
     assert text.count(f"**Provisional: {done} of {len(statuses)} planned cells have a result (") == 1
-    assert "submit --settle\\` queued later" in text  # a code span's backticks, escaped (md_text)
+    assert "any repeats queued later to settle a comparison" in text and "submit --settle" not in text  # TA4 24
     complete = write_results(tmp_path / "complete", mixed_results(), study="mixed")
     collect(complete)
     assert f"**All {len(load(complete).envelopes)} planned cells have a result (" in (complete / "answers.md").read_text()
+
+
+def test_a_local_submission_its_queue_never_started_is_not_pending(tmp_path):
+    """TA4 16: cells queued locally whose queue never started them (no job id) are "queued and never started" in the
+    header, as `status` has them not running (failed where the queue stopped), never "pending" (SLURM's word)."""
+    import json
+    from collect.load import load
+
+    results = write_mixed(tmp_path / "r")
+    waiting = [c for c, s in zip(load(results).envelopes.cell_id, load(results).envelopes.status, strict=True)
+               if s == "not submitted"]
+    assert waiting
+    lines = [{"array": "n1-g1-t1", "cell_id": c, "executor": "local", "job_id": None, "log_err": None, "log_out": None,
+              "queue_pid": 1, "submitted_at": "2026-11-27T22:03:25+00:00", "time_min": None, "token": None}
+             for c in waiting]
+    (results / "registry.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    collect(results)
+    queued = int((load(results).envelopes.status == "queued").sum())
+    assert queued
+    head = (results / "answers.md").read_text().split("## ", 1)[0]
+    assert f"{queued} queued and never started" in head and "pending" not in head, head
+
+
+def test_one_description_of_the_data_beside_the_study_file_and_in_the_answers(tmp_path):
+    """TA4 17: a study file's comment said "synthetic CIFAR-10 ... the accuracies mean nothing" while the answers
+    said "synthetic (a colour per class plus noise)": the hand-in says the data once, above the file, in the
+    answers' words, and calls the file's comments its author's."""
+    import re as regex
+    import shutil
+
+    from tests.collect.dirs import REAL_HW5
+
+    path = tmp_path / "r"
+    shutil.copytree(REAL_HW5, path)  # run8: synthetic, 50,000 images
+    (path / "study.toml").write_text("# synthetic CIFAR-10: the accuracies mean nothing\n" + STUDY)
+    collect(path)
+    text = (path / "answers.md").read_text()
+    above = text.split("### Study file", 1)[1].split("```toml", 1)[0]
+    assert "The data the cells read: synthetic (a colour per class plus noise) in CIFAR-10's on-disk format" in above
+    assert "comments are its author's" in above
+    said = set(regex.findall(r"synthetic \(([^)]*)\)", text.split("## How this was produced")[0]))
+    assert said == {"a colour per class plus noise"}, said

@@ -25,7 +25,7 @@ def test_settle_queues_the_pilot_repeats_on_slurm(slurm_cluster, in_tmp, capsys,
     results = in_tmp / "runs" / "settle"
     before = read_plan(results)
 
-    code, out, _ = cli(capsys, "collect", "--study", study)
+    code, out, _ = cli(capsys, "collect", "--study", study, "--findings")  # the comparisons listed (TA4 24)
     # Q1's trend: its two runs (Q2's strong-scaling data point from them is gone: TA3 19)
     assert code == 0 and ("1 answer leaves a comparison undecided (their runs spread too wide to tell); `submit --settle` "
                           "adds 4 runs of 2 configurations") in out
