@@ -28,6 +28,7 @@ class PartB(StrEnum):
 
 
 SYNTHETIC = "the data is synthetic (a colour per class plus noise), not CIFAR-10"
+DATASETS = {"synthetic": "synthetic (a colour per class plus noise)", "cifar10": "CIFAR-10"}
 SATURATED = 0.99  # a float network's median test accuracy from which no quantization loss can show
 
 
@@ -74,9 +75,21 @@ def _pct(m: Measured) -> str:
     return shown(m, lambda v: percent(v, 2))
 
 
+def datasets(tables: Tables) -> tuple[str, ...]:
+    """The data sets the study's cells ran on (their `dataset` field), in order."""
+    return tuple(sorted({str(d) for d in tables["ptq_cells"].dataset.dropna()}))
+
+
+def dataset_text(names: tuple[str, ...]) -> str:
+    """Which data set ran, from the cells: "the data is CIFAR-10", or synthetic, said as not CIFAR-10."""
+    if names == ("synthetic",):
+        return SYNTHETIC
+    return "the data is " + " and ".join(DATASETS.get(n, n) for n in names) if names else ""
+
+
 def _notes(tables: Tables, *verdicts: Optional[Difference]) -> str:
     cells = tables["ptq_cells"]
-    parts = [SYNTHETIC] if (cells.dataset == "synthetic").any() else []
+    parts = [t for t in (dataset_text(datasets(tables)),) if t]
     missing = cells[cells.status != "ok"]
     if len(missing):
         parts.append(f"{len(missing)} of {len(cells)} seeds have no result ("
@@ -247,6 +260,7 @@ class Quantized(Record):
     saturated: bool = False  # the float network at SATURATED or above (collect.ptq.questions.saturated)
     coarse: Optional[Coarse] = None  # the sweep's measured drop, where the float is saturated (an effect can show)
     calibration: Optional[int] = None  # the images the variant's activation ranges were calibrated on (its table row)
+    datasets: tuple[str, ...] = ()  # the data sets the cells ran on (the note names them)
 
 
 def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
@@ -256,7 +270,8 @@ def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Opti
     coarse = coarse_drop(tables) if saturated(a) else None
     return Quantized((a.evidence if a else ()) + ((coarse.row,) if coarse else ()), () if a else (f"no {variant} result",),
                      a, _notes(tables, a.verdict if a else None), code=handed_in(tables, question),
-                     saturated=saturated(a), coarse=coarse, calibration=_calibration(tables, variant))
+                     saturated=saturated(a), coarse=coarse, calibration=_calibration(tables, variant),
+                     datasets=datasets(tables))
 
 
 def _calibration(tables: Tables, variant: str) -> Optional[int]:
@@ -322,6 +337,7 @@ class Bias(Record):
     # the scale of the sum fc3's float bias is added to in the float-bias variant (every weight scale's product),
     # as the scales table prints it for its one seed: (the scale, that seed)
     divided_by: Optional[tuple[float, int]] = None
+    datasets: tuple[str, ...] = ()  # the data sets the cells ran on (the note names them)
 
 
 def bias_answer(tables: Tables) -> Optional[Bias]:
@@ -333,7 +349,7 @@ def bias_answer(tables: Tables) -> Optional[Bias]:
     lower = fl is not None and says(fl.verdict, Words("lower", "-", "-", "-")) == "lower"
     scale = _float_bias_scale(tables) if fl else None
     return Bias(evidence + ((scale[0],) if scale else ()), (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)),
-                handed_in(tables, PartB.Q5), lower, saturated(fl or it), scale[1] if scale else None)
+                handed_in(tables, PartB.Q5), lower, saturated(fl or it), scale[1] if scale else None, datasets(tables))
 
 
 def _float_bias_scale(tables: Tables) -> Optional[tuple[Evidence, tuple[float, int]]]:

@@ -292,6 +292,22 @@ def test_q3_settles_its_range_choice_from_the_activation_sweep(tmp_path):
         assert claims.ptq_violations(SimpleNamespace(id=q3.id, text=bad, record=q3.record)), bad
 
 
+def test_ta4_30_the_answers_name_the_data_set_that_ran_and_the_template_names_none_for_it(tmp_path):
+    """TA4 30: B.Q2, B.Q4 and B.Q5 say which data set ran, from the cells (CIFAR-10 as well as synthetic); the
+    shipped ptq study's comments name CIFAR-10 only beside dataset = "cifar10", since it may be set otherwise."""
+    from orchestrator.plan.study import STUDIES_DIR
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    for dataset, said in (("cifar10", "the data is CIFAR-10."), ("synthetic", "the data is synthetic")):
+        results = [ptq_result(ptq_cell(i, dataset=dataset), (0.5, 0.5, 0.5, 0.5, 0.4, 0.5)) for i in range(3)]
+        answers = {a.id: a for a in collect(write_ptq(tmp_path / dataset, results, planned=())).answers}
+        for q in ("B.Q2", "B.Q4", "B.Q5"):
+            assert answers[q].record.datasets == (dataset,) and said in answers[q].text, answers[q].text
+    template = (STUDIES_DIR / "ptq.toml").read_text()
+    assert [line for line in template.splitlines() if "CIFAR-10" in line and 'dataset = "cifar10"' not in line] == []
+
+
 # --- the all-reduce kind ------------------------------------------------------------------------------
 
 
