@@ -308,6 +308,46 @@ def test_ta4_30_the_answers_name_the_data_set_that_ran_and_the_template_names_no
     assert [line for line in template.splitlines() if "CIFAR-10" in line and 'dataset = "cifar10"' not in line] == []
 
 
+def _sweep_rows(calibrations: tuple[int, ...], setups: tuple[str, ...] = ("",)):
+    """The sweep table's columns series_styles reads: 4 range methods, by granularity (weights) and by
+    calibration (activations), at bits 8 and 4, for each setup."""
+    import pandas as pd
+
+    from collect.ptq.tables import method_text
+
+    rows = []
+    for setup in setups:
+        for m in ("max", "3sigma", "percentile", "mse"):
+            for bits in (8, 4):
+                rows += [dict(setup=setup, choice=f"{g}, {method_text(m, 99.99)}", part="weights", bits=bits,
+                              activation_bits=None, weight_method=m, activation_method="max", granularity=g,
+                              calibration_images=400) for g in ("tensor", "channel")]
+                rows += [dict(setup=setup, choice=f"{method_text(m, 99.99)}, {n} images", part="activations", bits=bits,
+                              activation_bits=bits, weight_method="max", activation_method=m, granularity="tensor",
+                              calibration_images=n) for n in calibrations]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("calibrations, setups", [((16, 400), ("",)), ((16, 400, 4000), ("",)),
+                                                  ((16, 64, 256, 1024, 4000), ("a", "b"))])
+def test_ta4_29_no_two_series_of_the_accuracy_vs_bits_plot_look_alike(calibrations, setups):
+    """TA4 29: the activation panel held 12 series in 10 colours ("max, 400 images" and "MSE-optimal, 4000
+    images" both orange). Every series of a panel has its own colour, line style and marker together, one colour
+    per range method, one line style per calibration (granularity for weights)."""
+    from collect.ptq.plots import series_styles
+
+    sweep = _sweep_rows(calibrations, setups)
+    for part in ("weights", "activations"):
+        rows = sweep[sweep.part == part]
+        styles = series_styles(rows)
+        assert len(styles) == rows.groupby(["setup", "choice"]).ngroups == len(set(styles.values())), styles
+        for method in ("max", "MSE-optimal"):
+            assert len({s.color for (_, c), s in styles.items() if method in c}) == 1
+    acts = series_styles(sweep[sweep.part == "activations"])
+    setup = setups[0]
+    assert acts[setup, "max, 16 images"].color != acts[setup, "MSE-optimal, 16 images"].color
+
+
 # --- the all-reduce kind ------------------------------------------------------------------------------
 
 
