@@ -284,12 +284,64 @@ def test_q3_settles_its_range_choice_from_the_activation_sweep(tmp_path):
     q3 = next(a for a in collect(write_ptq(tmp_path)).answers if a.id == "B.Q3")
     c = q3.record.clipping
     assert c is not None and c.calibration == 400 and c.notebook_bits == 8, q3.text
-    assert "In the activation sweep of B.Q4 (400 calibration images" in q3.text and not claims.ptq_violations(q3)
+    assert "In the paired table beneath (each range method against max |x| at the same bits and seed, 400 calibration images" \
+        in q3.text and not claims.ptq_violations(q3)
     if c.verdict is not None:
         assert f"{c.verdict.delta:.2f} points higher" in q3.text and f"helps at {c.helps_bits} bits" in q3.text
-    assert {e.table for e in q3.record.evidence} == {"ptq_activations", "ptq_sweep"}
+    assert {e.table for e in q3.record.evidence} == {"ptq_activations", "ptq_sweep", "ptq_clipping"}
     for bad in (q3.text.replace("as the notebook does:", "as the notebook does, unless accuracy shows clipping helps:"),):
         assert claims.ptq_violations(SimpleNamespace(id=q3.id, text=bad, record=q3.record)), bad
+
+
+def test_ta4_8_the_paired_differences_q3_quotes_stand_in_a_printed_column_with_their_threshold(tmp_path):
+    """TA4 8: Q3's "N points higher (the median of the seeds' paired differences, lo to hi)" is a cell of the paired
+    table printed beneath it (each method against max |x| of the same seed), and the threshold that decides the
+    word is said with its value where it is used; a figure in no printed cell fails."""
+    from collect.ptq.grids import clipping_grid, points
+    from collect.ptq.tables import THRESHOLD_POINTS
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    results = [ptq_result(ptq_cell(i), (0.6, 0.6, 0.6, 0.6, 0.5, 0.6)) for i in range(3)]
+    collected = collect(write_ptq(tmp_path, results, planned=()))
+    q3 = next(a for a in collected.answers if a.id == "B.Q3")
+    c = q3.record.clipping
+    assert c is not None and c.verdict is not None, q3.text
+    grid = clipping_grid(collected.tables["ptq_clipping"])
+    cells = [cell for row in grid.rows for cell in row[1:]]
+    low, high = c.delta_range
+    quoted = f"{points(c.verdict.delta / 100)} ({points(low / 100)} to {points(high / 100)})"
+    assert any(cell.startswith(quoted) for cell in cells), (quoted, cells)
+    said = f"{c.verdict.delta:.2f} points higher than max |x| (the median of the seeds' paired differences, " \
+           f"{low:+.2f} to {high:+.2f}"
+    assert said in q3.text, q3.text
+    t = f"{THRESHOLD_POINTS:g}"
+    assert f"{t}-point threshold: a method is above or below max |x| when the median of its seeds' paired " \
+           f"differences is beyond {t} point" in q3.text
+    assert "ptq_clipping" in next(q for q in kinds_registry()["ptq"].questions if q.id == "B.Q3").tables
+    bad = q3.text.replace(f"{low:+.2f} to", f"{low - 1:+.2f} to")
+    assert claims.ptq_violations(SimpleNamespace(id=q3.id, text=bad, record=q3.record)), bad
+
+
+def test_ta4_25_a_comparison_leads_with_its_paired_delta_and_says_the_medians_as_medians(tmp_path):
+    """TA4 25: "67.39% against 67.15% in float: not clearly different (the median of the seeds' paired differences is
+    -0.23 points ...)" read as two numbers going opposite ways. Each comparison of B.Q2-B.Q5 now leads with the
+    paired delta; the medians over seeds follow, named as medians. The old order fails."""
+    from collect.ptq.comparison import pct
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    pairs = ((0.50, 0.49), (0.60, 0.62), (0.40, 0.395))  # float, W8A8 per seed: medians +0.00, paired -0.5
+    results = [ptq_result(ptq_cell(i), (f, f, q, f, f - 0.06, q)) for i, (f, q) in enumerate(pairs)]
+    answers = {a.id: a for a in collect(write_ptq(tmp_path, results, planned=())).answers}
+    for q in ("B.Q2", "B.Q3", "B.Q4", "B.Q5"):
+        assert not claims.ptq_violations(answers[q]), answers[q].text
+    q4 = answers["B.Q4"]
+    a = q4.record.main
+    assert f"accuracy is {a.verdict.delta:+.2f} points against float (the median of the seeds' paired" in q4.text
+    old = q4.text.replace("the network's test accuracy is", f"the network reaches {pct(a.accuracy)} against "
+                          f"{pct(a.base_accuracy)} in float:")
+    assert claims.ptq_violations(SimpleNamespace(id=q4.id, text=old, record=q4.record)), old
 
 
 def test_ta4_30_the_answers_name_the_data_set_that_ran_and_the_template_names_none_for_it(tmp_path):
