@@ -4,6 +4,7 @@ and, from the sweep, how low each choice's bits go before the accuracy drops bey
 paired difference verdict over the seeds' deltas, collect.verdict.paired)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -131,3 +132,42 @@ def clipping(pairs: pd.DataFrame, sweep: pd.DataFrame, calibration: int,
                      paired([POINTS * d for d in r.delta_values], THRESHOLD_POINTS),
                      (POINTS * float(r.delta_min), POINTS * float(r.delta_max)))
     return found, tuple(dict.fromkeys(cited))
+
+
+@dataclass(frozen=True)
+class PercentileIsMax:
+    """Why the weights sweep's "channel, percentile p" rows equal its "channel, max" rows: the nearest-rank p-th
+    percentile of n values is the ceil(p/100 n)-th smallest (jobs.ptq.quantize), the largest while n < limit,
+    and every output channel holds fewer weights than that."""
+
+    percentile: float
+    limit: int  # the fewest values whose nearest-rank percentile is below their max
+    per_channel: tuple[tuple[str, int, int], ...]  # each layer: its weights, its output channels
+    largest: tuple[str, int]  # the layer with the most weights per channel, and that count
+
+
+def percentile_is_max(sweep: pd.DataFrame, weights: pd.DataFrame,
+                      scales: pd.DataFrame) -> tuple[Optional[PercentileIsMax], tuple[Evidence, ...]]:
+    """The record where the per-channel percentile and max rows of the weights sweep hold the same accuracies
+    (every seed, every bits) and every channel's weight count (the weights table's values over the scales
+    table's channels) is below the limit; None otherwise (no sentence then: the rows differ, or why is unknown)."""
+    sweep = sweep.reset_index(drop=True)
+    mine = sweep[(sweep.part == "weights") & (sweep.granularity == "channel")]
+    rows = {m: mine[mine.weight_method == m] for m in ("percentile", "max")}
+    if any(r.empty for r in rows.values()) or not len(weights) or not len(scales):
+        return None, ()
+    by_bits = {m: {int(r.bits): tuple(r.accuracy_values) for r in g.itertuples()} for m, g in rows.items()}
+    if by_bits["percentile"] != by_bits["max"]:
+        return None, ()
+    p = float(rows["percentile"].percentile.iloc[0])
+    channels = {r.layer: int(r.channels) for r in scales.itertuples() if not pd.isna(r.channels)}
+    weights = weights.reset_index(drop=True)
+    counts = [(str(r.layer), int(r.values), channels[r.layer]) for r in weights.itertuples() if r.layer in channels]
+    if not counts or any(math.ceil(p / 100 * (n // c)) != n // c for _, n, c in counts):
+        return None, ()
+    limit = next(n for n in range(max(int(1 / (1 - p / 100)) - 2, 1), 10 ** 9) if math.ceil(p / 100 * n) < n) \
+        if p < 100 else 0
+    layer, n, c = max(counts, key=lambda x: x[1] // x[2])
+    cited = [Evidence("ptq_sweep", int(i), f"{r.choice}, {r.bits} bits") for m in ("max", "percentile")
+             for i, r in rows[m].iterrows()] + [Evidence("ptq_weights", int(i), str(r.layer)) for i, r in weights.iterrows()]
+    return PercentileIsMax(p, limit, tuple(counts), (layer, n // c)), tuple(cited)

@@ -11,13 +11,15 @@ from typing import Optional
 import pandas as pd
 
 from collect.details import record_details
-from collect.evidence import Evidence, Measured, listing, shown
-from collect.ptq.checks import Clipping, IntegerRun, SweepChoice, clipping, integer_runs, sweep_choices
+from collect.evidence import Evidence, Measured, listing
+from collect.ptq.checks import (Clipping, IntegerRun, PercentileIsMax, SweepChoice, clipping, integer_runs,
+                                percentile_is_max, sweep_choices)
+from collect.ptq.sweep_text import clipping_text, percentile_text
 from collect.ptq.comparison import RULE_SENTENCE, Accuracy, accuracy, compared, pct
-from collect.ptq.tables import POINTS, RULE, THRESHOLD_POINTS
-from collect.ptq.grids import NOTEBOOK_ASKS, NOTEBOOK_SEES, sig
+from collect.ptq.tables import POINTS, THRESHOLD_POINTS
+from collect.ptq.grids import sig
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
-from collect.render import Listing, percent
+from collect.render import Listing
 from collect.verdict import BEYOND, Difference, paired
 
 
@@ -173,30 +175,6 @@ def ranges_text(a: Ranges) -> str:
     return text
 
 
-def clipping_text(c: Optional[Clipping]) -> str:
-    """Whether clipping the tail would do better, from the paired table beneath (each method against max |x| of
-    the same seed, collect.ptq.tables.clipping_table), its threshold named with its value; the figure it quotes
-    is that table's paired median, the two medians over seeds after it, said as medians."""
-    if c is None:
-        return " This study swept no other range at the notebook's calibration: whether clipping the tail helps is unmeasured."
-    seen = f"; the notebook's loop sees {NOTEBOOK_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
-    t = f"{c.threshold:g}"
-    swept = (f"the paired table beneath (each range method against max |x| at the same bits and seed, {c.calibration:,} "
-             f"calibration images{seen}; {t}-point threshold: a method is above or below max |x| when the median of its "
-             f"seeds' paired differences is beyond {t} point and their 95% interval excludes 0)")
-    at = (f"{listing(c.beyond_at_notebook, 6)} differ from max |x| at {c.notebook_bits} bits" if c.beyond_at_notebook else
-          f"at {c.notebook_bits} bits no range method is measurably above or below max |x|")
-    if c.verdict is None or c.accuracy is None or c.max_accuracy is None:
-        return f" Clipping the tail helps at no bits measured in {swept}: {at}."
-    low, high = c.delta_range
-    where = (f"clipping the tail helps at {c.helps_bits} bits" if c.helps_bits == c.notebook_bits else
-             f"clipping the tail first helps at {c.helps_bits} bits")
-    return (f" In {swept}, {at}; {where}, where {c.method} is {c.verdict.delta:.2f} points higher than max |x| (the "
-            f"median of the seeds' paired differences, {low:+.2f} to {high:+.2f} over the {c.verdict.n_b} seeds). The "
-            f"medians over the seeds, not paired (the activation sweep of B.Q4): {pct(c.accuracy)} with {c.method} "
-            f"against {pct(c.max_accuracy)} with max |x|.")
-
-
 # The notebook's functions each question asks to write (B.Q2, B.Q4, B.Q5), as jobs.ptq.listing names them.
 ASKED_CODE = {PartB.Q2: ("quantized_weights",), PartB.Q4: ("quantize_initial_input", "quantize_activations", "forward"),
               PartB.Q5: ("quantized_bias",)}
@@ -223,6 +201,7 @@ class Quantized(Record):
     coarse: Optional[Coarse] = None  # the sweep's measured drop, where the float is saturated (an effect can show)
     calibration: Optional[int] = None  # the images the variant's activation ranges were calibrated on (its table row)
     datasets: tuple[str, ...] = ()  # the data sets the cells ran on (the note names them)
+    percentile_max: Optional[PercentileIsMax] = None  # Q2: why the sweep's per-channel percentile rows are its max rows
 
 
 def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
@@ -249,7 +228,10 @@ def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool
         return None
     sweep, swept = sweep_choices(tables["ptq_sweep"], part)
     runs, ran = integer_runs(tables["ptq_integer"]) if integer else ((), ())
-    return dataclasses.replace(q, evidence=q.evidence + swept + ran, sweep=sweep, integer=runs)
+    same, why = (percentile_is_max(tables["ptq_sweep"], tables["ptq_weights"], tables["ptq_scales"]) if part == "weights"
+                 else (None, ()))
+    return dataclasses.replace(q, evidence=tuple(dict.fromkeys(q.evidence + swept + ran + why)), sweep=sweep,
+                               integer=runs, percentile_max=same)
 
 
 def q2_text(q: Quantized) -> str:
@@ -262,7 +244,8 @@ def q2_text(q: Quantized) -> str:
            ", because 255 levels over each layer's range leave a rounding error far below the weights' spread")
     return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|: codes -127..127) and "
             f"the activations left in float, the network's test accuracy is {compared(a, why)}"
-            + (saturated_text(a, q.coarse) if q.saturated else "") + RULE_SENTENCE + q.notes)
+            + (saturated_text(a, q.coarse) if q.saturated else "") + RULE_SENTENCE + percentile_text(q.percentile_max)
+            + q.notes)
 
 
 def q4_text(q: Quantized) -> str:

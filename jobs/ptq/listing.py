@@ -18,8 +18,9 @@ NOTEBOOK_CODE = (
     # through notebook_plan), then what it calls: readable without the package's other files (TA4 26)
     ("forward", (simulate.SimulatedNet.forward, notebook.notebook_plan, notebook.max_abs, simulate.QuantPlan,
                  simulate.LayerPlan, simulate.SimulatedNet.__init__, simulate._exact_gpu_math, simulate.quantize_input,
-                 quantize.quantize, quantize.qmin, quantize.qmax, choices.check_bits, lenet.forward_layers, simulate.SimulatedNet._layer,
-                 simulate._channels, simulate.SimulatedNet._check, simulate.IntegerRangeError)),
+                 quantize.quantize, quantize.qmin, quantize.qmax, choices.check_bits, lenet.forward_layers,
+                 simulate.SimulatedNet._layer, simulate._channels, simulate.SimulatedNet._check,
+                 simulate.IntegerRangeError)),
     ("quantized_bias", (notebook.quantized_bias,)),
 )
 

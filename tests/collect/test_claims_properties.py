@@ -344,6 +344,48 @@ def test_ta4_25_a_comparison_leads_with_its_paired_delta_and_says_the_medians_as
     assert claims.ptq_violations(SimpleNamespace(id=q4.id, text=old, record=q4.record)), old
 
 
+def test_ta4_28_q2_says_why_the_per_channel_percentile_is_the_max_from_the_channels_weight_counts(tmp_path):
+    """TA4 28: "channel, percentile 99.99" and "channel, max" print the same accuracies. Q2 says why, from counts its
+    tables hold: each channel's weights (the weights table's values over the scales table's channels) is under the
+    10,000 from which the nearest-rank 99.99th percentile falls below the max. More weights, or rows that differ,
+    and no such sentence is said."""
+    from collect.ptq.checks import percentile_is_max
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    results = [ptq_result(ptq_cell(i, range_methods=["max", "percentile"]), (0.6, 0.6, 0.6, 0.6, 0.5, 0.6))
+               for i in range(3)]
+    collected = collect(write_ptq(tmp_path, results, planned=()))
+    q2 = next(a for a in collected.answers if a.id == "B.Q2")
+    p = q2.record.percentile_max
+    assert p is not None and p.limit == 10_000 and p.largest == ("conv1", 50), p  # 100 weights over 2 channels
+    assert "\"channel, percentile 99.99\" gives the accuracies of \"channel, max\" at every bits and seed" in q2.text
+    assert "is the largest while n < 10,000, and no output channel here holds more than 50 weights" in q2.text
+    t = collected.tables
+    assert percentile_is_max(t["ptq_sweep"], t["ptq_weights"].assign(values=t["ptq_weights"]["values"] * 400),
+                             t["ptq_scales"])[0] is None  # 20,000 a channel: the percentile is below the max
+    sweep = t["ptq_sweep"].copy()
+    row = sweep.index[(sweep.granularity == "channel") & (sweep.weight_method == "percentile")][0]
+    sweep.at[row, "accuracy_values"] = tuple(v - 0.01 for v in sweep.at[row, "accuracy_values"])
+    assert percentile_is_max(sweep, t["ptq_weights"], t["ptq_scales"])[0] is None
+
+
+def test_ta4_27_q5_says_which_variant_the_notebooks_bias_step_is_and_why_the_measured_one_stands_in(tmp_path):
+    """TA4 27: the notebook's "weights quantized, bias not" may run Q4's network (activations quantized), where fc3's
+    float bias is divided by its sum's scale n_w C_{k-1} (the W8A8B32 row of the scales table), not by the product
+    of weight scales. Q5 says so with that scale and fc3's range from the same table."""
+    from collect.ptq.grids import sig
+    from tests.collect.dirs import write_ptq
+
+    collected = collect(write_ptq(tmp_path))
+    q5 = next(a for a in collected.answers if a.id == "B.Q5")
+    scales = collected.tables["ptq_scales"]
+    fc3 = scales[(scales.variant == "NetWithBias W8A8B32") & scales.bias_scale_min.notna()].iloc[0]
+    assert q5.record.w8a8_divided_by == (fc3.bias_scale_min, fc3.activation_range)
+    assert f"n_w C_{{k-1}} = {sig(fc3.bias_scale_min)} instead" in q5.text and "stands in for it" in q5.text, q5.text
+    assert f"spanning +-{sig(fc3.activation_range)} by {sig(1 / fc3.bias_scale_min, 2)}" in q5.text
+
+
 def test_ta4_30_the_answers_name_the_data_set_that_ran_and_the_template_names_none_for_it(tmp_path):
     """TA4 30: B.Q2, B.Q4 and B.Q5 say which data set ran, from the cells (CIFAR-10 as well as synthetic); the
     shipped ptq study's comments name CIFAR-10 only beside dataset = "cifar10", since it may be set otherwise."""
