@@ -16,9 +16,9 @@ from collect.ptq.tables import POINTS, THRESHOLD_POINTS
 from collect.verdict import Difference, paired
 
 T = f"{THRESHOLD_POINTS:g}"
-RULE_SENTENCE = (f" The {T}-point threshold decides each word: lower or higher when the median of the seeds' paired "
-                 f"differences is beyond {T} point and their 95% interval excludes 0, not distinguishable when that "
-                 f"interval lies inside -{T}..+{T} points, else not clearly different.")
+RULE_SENTENCE = (f" The words follow a {T}-point threshold on the seeds' paired differences: lower or higher when their "
+                 f"median is past {T} point and their 95% interval excludes 0, not distinguishable when that interval "
+                 f"lies inside -{T}..+{T}, else not clearly different.")
 
 
 @dataclass(frozen=True)
