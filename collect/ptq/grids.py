@@ -250,7 +250,7 @@ def clipping_grid(table: pd.DataFrame) -> Grid:
                     + [str(int(group.repeats.max()))])
     formulas = ["paired difference = the median over seeds of (the method's accuracy - max |x|'s accuracy, same seed, "
                 "calibration and bits), in points, min to max over the seeds beside it; the float network cancels",
-                RULE.replace("higher or lower", "higher or lower than max |x|") + " (unsettled: no word)"]
+                RULE.replace("higher or lower", "higher or lower than max |x|") + ": no word"]
     return Grid("ptq_clipping", "Sweep: each range method against max |x|, paired by seed (8-bit weights, activations "
                 "quantized)", "Units: percentage points of top-1 test accuracy; the word is the paired verdict's.",
                 header, rows, formulas, "" if rows else "No range method but max |x| in the activation sweep.")
