@@ -101,8 +101,10 @@ def train_result(c: Cell, status: str = "ok", epoch_s: float = 10.0, train_s: fl
 
 NOTEBOOK = ("Net float", "Net W8", "Net W8A8", "NetWithBias float", "NetWithBias W8 float-bias", "NetWithBias W8A8B32")
 # The sweep's accuracy = the seed's Net float accuracy - this penalty.
-WEIGHT_PENALTY = {("tensor", "max"): 0.04, ("tensor", "mse"): 0.02, ("channel", "max"): 0.01, ("channel", "mse"): 0.0}
-ACTIVATION_PENALTY = {("max", 16): 0.40, ("max", 400): 0.30, ("mse", 16): 0.20, ("mse", 400): 0.10}
+WEIGHT_PENALTY = {("tensor", "max"): 0.04, ("tensor", "mse"): 0.02, ("channel", "max"): 0.01, ("channel", "mse"): 0.0,
+                  ("tensor", "percentile"): 0.03, ("channel", "percentile"): 0.01}  # per channel: max's (50 weights)
+ACTIVATION_PENALTY = {("max", 16): 0.40, ("max", 400): 0.30, ("mse", 16): 0.20, ("mse", 400): 0.10,
+                      ("percentile", 16): 0.35, ("percentile", 400): 0.25}
 LAYERS = ("conv1", "conv2", "fc1", "fc2", "fc3")
 WEIGHT_SCALES = (700.0, 950.0, 1700.0, 870.0, 820.0)
 OUTPUT_SCALES = (37.0, 25.0, 12.0, 22.0, 30.0)  # C_k = 127 / r_k

@@ -10,6 +10,8 @@ import pandas as pd
 from collect.render import Grid, number, percent, signed, status_text
 from collect.repeats import ranged
 from collect.view import Shown, DEFAULT_VIEW, View, shown
+from collect.ptq.tables import RULE, THRESHOLD_POINTS
+from collect.verdict import BEYOND, EQUIVALENT
 
 SPREAD = ("accuracy = the median over training seeds (the cells' repeats), min-max beside it; * marks a spread "
           "(max - min) / median above 5%: a difference smaller than the spread is noise")
@@ -86,7 +88,8 @@ def notebook_grid(table: pd.DataFrame, cells: pd.DataFrame, runs: pd.DataFrame, 
                f"Seeds: {seeds_text(runs)}.")
     formulas = [SPREAD, "accuracy - own float = the median over seeds of (the variant's accuracy - the float "
                 "accuracy of the same model trained with the same seed), min to max beside it",
-                f"the notebook's choices: {spec}",
+                f"the notebook's choices: {spec}", RULE.replace("higher or lower", "lower or higher than float")
+                .replace("within", "not distinguishable: within").replace("else unsettled", "else not clearly different"),
                 "W8: weights quantized, activations float; W8A8: the input and every layer output quantized too, "
                 "the integers never turned back to float between layers (scales C_k carried along); "
                 "NetWithBias: fc3 has a bias; float-bias: the trained bias added to the integer sum as is; "
@@ -232,6 +235,33 @@ def sweep_grid(table: pd.DataFrame, notebook: pd.DataFrame, part: str) -> Grid:
     return Grid(key, title, caption, header, rows, formulas, "" if rows else f"No {part} sweep in this study.")
 
 
+VERDICT_WORD = {(BEYOND, 1): "higher", (BEYOND, -1): "lower", (EQUIVALENT, 0): f"within {THRESHOLD_POINTS:g} point"}
+
+
+def clipping_grid(table: pd.DataFrame) -> Grid:
+    """The paired table (collect.ptq.tables.clipping_table): each method against max |x|, bits by column, each
+    cell "median (min to max)" of the seeds' paired differences in points, and the paired verdict's word."""
+    bits = sorted({int(b) for b in table.bits}, reverse=True)
+    header = ["activations: range, calibration, against max |x|"] + [f"{b} bits" for b in bits] + ["seeds"]
+    rows = []
+    for (setup, choice), group in table.groupby(["setup", "choice"], sort=False):
+        by_bits = {int(r.bits): r for r in group.itertuples(index=False)}
+        rows.append([named(choice, setup)] + [_paired_cell(by_bits[b]) if b in by_bits else "-" for b in bits]
+                    + [str(int(group.repeats.max()))])
+    formulas = ["paired difference = the median over seeds of (the method's accuracy - max |x|'s accuracy, same seed, "
+                "calibration and bits), in points, min to max over the seeds beside it; the float network cancels",
+                RULE.replace("higher or lower", "higher or lower than max |x|") + ": no word"]
+    return Grid("ptq_clipping", "Sweep: each range method against max |x|, paired by seed (8-bit weights, activations "
+                "quantized)", "Units: percentage points of top-1 test accuracy; the word is the paired verdict's.",
+                header, rows, formulas, "" if rows else "No range method but max |x| in the activation sweep.")
+
+
+def _paired_cell(r: Any) -> str:
+    text = points(r.delta) if r.repeats < 2 else f"{points(r.delta)} ({points(r.delta_min)} to {points(r.delta_max)})"
+    word = VERDICT_WORD.get((r.outcome, int(r.direction)), "")
+    return f"{text} {word}".strip()
+
+
 def float_accuracy(notebook: pd.DataFrame) -> str:
     base = notebook[(notebook.model == "Net") & ~notebook.quantized.astype(bool)]
     texts = [ranged(r, "accuracy", lambda v: percent(v, 2)) + (f" [{r.setup}]" if r.setup else "")
@@ -285,6 +315,7 @@ def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Gr
     weights, activations = cut("ptq_weights"), cut("ptq_activations")
     swept = {part: cut("ptq_sweep", "choices", ("setup", "choice"), sweep[sweep.part == part])
              for part in ("weights", "activations")}
+    pairs = cut("ptq_clipping", "choices", ("setup", "choice"))
     return (
         cells.noted(cells_grid(cells.table)),
         variants.noted(notebook_grid(variants.table, built["ptq_cells"], built["ptq_runs"], notebook_spec(notebook))),
@@ -293,4 +324,5 @@ def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Gr
         weights.noted(stats_grid(weights.table, "weights")),
         activations.noted(stats_grid(activations.table, "activations")),
         *(swept[part].noted(sweep_grid(swept[part].table, notebook, part)) for part in ("weights", "activations")),
+        pairs.noted(clipping_grid(pairs.table)),
     )

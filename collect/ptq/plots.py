@@ -4,6 +4,7 @@ with their ranges marked. Each returns None when there is nothing to plot."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Optional
 
 import pandas as pd
@@ -12,10 +13,41 @@ from collect.figures import COLORS, png, plt  # the report's one style
 from collect.ptq.tables import method_text
 
 
+LINESTYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+
+
+@dataclass(frozen=True)
+class Style:
+    color: str
+    linestyle: str
+    marker: str
+
+
+def series_styles(rows: pd.DataFrame) -> dict[tuple[str, str], Style]:
+    """Each (setup, choice) of one part of the sweep drawn apart from every other, so the pairs an answer
+    compares can be told apart: colour by range method, line style and marker by the choice's other half
+    (granularity for weights, calibration images for activations), the marker by setup too.
+    Example: "max, 400 images" and "MSE-optimal, 4000 images" differ in colour and in line style."""
+    weights = rows.activation_bits.isna()
+    method = rows.weight_method.where(weights, rows.activation_method).astype(str)
+    other = rows.granularity.where(weights, rows.calibration_images.astype(str)).astype(str)
+    keys = list(dict.fromkeys(zip(rows.setup, rows.choice, method, other, strict=True)))
+    methods = list(dict.fromkeys(k[2] for k in keys))
+    others = list(dict.fromkeys(k[3] for k in keys))
+    setups = list(dict.fromkeys(k[0] for k in keys))
+
+    def marker(setup: str, o: str) -> str:
+        return MARKERS[(setups.index(setup) * len(others) + others.index(o)) % len(MARKERS)]
+
+    return {(setup, choice): Style(COLORS[methods.index(m) % len(COLORS)], LINESTYLES[others.index(o) % len(LINESTYLES)],
+                                   marker(setup, o)) for setup, choice, m, o in keys}
+
+
 def accuracy_vs_bits(sweep: pd.DataFrame, notebook: pd.DataFrame) -> Optional[bytes]:
     """Two panels (weights only; 8-bit weights with quantized activations): top-1 accuracy
-    against bits, one line per choice (median over seeds, min-max as error bars), the float
-    Net's median as a dashed line."""
+    against bits, one line per choice (median over seeds, min-max as error bars; series_styles), the
+    float Net's median as a black dashed line."""
     parts = [p for p in ("weights", "activations") if (sweep.part == p).any()]
     if not parts:
         return None
@@ -25,12 +57,13 @@ def accuracy_vs_bits(sweep: pd.DataFrame, notebook: pd.DataFrame) -> Optional[by
     base = notebook[(notebook.model == "Net") & ~notebook.quantized.astype(bool)]
     for ax, part in zip(axes[0], parts, strict=True):
         rows = sweep[sweep.part == part]
-        for i, ((setup, choice), line) in enumerate(rows.groupby(["setup", "choice"], sort=False)):
-            line = line.sort_values("bits")
+        styles = series_styles(rows)
+        for (setup, choice), line in rows.groupby(["setup", "choice"], sort=False):
+            line, style = line.sort_values("bits"), styles[setup, choice]
             bits = line.bits.astype(int)
             low, high = 100 * (line.accuracy - line.accuracy_min), 100 * (line.accuracy_max - line.accuracy)
-            ax.errorbar(bits, 100 * line.accuracy, yerr=[low, high], fmt="o-", capsize=3, markersize=4,
-                        color=COLORS[i % len(COLORS)], label=choice + (f" [{setup}]" if setup else ""))
+            ax.errorbar(bits, 100 * line.accuracy, yerr=[low, high], color=style.color, linestyle=style.linestyle,
+                        marker=style.marker, capsize=3, markersize=4, label=choice + (f" [{setup}]" if setup else ""))
         for r in base.itertuples(index=False):
             ax.axhline(100 * r.accuracy, color="black", linestyle="--", linewidth=1.2,
                        label="float Net" + (f" [{r.setup}]" if r.setup else ""))
@@ -42,7 +75,8 @@ def accuracy_vs_bits(sweep: pd.DataFrame, notebook: pd.DataFrame) -> Optional[by
                title=f"Accuracy vs bits: {title}")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False,
+                  handlelength=4)  # long enough to show each series' line style
     return png(fig)
 
 

@@ -11,11 +11,15 @@ from typing import Optional
 import pandas as pd
 
 from collect.details import record_details
-from collect.evidence import Evidence, Measured, listing, shown
-from collect.ptq.checks import POINTS, Clipping, IntegerRun, SweepChoice, clipping, integer_runs, sweep_choices
-from collect.ptq.grids import NOTEBOOK_ASKS, NOTEBOOK_SEES, sig
+from collect.evidence import Evidence, Measured, listing
+from collect.ptq.checks import (Clipping, IntegerRun, PercentileIsMax, SweepChoice, clipping, integer_runs,
+                                percentile_is_max, sweep_choices)
+from collect.ptq.sweep_text import clipping_text, percentile_text
+from collect.ptq.comparison import RULE_SENTENCE, Accuracy, accuracy, compared, pct
+from collect.ptq.tables import POINTS, THRESHOLD_POINTS
+from collect.ptq.grids import sig
 from collect.questions import Question, Record, Tables, Words, one_run_note, says
-from collect.render import Listing, percent
+from collect.render import Listing
 from collect.verdict import BEYOND, Difference, paired
 from jobs.core.synthetic import SYNTHETIC_IMAGES
 
@@ -29,6 +33,7 @@ class PartB(StrEnum):
 
 
 SYNTHETIC = f"the data is synthetic ({SYNTHETIC_IMAGES}), not CIFAR-10"
+DATASETS = {"synthetic": f"synthetic ({SYNTHETIC_IMAGES})", "cifar10": "CIFAR-10"}
 SATURATED = 0.99  # a float network's median test accuracy from which no quantization loss can show
 
 
@@ -56,7 +61,7 @@ def coarse_drop(tables: Tables) -> Optional[Coarse]:
     if not rows:
         return None
     r = min(rows, key=lambda r: float(r.accuracy))
-    verdict = paired([POINTS * d for d in (r.delta_values or (r.delta,))], 1.0)
+    verdict = paired([POINTS * d for d in (r.delta_values or (r.delta,))], THRESHOLD_POINTS)
     if not (verdict.outcome == BEYOND and verdict.direction < 0):
         return None
     return Coarse(str(r.part), int(r.bits), str(r.choice), Measured.of(r, "accuracy"),
@@ -66,18 +71,26 @@ def coarse_drop(tables: Tables) -> Optional[Coarse]:
 def saturated_text(a: Accuracy, coarse: Optional[Coarse]) -> str:
     shows = (f"; effects do show where quantization is coarse: with the {coarse.part} at {coarse.bits} bits "
              f"({coarse.choice}) {'the sweep below' if coarse.part == 'weights' else 'the sweep of B.Q4'} falls to "
-             f"{_pct(coarse.accuracy)}" if coarse else "")
-    return (f" The float network reaches {_pct(a.base_accuracy)}: at 8 bits no difference is resolvable on this "
+             f"{pct(coarse.accuracy)}" if coarse else "")
+    return (f" The float network reaches {pct(a.base_accuracy)}: at 8 bits no difference is resolvable on this "
             f"near-saturated synthetic task{shows}; the notebook's CIFAR-10 losses cannot be reproduced on this data.")
 
 
-def _pct(m: Measured) -> str:
-    return shown(m, lambda v: percent(v, 2))
+def datasets(tables: Tables) -> tuple[str, ...]:
+    """The data sets the study's cells ran on (their `dataset` field), in order."""
+    return tuple(sorted({str(d) for d in tables["ptq_cells"].dataset.dropna()}))
+
+
+def dataset_text(names: tuple[str, ...]) -> str:
+    """Which data set ran, from the cells: "the data is CIFAR-10", or synthetic, said as not CIFAR-10."""
+    if names == ("synthetic",):
+        return SYNTHETIC
+    return "the data is " + " and ".join(DATASETS.get(n, n) for n in names) if names else ""
 
 
 def _notes(tables: Tables, *verdicts: Optional[Difference]) -> str:
     cells = tables["ptq_cells"]
-    parts = [SYNTHETIC] if (cells.dataset == "synthetic").any() else []
+    parts = [t for t in (dataset_text(datasets(tables)),) if t]
     missing = cells[cells.status != "ok"]
     if len(missing):
         parts.append(f"{len(missing)} of {len(cells)} seeds have no result ("
@@ -132,7 +145,8 @@ def _clipping(tables: Tables) -> tuple[Optional[Clipping], tuple[Evidence, ...]]
     rows = nb[(nb.name == "Net W8A8") & nb.activation_bits.notna() & nb.calibration_images.notna()]
     if not len(rows):
         return None, ()
-    return clipping(tables["ptq_sweep"], int(rows.calibration_images.iloc[0]), int(rows.activation_bits.iloc[0]))
+    return clipping(tables["ptq_clipping"], tables["ptq_sweep"], int(rows.calibration_images.iloc[0]),
+                    int(rows.activation_bits.iloc[0]))
 
 
 def ranges_text(a: Ranges) -> str:
@@ -162,67 +176,6 @@ def ranges_text(a: Ranges) -> str:
     return text
 
 
-def clipping_text(c: Optional[Clipping]) -> str:
-    """Whether clipping the tail would do better, as the activation sweep of B.Q4 measured it (paired by seed)."""
-    if c is None:
-        return " This study swept no other range at the notebook's calibration: whether clipping the tail helps is unmeasured."
-    seen = f"; the notebook's loop sees {NOTEBOOK_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
-    swept = (f"in the activation sweep of B.Q4 ({c.calibration:,} calibration images{seen}; paired by seed, "
-             "1-point threshold)")
-    at = (f"{listing(c.beyond_at_notebook, 6)} differ from max |x| at {c.notebook_bits} bits" if c.beyond_at_notebook else
-          f"at {c.notebook_bits} bits no range method is measurably above or below max |x|")
-    if c.verdict is None or c.accuracy is None or c.max_accuracy is None:
-        return f" Clipping the tail helps at no bits measured {swept}: {at}."
-    low, high = c.delta_range
-    where = (f"clipping the tail helps at {c.helps_bits} bits" if c.helps_bits == c.notebook_bits else
-             f"clipping the tail first helps at {c.helps_bits} bits")
-    return (f" In the {swept.removeprefix('in the ')}, {at}; {where}, where {c.method} reaches {_pct(c.accuracy)} against "
-            f"{_pct(c.max_accuracy)} with max |x|, {c.verdict.delta:.2f} points higher (the median of the seeds' paired "
-            f"differences, {low:+.2f} to {high:+.2f} over the {c.verdict.n_b} seeds).")
-
-
-@dataclass(frozen=True)
-class Accuracy(Record):
-    setup: str
-    variant: str
-    base: str
-    accuracy: Measured
-    base_accuracy: Measured
-    verdict: Difference  # the seeds' paired deltas (variant - float, in points) against no change, 1-point threshold
-    delta_range: tuple[float, float]  # the lowest and highest of those same paired deltas, in points
-
-
-def _accuracy(tables: Tables, variant: str, base: str) -> Optional[Accuracy]:
-    nb = tables["ptq_notebook"].reset_index(drop=True)
-    if not len(nb):
-        return None
-    setup = nb.setup.iloc[0]
-    rows = {r.name: r for r in nb[nb.setup == setup].itertuples()}
-    v, b = rows.get(variant), rows.get(base)
-    if v is None or b is None or pd.isna(v.accuracy) or pd.isna(b.accuracy):
-        return None
-    a, f = Measured.of(v, "accuracy"), Measured.of(b, "accuracy")
-    deltas = [POINTS * d for d in ((v.delta_values or (v.delta,)) if not pd.isna(v.delta) else (v.accuracy - b.accuracy,))]
-    return Accuracy((Evidence("ptq_notebook", int(v.Index), variant), Evidence("ptq_notebook", int(b.Index), base)), (),
-                    str(setup), variant, base, a, f, paired(deltas, 1.0), (min(deltas), max(deltas)))
-
-
-def _change(a: Accuracy) -> str:
-    """The comparison as one number: the table's paired delta in points (the median over seeds of the
-    variant less its own float network) with the lowest and highest of those deltas, worded by the paired
-    verdict over the same deltas (1-point threshold). The difference of the two medians printed beside it
-    is another figure for the same comparison, so it is never said."""
-    d = a.verdict.delta
-    same, unsure = "not distinguishable from it", "not clearly different"
-    word = says(a.verdict, Words(f"{-d:.2f} points lower", f"{d:.2f} points higher", same, unsure))
-    if a.verdict.n_b < 2:  # one seed: the delta is the difference of the two accuracies
-        return word if word != unsure else f"{unsure} ({d:+.2f} points)"
-    low, high = a.delta_range
-    figure = f" is {d:+.2f} points" if word in (unsure, same) else ""
-    return (f"{word} (the median of the seeds' paired differences{figure}, {low:+.2f} to {high:+.2f} over the "
-            f"{a.verdict.n_b} seeds, each seed against its own float network)")
-
-
 # The notebook's functions each question asks to write (B.Q2, B.Q4, B.Q5), as jobs.ptq.listing names them.
 ASKED_CODE = {PartB.Q2: ("quantized_weights",), PartB.Q4: ("quantize_initial_input", "quantize_activations", "forward"),
               PartB.Q5: ("quantized_bias",)}
@@ -248,16 +201,19 @@ class Quantized(Record):
     saturated: bool = False  # the float network at SATURATED or above (collect.ptq.questions.saturated)
     coarse: Optional[Coarse] = None  # the sweep's measured drop, where the float is saturated (an effect can show)
     calibration: Optional[int] = None  # the images the variant's activation ranges were calibrated on (its table row)
+    datasets: tuple[str, ...] = ()  # the data sets the cells ran on (the note names them)
+    percentile_max: Optional[PercentileIsMax] = None  # Q2: why the sweep's per-channel percentile rows are its max rows
 
 
 def _quantized(tables: Tables, variant: str, base: str, question: PartB) -> Optional[Quantized]:
-    a = _accuracy(tables, variant, base)
+    a = accuracy(tables, variant, base)
     if a is None and not len(tables["ptq_notebook"]):
         return None
     coarse = coarse_drop(tables) if saturated(a) else None
     return Quantized((a.evidence if a else ()) + ((coarse.row,) if coarse else ()), () if a else (f"no {variant} result",),
                      a, _notes(tables, a.verdict if a else None), code=handed_in(tables, question),
-                     saturated=saturated(a), coarse=coarse, calibration=_calibration(tables, variant))
+                     saturated=saturated(a), coarse=coarse, calibration=_calibration(tables, variant),
+                     datasets=datasets(tables))
 
 
 def _calibration(tables: Tables, variant: str) -> Optional[int]:
@@ -273,7 +229,10 @@ def with_checks(q: Optional[Quantized], tables: Tables, part: str, integer: bool
         return None
     sweep, swept = sweep_choices(tables["ptq_sweep"], part)
     runs, ran = integer_runs(tables["ptq_integer"]) if integer else ((), ())
-    return dataclasses.replace(q, evidence=q.evidence + swept + ran, sweep=sweep, integer=runs)
+    same, why = (percentile_is_max(tables["ptq_sweep"], tables["ptq_weights"], tables["ptq_scales"]) if part == "weights"
+                 else (None, ()))
+    return dataclasses.replace(q, evidence=tuple(dict.fromkeys(q.evidence + swept + ran + why)), sweep=sweep,
+                               integer=runs, percentile_max=same)
 
 
 def q2_text(q: Quantized) -> str:
@@ -285,18 +244,18 @@ def q2_text(q: Quantized) -> str:
            "" if q.saturated else
            ", because 255 levels over each layer's range leave a rounding error far below the weights' spread")
     return (f"With the weights quantized to 8 bits (per tensor, symmetric, scale 127 / max |w|: codes -127..127) and "
-            f"the activations left in float, the network reaches "
-            f"{_pct(a.accuracy)} test accuracy against {_pct(a.base_accuracy)} in float: {_change(a)}{why}."
-            + (saturated_text(a, q.coarse) if q.saturated else "") + q.notes)
+            f"the activations left in float, the network's test accuracy is {compared(a, why)}"
+            + (saturated_text(a, q.coarse) if q.saturated else "") + RULE_SENTENCE + percentile_text(q.percentile_max)
+            + q.notes)
 
 
 def q4_text(q: Quantized) -> str:
     if q.main is None:
         return "No seed quantized the activations yet." + q.notes
     a = q.main
-    return (equations(q.calibration) + f" With the weights and every layer's input and output quantized to 8 bits, the network "
-            f"reaches {_pct(a.accuracy)} against {_pct(a.base_accuracy)} in float: {_change(a)}"
-            + (" (saturated: see B.Q2)." if q.saturated else ".") + q.notes)
+    return (equations(q.calibration) + " With the weights and every layer's input and output quantized to 8 bits, the "
+            f"network's test accuracy is {compared(a, ' (saturated: see B.Q2)' if q.saturated else '')}" + RULE_SENTENCE
+            + q.notes)
 
 
 def equations(calibration: Optional[int]) -> str:
@@ -323,29 +282,38 @@ class Bias(Record):
     # the scale of the sum fc3's float bias is added to in the float-bias variant (every weight scale's product),
     # as the scales table prints it for its one seed: (the scale, that seed)
     divided_by: Optional[tuple[float, int]] = None
+    datasets: tuple[str, ...] = ()  # the data sets the cells ran on (the note names them)
+    # the notebook's "bias not quantized" with the activations quantized too (B.Q4's network), unmeasured here: the
+    # scale its float bias would act divided by (fc3's n_w C_{k-1} in W8A8B32, the same seed) and fc3's range r_k there
+    w8a8_divided_by: Optional[tuple[float, float]] = None
 
 
 def bias_answer(tables: Tables) -> Optional[Bias]:
     if not len(tables["ptq_notebook"]):
         return None
-    fl = _accuracy(tables, "NetWithBias W8 float-bias", "NetWithBias float")
-    it = _accuracy(tables, "NetWithBias W8A8B32", "NetWithBias float")
+    fl = accuracy(tables, "NetWithBias W8 float-bias", "NetWithBias float")
+    it = accuracy(tables, "NetWithBias W8A8B32", "NetWithBias float")
     evidence = (fl.evidence if fl else ()) + (it.evidence[:1] if it else ())
     lower = fl is not None and says(fl.verdict, Words("lower", "-", "-", "-")) == "lower"
-    scale = _float_bias_scale(tables) if fl else None
-    return Bias(evidence + ((scale[0],) if scale else ()), (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)),
-                handed_in(tables, PartB.Q5), lower, saturated(fl or it), scale[1] if scale else None)
+    scale = _bias_scale(tables, "NetWithBias W8 float-bias") if fl else None
+    quantized = _bias_scale(tables, "NetWithBias W8A8B32") if fl else None
+    w8a8 = (quantized[1][0], quantized[1][2]) if quantized and quantized[1][2] == quantized[1][2] else None
+    cited = tuple(x[0] for x in (scale, quantized if w8a8 else None) if x)
+    return Bias(evidence + cited, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)),
+                handed_in(tables, PartB.Q5), lower, saturated(fl or it), scale[1][:2] if scale else None, datasets(tables),
+                w8a8)
 
 
-def _float_bias_scale(tables: Tables) -> Optional[tuple[Evidence, tuple[float, int]]]:
-    """The bias scale n_w C_{k-1} of the float-bias variant's biased layer in the scales table (one seed)."""
+def _bias_scale(tables: Tables, variant: str) -> Optional[tuple[Evidence, tuple[float, int, float]]]:
+    """The bias scale n_w C_{k-1} of `variant`'s biased layer in the scales table (one seed), with that seed and
+    the layer's output range r_k (NaN where its activations stay float)."""
     scales = tables["ptq_scales"].reset_index(drop=True)
-    rows = scales[(scales.variant == "NetWithBias W8 float-bias") & scales.bias_scale_min.notna()]
+    rows = scales[(scales.variant == variant) & scales.bias_scale_min.notna()]
     if not len(rows):
         return None
     r = next(rows.itertuples())
-    return (Evidence("ptq_scales", int(r.Index), f"NetWithBias W8 float-bias {r.layer}, seed {r.training_seed}"),
-            (float(r.bias_scale_min), int(r.training_seed)))
+    return (Evidence("ptq_scales", int(r.Index), f"{variant} {r.layer}, seed {r.training_seed}"),
+            (float(r.bias_scale_min), int(r.training_seed), float(r.activation_range)))
 
 
 def bias_text(a: Bias) -> str:
@@ -362,11 +330,17 @@ def bias_text(a: Bias) -> str:
                  "so the bias acts divided by that product: in effect it is dropped.")
         shows = ("That costs accuracy" if a.float_bias_lower else
                  "Here that shows no effect" + (" (saturated: see B.Q2)" if a.saturated else ""))
-        text += f" {shows}: {_pct(fl.accuracy)} against {_pct(fl.base_accuracy)} in float, {_change(fl)}."
+        text += f" {shows}: its test accuracy is {compared(fl)}"
+        if a.w8a8_divided_by:
+            by, r = a.w8a8_divided_by
+            text += (" The notebook's step \"weights quantized, bias not\" leaves open whether the activations are "
+                     "quantized too; this variant keeps them float. With them quantized (B.Q4's network) the float bias "
+                     f"would act divided by fc3's sum scale n_w C_{{k-1}} = {sig(by)} instead (the W8A8B32 row of the "
+                     f"scales table: the same weights and calibration), so a bias of 1 would move logits spanning "
+                     f"+-{sig(r)} by {sig(1 / by, 2)}: in effect dropped too, and the variant measured stands in for it.")
     if a.int_bias:
-        text += (f" Quantized to int32: {_pct(a.int_bias.accuracy)} against {_pct(a.int_bias.base_accuracy)} in float, "
-                 f"{_change(a.int_bias)}.")
-    return text + a.notes
+        text += f" Quantized to int32, the test accuracy is {compared(a.int_bias)}"
+    return text + (RULE_SENTENCE if a.float_bias or a.int_bias else "") + a.notes
 
 
 def code_details(record: Quantized | Bias) -> tuple[str, ...]:
@@ -382,7 +356,7 @@ QUESTIONS = (
     Question(PartB.Q2, "Quantize weights", ("ptq_notebook", "ptq_sweep_weights"), (),
              lambda t: with_checks(_quantized(t, "Net W8", "Net float", PartB.Q2), t, "weights", False), q2_text,
              code_details),
-    Question(PartB.Q3, "Visualize activations", ("ptq_activations",), ("ptq_activations",),
+    Question(PartB.Q3, "Visualize activations", ("ptq_activations", "ptq_clipping"), ("ptq_activations",),
              lambda t: _ranges(t, "ptq_activations", "activations"), ranges_text),
     Question(PartB.Q4, "Quantize activations", ("ptq_notebook", "ptq_integer", "ptq_sweep_activations"), (),
              lambda t: with_checks(_quantized(t, "Net W8A8", "Net float", PartB.Q4), t, "activations", True), q4_text,

@@ -37,7 +37,7 @@ VARIANT_COLUMNS = (["cell_id", "setup", "training_seed", "order", "name", "role"
                       "checked_values", "non_integer", "out_of_range"])
 SCALE_COLUMNS = ["cell_id", "setup", "training_seed", "order", "variant", "layer", "weight_scale_min",
                  "weight_scale_max", "input_scale", "output_scale", "multiplier_min", "multiplier_max",
-                 "bias_scale_min", "bias_scale_max", "activation_range"]
+                 "bias_scale_min", "bias_scale_max", "activation_range", "channels"]
 CODE_COLUMNS = ["cell_id", "setup", "training_seed", "stands_for", "function", "source"]
 STATS_COLUMNS = (["cell_id", "setup", "training_seed", "layer"] + list(STAT_FIELDS)
                  + ["bits", "method", "calibration_images", "range", "scale", "kl_divergence", "edges", "counts"])
@@ -228,7 +228,7 @@ def _scale_row(base: dict[str, Any], order: int, variant: str, s: dict[str, Any]
     return dict(base, order=order, variant=variant, layer=s["name"], weight_scale_min=w_lo, weight_scale_max=w_hi,
                 input_scale=number(s["input_scale"]), output_scale=number(s["output_scale"]),
                 multiplier_min=m_lo, multiplier_max=m_hi, bias_scale_min=b_lo, bias_scale_max=b_hi,
-                activation_range=number(s["activation_range"]))
+                activation_range=number(s["activation_range"]), channels=len(s["weight_scale"]))
 
 
 def _stats_row(base: dict[str, Any], layer: dict[str, Any], method: str, calibration: Optional[int],

@@ -8,15 +8,23 @@ one seed: the lowest ok training seed of each setup.
 """
 from __future__ import annotations
 
+import statistics
 from typing import Optional
 
 import pandas as pd
 
 from collect.ptq.rows import SPEC_FIELDS, PTQRows, representative
 from collect.repeats import setup_runs
+from collect.verdict import paired
 from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS
 
+POINTS = 100.0  # an accuracy difference in 0..1 units, in percentage points
 RANGED = ("accuracy", "delta")
+THRESHOLD_POINTS = 1.0  # the paired verdicts' practical threshold on an accuracy difference, in points
+RULE = (f"{THRESHOLD_POINTS:g}-point threshold (collect.verdict, paired by seed): higher or lower when the median of the "
+        f"seeds' paired differences is beyond {THRESHOLD_POINTS:g} point and their 95% interval excludes 0; within "
+        f"{THRESHOLD_POINTS:g} point when that interval lies inside -{THRESHOLD_POINTS:g}..+{THRESHOLD_POINTS:g}; "
+        "else unsettled")
 CHECKS_ONLY = "other variants with quantized activations (inputs checked only)"
 METHOD_TEXT = {"max": "max", "3sigma": "3 sigma", "mse": "MSE-optimal"}
 
@@ -132,6 +140,39 @@ def sweep_table(rows: PTQRows) -> pd.DataFrame:
     return table.drop(columns="_rank").reset_index(drop=True)
 
 
+def clipping_table(rows: PTQRows) -> pd.DataFrame:
+    """Each range method of the activation sweep against max |x| at the same calibration and bits, paired
+    by seed: delta = median over seeds s of (acc_s(method) - acc_s(max)), in 0..1 units, with delta_min,
+    delta_max and each seed's (delta_values, for collect.verdict); repeats = the seeds paired; outcome and
+    direction = collect.verdict.paired over those differences in points (THRESHOLD_POINTS). The float
+    network cancels: this is the difference of the two methods' deltas of the same seed.
+    Example: seeds 0, 1, 2 with MSE at 0.66, 0.60, 0.65 and max at 0.63, 0.58, 0.63 -> +0.02 (+0.02 to +0.03)."""
+    columns = ["setup", "choice", "activation_method", "percentile", "calibration_images", "bits", "delta",
+               "delta_min", "delta_max", "delta_values", "repeats", "outcome", "direction"]
+    v = rows.variants
+    acts = v[(v.role == "sweep") & v.activation_bits.notna() & v.accuracy.notna()]
+    keys = ["setup", "training_seed", "calibration_images", "activation_bits"]
+    top = acts[acts.activation_method == "max"][keys + ["accuracy"]].rename(columns={"accuracy": "max_accuracy"})
+    pairs = acts[acts.activation_method != "max"].merge(top, on=keys)
+    if pairs.empty:
+        return pd.DataFrame(columns=columns)
+    pairs = pairs.assign(paired=pairs.accuracy - pairs.max_accuracy)
+    out = []
+    for (setup, method, percentile, calibration, bits), g in pairs.groupby(
+            ["setup", "activation_method", "percentile", "calibration_images", "activation_bits"], sort=False, dropna=False):
+        values = tuple(float(x) for x in g.sort_values("training_seed").paired)
+        verdict = paired([POINTS * x for x in values], THRESHOLD_POINTS)
+        out.append(dict(setup=setup, choice=f"{method_text(str(method), percentile)}, {int(calibration)} images",
+                        activation_method=method, percentile=percentile, calibration_images=int(calibration),
+                        bits=int(bits), delta=statistics.median(values), delta_min=min(values), delta_max=max(values),
+                        delta_values=values, repeats=len(values), outcome=verdict.outcome, direction=verdict.direction))
+    table = pd.DataFrame(out, columns=columns)
+    table["_rank"] = [(_index(RANGE_METHODS, m), n) for m, n in zip(table.activation_method, table.calibration_images,
+                                                                    strict=True)]
+    table = table.sort_values(["setup", "_rank", "bits"], ascending=[True, True, False], kind="stable")
+    return table.drop(columns="_rank").reset_index(drop=True)
+
+
 def _choice(r) -> str:
     if pd.isna(r.activation_bits):
         return f"{r.granularity}, {method_text(r.weight_method, r.percentile)}"
@@ -156,5 +197,6 @@ def build(rows: PTQRows) -> dict[str, pd.DataFrame]:
         "ptq_integer": integer_table(rows),
         "ptq_scales": scales_table(rows), "ptq_weights": stats_table(rows.weights, rows),
         "ptq_activations": stats_table(rows.activations, rows), "ptq_sweep": sweep_table(rows),
+        "ptq_clipping": clipping_table(rows),
         "ptq_histograms": histograms(rows), "ptq_code": rows.code,
     }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 
-from jobs.ptq import lenet, notebook, quantize, simulate
+from jobs.ptq import choices, lenet, notebook, quantize, simulate
 from jobs.ptq.result import CodeListing
 
 # The notebook's function -> the function that is it here, then the helpers it calls, in reading order.
@@ -14,9 +14,13 @@ NOTEBOOK_CODE = (
     ("quantized_weights", (notebook.quantized_weights,)),
     ("quantize_initial_input", (notebook.quantize_initial_input,)),
     ("quantize_activations", (notebook.quantize_activations, notebook.input_scale)),
-    ("forward", (simulate.SimulatedNet.forward, simulate.quantize_input, quantize.quantize, quantize.qmin,
-                 quantize.qmax, lenet.forward_layers, simulate.SimulatedNet._layer, simulate._channels,
-                 simulate.SimulatedNet._check)),
+    # the forward, then where its weights, multipliers and biases come from (the notebook's functions above,
+    # through notebook_plan), then what it calls: readable without the package's other files (TA4 26)
+    ("forward", (simulate.SimulatedNet.forward, notebook.notebook_plan, notebook.max_abs, simulate.QuantPlan,
+                 simulate.LayerPlan, simulate.SimulatedNet.__init__, simulate._exact_gpu_math, simulate.quantize_input,
+                 quantize.quantize, quantize.qmin, quantize.qmax, choices.check_bits, lenet.forward_layers,
+                 simulate.SimulatedNet._layer, simulate._channels, simulate.SimulatedNet._check,
+                 simulate.IntegerRangeError)),
     ("quantized_bias", (notebook.quantized_bias,)),
 )
 

@@ -218,6 +218,8 @@ def evidence_real(a: Any, tables: Tables) -> list[str]:
 def ptq_violations(answer: Any) -> list[str]:
     """Part B's invariants: each "N points lower/higher" equals its verdict's paired delta, and says lower or
     higher only beyond the threshold; synthetic data is said."""
+    from collect.ptq.comparison import pct
+
     r, out = answer.record, []
     accuracies = [getattr(r, f, None) for f in ("main", "float_bias", "int_bias")]
     clipped = getattr(r, "clipping", None)  # B.Q3: the activation sweep's clipping against max |x|
@@ -238,6 +240,17 @@ def ptq_violations(answer: Any) -> list[str]:
                          answer.text):
         if not any(f"{a.delta_range[0]:+.2f}" == m.group(2) and f"{a.delta_range[1]:+.2f}" == m.group(3) for a in cited):
             out.append(f"{m.group(0)}: no verdict's seeds range")
+    # TA4 25: a comparison leads with its paired delta; the two medians over seeds come after it, said as medians
+    for a in [x for x in accuracies if x is not None] + ([clipped] if clipped and clipped.verdict else []):
+        if a.verdict.n_b < 2 or a.accuracy is None:
+            continue
+        pair = f"{a.delta_range[0]:+.2f} to {a.delta_range[1]:+.2f} over"
+        median = pct(a.accuracy)
+        at = [m.start() for m in re.finditer(re.escape(median), answer.text)]
+        p = answer.text.find(pair)
+        if p < 0 or not any(i > p for i in at) or any("medians over the seeds" not in answer.text[answer.text.rfind(". ", 0, i):i]
+                                              for i in at):
+            out.append(f"{median} is said before its paired delta ({pair}), or not as a median")
     return [f"{answer.id}: {v}" for v in out]
 
 

@@ -284,12 +284,162 @@ def test_q3_settles_its_range_choice_from_the_activation_sweep(tmp_path):
     q3 = next(a for a in collect(write_ptq(tmp_path)).answers if a.id == "B.Q3")
     c = q3.record.clipping
     assert c is not None and c.calibration == 400 and c.notebook_bits == 8, q3.text
-    assert "In the activation sweep of B.Q4 (400 calibration images" in q3.text and not claims.ptq_violations(q3)
+    assert "In the paired table beneath (each range method against max |x| at the same bits and seed, 400 calibration images" \
+        in q3.text and not claims.ptq_violations(q3)
     if c.verdict is not None:
         assert f"{c.verdict.delta:.2f} points higher" in q3.text and f"helps at {c.helps_bits} bits" in q3.text
-    assert {e.table for e in q3.record.evidence} == {"ptq_activations", "ptq_sweep"}
+    assert {e.table for e in q3.record.evidence} == {"ptq_activations", "ptq_sweep", "ptq_clipping"}
     for bad in (q3.text.replace("as the notebook does:", "as the notebook does, unless accuracy shows clipping helps:"),):
         assert claims.ptq_violations(SimpleNamespace(id=q3.id, text=bad, record=q3.record)), bad
+
+
+def test_ta4_8_the_paired_differences_q3_quotes_stand_in_a_printed_column_with_their_threshold(tmp_path):
+    """TA4 8: Q3's "N points higher (the median of the seeds' paired differences, lo to hi)" is a cell of the paired
+    table printed beneath it (each method against max |x| of the same seed), and the threshold that decides the
+    word is said with its value where it is used; a figure in no printed cell fails."""
+    from collect.ptq.grids import clipping_grid, points
+    from collect.ptq.tables import THRESHOLD_POINTS
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    results = [ptq_result(ptq_cell(i), (0.6, 0.6, 0.6, 0.6, 0.5, 0.6)) for i in range(3)]
+    collected = collect(write_ptq(tmp_path, results, planned=()))
+    q3 = next(a for a in collected.answers if a.id == "B.Q3")
+    c = q3.record.clipping
+    assert c is not None and c.verdict is not None, q3.text
+    grid = clipping_grid(collected.tables["ptq_clipping"])
+    cells = [cell for row in grid.rows for cell in row[1:]]
+    low, high = c.delta_range
+    quoted = f"{points(c.verdict.delta / 100)} ({points(low / 100)} to {points(high / 100)})"
+    assert any(cell.startswith(quoted) for cell in cells), (quoted, cells)
+    said = f"{c.verdict.delta:.2f} points higher than max |x| (the median of the seeds' paired differences, " \
+           f"{low:+.2f} to {high:+.2f}"
+    assert said in q3.text, q3.text
+    t = f"{THRESHOLD_POINTS:g}"
+    assert f"{t}-point threshold: a method is above or below max |x| when the median of its seeds' paired " \
+           f"differences is beyond {t} point" in q3.text
+    assert "ptq_clipping" in next(q for q in kinds_registry()["ptq"].questions if q.id == "B.Q3").tables
+    bad = q3.text.replace(f"{low:+.2f} to", f"{low - 1:+.2f} to")
+    assert claims.ptq_violations(SimpleNamespace(id=q3.id, text=bad, record=q3.record)), bad
+
+
+def test_ta4_25_a_comparison_leads_with_its_paired_delta_and_says_the_medians_as_medians(tmp_path):
+    """TA4 25: "67.39% against 67.15% in float: not clearly different (the median of the seeds' paired differences is
+    -0.23 points ...)" read as two numbers going opposite ways. Each comparison of B.Q2-B.Q5 now leads with the
+    paired delta; the medians over seeds follow, named as medians. The old order fails."""
+    from collect.ptq.comparison import pct
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    pairs = ((0.50, 0.49), (0.60, 0.62), (0.40, 0.395))  # float, W8A8 per seed: medians +0.00, paired -0.5
+    results = [ptq_result(ptq_cell(i), (f, f, q, f, f - 0.06, q)) for i, (f, q) in enumerate(pairs)]
+    answers = {a.id: a for a in collect(write_ptq(tmp_path, results, planned=())).answers}
+    for q in ("B.Q2", "B.Q3", "B.Q4", "B.Q5"):
+        assert not claims.ptq_violations(answers[q]), answers[q].text
+    q4 = answers["B.Q4"]
+    a = q4.record.main
+    assert f"accuracy is {a.verdict.delta:+.2f} points against float (the median of the seeds' paired" in q4.text
+    old = q4.text.replace("the network's test accuracy is", f"the network reaches {pct(a.accuracy)} against "
+                          f"{pct(a.base_accuracy)} in float:")
+    assert claims.ptq_violations(SimpleNamespace(id=q4.id, text=old, record=q4.record)), old
+
+
+def test_ta4_28_q2_says_why_the_per_channel_percentile_is_the_max_from_the_channels_weight_counts(tmp_path):
+    """TA4 28: "channel, percentile 99.99" and "channel, max" print the same accuracies. Q2 says why, from counts its
+    tables hold: each channel's weights (the weights table's values over the scales table's channels) is under the
+    10,000 from which the nearest-rank 99.99th percentile falls below the max. More weights, or rows that differ,
+    and no such sentence is said."""
+    from collect.ptq.checks import percentile_is_max
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    results = [ptq_result(ptq_cell(i, range_methods=["max", "percentile"]), (0.6, 0.6, 0.6, 0.6, 0.5, 0.6))
+               for i in range(3)]
+    collected = collect(write_ptq(tmp_path, results, planned=()))
+    q2 = next(a for a in collected.answers if a.id == "B.Q2")
+    p = q2.record.percentile_max
+    assert p is not None and p.limit == 10_000 and p.largest == ("conv1", 50), p  # 100 weights over 2 channels
+    assert "\"channel, percentile 99.99\" gives the accuracies of \"channel, max\" at every bits and seed" in q2.text
+    assert "is the largest while n < 10,000, and no output channel here holds more than 50 weights" in q2.text
+    t = collected.tables
+    assert percentile_is_max(t["ptq_sweep"], t["ptq_weights"].assign(values=t["ptq_weights"]["values"] * 400),
+                             t["ptq_scales"])[0] is None  # 20,000 a channel: the percentile is below the max
+    sweep = t["ptq_sweep"].copy()
+    row = sweep.index[(sweep.granularity == "channel") & (sweep.weight_method == "percentile")][0]
+    sweep.at[row, "accuracy_values"] = tuple(v - 0.01 for v in sweep.at[row, "accuracy_values"])
+    assert percentile_is_max(sweep, t["ptq_weights"], t["ptq_scales"])[0] is None
+
+
+def test_ta4_27_q5_says_which_variant_the_notebooks_bias_step_is_and_why_the_measured_one_stands_in(tmp_path):
+    """TA4 27: the notebook's "weights quantized, bias not" may run Q4's network (activations quantized), where fc3's
+    float bias is divided by its sum's scale n_w C_{k-1} (the W8A8B32 row of the scales table), not by the product
+    of weight scales. Q5 says so with that scale and fc3's range from the same table."""
+    from collect.ptq.grids import sig
+    from tests.collect.dirs import write_ptq
+
+    collected = collect(write_ptq(tmp_path))
+    q5 = next(a for a in collected.answers if a.id == "B.Q5")
+    scales = collected.tables["ptq_scales"]
+    fc3 = scales[(scales.variant == "NetWithBias W8A8B32") & scales.bias_scale_min.notna()].iloc[0]
+    assert q5.record.w8a8_divided_by == (fc3.bias_scale_min, fc3.activation_range)
+    assert f"n_w C_{{k-1}} = {sig(fc3.bias_scale_min)} instead" in q5.text and "stands in for it" in q5.text, q5.text
+    assert f"spanning +-{sig(fc3.activation_range)} by {sig(1 / fc3.bias_scale_min, 2)}" in q5.text
+
+
+def test_ta4_30_the_answers_name_the_data_set_that_ran_and_the_template_names_none_for_it(tmp_path):
+    """TA4 30: B.Q2, B.Q4 and B.Q5 say which data set ran, from the cells (CIFAR-10 as well as synthetic); the
+    shipped ptq study's comments name CIFAR-10 only beside dataset = "cifar10", since it may be set otherwise."""
+    from orchestrator.plan.study import STUDIES_DIR
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    for dataset, said in (("cifar10", "the data is CIFAR-10."), ("synthetic", "the data is synthetic")):
+        results = [ptq_result(ptq_cell(i, dataset=dataset), (0.5, 0.5, 0.5, 0.5, 0.4, 0.5)) for i in range(3)]
+        answers = {a.id: a for a in collect(write_ptq(tmp_path / dataset, results, planned=())).answers}
+        for q in ("B.Q2", "B.Q4", "B.Q5"):
+            assert answers[q].record.datasets == (dataset,) and said in answers[q].text, answers[q].text
+    template = (STUDIES_DIR / "ptq.toml").read_text()
+    assert [line for line in template.splitlines() if "CIFAR-10" in line and 'dataset = "cifar10"' not in line] == []
+
+
+def _sweep_rows(calibrations: tuple[int, ...], setups: tuple[str, ...] = ("",)):
+    """The sweep table's columns series_styles reads: 4 range methods, by granularity (weights) and by
+    calibration (activations), at bits 8 and 4, for each setup."""
+    import pandas as pd
+
+    from collect.ptq.tables import method_text
+
+    rows = []
+    for setup in setups:
+        for m in ("max", "3sigma", "percentile", "mse"):
+            for bits in (8, 4):
+                rows += [dict(setup=setup, choice=f"{g}, {method_text(m, 99.99)}", part="weights", bits=bits,
+                              activation_bits=None, weight_method=m, activation_method="max", granularity=g,
+                              calibration_images=400) for g in ("tensor", "channel")]
+                rows += [dict(setup=setup, choice=f"{method_text(m, 99.99)}, {n} images", part="activations", bits=bits,
+                              activation_bits=bits, weight_method="max", activation_method=m, granularity="tensor",
+                              calibration_images=n) for n in calibrations]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("calibrations, setups", [((16, 400), ("",)), ((16, 400, 4000), ("",)),
+                                                  ((16, 64, 256, 1024, 4000), ("a", "b"))])
+def test_ta4_29_no_two_series_of_the_accuracy_vs_bits_plot_look_alike(calibrations, setups):
+    """TA4 29: the activation panel held 12 series in 10 colours ("max, 400 images" and "MSE-optimal, 4000
+    images" both orange). Every series of a panel has its own colour, line style and marker together, one colour
+    per range method, one line style per calibration (granularity for weights)."""
+    from collect.ptq.plots import series_styles
+
+    sweep = _sweep_rows(calibrations, setups)
+    for part in ("weights", "activations"):
+        rows = sweep[sweep.part == part]
+        styles = series_styles(rows)
+        assert len(styles) == rows.groupby(["setup", "choice"]).ngroups == len(set(styles.values())), styles
+        for method in ("max", "MSE-optimal"):
+            assert len({s.color for (_, c), s in styles.items() if method in c}) == 1
+    acts = series_styles(sweep[sweep.part == "activations"])
+    setup = setups[0]
+    assert acts[setup, "max, 16 images"].color != acts[setup, "MSE-optimal, 16 images"].color
 
 
 # --- the all-reduce kind ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from tests.helpers import cli_json
 
 TRAINING_GRIDS = ["q1", "table1", "strong", "table2", "table3", "test", "q4", "overhead", "sweep"]
 PTQ_GRIDS = ["ptq_cells", "ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations",
-             "ptq_sweep_weights", "ptq_sweep_activations"]
+             "ptq_sweep_weights", "ptq_sweep_activations", "ptq_clipping"]
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ def test_the_training_report_keeps_its_heading(mixed_dir):
 def test_collect_json_gives_the_ptq_tables(ptq_dir, capsys):
     out = cli_json(capsys, "collect", "--results", ptq_dir)
     assert set(out) == {"ptq_notebook", "ptq_integer", "ptq_scales", "ptq_weights", "ptq_activations", "ptq_sweep",
-                        "ptq_cells", "answers", "written"}
+                        "ptq_clipping", "ptq_cells", "answers", "written"}
     assert [r["name"] for r in out["ptq_notebook"]] == list(NOTEBOOK)
 
 

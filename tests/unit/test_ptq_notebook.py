@@ -104,3 +104,26 @@ def test_the_notebook_functions_are_used_only_for_the_notebooks_choices():
     for change in ({"weight_bits": 4}, {"activation_bits": 6}, {"granularity": "channel"}, {"weight_method": "mse"},
                    {"activation_method": "percentile"}, {"cumulative_scales": False}):
         assert not notebook.is_notebooks(dataclasses.replace(QuantSpec(), **change)), change
+
+
+def test_the_printed_forward_shows_where_its_weights_multipliers_and_biases_come_from():
+    """TA4 26: the forward handed in for B.Q4 reads without the package's other files: every function of the
+    package it calls is printed too, and so is the code that fills the self.<name> tensors it uses, down to
+    the notebook's quantized_weights / quantize_activations / quantized_bias."""
+    import re
+
+    from jobs.ptq import choices, lenet, quantize, simulate
+
+    forward = [c for c in listings() if c.stands_for == "forward"]
+    printed = {c.function.rsplit(".", 1)[-1] for c in listings()}  # B.Q2 and B.Q5 print theirs
+    text = "\n".join(c.source for c in forward)
+    ours = {name for m in (simulate, quantize, lenet, notebook, choices) for name in vars(m)
+            if callable(getattr(m, name)) and getattr(getattr(m, name), "__module__", "").startswith("jobs.ptq")}
+    ours |= {name for name in vars(simulate.SimulatedNet) if callable(getattr(simulate.SimulatedNet, name))}
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\(", text)) | set(re.findall(r"\bwith .*?\b(_\w+)\(", text))
+    assert sorted((called & ours) - printed - {"__call__"}) == []
+    for used in set(re.findall(r"self\.(\w+)\[", text)):
+        # the tensor the forward indexes is filled (or declared, a dataclass field) in printed code
+        assert f"self.{used} = " in text or re.search(rf"^    {used}: ", text, re.M), used
+    for name in ("quantized_weights", "quantize_activations", "quantized_bias"):
+        assert f"{name}(" in text, name
