@@ -150,9 +150,10 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
         missing.append("no multi-GPU cell: add engine = \"ddp\" with gpus_per_node = [2, 4]")
     strongs = strong_points(multi, q1, namer, waits)
     ends = [s for s in (min(ranked_speedups(speedups), key=lambda s: s.speedup, default=None),
-                        max(ranked_speedups(speedups), key=lambda s: s.speedup, default=None)) if s]
+                        max(ranked_speedups(speedups), key=lambda s: s.speedup, default=None),
+                        max((s for s in speedups if s.loader_bound), key=lambda s: s.speedup, default=None)) if s]
     named = {(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0}
-    # the rows the text names (the range's ends, the slower list) first, then the rest up to six pairs
+    # the rows the text names (the range's ends, the top over a loader-bound T1, the slower list) first, then the rest
     cited_first = sorted(used, key=lambda u: (namer.name(u[0][1], batch=False), int(u[0][1].batch_per_gpu)) not in named)
     pairs = [x for u in cited_first[:max(6, len(named))] for x in u]
     bound = _loader_bound(waits, {base_key(o[1]) for o in ones.values()}, {s.batch for s in speedups})

@@ -189,10 +189,8 @@ def _invalid_text(points: tuple[StrongPoint, ...]) -> str:
 def clean_text(p: StrongPoint, counted: list[StrongPoint]) -> str:
     """Why the cited row is a data point by the loader rule (TA4 6): its 1-GPU runs' waits, and which way a
     loader-bound one could only have moved it; the batches of the rows that count (`counted`) named."""
-    if not p.bound_runs:
-        return (f"; at {p.batch} per GPU neither 1-GPU run is loader-bound ({p.batch_wait_share:.0%} at {p.batch}, "
-                f"{p.global_wait_share:.0%} at {p.global_batch})" if present(p.batch_wait_share)
-                and present(p.global_wait_share) else "")
+    if not p.bound_runs:  # nothing the rule sets aside
+        return ""
     (b, w), = p.bound_runs
     clean = p.global_wait_share if b == p.batch else p.batch_wait_share
     which = "weak" if b == p.batch else "strong"

@@ -173,8 +173,8 @@ def _single_runs(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
     way = leaning(a.trend)  # type: ignore[arg-type]
     if way < 0:
         to = next(b for b in a.batches if b.batch == (a.plateau or last.batch))
-        return (f" When the batch is larger the single runs took less time: the train time fell with each larger batch "
-                f"from batch {first.batch} to {to.batch} ({secs(first.train_s)} to {secs(to.train_s)}), "  # type: ignore[arg-type]
+        return (f" When the batch is larger the single runs took less time, falling with each larger batch from "
+                f"{first.batch} to {to.batch} ({secs(first.train_s)} to {secs(to.train_s)}), "  # type: ignore[arg-type]
                 f"{_because(a, first, last)}.")
     took = f"{secs(first.train_s)} at batch {first.batch} and {secs(last.train_s)} at {last.batch}"  # type: ignore[arg-type]
     if way > 0:
@@ -222,8 +222,7 @@ def _plateau_text(batch: int, after: BatchTime, v: Verdict, batches: tuple[Batch
     before = next(b for b in batches if b.batch == batch)
     pair = f"{secs(before.train_s)} to {secs(after.train_s)}"  # type: ignore[arg-type]
     if v.one_run:  # no "within 5%" from one run a side (TA4 7)
-        return (f"; from batch {batch} to {after.batch} it went from {pair}: a single run on a side, which cannot tell "
-                "whether it still falls")
+        return f"; from batch {batch} to {after.batch} ({pair}) single runs cannot tell whether it still falls"
     how = says(v, Words("it falls", "it rises", f"the time stays within {v.threshold:.0%}",
                         "the runs' spread hides any change"))
     return f"; from batch {batch} to {after.batch} {how} ({pair})"

@@ -400,14 +400,19 @@ def test_each_class_of_issue_44_holds_on_generated_sets(kind, results):
 
 def test_class_1_a_claim_one_run_cannot_carry_fails(run8):
     """Run 8: 3.58x (2 x 2 on one host) and 3.42x (4 GPUs, DDP) are one data point within 5%; Q3.1's share falls
-    in 2 of 5 setups only."""
+    in 2 of 5 setups only. (Their 1-GPU run at 512 is loader-bound, so the answer's range leaves them out, TA4 6:
+    here the record is made to count them.)"""
     a, t = run8
     q2, q31 = a["A.Q2"], a["A.Q3.1"]
-    _fails(claims.one_run_claims, _bad(q2, q2.text.replace("; single runs cannot rank it against", "; above")), t)
-    noisy = q2.text.replace("single runs cannot rank it against 3.42x (4 GPUs, DDP, batch 512)",
-                            "3.42x (4 GPUs, DDP, batch 512) is within run-to-run noise of it")
-    assert noisy != q2.text
-    _fails(claims.one_run_claims, _bad(q2, noisy), t)  # TA2 3, 13: no noise measured over single runs
+    counted = tuple(dataclasses.replace(s, t1_wait_share=0.0) for s in q2.record.speedups)
+    top = q2.text.replace("to 2.89x (4 GPUs on one host (launched as 2 x 2), DDP, batch 32)",
+                          "to 3.58x (4 GPUs on one host (launched as 2 x 2), DDP, batch 512)")
+    assert top != q2.text
+    _fails(claims.one_run_claims, _bad(q2, top, speedups=counted), t)
+    noisy = top.replace("DDP, batch 512).", "DDP, batch 512); 3.42x (4 GPUs, DDP, batch 512) is within run-to-run "
+                                             "noise of it.")
+    assert noisy != top
+    _fails(claims.one_run_claims, _bad(q2, noisy, speedups=counted), t)  # TA2 3, 13: no noise measured over single runs
     _fails(claims.one_run_claims, _bad(q31, q31.text + " Communication's share falls with the batch."), t)
     _fails(claims.one_run_claims, _bad(q2, q2.text + " Efficiency above 1 (1.01).", superlinear=()), t)
 
