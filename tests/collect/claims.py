@@ -14,7 +14,7 @@ import pandas as pd
 from collect.train.answers_bandwidth import NEAR, FAR_BELOW, BusbwBecause
 from collect.render import percent, seconds
 from collect.train.answers_comm import BOUND, Q3Because, by_setup
-from collect.train.answers_strong import LOADER_BOUND, StrongClaim, decided, strong_word
+from collect.train.answers_strong import CUTOFF, LOADER_BOUND, StrongClaim, decided, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
 from collect.verdict import leaning
@@ -552,7 +552,8 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
         top = max(bound, key=lambda s: s.speedup, default=None)
         if clean and top is not None and f"to {top.speedup:.2f}x ({top.setup}, batch {top.batch}" in a.text:
             out.append(f"the range ends on {top.speedup:.2f}x, over a loader-bound 1-GPU run")
-        if "loader-bound" in a.text and f"at least {LOADER_BOUND:.0%} of its epoch is loader-bound" not in a.text:
+        if "loader-bound" in a.text and f"waiting on its loader {CUTOFF} is loader-bound" not in a.text \
+                and f"waiting {CUTOFF}, a 1-GPU run is loader-bound" not in a.text:
             out.append("'loader-bound' without its cutoff")
     m = re.search(r"by epoch 1-\d+ was (.*?) \(", a.text) if a.id == "A.Q4.1" else None
     if m:  # 11: the per-epoch accuracies quoted are an evidence row's accuracy-by-epoch column as printed
