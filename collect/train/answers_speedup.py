@@ -30,8 +30,8 @@ class Speedup:
     batch: int
     speedup: float
     efficiency: float
+    t1_wait_share: float  # T1's epoch share waiting on its loader (Table 1's data wait / epoch; NaN: not measured)
     verdict: Verdict  # TN against T1 (below: faster than 1 GPU); its sides hold both epochs' repeats
-    t1_wait_share: float = float("nan")  # T1's epoch share waiting on its loader (Table 1's data wait / epoch)
 
     @property
     def loader_bound(self) -> bool:
@@ -139,8 +139,8 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
             continue
         t1n = figure(one[1], "epoch_s")
         speedups.append(Speedup(namer.name(r, batch=False), str(r.engine), int(r.batch_per_gpu), float(r.speedup),
-                                float(r.efficiency), against(tn, t1n),  # type: ignore[arg-type]
-                                waits.get(base_key(one[1]), (float("nan"), 0))[0]))
+                                float(r.efficiency), waits.get(base_key(one[1]), (float("nan"), 0))[0],
+                                against(tn, t1n)))  # type: ignore[arg-type]
         above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
         # N x TN under T1 (Superlinear.shown: over repeats), over a T1 the loader rule keeps (TA4 6)
         if float(r.efficiency) > 1 and decided(above_n) < 0 and not speedups[-1].loader_bound:
