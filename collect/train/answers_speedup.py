@@ -150,8 +150,9 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     if not multi and not one_process:
         missing.append("no multi-GPU cell: add engine = \"ddp\" with gpus_per_node = [2, 4]")
     strongs = strong_points(multi, q1, namer, waits)
-    ends = [s for s in (min(ranked_speedups(speedups), key=lambda s: s.speedup, default=None),
-                        max(ranked_speedups(speedups), key=lambda s: s.speedup, default=None),
+    ranked = list(ranked_speedups(speedups))
+    ends = [s for s in (min(ranked, key=lambda s: s.speedup, default=None),
+                        max(ranked, key=lambda s: s.speedup, default=None),
                         max((s for s in speedups if s.loader_bound), key=lambda s: s.speedup, default=None)) if s]
     named = {(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0}
     # the rows the text names (the range's ends, the top over a loader-bound T1, the slower list) first, then the rest
@@ -161,11 +162,11 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     invalid = tuple(p for p in strongs if p.no_evidence)
     claim, cite = strong_claim([p for p in strongs if p not in invalid])
     evidence = cited(namer, pairs + alone + alone_dp) + strong_evidence(tables, [cite] if cite else [])
-    level = level_with(list(ranked_speedups(speedups)))
+    level = level_with(ranked)
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
-                    bound, tuple(unpaired), level, invalid, level_reason(level, list(ranked_speedups(speedups))), one_process)
+                    bound, tuple(unpaired), level, invalid, level_reason(level, ranked), one_process)
 
 
 def speedup_values(s: Speedup) -> tuple[float, ...]:
@@ -252,7 +253,8 @@ def _slower(slower: list[Speedup]) -> str:
     parts = [f"slower than 1 GPU: {at_batches((s.setup, s.batch) for s in over)}"] if over else []
     if single:
         parts.append(f"slower than 1 GPU in the single run of each: {at_batches((s.setup, s.batch) for s in single)}")
-    return " " + "; ".join(parts)[0].upper() + "; ".join(parts)[1:] + "."
+    said = "; ".join(parts)
+    return f" {said[0].upper()}{said[1:]}."
 
 
 def _workers(rows: tuple[tuple[str, int], ...]) -> str:
