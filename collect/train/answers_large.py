@@ -17,7 +17,7 @@ from collect.train.formulas import DIVERGED_LOSS
 from collect.train.answers_common import caveats, cited, part_a, pct, points_against, rows_of, setting_notes, where
 from collect.train.grids import remedy_name
 from collect.train.labels import Namer, missing_reason, present
-from collect.train.tables import CONFIG, Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
+from collect.train.tables import EARLIER_ACCURACY, Q4_BASELINE_BATCH, Q4_EPOCH, largest_fitting_batch
 from collect.verdict import Difference, leaning
 
 
@@ -49,7 +49,7 @@ class Q41Answer(Record):
     notes: tuple[str, ...] = ()
     q1_oom: bool = True  # Q1's sweep reached a batch that does not fit (else its largest that fits is not known)
     most_gpus: int = 4  # the most GPUs any run of the study had (the question asks 4)
-    large_curve: tuple[float, ...] = ()  # the large run's training accuracy by epoch, as the Q4 plot draws it
+    large_curve: tuple[float, ...] = ()  # the large run's training accuracy by epoch, as the Q4 table prints it
 
     @property
     def unstable(self) -> bool:
@@ -103,16 +103,18 @@ def q41_answer(tables: Tables) -> Optional[Q41Answer]:
     return Q41Answer(cited(namer, used), tuple(missing), device, cpu, synthetic, b, l_, gap,
                      largest_fitting_batch(tables["q1"]), planned, setting_notes(cells, (r for _, r in used)),
                      bool((tables["q1"].status == "oom").any()), most,
-                     _curve(tables.get("q4_curves"), large[1]) if large else (), to_add=tuple(to_add))
+                     _curve(large[1]) if large else (), to_add=tuple(to_add))
 
 
-def _curve(curves: Optional[pd.DataFrame], r: Any) -> tuple[float, ...]:
-    """Row r's training accuracy by epoch from the Q4 plot's table (the median over repeats)."""
-    if curves is None or curves.empty:
-        return ()
-    keys = [c for c in CONFIG if c in curves.columns and hasattr(r, c)]
-    mine = curves[(curves[keys] == pd.Series({c: getattr(r, c) for c in keys})).all(axis=1)]
-    return tuple(float(x) for x in mine.sort_values("epoch").accuracy)
+def _curve(r: Any) -> tuple[float, ...]:
+    """Row r's training accuracy by epoch, as the Q4 table's accuracy-by-epoch column prints it (TA4 11; the
+    median over repeats), up to the first epoch not recorded."""
+    out = []
+    for value in [getattr(r, c, float("nan")) for c in EARLIER_ACCURACY] + [r.accuracy]:
+        if not present(value):
+            break
+        out.append(float(value))
+    return tuple(out)
 
 
 def _unstable(run: Run5, curve: tuple[float, ...]) -> str:
@@ -120,7 +122,7 @@ def _unstable(run: Run5, curve: tuple[float, ...]) -> str:
     runs = "one run" if run.accuracy.repeats <= 1 else f"the median of {run.accuracy.repeats} runs"
     went = listing([f"{100 * x:.0f}%" for x in curve], len(curve))
     return (f"That is {runs}, and unstable: its training accuracy by epoch 1-{len(curve)} was {went} (the Q4 "
-            f"plot), so epoch {len(curve)} is a snapshot of a swinging run, not where it settled")
+            f"table's accuracy by epoch), so epoch {len(curve)} is a snapshot of a swinging run, not where it settled")
 
 
 def q41_text(a: Q41Answer) -> str:

@@ -4,6 +4,7 @@ with a data point the study already has (a strong-table row; without one, the us
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
@@ -13,8 +14,8 @@ from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, against, one_run_note
 from collect.render import seconds
 from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, secs, setting_notes, where
-from collect.train.answers_strong import (LOADER_BOUND, StrongClaim, StrongPoint, decided, strong_claim, strong_evidence,
-                                          strong_points, strong_text)
+from collect.train.answers_strong import (CUTOFF, LOADER_BOUND, StrongClaim, StrongPoint, decided, strong_claim,
+                                          strong_evidence, strong_points, strong_text)
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS
 from collect.verdict import Verdict, verdict
@@ -29,7 +30,13 @@ class Speedup:
     batch: int
     speedup: float
     efficiency: float
+    t1_wait_share: float  # T1's epoch share waiting on its loader (Table 1's data wait / epoch; NaN: not measured)
     verdict: Verdict  # TN against T1 (below: faster than 1 GPU); its sides hold both epochs' repeats
+
+    @property
+    def loader_bound(self) -> bool:
+        """T1 waits on its loader at least LOADER_BOUND of its epoch: the speedup measures no GPU scaling (TA4 6)."""
+        return present(self.t1_wait_share) and self.t1_wait_share >= LOADER_BOUND
 
 
 @dataclass(frozen=True)
@@ -88,10 +95,21 @@ class Q2Answer(Record):
     one_process: tuple[tuple[str, int], ...] = ()  # DataParallel on a CPU (setup, batch): one process, no speedup
 
     @property
+    def ranked(self) -> tuple[Speedup, ...]:
+        """The speedups the answer's range spans: those whose T1 is not loader-bound, where any (TA4 6)."""
+        return ranked_speedups(self.speedups)
+
+    @property
     def unranked(self) -> bool:
         """Even the lowest speedup is within run-to-run noise of the highest: the runs cannot rank them."""
-        low = min(self.speedups, key=lambda s: s.speedup, default=None)
+        low = min(self.ranked, key=lambda s: s.speedup, default=None)
         return any(s is low for s in self.level)
+
+
+def ranked_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
+    """The speedups over a 1-GPU run that is not loader-bound, or all of them where every one is."""
+    clean = tuple(s for s in speedups if not s.loader_bound)
+    return clean or tuple(speedups)
 
 
 def q2_answer(tables: Tables) -> Optional[Q2Answer]:
@@ -121,30 +139,34 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
             continue
         t1n = figure(one[1], "epoch_s")
         speedups.append(Speedup(namer.name(r, batch=False), str(r.engine), int(r.batch_per_gpu), float(r.speedup),
-                                float(r.efficiency), against(tn, t1n)))  # type: ignore[arg-type]
+                                float(r.efficiency), waits.get(base_key(one[1]), (float("nan"), 0))[0],
+                                against(tn, t1n)))  # type: ignore[arg-type]
         above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
-        if float(r.efficiency) > 1 and decided(above_n) < 0:  # N x TN under T1 (Superlinear.shown: over repeats)
+        # N x TN under T1 (Superlinear.shown: over repeats), over a T1 the loader rule keeps (TA4 6)
+        if float(r.efficiency) > 1 and decided(above_n) < 0 and not speedups[-1].loader_bound:
             fast.append(Superlinear(speedups[-1].setup, int(r.batch_per_gpu), float(r.efficiency),
                                     waits.get(base_key(one[1]), (float("nan"), 0))[0], above_n))
         used.append(((i, r), one))
     if not multi and not one_process:
         missing.append("no multi-GPU cell: add engine = \"ddp\" with gpus_per_node = [2, 4]")
     strongs = strong_points(multi, q1, namer, waits)
-    ends = [s for s in (min(speedups, key=lambda s: s.speedup, default=None),
-                        max(speedups, key=lambda s: s.speedup, default=None)) if s]
+    ranked = list(ranked_speedups(speedups))
+    ends = [s for s in (min(ranked, key=lambda s: s.speedup, default=None),
+                        max(ranked, key=lambda s: s.speedup, default=None),
+                        max((s for s in speedups if s.loader_bound), key=lambda s: s.speedup, default=None)) if s]
     named = {(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0}
-    # the rows the text names (the range's ends, the slower list) first, then the rest up to six pairs
+    # the rows the text names (the range's ends, the top over a loader-bound T1, the slower list) first, then the rest
     cited_first = sorted(used, key=lambda u: (namer.name(u[0][1], batch=False), int(u[0][1].batch_per_gpu)) not in named)
     pairs = [x for u in cited_first[:max(6, len(named))] for x in u]
     bound = _loader_bound(waits, {base_key(o[1]) for o in ones.values()}, {s.batch for s in speedups})
     invalid = tuple(p for p in strongs if p.no_evidence)
     claim, cite = strong_claim([p for p in strongs if p not in invalid])
     evidence = cited(namer, pairs + alone + alone_dp) + strong_evidence(tables, [cite] if cite else [])
-    level = level_with(speedups)
+    level = level_with(ranked)
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
-                    bound, tuple(unpaired), level, invalid, level_reason(level, speedups), one_process)
+                    bound, tuple(unpaired), level, invalid, level_reason(level, ranked), one_process)
 
 
 def speedup_values(s: Speedup) -> tuple[float, ...]:
@@ -203,7 +225,7 @@ def _loader_bound(waits: dict[tuple, tuple[float, int]], baselines: set[tuple], 
 def q2_text(a: Q2Answer) -> str:
     text = "Table 1 gives the epoch time (with data loading) and speedup T1/TN"
     if a.speedups:
-        low, high = min(a.speedups, key=lambda s: s.speedup), max(a.speedups, key=lambda s: s.speedup)
+        low, high = min(a.ranked, key=lambda s: s.speedup), max(a.ranked, key=lambda s: s.speedup)
         ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{_undecided(s)})" for s in ([low] if low is high else [low, high])]
         text += f" on {a.device}: from {ends[0]} to {ends[-1]}" if len(ends) > 1 else f" on {a.device}: {ends[0]}"
         text += _level(a.level, a.unranked, a.level_why) + "."
@@ -211,7 +233,7 @@ def q2_text(a: Q2Answer) -> str:
         text += "; no multi-GPU run has a speedup yet."
     slower = [s for s in a.speedups if decided(s.verdict) > 0]
     if slower:
-        text += f" Slower than 1 GPU: {at_batches((s.setup, s.batch) for s in slower)}."
+        text += _slower(slower)
         if any(s.engine == "dp" for s in slower) and not a.cpu:  # on a CPU DataParallel wraps nothing
             text += DP_SLOWER
     if a.one_process:
@@ -219,9 +241,20 @@ def q2_text(a: Q2Answer) -> str:
                  f" so the DataParallel rows ({at_batches(a.one_process)}) measure no speedup.")
     text += _unpaired(a.unpaired) + _loader_text(a)
     text += " This is weak scaling (a fixed batch per GPU)."
-    text += strong_text(a.strong, a.strong_claim, a.strongs, a.loader_invalid)
+    text += strong_text(a.strong, a.strong_claim, a.strongs, a.loader_invalid, bool(a.loader_bound))
     verdicts = [s.verdict for s in a.speedups] + [p.verdict for p in a.strongs]
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
+
+
+def _slower(slower: list[Speedup]) -> str:
+    """The runs slower than 1 GPU: by the verdict over repeats, and apart those that are a single run on a side
+    (no verdict: what the single runs did, TA4 14)."""
+    over, single = [s for s in slower if not s.verdict.one_run], [s for s in slower if s.verdict.one_run]
+    parts = [f"slower than 1 GPU: {at_batches((s.setup, s.batch) for s in over)}"] if over else []
+    if single:
+        parts.append(f"slower than 1 GPU in the single run of each: {at_batches((s.setup, s.batch) for s in single)}")
+    said = "; ".join(parts)
+    return f" {said[0].upper()}{said[1:]}."
 
 
 def _workers(rows: tuple[tuple[str, int], ...]) -> str:
@@ -283,8 +316,8 @@ def _unpaired(runs: tuple[Unpaired, ...]) -> str:
 
 def _loader_text(a: Q2Answer) -> str:
     """An efficiency above 1: shown only over repeats (Superlinear.shown), else said to be beyond these runs;
-    and where 1 GPU waits on its loader, that the speedups there may measure the loaders' scaling too (each
-    rank has its own workers): a hypothesis, not measured."""
+    and where 1 GPU is loader-bound, that neither speedup there measures GPU scaling: one rule for the weak and the
+    strong speedups, its cutoff said with its number (TA4 6)."""
     shown = [s for s in a.superlinear if s.shown]
     top = max(shown, key=lambda s: s.efficiency) if shown else None
     lead = f" Efficiency above 1 ({top.efficiency:.2f}, {top.setup}, batch {top.batch})" if top else ""
@@ -292,16 +325,19 @@ def _loader_text(a: Q2Answer) -> str:
     if unshown is not None and top is None:  # past T1/N in a single run a side (decided, not shown)
         lead = (f" An efficiency of {unshown.efficiency:.2f} ({unshown.setup}, batch {unshown.batch}) is a single run a "
                 "side: no evidence of efficiency above 1.")
+    lead += ": 1 GPU is slower per image." if top else ""
     bound = a.loader_bound
     if not bound:
-        return f"{lead}: 1 GPU is slower per image." if top else lead
+        return lead
     workers = {b.workers for b in bound}
     each = f"{workers.pop()} loader workers" if len(workers) == 1 else "its loader workers"
-    text = (f"1 GPU waits on {each} {listing([f'{b.wait_share:.0%}' for b in bound])} of its epoch at batch "
-            f"{listing([str(b.batch) for b in bound])}, while each GPU brings its own: a possible reason for high "
-            "speedups there (not measured).")
-    return f"{lead}: possibly because {text[0].lower()}{text[1:]}" if top else f"{lead} {text}"
+    at = [s for s in a.speedups if s.loader_bound]
+    up_to = f" (up to {max(s.speedup for s in at):.2f}x)" if at else ""
+    return (f"{lead} 1 GPU waits on {each} {listing([f'{b.wait_share:.0%}' for b in bound])} of its epoch at batch "
+            f"{listing([str(b.batch) for b in bound])} (Table 1's data wait / epoch): waiting {CUTOFF}, a 1-GPU run "
+            f"is loader-bound (each GPU brings its own loader), so neither the weak speedups there{up_to} nor the "
+            "strong ones on those runs measure GPU scaling.")
 
 
-DP_SLOWER = (" DataParallel is slower: each forward, GPU 0 copies the model to every GPU, scatters inputs, gathers "
+DP_SLOWER = (" DataParallel's cost: each forward, GPU 0 copies the model to every GPU, scatters inputs, gathers "
              "outputs and sums the gradients while the others wait.")

@@ -53,9 +53,25 @@ class StrongPoint:
 
     @property
     def no_evidence(self) -> bool:
-        """A loader-bound T1(B) decides nothing (TA3 16), unless the row is worse with T1(b) not loader-bound: a
-        loader-slowed T1(B) only raises the strong speedup, so strong scaling is worse still without it."""
-        return self.loader_bound and not (decided(self.verdict) < 0 and not _bound(self.batch_wait_share))
+        """One rule for both speedups (TA4 6): a loader-bound 1-GPU run measures no GPU scaling, so a row resting on
+        one decides nothing (TA3 16), except the way the loader cannot have made: a loader-slowed T1(B) only raises
+        the strong speedup, so a row worse with T1(b) not loader-bound is worse still without it; a loader-slowed
+        T1(b) only raises the weak one, so a row better with T1(B) not loader-bound is better still."""
+        way = decided(self.verdict)
+        if self.loader_bound:
+            return not (way < 0 and not _bound(self.batch_wait_share))
+        return _bound(self.batch_wait_share) and not way > 0
+
+    @property
+    def bound_runs(self) -> tuple[tuple[int, float], ...]:
+        """(batch, wait share) of the row's loader-bound 1-GPU runs: at b (the weak T1), at B (the strong T1)."""
+        return tuple((b, w) for b, w in ((self.batch, self.batch_wait_share), (self.global_batch,
+                                                                                self.global_wait_share)) if _bound(w))
+
+
+CUTOFF = f"{LOADER_BOUND:.0%} of its epoch or more"  # the loader rule's cutoff, said with its number (TA4 6)
+LOADER_RULE = (f"A 1-GPU run waiting on its loader {CUTOFF} is loader-bound (each GPU brings its own loader): a "
+               "speedup over it measures no GPU scaling")
 
 
 def _bound(wait_share: float) -> bool:
@@ -129,22 +145,29 @@ NO_PAIR = "no 1-GPU run at any N-GPU run's global batch, so the strong-scaling t
 
 
 def strong_text(p: Optional[StrongPoint], claim: StrongClaim, strongs: tuple[StrongPoint, ...],
-                invalid: tuple[StrongPoint, ...]) -> str:
+                invalid: tuple[StrongPoint, ...], rule_said: bool = False) -> str:
     """The strong-scaling sentences: the claim with the row it cites (`p`), the rows that decide nothing (`invalid`),
-    or the usual argument where no row decides."""
+    or the usual argument where no row decides; led by the loader rule (LOADER_RULE) where they call a 1-GPU run
+    loader-bound and the answer has not said it (`rule_said`)."""
+    text = _strong_text(p, claim, strongs, invalid)
+    return f" {LOADER_RULE}.{text}" if "loader-bound" in text and not rule_said else text
+
+
+def _strong_text(p: Optional[StrongPoint], claim: StrongClaim, strongs: tuple[StrongPoint, ...],
+                 invalid: tuple[StrongPoint, ...]) -> str:
     lead = " Strong scaling (a fixed global batch) would be"
+    counted = [q for q in strongs if q not in invalid]
     if p is not None and claim in (StrongClaim.WORSE, StrongClaim.BETTER, StrongClaim.MIXED):
         example = (f"{p.setup}, {p.batch} per GPU: {p.strong:.2f}x strong against {p.weak:.2f}x weak (1 GPU "
                    f"{secs(p.t1_global)} at batch {p.global_batch}, {secs(p.t1_batch)} at {p.batch})")
         if claim == StrongClaim.BETTER:
-            why = _loader_why([p])
-            return f"{lead} better in this study: {example}{why}."
-        text = f"{lead} worse: {REASON}; e.g. {example}." + _invalid_text(invalid)
+            return f"{lead} better in this study: {example}{clean_text(p, counted)}." + _invalid_text(invalid)
+        text = f"{lead} worse: {REASON}; e.g. {example}{clean_text(p, counted)}." + _invalid_text(invalid)
         if claim == StrongClaim.MIXED:
-            better = [q for q in strongs if decided(q.verdict) > 0]
+            better = [q for q in strongs if decided(q.verdict) > 0 and q not in invalid]
             q = max(better, key=lambda q: q.strong)
             text += (f" Rows at {listing(sorted({str(q.batch) for q in better}, key=int))} per GPU come out better (e.g. "
-                     f"{q.setup}, {q.batch} per GPU: {q.strong:.2f}x strong against {q.weak:.2f}x weak){_loader_why([q])}.")
+                     f"{q.setup}, {q.batch} per GPU: {q.strong:.2f}x strong against {q.weak:.2f}x weak).")
         return text
     why = ("its strong rows are within run-to-run noise" if claim == StrongClaim.SAME
            else "its strong rows' 1-GPU runs wait on their loader" if invalid
@@ -154,22 +177,25 @@ def strong_text(p: Optional[StrongPoint], claim: StrongClaim, strongs: tuple[Str
 
 
 def _invalid_text(points: tuple[StrongPoint, ...]) -> str:
-    """Strong rows whose 1-GPU run at the global batch is loader-bound (Q2Answer.loader_invalid): named with why
-    they are no evidence."""
+    """Strong rows on a loader-bound 1-GPU run (Q2Answer.loader_invalid): named with the runs and their waits."""
     if not points:
         return ""
     q = max(points, key=lambda q: q.strong)
-    batches = sorted({p.global_batch for p in points})
-    waits = [f"{max(p.global_wait_share for p in points if p.global_batch == b):.0%}" for b in batches]
+    waits = dict(sorted({b: w for p in points for b, w in p.bound_runs}.items()))
     return (f" Rows at {listing(sorted({str(p.batch) for p in points}, key=int))} per GPU (e.g. {q.strong:.2f}x strong "
-            f"against {q.weak:.2f}x weak) do not count: 1 GPU at their global batch {listing(map(str, batches))} waits "
-            f"on its loader {listing(waits)} of its epoch.")
+            f"against {q.weak:.2f}x weak) rest on loader-bound 1-GPU runs ({listing([f'{w:.0%}' for w in waits.values()])}"
+            f" at batch {listing(map(str, waits))}).")
 
 
-def _loader_why(points: list[StrongPoint]) -> str:
-    """The loader's wait as a possible cause, with its measure: 1 GPU's wait at the global batch, where at least
-    LOADER_BOUND of its epoch (the data-wait column of Q1's table)."""
-    q = points[0] if points else None
-    if q is None or not present(q.global_wait_share) or q.global_wait_share < LOADER_BOUND:
+def clean_text(p: StrongPoint, counted: list[StrongPoint]) -> str:
+    """Why the cited row is a data point by the loader rule (TA4 6): its 1-GPU runs' waits, and which way a
+    loader-bound one could only have moved it; the batches of the rows that count (`counted`) named."""
+    if not p.bound_runs:  # nothing the rule sets aside
         return ""
-    return f"; 1 GPU's loader wait ({q.global_wait_share:.0%} of its epoch at batch {q.global_batch}) may explain it"
+    (b, w), = p.bound_runs
+    clean = p.global_wait_share if b == p.batch else p.batch_wait_share
+    which = "weak" if b == p.batch else "strong"
+    rows = listing(sorted({str(q.batch) for q in counted}, key=int))
+    return (f"; only the rows at {rows} per GPU count: 1 GPU waits {clean:.0%} at batch "
+            f"{p.global_batch if b == p.batch else p.batch}, and its {w:.0%} at {b} only raises the {which} speedup "
+            f"({'better' if which == 'weak' else 'worse'} still without it)")

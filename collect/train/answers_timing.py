@@ -7,10 +7,9 @@ from enum import StrEnum
 from typing import Any, Optional
 
 
-import collect.train.formulas as f
 from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
-from collect.render import seconds
+from collect.render import number, seconds
 from collect.train.answers_common import (caveats, cited, figure, rows_of, secs, setting_notes,
                                           where)
 from collect.train.labels import Namer, missing_reason, present
@@ -89,9 +88,9 @@ def q1_answer(tables: Tables) -> Optional[Q1Answer]:
 
 
 def _batch(r: Any) -> BatchTime:
-    steps = f.steps_per_epoch(int(r.train_images), int(r.batch_per_gpu), 1)
     return BatchTime(int(r.batch_per_gpu), str(r.status), figure(r, "train_s"), figure(r, "epoch_s"),
-                     float(r.data_wait_s), steps, float(r.gpu_util_pct), float(getattr(r, "peak_mem_gib", float("nan"))))
+                     float(r.data_wait_s), int(r.steps), float(r.gpu_util_pct),
+                     float(getattr(r, "peak_mem_gib", float("nan"))))
 
 
 def _plateau(ok: list[BatchTime]) -> Optional[int]:
@@ -130,6 +129,8 @@ def q1_text(a: Q1Answer) -> str:
     first, last = ok[0][0], ok[-1][0]
     if a.because == Q1Because.UNDECIDED and a.trend is not None:
         text += _unsettled(a.trend, first, last)
+    elif a.trend is not None and a.trend.one_run:  # no verdict from one run a side: the times, no ratio (TA4 7)
+        text += _single_runs(a, first, last)
     elif a.trend is not None:
         how = says(a.trend, Words(f"less time ({1 / a.trend.ratio:.2f}x faster from batch {first.batch} to {last.batch})",
                                   f"more time ({a.trend.ratio:.2f}x at batch {last.batch})", "about the same time",
@@ -159,9 +160,27 @@ def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
 
 
 def _per_step(first: BatchTime, last: BatchTime, lead: str) -> str:
-    """One step's time at the larger batch against the smaller's, beside their images' ratio."""
-    return (f"{lead}: one step of {last.batch} images took {last.step_s / first.step_s:.2f}x one of {first.batch}, "
-            f"for {last.batch / first.batch:g}x the images")
+    """One step's time at the larger batch against the smaller's, as the Q1 table's time / step column prints
+    them (TA4 20), beside their images' ratio."""
+    return (f"{lead}: one step of {last.batch} images took {number(1000 * last.step_s, 2)} ms against "
+            f"{number(1000 * first.step_s, 2)} ms for one of {first.batch} ({last.step_s / first.step_s:.2f}x, for "
+            f"{last.batch / first.batch:g}x the images)")
+
+
+def _single_runs(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
+    """A single run at an end: one run a side is no verdict (collect.verdict), so the times as measured, no ratio;
+    where each single run fell past the verdict's band (`leaning`), the steps of the sweep over which it fell."""
+    way = leaning(a.trend)  # type: ignore[arg-type]
+    if way < 0:
+        to = next(b for b in a.batches if b.batch == (a.plateau or last.batch))
+        return (f" When the batch is larger the single runs took less time, falling with each larger batch from "
+                f"{first.batch} to {to.batch} ({secs(first.train_s)} to {secs(to.train_s)}), "  # type: ignore[arg-type]
+                f"{_because(a, first, last)}.")
+    took = f"{secs(first.train_s)} at batch {first.batch} and {secs(last.train_s)} at {last.batch}"  # type: ignore[arg-type]
+    if way > 0:
+        return f" When the batch is larger the single runs took more time ({took}), {_because(a, first, last)}."
+    return (f" The single runs took {took}: single runs cannot tell whether a larger batch is faster. "
+            f"{_per_step(first, last, 'Per step')}.")
 
 
 def _sweep(a: Q1Answer, ok: list[BatchTime]) -> str:
@@ -181,7 +200,7 @@ def _because(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
     util = (f" (utilization {first.util_pct:.0f}% at batch {first.batch}, {last.util_pct:.0f}% at {last.batch})"
             if present(first.util_pct) and present(last.util_pct) else "")
     if a.because == Q1Because.FEWER_STEPS:
-        # the step counts are in no table: said with the batches they divide the epoch's images into (TA3 23)
+        # the step counts as the Q1 table prints them (TA4 20), with the batches they divide the epoch into (TA3 23)
         text = (f"because an epoch takes fewer steps ({first.steps:,} of {first.batch} images against {last.steps:,} of "
                 f"{last.batch}): each step's fixed cost "
                 f"({'operator dispatch' if a.cpu else 'kernel launches'}, optimizer update, Python loop) is paid fewer "
@@ -202,6 +221,8 @@ def _plateau_text(batch: int, after: BatchTime, v: Verdict, batches: tuple[Batch
     """Past the plateau batch, in the words its own pair's verdict chose (the numbers cited beside them)."""
     before = next(b for b in batches if b.batch == batch)
     pair = f"{secs(before.train_s)} to {secs(after.train_s)}"  # type: ignore[arg-type]
+    if v.one_run:  # no "within 5%" from one run a side (TA4 7)
+        return f"; from batch {batch} to {after.batch} ({pair}) single runs cannot tell whether it still falls"
     how = says(v, Words("it falls", "it rises", f"the time stays within {v.threshold:.0%}",
                         "the runs' spread hides any change"))
     return f"; from batch {batch} to {after.batch} {how} ({pair})"

@@ -14,13 +14,14 @@ from collect.render import (NO_BASELINE, Grid, accuracy_digits, gbps, number, pe
                             status_text)
 from collect.repeats import ranged
 from collect.view import VARIES
-from collect.train.tables import CONFIG, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED, on_cpu
+from collect.train.tables import CONFIG, EARLIER_ACCURACY, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED, on_cpu
 
 ENGINE_NAMES = {"single": "1 GPU", "dp": "DataParallel", "ddp": "DDP"}
 GPU_FORMULA = ("GPU util. = the mean of NVML's utilization samples, taken every 50 ms over the timed epoch on the "
                "GPUs of rank 0 (each the share of its last period a kernel ran): the share of the epoch the GPU was "
                "busy; - where the samples span less than half the epoch or none was taken (a CPU run); peak memory "
                "= torch's peak allocation on the GPU")
+STEP_FORMULA = "steps = ceil(images per epoch / batch size); train time / step = train time / steps"
 SHOWN = {"engine", "nodes", "gpus_per_node", "batch_per_gpu"}
 
 
@@ -123,23 +124,23 @@ def timed_text(protocol: Optional[tuple[int, int]]) -> str:
 
 def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
     header = ["batch size", "train time (s)", "epoch time (s)", "data wait (s)", "data wait / epoch", "train images/s",
-              "peak memory (GiB)", "GPU util. (%)", "repeats"]
+              "steps", "train time / step (ms)", "peak memory (GiB)", "GPU util. (%)", "repeats"]
     fields = varying(q1, SHOWN)
     rows = []
     for r in q1.itertuples(index=False):
         name = str(r.batch_per_gpu) + (f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else "")
         if r.status != "ok":
-            rows.append([name, status_text(r.status)] + [""] * 6 + [str(r.runs)])
+            rows.append([name, status_text(r.status)] + [""] * 8 + [str(r.runs)])
             continue
         rows.append([name, ranged(r, "train_s"), ranged(r, "epoch_s"), seconds(r.data_wait_s), percent(r.data_share, 0),
-                     number(r.train_images_per_s, 0), number(r.peak_mem_gib, 2), number(r.gpu_util_pct, 0),
-                     repeats_cell(r)])
+                     number(r.train_images_per_s, 0), f"{r.steps:,}", number(r.step_ms, 2), number(r.peak_mem_gib, 2),
+                     number(r.gpu_util_pct, 0), repeats_cell(r)])
     return Grid("q1", "Q1: one epoch on 1 GPU by batch size", caption(q1, "seconds per epoch", timed_text(protocol)),
                 header, rows,
                 ["train time = the steps' copies to the GPU, forward, backward and update, timed on the GPU (CUDA "
                  "events): the epoch with its data ready, the Q1 figure; data wait = time the loop was blocked on "
                  "the loader (the GPU may still be busy then, so train time + data wait can exceed the epoch)",
-                 "train images/s = images per epoch / train time", GPU_FORMULA,
+                 "train images/s = images per epoch / train time", STEP_FORMULA, GPU_FORMULA,
                  "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"]],
                 "" if rows else "No 1-GPU timing runs in this study.")
 
@@ -310,9 +311,15 @@ def _or_not_measured(value, fmt) -> str:
     return "not measured" if value is None or math.isnan(value) else fmt(value)
 
 
+def by_epoch(r) -> str:
+    """"23, 67, 15, 22, 34": a Q4 row's training accuracy by epoch in whole percent ("-" where not recorded)."""
+    values = [getattr(r, c) for c in EARLIER_ACCURACY] + [r.accuracy]
+    return ", ".join("-" if v != v else f"{100 * v:.0f}" for v in values)
+
+
 def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
     header = ["setup", "batch per GPU", "global batch", "remedy", f"LR at epoch {Q4_EPOCH}", "loss", "accuracy",
-              "loss - baseline", "accuracy - baseline (points)", "note"]
+              "loss - baseline", "accuracy - baseline (points)", f"accuracy by epoch 1-{Q4_EPOCH} (%)", "note"]
     fields = varying(q4, SHOWN | {"lr_scaling", "warmup_epochs", "sync_bn", "epochs", "timed_epoch"})
     rows = []
     for r in q4.itertuples(index=False):
@@ -321,20 +328,23 @@ def q4_grid(q4: pd.DataFrame, largest_fit: Optional[int]) -> Grid:
         line = [row_name(r, fields), str(r.batch_per_gpu), str(r.global_batch), remedy_name(r)]
         if r.status != "ok" or math.isnan(r.loss):
             text = status_text(r.status) if r.status != "ok" else f"no epoch {Q4_EPOCH}"
-            rows.append(line + [text, "", "", "", "", note])
+            rows.append(line + [text, "", "", "", "", "", note])
             continue
         rows.append(line + [number(r.epoch_lr, 4), ranged(r, "loss", lambda v: number(v, 4)),
                             ranged(r, "accuracy", lambda v: percent(v, 2)),
                             "" if r.baseline else signed(r.d_loss, 4), "" if r.baseline else signed(100 * r.d_accuracy, 2),
-                            note])
+                            by_epoch(r), note])
     formulas = [f"loss, accuracy = means over the {Q4_EPOCH}th epoch's training images, all GPUs",
                 f"baseline = batch {Q4_BASELINE_BATCH} on 1 GPU, no remedy; accuracy - baseline in percentage points",
                 "linear LR scaling: lr x global batch / lr_ref_batch; warmup: lr ramps to it over the warmup epochs",
-                f.FORMULAS["diverged"], f.FORMULAS["spread"]]
+                f"accuracy by epoch = the training accuracy of each epoch, whole percent (epoch {Q4_EPOCH}: the "
+                "accuracy column)",
+                f"{f.FORMULAS['diverged']}, at epoch {Q4_EPOCH}: the one rule of this table, the Q4 plot's legend and "
+                "the answers", f.FORMULAS["spread"]]
     return Grid("q4", f"Q4: training loss and accuracy of epoch {Q4_EPOCH}, large batch vs batch {Q4_BASELINE_BATCH}",
                 caption(q4, "loss (cross-entropy), accuracy (%)", f"epoch {Q4_EPOCH}"), header, rows, formulas,
                 "" if rows else f"No runs of {Q4_EPOCH}+ epochs (1-GPU batch {Q4_BASELINE_BATCH}, or 4 GPUs) in this study.",
-                text_columns=(0, 3, 9))
+                text_columns=(0, 3, 9, 10))
 
 
 def lr_rule(row) -> str:

@@ -165,7 +165,8 @@ def q1_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Q1: the timed epoch on 1 GPU by batch size, up to the first batch that does not fit.
 
     train_s = epoch_s - data_wait_s (copies to the GPU, forward, backward, update: the Q1 figure);
-    epoch_s = the whole epoch; train_images_per_s = train_images / train_s. GPU_VALUES: the timed
+    epoch_s = the whole epoch; train_images_per_s = train_images / train_s; steps = ceil(train_images /
+    batch); step_ms = 1000 train_s / steps (one step's train time). GPU_VALUES: the timed
     epoch's median GPU utilization and the peak memory (torch's allocator; NVML's used), NaN on a CPU.
     Rows after the first OOM that are OOM too are left out (a larger batch cannot fit either).
     """
@@ -176,6 +177,9 @@ def q1_table(frame: pd.DataFrame) -> pd.DataFrame:
     table = rename_values(table, {"timed_train_s": "train_s", "timed_epoch_s": "epoch_s",
                                   "timed_data_wait_s": "data_wait_s"})
     table["train_images_per_s"] = table.train_images / table.train_s
+    table["steps"] = [f.steps_per_epoch(int(i), int(b), 1) for i, b in zip(table.train_images, table.batch_per_gpu,
+                                                                           strict=True)]
+    table["step_ms"] = 1000 * table.train_s / table.steps
     table["data_share"] = table.data_wait_s / table.epoch_s
     table = table.sort_values(BASE_KEYS, kind="stable").reset_index(drop=True)
     rest = [k for k in BASE_KEYS if k != "batch_per_gpu"]
@@ -283,6 +287,9 @@ def table3(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     return table.drop(columns=["comm_grad_bytes", "comm_busbw_gbps"])
 
 
+EARLIER_ACCURACY = [f"accuracy_e{k}" for k in range(1, Q4_EPOCH)]  # Q4's runs' training accuracy before epoch 5
+
+
 def q4_cells(frame: pd.DataFrame) -> pd.DataFrame:
     """Q4's runs: the 1-GPU batch-128 baseline without remedy, and every run on 4 GPUs,
     each trained for at least Q4_EPOCH epochs."""
@@ -295,12 +302,17 @@ def q4_table(frame: pd.DataFrame, epochs: pd.DataFrame) -> pd.DataFrame:
     """Q4: training loss and accuracy of the 5th epoch (means over that epoch, all ranks),
     large batches on 4 GPUs against batch 128 on 1 GPU, with and without each remedy.
 
-    d_loss = loss - baseline loss; d_accuracy = accuracy - baseline accuracy (0..1).
+    d_loss = loss - baseline loss; d_accuracy = accuracy - baseline accuracy (0..1); accuracy_e1 ..
+    accuracy_e4 = the training accuracy of each earlier epoch (the swing the Q4.1 answer cites).
     """
     cells = q4_cells(frame)
     fifth = epochs[epochs.epoch == Q4_EPOCH][["cell_id", "loss", "accuracy", "lr"]]
     cells = cells.merge(fifth.rename(columns={"lr": "epoch_lr"}), on="cell_id", how="left")
-    table = median_repeats(cells, ["loss", "accuracy", "epoch_lr"], ranged=("loss", "accuracy"))
+    before = epochs[epochs.epoch < Q4_EPOCH].pivot_table(index="cell_id", columns="epoch", values="accuracy")
+    before = before.reindex(columns=range(1, Q4_EPOCH))
+    before.columns = EARLIER_ACCURACY
+    cells = cells.merge(before.reset_index(), on="cell_id", how="left")
+    table = median_repeats(cells, ["loss", "accuracy", "epoch_lr", *EARLIER_ACCURACY], ranged=("loss", "accuracy"))
     is_base = (table.engine == "single") & (table.batch_per_gpu == Q4_BASELINE_BATCH) & plain(table)
     table["baseline"] = is_base
     base = table[is_base & (table.status == "ok")]

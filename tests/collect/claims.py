@@ -14,7 +14,7 @@ import pandas as pd
 from collect.train.answers_bandwidth import NEAR, FAR_BELOW, BusbwBecause
 from collect.render import percent, seconds
 from collect.train.answers_comm import BOUND, Q3Because, by_setup
-from collect.train.answers_strong import LOADER_BOUND, StrongClaim, decided, strong_word
+from collect.train.answers_strong import CUTOFF, LOADER_BOUND, StrongClaim, decided, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
 from collect.verdict import leaning
@@ -45,9 +45,9 @@ def trend_sign(a: Any, tables: Tables) -> list[str]:
     the times shown; Q3.1's "falls" with its cited setup's first and last share."""
     r, out = a.record, []
     if a.id == "A.Q1" and r.trend is not None:
-        if "it takes less time" in a.text and not r.trend.ratio < 1:
+        if re.search(r"it takes less time|single runs took less time", a.text) and not r.trend.ratio < 1:
             out.append(f"'less time' at ratio {r.trend.ratio:.3f}")
-        if "it takes more time" in a.text and not r.trend.ratio > 1:
+        if re.search(r"it takes more time|single runs took more time", a.text) and not r.trend.ratio > 1:
             out.append(f"'more time' at ratio {r.trend.ratio:.3f}")
     if a.id == "A.Q3.1" and "share falls with the batch" in a.text:
         group = sorted((s for s in r.splits if s.setup == r.trend_setup), key=lambda s: s.batch)
@@ -187,7 +187,8 @@ def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
     """No comparative word without a verdict beyond the threshold: Q1's less/more time, Q4.1's points,
     Q2's "Slower than 1 GPU" list and its strong-scaling claim."""
     r, out = a.record, []
-    if a.id == "A.Q1" and r.trend is not None and re.search(r"it takes (less|more) time", a.text) and not _beyond(r.trend):
+    if a.id == "A.Q1" and r.trend is not None and re.search(r"(it takes|single runs took) (less|more) time", a.text) \
+            and not _beyond(r.trend):
         out.append(f"less/more time within the threshold (ratio {r.trend.ratio:.3f})")
     if a.id == "A.Q4.1" and r.gap is not None and re.search(r"points (lower|higher)", a.text) and not _beyond(r.gap):
         out.append("points lower/higher within the threshold")
@@ -329,8 +330,9 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
         if "Efficiency above 1" in a.text and not any(s.verdict is not None and leaning(s.verdict) < 0
                                                       for s in r.superlinear):
             out.append("'efficiency above 1' with no run past T1/N by the verdict")
-        top = max(r.speedups, key=lambda s: s.speedup, default=None)
-        level = [s for s in r.speedups if s is not top
+        # the range's speedups: over a 1-GPU run that is not loader-bound, where any (TA4 6)
+        top = max(r.ranked, key=lambda s: s.speedup, default=None)
+        level = [s for s in r.ranked if s is not top
                  and decided(verdict(speedup_values(s), speedup_values(top))) <= 0]
         if level and not re.search(r"within run-to-run noise of|cannot rank|too few for the verdict", a.text):
             out.append(f"the highest {top.speedup:.2f}x named alone, {len(level)} level with it")
@@ -338,7 +340,7 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
         noisy = "within run-to-run noise" in a.text
         if noisy and any(s.verdict.one_run for s in [*level, top]):
             out.append("'within run-to-run noise' of a single run")
-        low = min(r.speedups, key=lambda s: s.speedup, default=None)
+        low = min(r.ranked, key=lambda s: s.speedup, default=None)
         if "even the lowest is within run-to-run noise" in a.text and max(speedup_values(low)) < min(
                 speedup_values(top)):
             out.append("'even the lowest is within run-to-run noise' where its runs and the highest's lie apart")
@@ -563,5 +565,51 @@ def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
     return out
 
 
+def ta4_claims(a: Any, tables: Tables) -> list[str]:
+    """Class 8 (the fourth TA's Q1, Q2, Q4.1): no ratio and no "within" from one run a side (7), nor "slower than 1
+    GPU" from one without saying so (14); every step count and step time Q1 quotes is the Q1 table's as printed (20);
+    Q2's range ends on no loader-bound T1 where a clean one exists, and "loader-bound" comes with its cutoff (6);
+    Q4.1's accuracies by epoch are a printed row's (11)."""
+    from collect.render import number
+
+    r, out = a.record, []
+    if a.id == "A.Q1":
+        if r.trend is not None and r.trend.one_run and re.search(r"[\d.]+x faster", a.text):
+            out.append("a ratio from one run a side")
+        if r.plateau_verdict is not None and r.plateau_verdict.one_run and "stays within" in a.text:
+            out.append("'stays within' from one run a side")
+        q1 = tables["q1"]
+        steps = {f"{int(v):,}" for v in q1.get("steps", pd.Series(dtype=float)) if v == v}
+        ms = {number(v, 2) for v in q1.get("step_ms", pd.Series(dtype=float)) if v == v}
+        said = re.findall(r"fewer steps \(([\d,]+) of \d+ images against ([\d,]+) of", a.text)
+        out += [f"{x} steps in no printed row" for pair in said for x in pair if x not in steps]
+        times = re.findall(r"took ([\d.]+) ms against ([\d.]+) ms", a.text)
+        out += [f"{x} ms a step in no printed row" for pair in times for x in pair if x not in ms]
+        if re.search(r"one step of \d+ images took [\d.]+x", a.text, re.IGNORECASE):
+            out.append("a step-time ratio with no printed step time")
+    if a.id == "A.Q2":
+        m = re.search(r"Slower than 1 GPU: (.*?)(?:; slower than 1 GPU in the single run of each|\. )", a.text)
+        out += [f"{s.setup} at {s.batch}: slower than 1 GPU from one run a side" for s in r.speedups
+                if m and s.verdict.one_run and decided(s.verdict) > 0
+                and re.search(rf"{re.escape(s.setup)} at batch [^;]*\b{s.batch}\b", m.group(1))]
+        clean = [s for s in r.speedups if not s.loader_bound]
+        bound = [s for s in r.speedups if s.loader_bound]
+        top = max(bound, key=lambda s: s.speedup, default=None)
+        if clean and top is not None and f"to {top.speedup:.2f}x ({top.setup}, batch {top.batch}" in a.text:
+            out.append(f"the range ends on {top.speedup:.2f}x, over a loader-bound 1-GPU run")
+        if "loader-bound" in a.text and f"waiting on its loader {CUTOFF} is loader-bound" not in a.text \
+                and f"waiting {CUTOFF}, a 1-GPU run is loader-bound" not in a.text:
+            out.append("'loader-bound' without its cutoff")
+    m = re.search(r"by epoch 1-\d+ was (.*?) \(", a.text) if a.id == "A.Q4.1" else None
+    if m:  # 11: the per-epoch accuracies quoted are an evidence row's accuracy-by-epoch column as printed
+        from collect.train.grids import by_epoch
+
+        printed = {by_epoch(tables[e.table].iloc[e.row]) for e in r.evidence if e.table == "q4"}
+        said = ", ".join(re.findall(r"(\d+)%", m.group(1)))
+        if said not in printed:
+            out.append(f"accuracies by epoch {said} in no printed row")
+    return out
+
+
 ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
-            ta3_claims, ta4_q3_claims)
+            ta3_claims, ta4_q3_claims, ta4_claims)

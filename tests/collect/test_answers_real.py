@@ -153,10 +153,11 @@ def test_every_part_a_answer_fits_a_short_paragraph(real):
     # that comes out better with its figures, Q3.2's runs that bound nothing): 211 words on this set's Q2
     # TA defects 3, 4 and 7: Q2 also says why DataParallel is slower, that one run shows no efficiency above 1,
     # and which strong rows do not count and why; TA items 9, 22: Q3.1 lists every setup by how its share moves
-    # and every run whose compute measured breaks the T1/N model, with their figures: up to 246 words
+    # and every run whose compute measured breaks the T1/N model, with their figures: up to 246 words; TA4 6, 14:
+    # Q2's loader rule with its cutoff, the rows it sets aside and the clean ones, single runs said so: 268 words
     # TA4 9: Q3.2 also names the runs left out of its range where T1/N breaks, beside the overstated ones (305 here)
     q32 = words.pop("A.Q3.2", 0)
-    assert len(words) == 8 and max(words.values()) <= 250 and q32 <= 310, (words, q32)
+    assert len(words) == 8 and max(words.values()) <= 270 and q32 <= 310, (words, q32)
 
 
 def test_q42_with_no_remedy_run_at_the_largest_batch_answers_from_the_batch_where_they_ran(tmp_path):

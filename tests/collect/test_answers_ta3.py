@@ -46,8 +46,8 @@ def test_q2_a_strong_row_on_two_loader_bound_1gpu_runs_decides_nothing(answers_o
     q2 = answers["A.Q2"]
     assert [p.batch for p in q2.record.loader_invalid] == [128]
     assert q2.record.strong_claim == claims.StrongClaim.NONE
-    assert ("Rows at 128 per GPU (e.g. 2.84x strong against 3.30x weak) do not count: 1 GPU at their global batch 512 "
-            "waits on its loader 94% of its epoch.") in q2.text
+    assert ("Rows at 128 per GPU (e.g. 2.84x strong against 3.30x weak) rest on loader-bound 1-GPU runs (86% and 94% "
+            "at batch 128 and 512).") in q2.text
     assert not claims.ta3_claims(q2, tables)
 
 
@@ -75,11 +75,11 @@ def test_q1_step_counts_come_with_their_images_and_no_kernels_on_a_cpu(answers_o
 
 def test_q41_a_swinging_large_run_is_said_to_swing_before_its_cause(answers_of):
     """17: the shared set's 34.39% at epoch 5 is one run whose training accuracy went 23% -> 67% -> 15% -> 22% -> 34%
-    (the Q4 plot): said so, before the cause is given."""
+    (the Q4 table's accuracy by epoch, TA4 11): said so, before the cause is given."""
     answers, tables = answers_of(_q4_set([0.23, 0.67, 0.15, 0.22, 0.3439]))
     q41 = answers["A.Q4.1"]
     said = ("The large batch's accuracy is 64.61 points lower. That is one run, and unstable: its training accuracy by "
-            "epoch 1-5 was 23%, 67%, 15%, 22% and 34% (the Q4 plot), so epoch 5 is a snapshot of a swinging run, not "
+            "epoch 1-5 was 23%, 67%, 15%, 22% and 34% (the Q4 table's accuracy by epoch), so epoch 5 is a snapshot of a swinging run, not "
             "where it settled; the likely cause of the gap: with the same epochs it takes far fewer, larger steps")
     assert said in q41.text
     assert not claims.ta3_claims(q41, tables)

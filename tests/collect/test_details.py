@@ -173,7 +173,9 @@ def test_q2_details_call_a_setup_slower_only_where_the_verdict_measures_it(tmp_p
     # the old findings called any single run's difference "slower" or "faster" (one run each: no spread)
     slower = next(line for line in q2_details(tmp_path / "s", [12.9, 13.0, 13.1]) if line.startswith("speedups 1"))
     # issue 44: the verdict shown as the speedup beside it (0.77x, below 1), as the answer and settle lines do
-    assert "speedup 0.7692; efficiency 0.3846; verdict 0.77x (" in slower and "below, beyond the 5% threshold" in slower
+    # TA4 6: with the 1-GPU run's loader wait the loader rule reads (under 25%: the speedup counts)
+    assert "speedup 0.7692; efficiency 0.3846; t1 wait share 10.0%; verdict 0.77x (" in slower
+    assert "below, beyond the 5% threshold" in slower
     one = next(line for line in q2_details(tmp_path / "o", [13.0]) if line.startswith("speedups 1"))
     assert one.endswith("verdict 0.77x: one run a side, no spread measured (inconclusive)")
     close = next(line for line in q2_details(tmp_path / "c", [10.2, 10.6, 11.0]) if line.startswith("speedups 1"))

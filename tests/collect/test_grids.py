@@ -58,11 +58,13 @@ def test_timing_tables_say_when_old_repeats_share_one_seed(tmp_path):
 
 
 def test_q1_grid_shows_oom_and_pending(grids):
+    # TA4 20: the steps (ceil(50,000 / b)) and one step's train time (train time / steps) that Q1 quotes
     assert grids["q1"].rows == [
-        ["32", "32.00", "40.00", "8.00", "20%", "1562", "2.50", "55", "1"],
-        ["128", "17.00 (16.00-25.00) *", "22.00 (20.00-30.00) *", "5.00", "23%", "2941", "6.00", "85", "3"],  # * spread > 5%
-        ["512", "OOM", "", "", "", "", "", "", "1"],
-        ["8192", "pending", "", "", "", "", "", "", "1"],
+        ["32", "32.00", "40.00", "8.00", "20%", "1562", "1,563", "20.47", "2.50", "55", "1"],
+        ["128", "17.00 (16.00-25.00) *", "22.00 (20.00-30.00) *", "5.00", "23%", "2941", "391", "43.48", "6.00", "85",
+         "3"],  # * spread > 5%
+        ["512", "OOM", "", "", "", "", "", "", "", "", "1"],
+        ["8192", "pending", "", "", "", "", "", "", "", "", "1"],
     ]
 
 
@@ -104,10 +106,12 @@ def test_table2_says_what_its_measured_columns_timed_in_words(grids):
 
 def test_q4_grid_marks_the_baseline_and_the_oom(grids):
     rows = grids["q4"].rows
-    assert rows[0] == ["1 GPU", "128", "128", "none", "0.1000", "0.8000", "70.00%", "", "", "baseline (Lab 2)"]
+    # TA4 11: each epoch's training accuracy, as Q4.1 quotes it
+    assert rows[0] == ["1 GPU", "128", "128", "none", "0.1000", "0.8000", "70.00%", "", "", "30, 45, 55, 62, 70",
+                       "baseline (Lab 2)"]
     assert rows[1][:5] == ["4 GPUs, DDP", "8192", "32768", "none", "OOM"]
     assert rows[-1] == ["4 GPUs, DDP", "2048", "8192", "linear LR scaling + 2-epoch warmup", "6.4000", "1.4000",
-                        "62.00%", "+0.6000", "-8.00", ""]
+                        "62.00%", "+0.6000", "-8.00", "20, 30, 40, 58, 62", ""]
 
 
 def test_no_baseline_and_empty_tables_say_so(tmp_path):
@@ -188,5 +192,6 @@ def test_csv_files_hold_the_long_tables_row_for_row(collected):
 def test_repeats_within_5_percent_show_their_range_unmarked(tmp_path):
     runs = [train_result(cell("single", 64, repeat=i), epoch_s=e, train_s=e - 1) for i, e in enumerate([10.0, 10.2, 10.4])]
     q1 = collect(write_results(tmp_path, runs)).grids[0]
-    assert q1.rows == [["64", "9.20 (9.00-9.40)", "10.20 (10.00-10.40)", "1.00", "10%", "5435", "-", "-", "3"]]  # no GPU sampled
+    assert q1.rows == [["64", "9.20 (9.00-9.40)", "10.20 (10.00-10.40)", "1.00", "10%", "5435", "782", "11.76", "-", "-",
+                        "3"]]  # no GPU sampled
 
