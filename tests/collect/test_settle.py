@@ -27,11 +27,12 @@ from tests.helpers import TINY_STUDY, cli
 
 # hw5 with one repeat: every comparison is one run a side, so each is a pilot to 3 runs a side (+2 a configuration).
 # Timing (ratios): A.Q1 (trend, plateau), A.Q2 (15 speedups, the strong point and 2 more of the strong table) and
-# A.Q3.1 (15 splits: the speedups' sides) compare 19 configurations: 35 comparisons, 38 runs. Accuracy (differences
+# A.Q3.1 (15 splits: the speedups' sides) compare 19 configurations: 35 comparisons, 38 runs; A.Q3.2 settles its
+# rates' TN - T1/N on the same 15 splits (TA4 9: a top rate on an unsettled difference is not firm). Accuracy (differences
 # in points): A.Q4.1's gap and A.Q4.2's two remedies against none and against the baseline compare Q4's 4
 # configurations (the 1-GPU baseline; 4 GPUs at 2048: none, linear, linear + warmup): 5 comparisons, 8 runs.
-COMPARISONS = 35 + 5
-SUMMARY = ("5 answers leave comparisons undecided (their runs spread too wide to tell); `submit --settle` adds 46 runs "
+COMPARISONS = 35 + 15 + 5
+SUMMARY = ("6 answers leave comparisons undecided (their runs spread too wide to tell); `submit --settle` adds 46 runs "
            "of 23 configurations, about")
 
 
