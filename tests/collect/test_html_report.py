@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from pathlib import Path
 
 import jinja2
 import pytest
@@ -111,16 +112,20 @@ window.addEventListener("load", () => {
 </body>"""
 
 
+def probed(report: Path, script: str, out_id: str, tmp_path: Path):
+    """What `script` (appended to the report's body) writes as JSON into <pre id=out_id>, in a 1280 x 800 window."""
+    probe = tmp_path / f"{out_id}.html"
+    probe.write_text(report.read_text().replace("</body>", script))
+    dom = run_chromium(chromium_binary(), tmp_path / "profile", "--window-size=1280,800", "--virtual-time-budget=5000",
+                       "--dump-dom", probe.as_uri()).stdout
+    found = re.search(rf'<pre id="{out_id}">(.*?)</pre>', dom, re.S)
+    assert found, "the probe script did not run"
+    return json.loads(html.unescape(found.group(1)))
+
+
 def test_the_contents_and_the_first_answer_are_above_the_fold(report, tmp_path):
     """In a 1280 x 800 window, the contents list and the whole first answer show before any scrolling."""
-    binary = chromium_binary()
-    probe = tmp_path / "fold.html"
-    probe.write_text((report / "report.html").read_text().replace("</body>", FOLD))
-    dom = run_chromium(binary, tmp_path / "profile", "--window-size=1280,800", "--virtual-time-budget=5000",
-                       "--dump-dom", probe.as_uri()).stdout
-    found = re.search(r'<pre id="fold-check">(.*?)</pre>', dom, re.S)
-    assert found, "the probe script did not run"
-    where = json.loads(html.unescape(found.group(1)))
+    where = probed(report / "report.html", FOLD, "fold-check", tmp_path)
     assert 0 < where["contents"] < where["answer"] <= where["height"], where
     text = (report / "report.html").read_text()
     assert text.index('<ol class="contents">') < text.index('<p class="answer">On NVIDIA H200, it takes 32.00 s')
@@ -145,7 +150,6 @@ def test_no_table_hides_columns_behind_a_scrollbar_at_1280_px(tmp_path):
     from tests.collect.dirs import hw5_results
     from tests.factories import write_results
 
-    binary = chromium_binary()
     runs = hw5_results(repeats=3)
     for r in runs:
         if r.cell["engine"] == "ddp" and r.status == "ok":
@@ -154,11 +158,5 @@ def test_no_table_hides_columns_behind_a_scrollbar_at_1280_px(tmp_path):
             r.body.epochs[-1].test_images, r.body.epochs[-1].test_accuracy = 10_000, 0.9999
     results = write_results(tmp_path / "r", runs, study="hw5")
     write_report(collect(results))
-    probe = tmp_path / "scroll.html"
-    probe.write_text((results / "report.html").read_text().replace("</body>", SCROLL))
-    dom = run_chromium(binary, tmp_path / "profile", "--window-size=1280,800", "--virtual-time-budget=5000",
-                       "--dump-dom", probe.as_uri()).stdout
-    found = re.search(r'<pre id="scroll-check">(.*?)</pre>', dom, re.S)
-    assert found, "the probe script did not run"
-    assert json.loads(html.unescape(found.group(1))) == []
+    assert probed(results / "report.html", SCROLL, "scroll-check", tmp_path) == []
     assert 'class="wide"' in (results / "report.html").read_text()
