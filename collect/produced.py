@@ -111,8 +111,7 @@ def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
     ran = executors(results_dir)
     submit = [f"python -m orchestrator submit --results {results} --executor {e}" for e in ran] or [
         f"python -m orchestrator submit --results {results}"]
-    commands = (f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}", *submit,
-                f"python -m orchestrator collect --results {results} --report")
+    commands = (plan_command(results, text), *submit, f"python -m orchestrator collect --results {results} --report")
     cells = _plan_cells(results_dir)
     shown = scripts(kind_names, cells)
     code = tuple(f"{PACKAGES[n].replace('.', '/')}/ (the {n} job: python -m jobs --cell runs it; printed below: "
@@ -120,6 +119,16 @@ def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
                  for n in kind_names if n in PACKAGES)
     return Produced(text, commands, code, () if text and text.strip() else planned(results_dir), ran,
                     shown, cell_runs(results_dir), _plan_data_dir(results_dir), data_said(cells))
+
+
+def plan_command(results: str, study: Optional[str]) -> str:
+    """`plan --study` where the results dir holds the study file; else no command that cannot run as printed
+    (TA5 12): a comment that plan.json is the plan `submit` reads, summarised under the Study file."""
+    if study is not None and study.strip():
+        return f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}"
+    why = "holds no study file" if study is None else "holds an empty study file"
+    return (f"# no plan command: the results dir {why} ({STUDY_FILE}); its plan.json is the plan, which submit reads "
+            "as it is (its cells and fields: Study file, below)")
 
 
 def _plan_cells(results_dir: Path) -> list[dict]:
@@ -209,7 +218,8 @@ def how_run(p: Produced) -> str:
     ran = " and ".join({"slurm": "as SLURM job arrays", "local": "by the local executor (no SLURM)"}.get(e, e)
                        for e in p.executors)
     how = f"; this set's cells were run {ran}" if ran else " (the registry records no submission: how its cells ran is unknown)"
-    return f"Each cell is one run of the job script below, planned from the study file{how}. These commands reproduce " \
+    source = "the study file" if p.study_file is not None and p.study_file.strip() else "plan.json (no study file here)"
+    return f"Each cell is one run of the job script below, planned from {source}{how}. These commands reproduce " \
            "the results dir and this hand-in."
 
 

@@ -37,6 +37,22 @@ def test_a_dir_without_a_study_file_says_so(tmp_path):
         (results / "report.html").read_text()
 
 
+def test_without_a_study_file_no_plan_command_is_printed_that_cannot_run(tmp_path):
+    """TA5 12: `plan --study DIR/study.toml` was printed under "These commands reproduce" beside "The results dir
+    holds no study file": where there is none (or it is empty), the commands say plan.json is the plan instead."""
+    for study in (None, ""):
+        results = write_mixed(tmp_path / f"r{study is None}")
+        (results / "study.toml").unlink(missing_ok=True)
+        if study is not None:
+            (results / "study.toml").write_text(study)
+        write_report(collect(results))
+        for name in ("answers.md", "report.md", "report.html"):
+            text = (results / name).read_text()
+            assert "orchestrator plan --study" not in text, name
+            assert "no plan command: the results dir" in text and "its plan.json is the plan" in text, name
+            assert "planned from plan.json (no study file here)" in text, name
+
+
 def test_an_empty_study_file_gives_how_the_plan_made_the_set(tmp_path):
     """study.toml empty (TA2 31/12): the appendix gives plan.json's study, its cells and each field's values
     over them, so the set can be made again."""
