@@ -611,5 +611,21 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
     return out
 
 
+def same_position_said(a: Any, tables: Tables) -> list[str]:
+    """TA5 15: Q5's share with set_epoch is said as its count where it prints 0.0% ("none of 12,500"), and at chance
+    exactly where its record is (SamePosition.at_chance), never read as a leak."""
+    run = getattr(a.record, "run", None) if a.id == "A.Q5" else None
+    if run is None or "with it," not in a.text:
+        return []
+    s, out = run.with_set_epoch, []
+    if re.search(r"with it, 0\.0% of a rank's", a.text):
+        out.append("a share printed 0.0% without its count")
+    if s.count == 0 and f"none of a rank's {s.rank_samples:,} samples" not in a.text:
+        out.append("no repeat, not said as none of the rank's samples")
+    if s.at_chance != ("the chance level" in a.text):
+        out.append(f"at chance is {s.at_chance}, said otherwise")
+    return out
+
+
 ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
-            ta3_claims, ta4_q3_claims, ta4_claims)
+            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said)

@@ -938,3 +938,40 @@ def test_ta4_18_the_test_images_agree_with_the_plans_or_the_difference_is_said(t
     column = grid.header.index("test images")
     counts = {row[column] for row in grid.rows if row[column]}
     assert counts == {"100 of 10,000 planned"}, counts
+
+
+# --- issue 44, the fifth TA (ta-defects5) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("repeats, said", [(0, "none of a rank's 12,500 samples"), (1, "1 of a rank's 12,500 samples"),
+                                           (400, "more than chance gives")])
+def test_ta5_15_q5s_share_is_said_with_its_count_and_at_chance_or_not(tmp_path, repeats, said):
+    """TA5 15: "none of a rank's samples" was said from a printed 0.0% (1 of 12,500 prints 0.0% too), and quick's
+    1.6%, the chance level of 1 in its 64 images, was not said to be chance: it read as a leak."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = hw5_results()
+    for r in results:
+        if r.cell["engine"] == "ddp" and r.status == "ok":
+            rank = -(-r.cell.get("train_images", 50_000) // (r.cell.get("nodes", 1) * r.cell["gpus_per_node"]))
+            r.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 1, 1.0, repeats / rank, 0.0)
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    q5 = next(a for a in c.answers if a.id == "A.Q5")
+    assert q5.record.run.with_set_epoch.rank_samples == 12_500, q5.text  # 4 GPUs, 50,000 images
+    assert said in q5.text and ("the chance level" in q5.text) == (repeats < 400), q5.text
+    assert not claims.same_position_said(q5, c.tables) and not claims.figures_in_tables(q5, c.tables)
+    if repeats < 400:
+        _fails(claims.same_position_said, _bad(q5, q5.text.replace("the chance level", "a leak")), c.tables)
+    if repeats == 0:
+        _fails(claims.same_position_said, _bad(q5, q5.text.replace("none of a rank's 12,500", "0.0% of a rank's")),
+               c.tables)
+
+
+def test_ta5_15_a_share_is_at_chance_up_to_chances_quantile():
+    from collect.train.answers_ddp import SamePosition
+
+    assert SamePosition(1 / 64, 32, 64).at_chance  # quick: 2 ranks of 64 images, half a repeat a rank by chance
+    assert SamePosition(0.0, 12_500, 50_000).at_chance and SamePosition(0.0, 12_500, 50_000).count == 0
+    assert not SamePosition(0.3, 12_500, 50_000).at_chance and not SamePosition(1.0, 32, 64).at_chance
