@@ -252,6 +252,10 @@ def ptq_violations(answer: Any) -> list[str]:
         if p < 0 or not any(i > p for i in at) or any("medians over the seeds" not in answer.text[answer.text.rfind(". ", 0, i):i]
                                               for i in at):
             out.append(f"{median} is said before its paired delta ({pair}), or not as a median")
+        # TA5 7: the interval the word is read from stands beside the paired delta, as the tables print it
+        if f"{pair} the {a.verdict.n_b} seeds, 95% interval [{a.verdict.low:+.2f}, {a.verdict.high:+.2f}]" \
+                not in answer.text:
+            out.append(f"the paired delta ({pair}) without its verdict's 95% interval")
     return [f"{answer.id}: {v}" for v in out]
 
 

@@ -5,6 +5,7 @@ to fail on a fabricated bad answer. Tables are built in memory (no files): the w
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import tarfile
 from types import SimpleNamespace
@@ -18,6 +19,7 @@ from collect.load import Envelopes, compact, envelope_row
 from collect.cells import KindCell, Loaded
 from collect.questions import answer_all
 from collect.report import collect
+from collect.verdict import paired
 from collect.view import DEFAULT_VIEW
 from jobs.core.cell import kind_of
 from tests.collect import claims
@@ -286,9 +288,9 @@ def test_a_ptq_comparison_with_two_numbers_fails(tmp_path):
     results = [ptq_result(ptq_cell(i), (0.5, 0.5, 0.5, f, b, f)) for i, (f, b) in enumerate(pairs)]
     q5 = next(a for a in collect(write_ptq(tmp_path, results, planned=())).answers if a.id == "B.Q5")
     assert not claims.ptq_violations(q5), q5.text
-    said = "-10.00 to -1.00 over the 3 seeds, each seed against its own float network"
+    said = "-10.00 to -1.00 over the 3 seeds, 95% interval [-"
     assert said in q5.text
-    for wrong in (said.replace("network", "network; the two medians differ by -10.00 points"),
+    for wrong in (said.replace("seeds,", "seeds; the two medians differ by -10.00 points,"),
                   said.replace("-10.00 to", "-9.00 to")):
         bad = SimpleNamespace(id=q5.id, text=q5.text.replace(said, wrong), record=q5.record)
         assert claims.ptq_violations(bad), wrong
@@ -975,3 +977,32 @@ def test_ta5_15_a_share_is_at_chance_up_to_chances_quantile():
     assert SamePosition(1 / 64, 32, 64).at_chance  # quick: 2 ranks of 64 images, half a repeat a rank by chance
     assert SamePosition(0.0, 12_500, 50_000).at_chance and SamePosition(0.0, 12_500, 50_000).count == 0
     assert not SamePosition(0.3, 12_500, 50_000).at_chance and not SamePosition(1.0, 32, 64).at_chance
+
+
+def test_ta5_7_the_interval_behind_each_ptq_word_is_printed_beside_its_paired_difference(tmp_path):
+    """TA5 7: "lower or higher when ... their 95% interval excludes 0" rested on an interval printed nowhere, so
+    "+14.42 (+9.97 to +19.37)" with no word beside "+14.22 (+13.39 to +21.16) higher" could not be reproduced: every
+    paired difference of 2+ seeds in the tables the answers cite carries its interval, the formulas say how it is
+    formed, the CSV holds it, and each answer's paired delta carries its verdict's."""
+    from collect.ptq.grids import clipping_grid
+    from tests.collect.dirs import write_ptq
+    from tests.factories import ptq_cell, ptq_result
+
+    results = [ptq_result(ptq_cell(i), (0.6, 0.6 - d, 0.6, 0.6, 0.5 - d, 0.6)) for i, d in enumerate((0, .03, .11))]
+    collected = collect(write_ptq(tmp_path, results, planned=()))
+    tables = collected.tables
+    for grid in (clipping_grid(tables["ptq_clipping"]), next(g for g in collected.grids if g.key == "ptq_notebook")):
+        cells = [c for row in grid.rows for c in row if re.match(r"[-+]\d+\.\d\d \(", c)]
+        assert cells and all(re.search(r"\) \[[-+]\d+\.\d\d, [-+]\d+\.\d\d\]", c) for c in cells), cells
+        assert any(f.startswith("[low, high] = the 95% interval") for f in grid.formulas), grid.formulas
+    assert {"delta_low", "delta_high"} <= set(tables["ptq_clipping"].columns)
+    row = tables["ptq_clipping"].iloc[0]
+    verdict = paired([100 * x for x in row.delta_values], 1.0)
+    assert (round(100 * row.delta_low, 9), round(100 * row.delta_high, 9)) == (round(verdict.low, 9), round(verdict.high, 9))
+    assert "t interval around the median with n - 1 degrees of freedom" in \
+        next(a for a in collected.answers if a.id == "B.Q2").text
+    for a in collected.answers:
+        assert not claims.ptq_violations(a), a.text
+        if "95% interval [" in a.text:
+            bad = re.sub(r", 95% interval \[[^]]*\]", "", a.text)
+            assert claims.ptq_violations(SimpleNamespace(id=a.id, text=bad, record=a.record)), a.id
