@@ -615,6 +615,20 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
     return out
 
 
+def per_step_reason(a: Any, tables: Tables) -> list[str]:
+    """TA5 6: Q1 gives a per-step cost as the reason a larger batch would be faster only where one step's time grows
+    slower than its images (the ratios the sentence cites); else it says there is none to amortise."""
+    if a.id != "A.Q1":
+        return []
+    out = []
+    for m in re.finditer(r"(the reason is per step|grows with its images): one step [^(]*\(([\d.]+)x, for ([\d.]+)x the "
+                         r"images\)(, so there is no per-step overhead)?", a.text):
+        amortises = float(m.group(2)) < float(m.group(3))
+        if amortises != (m.group(1) == "the reason is per step") or amortises == bool(m.group(4)):
+            out.append(f"{m.group(0)[:60]}...: a per-step reason said {'wrongly' if amortises else 'without one'}")
+    return out
+
+
 def same_position_said(a: Any, tables: Tables) -> list[str]:
     """TA5 15: Q5's share with set_epoch is said as its count where it prints 0.0% ("none of 12,500"), and at chance
     exactly where its record is (SamePosition.at_chance), never read as a leak."""
@@ -632,4 +646,4 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
 
 
 ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
-            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said)
+            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason)

@@ -1006,3 +1006,23 @@ def test_ta5_7_the_interval_behind_each_ptq_word_is_printed_beside_its_paired_di
         if "95% interval [" in a.text:
             bad = re.sub(r", 95% interval \[[^]]*\]", "", a.text)
             assert claims.ptq_violations(SimpleNamespace(id=a.id, text=bad, record=a.record)), a.id
+
+
+@pytest.mark.parametrize("big_s, reason", [((2.30, 2.35), False), ((2.18, 2.23), True)])
+def test_ta5_6_q1_gives_a_per_step_reason_only_where_a_step_grows_slower_than_its_images(big_s, reason):
+    """TA5 6: quick's "If it holds, the reason is per step: ... (4.12x, for 4x the images)" named as the reason the
+    very figure that shows per-image time not falling: where a step's time grows at least as fast as its images, the
+    answer says there is no per-step overhead to amortise."""
+    small = [train_result(cell("single", 16, repeat=r, train_images=64), train_s=t, gpu_model="cpu")
+             for r, t in enumerate((2.24, 2.28))]
+    large = [train_result(cell("single", 64, repeat=r, train_images=64), train_s=t, gpu_model="cpu")
+             for r, t in enumerate(big_s)]
+    answers, tables = answered(small + large)
+    q1 = next(a for a in answers if a.id == "A.Q1")
+    assert "is not settled" in q1.text, q1.text
+    assert ("If it holds, the reason is per step" in q1.text) == reason, q1.text
+    assert ("there is no per-step overhead for a larger batch to amortise on a CPU" in q1.text) != reason, q1.text
+    assert not claims.per_step_reason(q1, tables)
+    swapped = (q1.text.replace("If it holds, the reason is per step", "A step's time grows with its images") if reason
+               else q1.text.replace("A step's time grows with its images", "If it holds, the reason is per step"))
+    _fails(claims.per_step_reason, _bad(q1, swapped), tables)
