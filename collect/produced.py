@@ -36,6 +36,11 @@ class CellRun:
     name: str  # the file's stem: the cell's label, with its id where another cell shares the label
     cell_json: str  # the cell's fields, as `python -m jobs --cell` reads them
     command: str
+    no_result: str = ""  # the cell's status where it has no result (never ran, or not yet): its line says so (TA5 16)
+
+    @property
+    def line(self) -> str:
+        return f"{self.command}  # no result: {self.no_result}" if self.no_result else self.command
 
 
 @dataclass(frozen=True)
@@ -72,14 +77,16 @@ class Produced:
     def cell_commands(self) -> list[str]:
         """The commands the hand-in prints, after their setup: COMMANDS_LISTED cells' at most, then where every
         one is."""
-        shown = [c.command for c in self.cells[:COMMANDS_LISTED]]
+        shown = [c.line for c in self.cells[:COMMANDS_LISTED]]
         more = len(self.cells) - COMMANDS_LISTED
         return self.setup() + shown + ([f"# ... and {more:,} more: {RUN_ALL} holds every one"] if more > 0 else [])
 
     @property
     def cells_said(self) -> str:
         """What the commands are and where the cells' files are."""
-        return (f"One command per planned cell ({len(self.cells):,}), run from the dir this hand-in is in: each cell's "
+        unran = sum(1 for c in self.cells if c.no_result)
+        marked = f"; the {unran:,} with no result are marked \"# no result\"" if unran else ""
+        return (f"One command per planned cell ({len(self.cells):,}{marked}), run from the dir this hand-in is in: each cell's "
                 f"fields are in {CELLS_DIR}/NAME.json beside it, every command in {RUN_ALL}. The first two lines put "
                 "the tool's jobs package on Python's path and name the data dir, $DATA: set it to yours. A multi-GPU "
                 "cell run this way starts its ranks on this machine.")
@@ -92,7 +99,7 @@ class Produced:
         script = "#!/bin/sh\n# Every cell of the study, one after another (run from the dir holding cells/)\nset -e\n"
         return {**{f"{CELLS_DIR}/{c.name}.json": c.cell_json for c in self.cells},
                 RUN_ALL: script + "".join(line + "\n" for line in self.setup(default=True))
-                + "".join(c.command + "\n" for c in self.cells)}
+                + "".join(c.line + "\n" for c in self.cells)}
 
 
 CELLS_DIR = "cells"
@@ -100,7 +107,8 @@ RUN_ALL = f"{CELLS_DIR}/run_all.sh"
 COMMANDS_LISTED = 100  # cells whose command the hand-in prints; all are in RUN_ALL
 
 
-def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
+def produced(results_dir: Path, kind_names: tuple[str, ...], no_result: Optional[dict[str, str]] = None) -> Produced:
+    """`no_result`: cell id -> its status word, for each planned cell with no result (its command is marked)."""
     path = Path(results_dir) / STUDY_FILE
     text: Optional[str] = None
     if path.is_file() and not path.is_symlink():  # another user's link could point at a file not theirs
@@ -111,15 +119,24 @@ def produced(results_dir: Path, kind_names: tuple[str, ...]) -> Produced:
     ran = executors(results_dir)
     submit = [f"python -m orchestrator submit --results {results} --executor {e}" for e in ran] or [
         f"python -m orchestrator submit --results {results}"]
-    commands = (f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}", *submit,
-                f"python -m orchestrator collect --results {results} --report")
+    commands = (plan_command(results, text), *submit, f"python -m orchestrator collect --results {results} --report")
     cells = _plan_cells(results_dir)
     shown = scripts(kind_names, cells)
+    printed = {path for path, _ in shown}
     code = tuple(f"{PACKAGES[n].replace('.', '/')}/ (the {n} job: python -m jobs --cell runs it; printed below: "
-                 f"{', '.join(Path(path).name for path, _ in shown if path.startswith(PACKAGES[n].replace('.', '/') + '/'))})"
-                 for n in kind_names if n in PACKAGES)
+                 f"{', '.join(p for p in _module_paths(n, cells) if p in printed)})" for n in kind_names if n in PACKAGES)
     return Produced(text, commands, code, () if text and text.strip() else planned(results_dir), ran,
-                    shown, cell_runs(results_dir), _plan_data_dir(results_dir), data_said(cells))
+                    shown, cell_runs(results_dir, no_result or {}), _plan_data_dir(results_dir), data_said(cells))
+
+
+def plan_command(results: str, study: Optional[str]) -> str:
+    """`plan --study` where the results dir holds the study file; else no command that cannot run as printed
+    (TA5 12): a comment that plan.json is the plan `submit` reads, summarised under the Study file."""
+    if study is not None and study.strip():
+        return f"python -m orchestrator plan --study {results}/{STUDY_FILE} --results {results}"
+    why = "holds no study file" if study is None else "holds an empty study file"
+    return (f"# no plan command: the results dir {why} ({STUDY_FILE}); its plan.json is the plan, which submit reads "
+            "as it is (its cells and fields: Study file, below)")
 
 
 def _plan_cells(results_dir: Path) -> list[dict]:
@@ -146,19 +163,24 @@ def executors(results_dir: Path) -> tuple[str, ...]:
 
 
 def scripts(kind_names: tuple[str, ...], cells: list[dict]) -> tuple[tuple[str, str], ...]:
-    """Each kind's job script as this checkout holds it: the files its Kind.script names for the planned cells
-    of that kind (the training loop, not only its dispatcher: TA4 5), the code the hand-in shows."""
+    """Each kind's job code as this checkout holds it: its run module and the modules its Kind.script names for
+    the planned cells of that kind (the training loop and the measurements: TA4 5, TA5 16), the code the hand-in
+    shows."""
     out = []
-    for name in (n for n in kind_names if n in PACKAGES):
-        mine = [c for c in cells if kind_of(c) == name]
-        for file in kind_named(name).script(mine):
-            path = f"{PACKAGES[name].replace('.', '/')}/{file}"
-            if (TOOL_ROOT / path).is_file():
-                out.append((path, (TOOL_ROOT / path).read_text(encoding="utf-8", errors="backslashreplace")))
+    for path in dict.fromkeys(p for name in kind_names if name in PACKAGES for p in _module_paths(name, cells)):
+        if (TOOL_ROOT / path).is_file():
+            out.append((path, (TOOL_ROOT / path).read_text(encoding="utf-8", errors="backslashreplace")))
     return tuple(out)
 
 
-def cell_runs(results_dir: Path) -> tuple[CellRun, ...]:
+def _module_paths(name: str, cells: list[dict]) -> tuple[str, ...]:
+    """The files of kind `name`'s run module and of the modules its Kind.script names, relative to TOOL_ROOT."""
+    kind = kind_named(name)
+    modules = (kind.run.split(":")[0], *kind.script([c for c in cells if kind_of(c) == name]))
+    return tuple(m.replace(".", "/") + ".py" for m in modules)
+
+
+def cell_runs(results_dir: Path, no_result: dict[str, str]) -> tuple[CellRun, ...]:
     """Every planned cell's file name, fields and command (`python -m jobs --cell cells/NAME.json --out RESULTS
     --data DATA`); none without a readable plan."""
     try:
@@ -172,7 +194,8 @@ def cell_runs(results_dir: Path) -> tuple[CellRun, ...]:
     for c in cells:
         name = _safe(c.label if labels[c.label] == 1 else f"{c.label}-{c.cell_id}")
         out.append(CellRun(name, json.dumps(c.to_dict(), indent=1, sort_keys=True) + "\n",
-                           f"python -m jobs --cell {CELLS_DIR}/{name}.json --out {shlex.quote(str(results_dir))}{data}"))
+                           f"python -m jobs --cell {CELLS_DIR}/{name}.json --out {shlex.quote(str(results_dir))}{data}",
+                           no_result.get(c.cell_id, "")))
     return tuple(out)
 
 
@@ -209,7 +232,8 @@ def how_run(p: Produced) -> str:
     ran = " and ".join({"slurm": "as SLURM job arrays", "local": "by the local executor (no SLURM)"}.get(e, e)
                        for e in p.executors)
     how = f"; this set's cells were run {ran}" if ran else " (the registry records no submission: how its cells ran is unknown)"
-    return f"Each cell is one run of the job script below, planned from the study file{how}. These commands reproduce " \
+    source = "the study file" if p.study_file is not None and p.study_file.strip() else "plan.json (no study file here)"
+    return f"Each cell is one run of the job script below, planned from {source}{how}. These commands reproduce " \
            "the results dir and this hand-in."
 
 

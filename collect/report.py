@@ -75,7 +75,7 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     answers = tuple(a for kind in present for a in answer_all(kind.questions, built))
     csv = [key for kind in present for key in kind.files]
     pngs = drawn(present, built) if answers else {}  # answers.md links them, whichever verb wrote it (TA3 29)
-    made = produced(results_dir, tuple(kind.name for kind in present))
+    made = produced(results_dir, tuple(kind.name for kind in present), no_result(loaded.envelopes))
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
@@ -207,6 +207,12 @@ def hand_in_status(frame: pd.DataFrame) -> str:
             "other planned runs have no result.")
 
 
+def no_result(frame: pd.DataFrame) -> dict[str, str]:
+    """Cell id -> its status word, for each cell with no result (the hand-in marks its command)."""
+    has = frame.status.isin(list(Status))
+    return {str(c): render.status_text(s) for c, s in zip(frame.cell_id[~has], frame.status[~has], strict=True)}
+
+
 def status_counts(frame: pd.DataFrame) -> str:
     counts = frame.status.value_counts()
     order = [s for s in render.STATUS_RANK if s in counts]
@@ -264,7 +270,7 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     files = {key: path for key, (path, _) in drawn_plots.items()}
     shows = by_grid(present, collected.grids, drawn_plots)
     every = collected.cells
-    made = produced(collected.results_dir, collected.kind_names)
+    made = produced(collected.results_dir, collected.kind_names, no_result(collected.cells))
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),

@@ -11,14 +11,16 @@ import pandas as pd
 
 from collect.evidence import Evidence, Measured, shown
 from collect.questions import Record, Tables, Words, says
-from collect.render import percent
+from collect.render import percent, signed
 from collect.ptq.tables import POINTS, THRESHOLD_POINTS
 from collect.verdict import Difference, paired
 
 T = f"{THRESHOLD_POINTS:g}"
 RULE_SENTENCE = (f" The words follow a {T}-point threshold on the seeds' paired differences: lower or higher when their "
                  f"median is past {T} point and their 95% interval excludes 0, not distinguishable when that interval "
-                 f"lies inside -{T}..+{T}, else not clearly different.")
+                 f"lies inside -{T}..+{T}, else not clearly different. The interval, in brackets beside each paired "
+                 "difference in the tables, is a t interval around the median with n - 1 degrees of freedom (2 for 3 "
+                 "seeds) and a median's standard error.")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,11 @@ class Accuracy(Record):
     base_accuracy: Measured
     verdict: Difference  # the seeds' paired deltas (variant - float, in points) against no change, THRESHOLD_POINTS
     delta_range: tuple[float, float]  # the lowest and highest of those same paired deltas, in points
+
+
+def interval(low: float, high: float, scale: float = 1.0) -> str:
+    """A paired difference's 95% interval, "[-2.06, +30.90]" in points (`scale`: 100 for 0..1 units) (TA5 7)."""
+    return f"[{signed(scale * low, 2)}, {signed(scale * high, 2)}]"
 
 
 def pct(m: Measured) -> str:
@@ -64,7 +71,7 @@ def compared(a: Accuracy, why: str = "") -> str:
         return f"{d:+.2f} points against float (one seed: no spread, so no verdict){why}. {medians}"
     low, high = a.delta_range
     seeds = (f"(the median of the seeds' paired differences, {low:+.2f} to {high:+.2f} over the {a.verdict.n_b} seeds, "
-             "each seed against its own float network)")
+             f"95% interval {interval(a.verdict.low, a.verdict.high, 1)}, each seed against its own float network)")
     word = says(a.verdict, Words("lower", "higher", "not distinguishable from", "not clearly different from"))
     if word in ("lower", "higher"):
         return f"{abs(d):.2f} points {word} than in float {seeds}, beyond the {T}-point threshold{why}. {medians}"

@@ -10,7 +10,8 @@ import pandas as pd
 from collect.render import Grid, number, percent, signed, status_text
 from collect.repeats import ranged
 from collect.view import Shown, DEFAULT_VIEW, View, shown
-from collect.ptq.tables import RULE, THRESHOLD_POINTS
+from collect.ptq.comparison import interval
+from collect.ptq.tables import INTERVAL, POINTS, RULE, THRESHOLD_POINTS
 from collect.verdict import BEYOND, EQUIVALENT
 
 SPREAD = ("accuracy = the median over training seeds (the cells' repeats), min-max beside it; * marks a spread "
@@ -42,11 +43,12 @@ def points(value: float) -> str:
 
 
 def delta_text(row) -> str:
-    """The delta in percentage points: "median (min to max)" over seeds (no * mark: a delta near
-    0 has no meaningful relative spread)."""
+    """The delta in percentage points: "median (min to max) [low, high]" over seeds, the interval its word is read
+    from in brackets (TA5 7: INTERVAL); no * mark: a delta near 0 has no meaningful relative spread."""
     if row.repeats < 2:
         return points(row.delta)
-    return f"{points(row.delta)} ({points(row.delta_min)} to {points(row.delta_max)})"
+    spread = f"({points(row.delta_min)} to {points(row.delta_max)})"
+    return f"{points(row.delta)} {spread} {interval(row.delta_low, row.delta_high, POINTS)}"
 
 
 def named(name: str, setup: str) -> str:
@@ -87,7 +89,7 @@ def notebook_grid(table: pd.DataFrame, cells: pd.DataFrame, runs: pd.DataFrame, 
     caption = (f"Units: top-1 test accuracy (%); deltas in percentage points. Data: {data_text(cells)}. "
                f"Seeds: {seeds_text(runs)}.")
     formulas = [SPREAD, "accuracy - own float = the median over seeds of (the variant's accuracy - the float "
-                "accuracy of the same model trained with the same seed), min to max beside it",
+                "accuracy of the same model trained with the same seed), min to max beside it", INTERVAL,
                 f"the notebook's choices: {spec}", RULE.replace("higher or lower", "lower or higher than float")
                 .replace("within", "not distinguishable: within").replace("else unsettled", "else not clearly different"),
                 "W8: weights quantized, activations float; W8A8: the input and every layer output quantized too, "
@@ -250,6 +252,7 @@ def clipping_grid(table: pd.DataFrame) -> Grid:
                     + [str(int(group.repeats.max()))])
     formulas = ["paired difference = the median over seeds of (the method's accuracy - max |x|'s accuracy, same seed, "
                 "calibration and bits), in points, min to max over the seeds beside it; the float network cancels",
+                INTERVAL,
                 RULE.replace("higher or lower", "higher or lower than max |x|") + ": no word"]
     return Grid("ptq_clipping", "Sweep: each range method against max |x|, paired by seed (8-bit weights, activations "
                 "quantized)", "Units: percentage points of top-1 test accuracy; the word is the paired verdict's.",
@@ -257,7 +260,7 @@ def clipping_grid(table: pd.DataFrame) -> Grid:
 
 
 def _paired_cell(r: Any) -> str:
-    text = points(r.delta) if r.repeats < 2 else f"{points(r.delta)} ({points(r.delta_min)} to {points(r.delta_max)})"
+    text = delta_text(r)
     word = VERDICT_WORD.get((r.outcome, int(r.direction)), "")
     return f"{text} {word}".strip()
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 from collect.evidence import listing
 from collect.ptq.checks import Clipping, PercentileIsMax
-from collect.ptq.comparison import pct
+from collect.ptq.comparison import interval, pct
 from collect.ptq.grids import NOTEBOOK_ASKS, NOTEBOOK_SEES
 
 
@@ -30,7 +30,8 @@ def clipping_text(c: Optional[Clipping]) -> str:
     where = (f"clipping the tail helps at {c.helps_bits} bits" if c.helps_bits == c.notebook_bits else
              f"clipping the tail first helps at {c.helps_bits} bits")
     return (f" In {swept}, {at}; {where}, where {c.method} is {c.verdict.delta:.2f} points higher than max |x| (the "
-            f"median of the seeds' paired differences, {low:+.2f} to {high:+.2f} over the {c.verdict.n_b} seeds). The "
+            f"median of the seeds' paired differences, {low:+.2f} to {high:+.2f} over the {c.verdict.n_b} seeds, 95% "
+            f"interval {interval(c.verdict.low, c.verdict.high)}). The "
             f"medians over the seeds, not paired (the activation sweep of B.Q4): {pct(c.accuracy)} with {c.method} "
             f"against {pct(c.max_accuracy)} with max |x|.")
 

@@ -25,6 +25,9 @@ RULE = (f"{THRESHOLD_POINTS:g}-point threshold (collect.verdict, paired by seed)
         f"seeds' paired differences is beyond {THRESHOLD_POINTS:g} point and their 95% interval excludes 0; within "
         f"{THRESHOLD_POINTS:g} point when that interval lies inside -{THRESHOLD_POINTS:g}..+{THRESHOLD_POINTS:g}; "
         "else unsettled")
+INTERVAL = ("[low, high] = the 95% interval of the median paired difference that the word is read from (collect.verdict."
+            "paired): median -+ q se, q the t quantile at 97.5% with n - 1 degrees of freedom (2 for 3 seeds: 4.30), "
+            "se = sqrt(pi/2) x the paired differences' standard deviation / sqrt(n) (a median's standard error)")
 CHECKS_ONLY = "other variants with quantized activations (inputs checked only)"
 METHOD_TEXT = {"max": "max", "3sigma": "3 sigma", "mse": "MSE-optimal"}
 
@@ -43,15 +46,24 @@ def over_seeds(variants: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return pd.concat(stats, axis=1).reset_index()
 
 
+def with_interval(table: pd.DataFrame) -> pd.DataFrame:
+    """delta_low, delta_high: the interval (INTERVAL) of collect.verdict.paired over each row's seeds' deltas, in 0..1
+    units, the one the answers' words are read from (NaN for a baseline or one seed)."""
+    ends = [(v.low / POINTS, v.high / POINTS) if len(d) >= 2 and (v := paired([POINTS * x for x in d], THRESHOLD_POINTS))
+            else (float("nan"), float("nan")) for d in table.delta_values]
+    return table.assign(delta_low=[e[0] for e in ends], delta_high=[e[1] for e in ends])
+
+
 def notebook_table(rows: PTQRows) -> pd.DataFrame:
     """The notebook's six variants (Net float, W8, W8A8; NetWithBias float, W8 with the bias
     float, W8A8B32) per setup, in the notebook's order:
         accuracy = median over seeds s of acc_s (min-max);
-        delta = median over s of (acc_s(variant) - acc_s(its model's float network)), in 0..1 units;
+        delta = median over s of (acc_s(variant) - acc_s(its model's float network)), in 0..1 units, with its
+        interval delta_low..delta_high (with_interval);
         repeats = the seeds with the variant; runs, ok = the setup's cells, and those ok."""
     notebook = rows.variants[rows.variants.role == "notebook"]
     table = over_seeds(notebook, ["setup", "name", "model", "baseline", "quantized", *SPEC_FIELDS])
-    table = table.merge(setup_runs(rows.cells), on="setup", how="left")
+    table = with_interval(table).merge(setup_runs(rows.cells), on="setup", how="left")
     return table.sort_values(["setup", "order"], kind="stable").reset_index(drop=True)
 
 
@@ -143,12 +155,13 @@ def sweep_table(rows: PTQRows) -> pd.DataFrame:
 def clipping_table(rows: PTQRows) -> pd.DataFrame:
     """Each range method of the activation sweep against max |x| at the same calibration and bits, paired
     by seed: delta = median over seeds s of (acc_s(method) - acc_s(max)), in 0..1 units, with delta_min,
-    delta_max and each seed's (delta_values, for collect.verdict); repeats = the seeds paired; outcome and
-    direction = collect.verdict.paired over those differences in points (THRESHOLD_POINTS). The float
+    delta_max and each seed's (delta_values, for collect.verdict); repeats = the seeds paired; outcome, direction and
+    the interval delta_low..delta_high (INTERVAL; NaN for one seed) = collect.verdict.paired over those differences
+    in points (THRESHOLD_POINTS). The float
     network cancels: this is the difference of the two methods' deltas of the same seed.
     Example: seeds 0, 1, 2 with MSE at 0.66, 0.60, 0.65 and max at 0.63, 0.58, 0.63 -> +0.02 (+0.02 to +0.03)."""
     columns = ["setup", "choice", "activation_method", "percentile", "calibration_images", "bits", "delta",
-               "delta_min", "delta_max", "delta_values", "repeats", "outcome", "direction"]
+               "delta_min", "delta_max", "delta_low", "delta_high", "delta_values", "repeats", "outcome", "direction"]
     v = rows.variants
     acts = v[(v.role == "sweep") & v.activation_bits.notna() & v.accuracy.notna()]
     keys = ["setup", "training_seed", "calibration_images", "activation_bits"]
@@ -165,7 +178,8 @@ def clipping_table(rows: PTQRows) -> pd.DataFrame:
         out.append(dict(setup=setup, choice=f"{method_text(str(method), percentile)}, {int(calibration)} images",
                         activation_method=method, percentile=percentile, calibration_images=int(calibration),
                         bits=int(bits), delta=statistics.median(values), delta_min=min(values), delta_max=max(values),
-                        delta_values=values, repeats=len(values), outcome=verdict.outcome, direction=verdict.direction))
+                        delta_low=verdict.low / POINTS, delta_high=verdict.high / POINTS, delta_values=values,
+                        repeats=len(values), outcome=verdict.outcome, direction=verdict.direction))
     table = pd.DataFrame(out, columns=columns)
     table["_rank"] = [(_index(RANGE_METHODS, m), n) for m, n in zip(table.activation_method, table.calibration_images,
                                                                     strict=True)]

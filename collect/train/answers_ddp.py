@@ -3,6 +3,7 @@
 sends besides the gradients; where no run measured them, the reasoning from PyTorch's documentation."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -14,6 +15,46 @@ from collect.train.answers_common import caveats, part_a, rows_of
 from collect.train.labels import present
 from collect.train.tables import CONFIG, on_cpu
 from jobs.core.bandwidth import bytes_text
+
+
+CHANCE_QUANTILE = 0.999  # a count of repeated places up to this quantile of chance's is "at chance"
+
+
+@dataclass(frozen=True)
+class SamePosition:
+    """The share of places in a rank's order that hold the same sample in epochs 1 and 2 (TA5 15): with its count
+    (a share printed 0.0% may be 1 of 12,500) and what chance gives: two independent reshuffles put a sample back at
+    its place with probability about 1 / images, so a rank's n places repeat about n / images times."""
+
+    share: float
+    rank_samples: int  # a rank's places: ceil(images / ranks) (DistributedSampler pads); 0: unknown
+    images: int  # 0: unknown
+
+    @property
+    def count(self) -> Optional[int]:
+        """The places that repeat, where the share is a whole count of them (a median of runs may not be)."""
+        if not self.rank_samples:
+            return None
+        n = self.share * self.rank_samples
+        return round(n) if abs(n - round(n)) < 1e-6 else None
+
+    @property
+    def at_chance(self) -> bool:
+        """The repeats are no more than chance gives: at most CHANCE_QUANTILE's count of a Poisson(n / images)."""
+        if not self.images or self.share >= 1:
+            return False
+        return self.share * self.rank_samples <= poisson_quantile(self.rank_samples / self.images, CHANCE_QUANTILE)
+
+
+def poisson_quantile(mean: float, q: float) -> int:
+    """The least k with P(X <= k) >= q for X ~ Poisson(mean)."""
+    k, term = 0, math.exp(-mean)
+    total = term
+    while total < q:
+        k += 1
+        term *= mean / k
+        total += term
+    return k
 
 
 @dataclass(frozen=True)
@@ -29,6 +70,12 @@ class DDPRun:
     overlap_without: float
     overlap_with: float
     bn_rank_spread: float  # NaN: not measured
+    train_images: int = 0  # the data set's: what a reshuffle draws from (0: unknown)
+
+    @property
+    def with_set_epoch(self) -> SamePosition:
+        return SamePosition(self.overlap_with, math.ceil(self.train_images / self.gpus) if self.train_images else 0,
+                            self.train_images)
 
 
 def _ddp_runs(tables: Tables) -> tuple[list[tuple[int, Any]], Optional[pd.DataFrame]]:
@@ -66,7 +113,8 @@ def _ddp(r: Any, printed: Any) -> DDPRun:
     return DDPRun(_setup(r), int(r.batch_per_gpu),
                   int(r.gpus), float(p.ddp_grad_bytes), float(p.ddp_buffer_bytes), float(p.ddp_init_bytes),
                   bool(r.ddp_broadcast_buffers), float(r.ddp_steps_per_epoch), float(p.ddp_order_overlap_without_set_epoch),
-                  float(p.ddp_order_overlap_with_set_epoch), float(p.ddp_bn_rank_spread))
+                  float(p.ddp_order_overlap_with_set_epoch), float(p.ddp_bn_rank_spread),
+                  int(r.train_images) if present(getattr(r, "train_images", None)) else 0)
 
 
 @dataclass(frozen=True)
@@ -175,12 +223,28 @@ def q5_text(a: DDPAnswer) -> str:
 
 def _orders(r: DDPRun) -> str:
     """What the run's sampler orders show, epoch 2 against epoch 1, in a student's words."""
-    def at_same(share: float, lead: str) -> str:
-        if share >= 1:
-            return f"{lead} each rank receives exactly the same samples in the same order in epoch 2 as in epoch 1"
-        share_text = "none" if share <= 0 else f"{share:.1%}"
-        return f"{lead} {share_text} of a rank's samples come at the same position in its order in both epochs"
-    return at_same(r.overlap_without, "without set_epoch") + "; " + at_same(r.overlap_with, "with it,")
+    if r.overlap_without >= 1:
+        without = "without set_epoch each rank receives exactly the same samples in the same order in epoch 2 as in epoch 1"
+    else:
+        without = (f"without set_epoch {r.overlap_without:.1%} of a rank's samples come at the same position in its "
+                   "order in both epochs")
+    return f"{without}; with it, {_same_said(r.with_set_epoch)}"
+
+
+def _same_said(s: SamePosition) -> str:
+    """The share with set_epoch: as its count where it is one ("none of a rank's 12,500"), and at chance or not."""
+    count = s.count
+    if count == 0:
+        said = f"none of a rank's {s.rank_samples:,} samples"
+    elif count is not None and s.share < 0.001:  # printed 0.0%: the count says it
+        said = f"{count:,} of a rank's {s.rank_samples:,} samples"
+    else:
+        said = f"{s.share:.1%} of a rank's samples"
+    said += " come at the same position in its order in both epochs"
+    if not s.images:
+        return said
+    chance = f"a reshuffle puts a sample back at its place with probability about 1 in the {s.images:,} images"
+    return said + (f", the chance level ({chance})" if s.at_chance else f", more than chance gives ({chance})")
 
 
 def q6_text(a: DDPAnswer) -> str:

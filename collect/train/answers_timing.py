@@ -128,7 +128,7 @@ def q1_text(a: Q1Answer) -> str:
                                                                else ".")
     first, last = ok[0][0], ok[-1][0]
     if a.because == Q1Because.UNDECIDED and a.trend is not None:
-        text += _unsettled(a.trend, first, last)
+        text += _unsettled(a.trend, first, last, a.device)
     elif a.trend is not None and a.trend.one_run:  # no verdict from one run a side: the times, no ratio (TA4 7)
         text += _single_runs(a, first, last)
     elif a.trend is not None:
@@ -144,7 +144,7 @@ def _runs(v: Verdict) -> str:
     return f"{v.n_a} runs each" if v.n_a == v.n_b else f"{v.n_b} and {v.n_a} runs"  # the subject of "give"
 
 
-def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
+def _unsettled(v: Verdict, first: BatchTime, last: BatchTime, device: str) -> str:
     """Repeats that do not decide: why (too few runs for the verdict; its interval is in no printed table: TA2
     20), and the per-step
     figure that would be the reason if the difference held."""
@@ -156,7 +156,33 @@ def _unsettled(v: Verdict, first: BatchTime, last: BatchTime) -> str:
     # the speedup (the inverted ratio of times), as `submit --settle` prints this very comparison
     return (f" Whether a larger batch is faster is not settled: batch {last.batch}'s speedup over batch {first.batch} "
             f"is {1 / v.ratio:.2f}x; {raw}{_runs(v)} are too few for the verdict to conclude{needed}. "
-            f"{_per_step(first, last, 'If it holds, the reason is per step')}.")
+            f"{_if_it_holds(first, last, device)}.")
+
+
+@dataclass(frozen=True)
+class PerStep:
+    """One step's time at the larger batch over the smaller's, against their images' ratio (TA5 6): a step whose
+    time grows as fast as its images (or faster) has no fixed per-step cost for a larger batch to amortise."""
+
+    step_ratio: float
+    image_ratio: float
+
+    @property
+    def amortises(self) -> bool:
+        return self.step_ratio < self.image_ratio
+
+
+def per_step(first: BatchTime, last: BatchTime) -> PerStep:
+    return PerStep(last.step_s / first.step_s, last.batch / first.batch)
+
+
+def _if_it_holds(first: BatchTime, last: BatchTime, device: str) -> str:
+    """The reason an unsettled "larger is faster" would have, if it held: a per-step cost the larger batch spreads
+    over more images; where the step's time grows at least as fast as its images there is none (TA5 6)."""
+    if per_step(first, last).amortises:
+        return _per_step(first, last, "If it holds, the reason is per step")
+    return (_per_step(first, last, "A step's time grows with its images") + ", so there is no per-step overhead for a "
+            f"larger batch to amortise on {device}")
 
 
 def _per_step(first: BatchTime, last: BatchTime, lead: str) -> str:

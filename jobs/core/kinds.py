@@ -33,9 +33,9 @@ class Kind:
     cpu_notes: tuple[str, ...] = ()  # what its job leaves out on a CPU, and why (`plan` says it where there is no GPU)
     user_fields: bool = False  # a study's keys its cell does not name are the user's own fields, not mistakes
     paths: tuple[str, ...] = ()  # fields naming a directory relative to the study file: made absolute at plan time
-    script: Callable[[Sequence[Mapping[str, Any]]], tuple[str, ...]] = lambda cells: ("run.py",)  # the files of its
-    # package a hand-in prints as the job's script for these planned cells (field dicts): the loop itself, not
-    # only the dispatcher
+    script: Callable[[Sequence[Mapping[str, Any]]], tuple[str, ...]] = lambda cells: ()  # the modules besides run's
+    # that a hand-in prints as the job's code for these planned cells (field dicts): the loop itself, not only the
+    # dispatcher, and the code of each measurement its answers use
 
 
 @functools.cache

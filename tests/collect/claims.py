@@ -252,6 +252,10 @@ def ptq_violations(answer: Any) -> list[str]:
         if p < 0 or not any(i > p for i in at) or any("medians over the seeds" not in answer.text[answer.text.rfind(". ", 0, i):i]
                                               for i in at):
             out.append(f"{median} is said before its paired delta ({pair}), or not as a median")
+        # TA5 7: the interval the word is read from stands beside the paired delta, as the tables print it
+        if f"{pair} the {a.verdict.n_b} seeds, 95% interval [{a.verdict.low:+.2f}, {a.verdict.high:+.2f}]" \
+                not in answer.text:
+            out.append(f"the paired delta ({pair}) without its verdict's 95% interval")
     return [f"{answer.id}: {v}" for v in out]
 
 
@@ -611,5 +615,35 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
     return out
 
 
+def per_step_reason(a: Any, tables: Tables) -> list[str]:
+    """TA5 6: Q1 gives a per-step cost as the reason a larger batch would be faster only where one step's time grows
+    slower than its images (the ratios the sentence cites); else it says there is none to amortise."""
+    if a.id != "A.Q1":
+        return []
+    out = []
+    for m in re.finditer(r"(the reason is per step|grows with its images): one step [^(]*\(([\d.]+)x, for ([\d.]+)x the "
+                         r"images\)(, so there is no per-step overhead)?", a.text):
+        amortises = float(m.group(2)) < float(m.group(3))
+        if amortises != (m.group(1) == "the reason is per step") or amortises == bool(m.group(4)):
+            out.append(f"{m.group(0)[:60]}...: a per-step reason said {'wrongly' if amortises else 'without one'}")
+    return out
+
+
+def same_position_said(a: Any, tables: Tables) -> list[str]:
+    """TA5 15: Q5's share with set_epoch is said as its count where it prints 0.0% ("none of 12,500"), and at chance
+    exactly where its record is (SamePosition.at_chance), never read as a leak."""
+    run = getattr(a.record, "run", None) if a.id == "A.Q5" else None
+    if run is None or "with it," not in a.text:
+        return []
+    s, out = run.with_set_epoch, []
+    if re.search(r"with it, 0\.0% of a rank's", a.text):
+        out.append("a share printed 0.0% without its count")
+    if s.count == 0 and f"none of a rank's {s.rank_samples:,} samples" not in a.text:
+        out.append("no repeat, not said as none of the rank's samples")
+    if s.at_chance != ("the chance level" in a.text):
+        out.append(f"at chance is {s.at_chance}, said otherwise")
+    return out
+
+
 ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
-            ta3_claims, ta4_q3_claims, ta4_claims)
+            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason)

@@ -39,11 +39,13 @@ def test_the_bias_word_flips(tmp_path):
     results = [ptq_result(ptq_cell(i), a) for i, a in enumerate(accuracies)]
     answers = {a.id: a for a in collect(write_ptq(tmp_path, results, planned=())).answers}
     assert "its test accuracy is 10.00 points lower than in float (the median of the seeds' paired differences, " \
-           "-10.00 to -10.00 over the 3 seeds, each seed against its own float network), beyond the 1-point " \
+           "-10.00 to -10.00 over the 3 seeds, 95% interval [-10.00, -10.00], each seed against its own float network), " \
+           "beyond the 1-point " \
            "threshold. The medians over the seeds, not paired: 50.00% (49.70%-50.30% over 3 runs) quantized against " \
            "60.00% (59.70%-60.30% over 3 runs) in float." in answers["B.Q5"].text
     assert "Quantized to int32, the test accuracy is +0.00 points against float (the median of the seeds' paired " \
-           "differences, +0.00 to +0.00 over the 3 seeds, each seed against its own float network): not " \
+           "differences, +0.00 to +0.00 over the 3 seeds, 95% interval [+0.00, +0.00], each seed against its own float " \
+           "network): not " \
            "distinguishable from float at the 1-point threshold." in answers["B.Q5"].text
 
 
@@ -56,7 +58,8 @@ def test_not_distinguishable_beside_two_different_medians_names_its_figure(tmp_p
     results = [ptq_result(ptq_cell(i), a) for i, a in enumerate(accuracies)]
     q5 = {a.id: a for a in collect(write_ptq(tmp_path, results, planned=())).answers}["B.Q5"].text
     assert "Quantized to int32, the test accuracy is +0.00 points against float (the median of the seeds' paired " \
-           "differences, -0.20 to +0.00 over the 3 seeds, each seed against its own float network): not " \
+           "differences, -0.20 to +0.00 over the 3 seeds, 95% interval [-0.36, +0.36], each seed against its own " \
+           "float network): not " \
            "distinguishable from float at the 1-point threshold. The medians over the seeds, not paired: 99.60% " \
            "(99.60%-100.00% over 3 runs) quantized against 99.80% (99.60%-100.00% over 3 runs) in float." in q5
     assert "medians differ" not in q5  # TA3 24: the medians' -0.20 would be a second number for one comparison

@@ -4,6 +4,7 @@ answers.md, report.md and report.html alike, escaped as any other text."""
 from __future__ import annotations
 
 import html
+import json
 import re
 
 from collect.report import collect, write_report
@@ -35,6 +36,22 @@ def test_a_dir_without_a_study_file_says_so(tmp_path):
         (results / "report.md").read_text()
     assert "The results dir holds no study file (study.toml); the plan (plan.json) records" in \
         (results / "report.html").read_text()
+
+
+def test_without_a_study_file_no_plan_command_is_printed_that_cannot_run(tmp_path):
+    """TA5 12: `plan --study DIR/study.toml` was printed under "These commands reproduce" beside "The results dir
+    holds no study file": where there is none (or it is empty), the commands say plan.json is the plan instead."""
+    for study in (None, ""):
+        results = write_mixed(tmp_path / f"r{study is None}")
+        (results / "study.toml").unlink(missing_ok=True)
+        if study is not None:
+            (results / "study.toml").write_text(study)
+        write_report(collect(results))
+        for name in ("answers.md", "report.md", "report.html"):
+            text = (results / name).read_text()
+            assert "orchestrator plan --study" not in text, name
+            assert "no plan command: the results dir" in text and "its plan.json is the plan" in text, name
+            assert "planned from plan.json (no study file here)" in text, name
 
 
 def test_an_empty_study_file_gives_how_the_plan_made_the_set(tmp_path):
@@ -71,6 +88,30 @@ def test_the_hand_in_gives_each_cells_command_its_file_and_the_scripts_text(tmp_
     name = commands[0].split("--cell ")[1].split()[0]
     cell = cell_from_dict(json.loads((results / name).read_text()))
     assert cell.cell_id in plan["cells"]["ids"] and f"--out {results}" in commands[0]
+
+
+def test_the_cell_commands_mark_the_cells_with_no_result_and_the_measurements_code_is_printed(tmp_path):
+    """TA5 16: "One command per planned cell (72)" listed the 35 that never ran unmarked beside the 37 that did, and
+    run.py imports the code of the measurements the answers use (comm, evidence, launch), which was not printed."""
+    from collect.load import load
+    from jobs.core.kinds import cell_from_dict
+    from jobs.core.result import Status
+
+    results = write_mixed(tmp_path / "r")
+    write_report(collect(results))
+    frame = load(results).envelopes
+    unran = set(frame.cell_id[~frame.status.isin(list(Status))])
+    assert unran and len(unran) < len(frame)
+    script = (results / "cells" / "run_all.sh").read_text()
+    for line in (x for x in script.splitlines() if x.startswith("python -m jobs")):
+        name = line.split("--cell ")[1].split()[0]
+        cell_id = cell_from_dict(json.loads((results / name).read_text())).cell_id
+        assert ("# no result: " in line) == (cell_id in unran), line
+    text = (results / "answers.md").read_text()
+    assert f"the {len(unran)} with no result are marked" in text
+    for path in ("jobs/runtime/comm.py", "jobs/train/evidence.py", "jobs/runtime/launch.py", "jobs/train/run.py"):
+        assert f"`{path}`:" in text, path  # its text printed below its path
+    assert "def gradient_bytes(" in text and "def gathered_spread(" in text
 
 
 def test_the_commands_name_the_executor_the_registry_records(tmp_path):
