@@ -25,6 +25,7 @@ from collect.train.grids import setup_name
 from collect.verdict import BEYOND, Difference, count_error, leaning
 
 GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
+UNRECORDED = "the ranks' BatchNorm statistics"  # what Q7 needs a DDP run to record
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ def q7_text(a: Q7Answer) -> str:
         text += "The large batch's accuracy itself needs Goyal et al.'s remedies (Q4.2). "
     notes = list(a.notes) * (a.verdict is not None) + one_run_note(a.verdict)
     missing = [m for m in a.missing if m != NO_EVIDENCE]  # the paragraph says where it is reasoning
-    first = [documentation_only(a.ddp_runs)] if a.documentation_only else []
+    first = [documentation_only(a.ddp_runs, UNRECORDED)] if a.documentation_only else []  # TA5 17: Q7's own
     return text.rstrip() + caveats(False, first + (missing if not (a.gradients_only or a.verdict) else []), notes)
 
 

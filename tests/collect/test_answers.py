@@ -229,12 +229,13 @@ def test_q5_and_q6_on_a_cpu_say_processes_not_gpus(tmp_path):
 def test_q5_to_q7_without_a_ddp_run_say_they_rest_on_documentation(hw5):
     """Issue 43: with no DDP evidence the essays read as measured ones; the record and the paragraph's first
     note say so, and the paragraph keeps the assignment's form (Q6, Q7 open with Yes or No: issue 44)."""
-    for q in ("A.Q5", "A.Q6", "A.Q7"):
+    for q, unrecorded in (("A.Q5", "the bytes or the sampler order"), ("A.Q6", "the bytes or the sampler order"),
+                          ("A.Q7", "the ranks' BatchNorm statistics")):  # TA5 17: each names what it needs
         assert hw5[q].record.documentation_only, q
         # TA item 26: what was not recorded, not "no DDP run" where 12 ran
         # TA3 21: what Q5 lacks is the sampler's order, not images per GPU
-        assert " Note: from PyTorch's documentation alone: this set's 12 DDP runs did not record the bytes or the " \
-            "sampler order" in hw5[q].text and "no DDP run" not in hw5[q].text, q
+        assert f" Note: from PyTorch's documentation alone: this set's 12 DDP runs did not record {unrecorded}." \
+            in hw5[q].text and "no DDP run" not in hw5[q].text, q
         assert "so this answer comes from PyTorch's documentation" not in hw5[q].text  # said once
     assert hw5["A.Q6"].text.startswith(("Yes", "No")) and hw5["A.Q7"].text.startswith(("Yes", "No"))
 
