@@ -74,8 +74,12 @@ def varying(table: pd.DataFrame, shown: set[str]) -> list[str]:
     return [c for c in CONFIG if c not in shown and c in table and table[c].nunique(dropna=False) > 1]
 
 
+DDP_ONLY = ("broadcast_buffers",)  # settings of DDP alone: no label on a 1-GPU or DataParallel row (TA5 18)
+
+
 def row_name(row, fields: list[str]) -> str:
-    extra = ", ".join(f"{c}={getattr(row, c)}" for c in fields)
+    """The setup and, in brackets, the varying `fields` that apply to it."""
+    extra = ", ".join(f"{c}={getattr(row, c)}" for c in fields if c not in DDP_ONLY or row.engine == "ddp")
     return setup_name(row) + (f" [{extra}]" if extra else "")
 
 
