@@ -344,3 +344,12 @@ def test_q7_one_run_a_side_is_no_verdict_and_rank_0s_statistics_are_evaluated(ru
     assert not claims.one_run_claims(q7, run12.tables)
     bad = dataclasses.replace(q7, text="No, because" + q7.text.split("because", 1)[1])
     assert claims.one_run_claims(bad, run12.tables)
+
+
+def test_q41_a_run_that_swings_before_its_last_epoch_is_said_to_swing(run12):
+    """TA5 14: run 12's large batch went 21, 56, 21, 31, 48% by epoch: 48 is within 10 points of 56, so the rule
+    on the last epoch alone left out the swing that run 8's and the shared set's answers (23, 67, 14, 19, 36) say."""
+    q41 = next(a for a in run12.answers if a.id == "A.Q4.1")
+    assert q41.record.unstable
+    assert "by epoch 1-5 was 21%, 56%, 21%, 31% and 48% (the Q4 table's accuracy by epoch), so epoch 5 is a snapshot " \
+        "of a swinging run" in q41.text
