@@ -26,6 +26,13 @@ class Packing:
         return "; ".join(w for w, n in (("alone", self.alone), ("beside other cells", self.beside)) if n) or "-"
 
 
+def ran_beside(frame: pd.DataFrame) -> pd.Series:
+    """Per run of `frame`, whether it recorded another cell beside it (False where it recorded nothing)."""
+    if COLUMN not in frame:
+        return pd.Series(False, index=frame.index)
+    return pd.to_numeric(frame[COLUMN], errors="coerce").fillna(0) > 0
+
+
 def packing(frame: pd.DataFrame) -> Packing:
     """Over the runs of `frame` that ran (a result of any status) and recorded what ran beside them."""
     if COLUMN not in frame:

@@ -13,7 +13,7 @@ from collect.packing import Packing, packing
 from collect.questions import values, with_sides
 from collect.render import accuracy_digits, percent, seconds
 from collect.verdict import Difference, difference
-from collect.train.grids import launch_name
+from collect.train.grids import BESIDE, launch_name
 from collect.train.labels import Namer, device, hosts_ran, on_cpu, on_fewer_hosts, present
 from jobs.core.synthetic import SYNTHETIC_IMAGES
 
@@ -133,10 +133,12 @@ def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: 
     if short:
         notes.append(f"{listing(short)} crossed no network (fewer hosts than nodes)")
     shared = packing_behind(cells, rows)
-    if shared.mixed:
-        notes.append(f"{shared.beside} of these {shared.alone + shared.beside} runs ran beside other cells on their "
-                     "machine and the rest alone: a time beside neighbours may be slower (`submit --exclusive` runs "
-                     "one cell at a time)")
+    if shared.beside:  # all of them too: Q1's T1 are every speedup's base (TA5 5)
+        which = (f"{shared.beside} of these {shared.alone + shared.beside} runs ran beside other cells on their machine "
+                 "and the rest alone" if shared.mixed else f"these {shared.beside} runs all ran beside other cells on "
+                 "their machine")
+        notes.append(f"{which} ({BESIDE} in the tables): a time beside neighbours may be slower (`submit --exclusive` "
+                     "runs one cell at a time)")
     return tuple(notes)
 
 
