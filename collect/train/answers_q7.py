@@ -123,7 +123,8 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
         f" with epochs = {epochs} beside the study's run of it" if BATCH in ddp else "")
     return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, BATCH, GPUS, BATCH * GPUS,
                     None if only is None else int(only.batch_per_gpu), epochs, BATCH in ddp, status, synthetic, acc,
-                    base, v, most, remedies, notes, images, _alike(tables, partner), to_add=a.to_add + ((cell,) if only is None else ()),
+                    base, v, most, remedies, notes, images, _alike(tables, partner),
+                    to_add=a.to_add + ((cell,) if only is None else ()),
                     documentation_only=a.documentation_only and only is None, ddp_runs=a.ddp_runs)
 
 

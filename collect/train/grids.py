@@ -148,7 +148,8 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
     fields = varying(q1, SHOWN)
     rows = []
     for r in q1.itertuples(index=False):
-        name = str(r.batch_per_gpu) + (f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else "") + beside_mark(r)
+        extra = f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else ""
+        name = str(r.batch_per_gpu) + extra + beside_mark(r)
         if r.status != "ok":
             rows.append([name, status_text(r.status)] + [""] * 8 + [str(r.runs)])
             continue
