@@ -9,11 +9,11 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.evidence import Evidence, Measured, listing, shown
-from collect.packing import Packing, packing
+from collect.packing import BESIDE, Packing, packing
 from collect.questions import values, with_sides
 from collect.render import accuracy_digits, percent, seconds
 from collect.verdict import Difference, difference
-from collect.train.grids import BESIDE, launch_name
+from collect.train.grids import launch_name
 from collect.train.labels import Namer, device, hosts_ran, on_cpu, on_fewer_hosts, present
 from jobs.core.synthetic import SYNTHETIC_IMAGES
 

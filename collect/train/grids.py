@@ -12,6 +12,7 @@ import collect.train.formulas as f
 from jobs.core.bandwidth import bytes_text
 from collect.render import (NO_BASELINE, Grid, accuracy_digits, gbps, number, percent, seconds, signed,
                             status_text)
+from collect.packing import beside_mark, beside_note
 from collect.repeats import ranged
 from collect.view import VARIES
 from collect.train.tables import CONFIG, EARLIER_ACCURACY, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED, on_cpu
@@ -81,22 +82,6 @@ def row_name(row, fields: list[str]) -> str:
     """The setup and, in brackets, the varying `fields` that apply to it."""
     extra = ", ".join(f"{c}={getattr(row, c)}" for c in fields if c not in DDP_ONLY or row.engine == "ddp")
     return setup_name(row) + (f" [{extra}]" if extra else "")
-
-
-BESIDE = "†"  # marks a row whose runs shared their machine with other cells (TA5 5)
-
-
-def beside_mark(row) -> str:
-    """" †" where a run of the row ran beside other cells on its machine, else ""."""
-    return f" {BESIDE}" if getattr(row, "beside", 0) else ""
-
-
-def beside_note(table: pd.DataFrame) -> list[str]:
-    """The footnote of a timing table that marks rows with BESIDE, where it does."""
-    if "beside" not in table or not (table.beside > 0).any():
-        return []
-    return [f"{BESIDE} = a run of the row ran beside other cells on its machine (the local executor packed them): "
-            "a time beside neighbours may be slower than alone (submit --exclusive runs one cell at a time)"]
 
 
 def gpu_text(table: pd.DataFrame) -> str:
