@@ -97,8 +97,12 @@ def _alike(tables: Tables, partner: Optional[Any]) -> tuple[Alike, ...]:
         return ()
     same = [c for c in CONFIG if c not in ("nodes", "gpus_per_node")]
     mask = (test.gpus == partner.gpus) & (test.status == "ok") & (test.batch_per_gpu == partner.batch_per_gpu)
-    rows = [r for _, r in rows_of(test, mask) if all(getattr(r, c) == getattr(partner, c) for c in same)]
+    rows = [r for _, r in rows_of(test, mask) if all(_same(getattr(r, c), getattr(partner, c)) for c in same)]
     return tuple(Alike(setup_name(r), float(r.test_accuracy)) for r in rows if present(r.test_accuracy))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(a == b) or (not present(a) and not present(b))  # a field neither sets (NaN) is the same
 
 
 def q7_answer(tables: Tables) -> Optional[Q7Answer]:
