@@ -363,9 +363,8 @@ def _warmup_steps(w: Optional[RemedyRun]) -> str:
     if w is None or not w.run.warmup_steps:
         return ""
     r = w.run
-    text = (f" Its warmup is {r.warmup_steps:,} SGD steps at global batch {r.global_batch:,} ({r.warmup_epochs} warmup "
-            f"epochs x ceil({r.train_images:,} training images / {r.global_batch:,}) = {r.warmup_epochs} x "
-            f"{r.steps_per_epoch:,}")
+    text = (f" Its warmup is {r.warmup_steps:,} SGD steps at global batch {r.global_batch:,} ({r.warmup_epochs} epochs "
+            f"x ceil({r.train_images:,} / {r.global_batch:,}) = {r.warmup_epochs} x {r.steps_per_epoch:,}")
     if r.warmup_steps < GOYAL_WARMUP_STEPS // 10:
         return text + f"; Goyal et al.: {GOYAL_WARMUP_STEPS}): too few to test their warmup, so no evidence against it."
     return text + ")."

@@ -126,8 +126,7 @@ def test_warmup_counted_in_sgd_steps_with_its_caveat(real):
     text = real["run8"]["A.Q4.2"].text
     assert "14 SGD steps at global batch 8,192" in text and "too few to test their warmup" in text
     # TA5 13: the steps with their arithmetic, as no printed table has a steps column
-    assert "14 SGD steps at global batch 8,192 (2 warmup epochs x ceil(50,000 training images / 8,192) = 2 x 7; " \
-        "Goyal et al." in text
+    assert "14 SGD steps at global batch 8,192 (2 epochs x ceil(50,000 / 8,192) = 2 x 7; Goyal et al." in text
 
 
 def test_q6_q7_open_with_yes_or_no_and_q7_says_no_so_no_unmeasured(real):
