@@ -9,7 +9,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from collect.evidence import Evidence, Measured, listing, shown
-from collect.packing import Packing, packing
+from collect.packing import BESIDE, Packing, packing
 from collect.questions import values, with_sides
 from collect.render import accuracy_digits, percent, seconds
 from collect.verdict import Difference, difference
@@ -133,10 +133,12 @@ def setting_notes(cells: Optional[pd.DataFrame], rows: Iterable[Any], accuracy: 
     if short:
         notes.append(f"{listing(short)} crossed no network (fewer hosts than nodes)")
     shared = packing_behind(cells, rows)
-    if shared.mixed:
-        notes.append(f"{shared.beside} of these {shared.alone + shared.beside} runs ran beside other cells on their "
-                     "machine and the rest alone: a time beside neighbours may be slower (`submit --exclusive` runs "
-                     "one cell at a time)")
+    if shared.beside:  # all of them too: Q1's T1 are every speedup's base (TA5 5)
+        which = (f"{shared.beside} of these {shared.alone + shared.beside} runs ran beside other cells on their machine "
+                 "and the rest alone" if shared.mixed else f"these {shared.beside} runs all ran beside other cells on "
+                 "their machine")
+        notes.append(f"{which} ({BESIDE} in the tables): a time beside neighbours may be slower (`submit --exclusive` "
+                     "runs one cell at a time)")
     return tuple(notes)
 
 

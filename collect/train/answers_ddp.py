@@ -183,14 +183,18 @@ def _ran(tables: Tables) -> int:
 NO_EVIDENCE = "the runs did not record what DDP did, so this answer comes from PyTorch's documentation"
 
 
-def documentation_only(ddp_runs: int) -> str:
-    """What was not recorded, where the answer rests on PyTorch's documentation: "no DDP run" only where none ran."""
+SAMPLER_AND_BYTES = "the bytes or the sampler order"  # what Q5 and Q6 need a run to record
+
+
+def documentation_only(ddp_runs: int, unrecorded: str = SAMPLER_AND_BYTES) -> str:
+    """What was not recorded (`unrecorded`: what the question needs), where the answer rests on PyTorch's
+    documentation: "no DDP run" only where none ran."""
     if not ddp_runs:
         return "from PyTorch's documentation alone: the study has no DDP run"
     runs = "DDP run" if ddp_runs == 1 else f"{ddp_runs} DDP runs"
     # plain words (TA2 18): what a run would have had to measure, not the tool's record names
     # TA3 21: Q5 needs the sampler's order per rank, not images per GPU
-    return f"from PyTorch's documentation alone: this set's {runs} did not record the bytes or the sampler order"
+    return f"from PyTorch's documentation alone: this set's {runs} did not record {unrecorded}"
 
 
 def documented(a: DDPAnswer, text: str) -> str:

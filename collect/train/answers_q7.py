@@ -1,8 +1,11 @@
 """Part A Q7 as a record and a paragraph: would communicating only the gradients suffice for batch
 512 per GPU on 4 GPUs? Answered for that case whatever the study ran; read from the study's
 gradients-only cell on 4 GPUs (broadcast_buffers off; the question's batch where it ran): its test
-accuracy against the same configuration with the buffers broadcast (the verdict chooses yes or no),
-and the ranks' BatchNorm spread the DDP runs measured; where the study has no such cell, the
+accuracy against the same configuration with the buffers broadcast, and the ranks' BatchNorm spread the
+DDP runs measured. Yes or No comes from the reasoning (the buffers go from rank 0, so rank 0's running
+statistics, which the evaluation uses, follow the same path either way) unless the verdict, over repeats,
+finds gradients only lower; one run a side decides nothing, and the spread between runs of equivalent
+setups in the test table shows how far single runs stray. Where the study has no such cell, the
 reasoning (and, in the details, the cell to add)."""
 from __future__ import annotations
 
@@ -12,15 +15,26 @@ from typing import Any, Optional
 from collect.evidence import Measured
 from jobs.core.bandwidth import bytes_text
 from collect.questions import Tables, Words, one_run_note, says
-from collect.render import SMALL_COUNT
+from collect.render import SMALL_COUNT, accuracy_digits, percent
 from collect.train.answers_common import POINT, accuracy, caveats, figure, part_a, points_against, rows_of, setting_notes
 from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, DDPRun, ddp_answer, documentation_only
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason, present
 from collect.train.tables import CONFIG, Q4_EPOCH
-from collect.verdict import Difference, count_error
+from collect.train.grids import setup_name
+from collect.verdict import BEYOND, Difference, count_error, leaning
 
 GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
+UNRECORDED = "the ranks' BatchNorm statistics"  # what Q7 needs a DDP run to record
+
+
+@dataclass(frozen=True)
+class Alike:
+    """A run of the test table that computes what the broadcast run computes: the same configuration, GPUs
+    and batch, launched as other nodes x GPUs (TA5 1: their gap is how far single runs of one setup stray)."""
+
+    setup: str
+    accuracy: float  # test accuracy, a fraction (the median over its repeats)
 
 
 @dataclass(frozen=True)
@@ -40,12 +54,21 @@ class Q7Answer(DDPAnswer):
     remedies: bool = False  # Q4.2 measured a remedy (linear scaling) at a large batch
     notes: tuple[str, ...] = ()
     images: float = float("nan")  # test images each accuracy is over: their decimals and the error the count allows
+    alike: tuple[Alike, ...] = ()  # the broadcast run and the runs equivalent to it (two or more: a spread)
 
     @property
     def okay(self) -> bool:
-        """The answer's Yes: no measured accuracy says gradients alone are worse (a verdict below, or one run
-        below by more than the threshold)."""
-        return self.verdict is None or says(self.verdict, Words("lower", "-", "-", "-")) != "lower"
+        """The answer's Yes: the verdict, over repeats, does not find gradients alone lower (one run a side
+        is inconclusive by rule: collect.verdict)."""
+        return self.verdict is None or not (self.verdict.outcome == BEYOND and self.verdict.direction < 0)
+
+    @property
+    def spread(self) -> float:
+        """Points between the highest and lowest accuracy of the equivalent runs (NaN: fewer than two)."""
+        if len(self.alike) < 2:
+            return float("nan")
+        values = [x.accuracy for x in self.alike]
+        return 100 * (max(values) - min(values))
 
 
 def _gradients_only(tables: Tables) -> tuple[Optional[Any], Optional[Any]]:
@@ -64,6 +87,22 @@ def _gradients_only(tables: Tables) -> tuple[Optional[Any], Optional[Any]]:
     partner = next((r for _, r in rows_of(test, alike)
                     if bool(r.broadcast_buffers) and all(getattr(r, c) == getattr(only, c) for c in same)), None)
     return only, partner
+
+
+def _alike(tables: Tables, partner: Optional[Any]) -> tuple[Alike, ...]:
+    """The partner and the ok runs of the test table that differ from it only in the launch (nodes x GPUs
+    per node for the same GPUs), each with its test accuracy."""
+    test = tables.get("test")
+    if partner is None or test is None:
+        return ()
+    same = [c for c in CONFIG if c not in ("nodes", "gpus_per_node")]
+    mask = (test.gpus == partner.gpus) & (test.status == "ok") & (test.batch_per_gpu == partner.batch_per_gpu)
+    rows = [r for _, r in rows_of(test, mask) if all(_same(getattr(r, c), getattr(partner, c)) for c in same)]
+    return tuple(Alike(setup_name(r), float(r.test_accuracy)) for r in rows if present(r.test_accuracy))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(a == b) or (not present(a) and not present(b))  # a field neither sets (NaN) is the same
 
 
 def q7_answer(tables: Tables) -> Optional[Q7Answer]:
@@ -88,7 +127,8 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
         f" with epochs = {epochs} beside the study's run of it" if BATCH in ddp else "")
     return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, BATCH, GPUS, BATCH * GPUS,
                     None if only is None else int(only.batch_per_gpu), epochs, BATCH in ddp, status, synthetic, acc,
-                    base, v, most, remedies, notes, images, to_add=a.to_add + ((cell,) if only is None else ()),
+                    base, v, most, remedies, notes, images, _alike(tables, partner),
+                    to_add=a.to_add + ((cell,) if only is None else ()),
                     documentation_only=a.documentation_only and only is None, ddp_runs=a.ddp_runs)
 
 
@@ -119,20 +159,20 @@ def q7_text(a: Q7Answer) -> str:
         wrap = f": {bytes_text(a.run.init_bytes)}, test table" if a.run else ""
         text = ("Yes, it is okay because every rank starts from rank 0's weights (DDP broadcasts them when it wraps "
                 f"the model{wrap}) and applies the same averaged gradient, so the weights stay identical on the "
-                f"{a.gpus} GPUs {case}; only BatchNorm's running statistics (used at evaluation) drift apart "
-                "(the forward's per-rank batch statistics, Goyal et al. [4], are another matter). ")
+                f"{a.gpus} GPUs {case}; only BatchNorm's running statistics drift apart (the forward's per-rank "
+                "batch statistics, Goyal et al. [4], are another matter). The broadcast goes from rank 0, so rank "
+                "0's running statistics follow the same path with or without it, and the test evaluation uses rank "
+                "0's on every rank: the other ranks' drift does not reach it. ")
     else:
-        text = (f"No, because {case} each rank's BatchNorm running statistics drift apart without the buffer broadcast, "
-                "and evaluation uses rank 0's, which cost accuracy when measured. ")
+        text = (f"No, because {case} the test accuracy with gradients only is lower over repeats, by the verdict "
+                "(below): a cost the weights' reasoning does not explain. ")
     at = f"batch {a.measured_batch} per GPU on {a.gpus} GPUs"
     few = a.images < SMALL_COUNT  # the count said beside an accuracy it limits (collect.render.accuracy's rule)
     other = "" if a.measured_batch == a.batch else ", not the question's case"
     if a.verdict and a.only and a.broadcast:
-        error = f"within the {a.verdict.threshold:.0f} points {int(a.images):,} test images allow" \
-            if a.verdict.threshold > POINT else "not distinguishable"
-        word = says(a.verdict, Words("lower", "higher", error, "not clearly different"))
         text += (f"Measured at {at} ({a.epochs} epochs{other}): test accuracy {accuracy(a.only, a.images, few)} with "
-                 f"gradients only against {accuracy(a.broadcast, a.images, count=False)} with the buffers broadcast ({word}). ")
+                 f"gradients only against {accuracy(a.broadcast, a.images, count=False)} with the buffers broadcast "
+                 f"({_word(a)}). ")
     elif a.only:
         text += (f"Measured at {at} ({a.epochs} epochs{other}): test accuracy {accuracy(a.only, a.images, few)} with "
                  "gradients only; no run "
@@ -149,8 +189,26 @@ def q7_text(a: Q7Answer) -> str:
         text += "The large batch's accuracy itself needs Goyal et al.'s remedies (Q4.2). "
     notes = list(a.notes) * (a.verdict is not None) + one_run_note(a.verdict)
     missing = [m for m in a.missing if m != NO_EVIDENCE]  # the paragraph says where it is reasoning
-    first = [documentation_only(a.ddp_runs)] if a.documentation_only else []
+    first = [documentation_only(a.ddp_runs, UNRECORDED)] if a.documentation_only else []  # TA5 17: Q7's own
     return text.rstrip() + caveats(False, first + (missing if not (a.gradients_only or a.verdict) else []), notes)
+
+
+def _word(a: Q7Answer) -> str:
+    """The comparison's word: the verdict's over repeats; of one run a side, none past the threshold (TA5 1),
+    with the spread between equivalent runs where the test table has them."""
+    v = a.verdict
+    assert v is not None
+    error = f"within the {v.threshold:.0f} points {int(a.images):,} test images allow" \
+        if v.threshold > POINT else "not distinguishable"
+    if not v.one_run or leaning(v) == 0:
+        return says(v, Words("lower", "higher", error, "not clearly different"))
+    digits = accuracy_digits(a.images)
+    text = f"one run each, so no verdict: {abs(v.delta):.{digits}f} points apart"
+    if a.spread == a.spread:
+        inside = "within" if abs(v.delta) <= a.spread else "beyond, but still single runs,"
+        runs = " against ".join(f"{x.setup} {percent(x.accuracy, digits)}" for x in a.alike)
+        text += f", {inside} the {a.spread:.{digits}f}-point spread between equivalent runs of the test table: {runs}"
+    return text
 
 
 def _spread(a: Q7Answer) -> str:

@@ -3,6 +3,7 @@
 with a data point the study already has (a strong-table row; without one, the usual argument alone)."""
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,6 +99,12 @@ class Q2Answer(Record):
     def ranked(self) -> tuple[Speedup, ...]:
         """The speedups the answer's range spans: those whose T1 is not loader-bound, where any (TA4 6)."""
         return ranked_speedups(self.speedups)
+
+    @property
+    def above_range(self) -> Optional[Speedup]:
+        """The highest speedup Table 1 prints above the range's top, over a loader-bound T1 (TA5 10), if any."""
+        top = max((s.speedup for s in self.ranked), default=math.inf)
+        return max((s for s in self.speedups if s.speedup > top), key=lambda s: s.speedup, default=None)
 
     @property
     def unranked(self) -> bool:
@@ -227,8 +234,14 @@ def q2_text(a: Q2Answer) -> str:
     if a.speedups:
         low, high = min(a.ranked, key=lambda s: s.speedup), max(a.ranked, key=lambda s: s.speedup)
         ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{_undecided(s)})" for s in ([low] if low is high else [low, high])]
-        text += f" on {a.device}: from {ends[0]} to {ends[-1]}" if len(ends) > 1 else f" on {a.device}: {ends[0]}"
-        text += _level(a.level, a.unranked, a.level_why) + "."
+        over = a.above_range
+        clean = " over 1-GPU runs not loader-bound" if over else ""
+        text += f" on {a.device}{clean}: from {ends[0]} to {ends[-1]}" if len(ends) > 1 else \
+            f" on {a.device}{clean}: {ends[0]}"
+        text += _level(a.level, a.unranked, a.level_why)
+        if over:
+            text += f"; Table 1's higher ones, up to {over.speedup:.2f}x, rest on a loader-bound T1 (below)"
+        text += "."
     else:
         text += "; no multi-GPU run has a speedup yet."
     slower = [s for s in a.speedups if decided(s.verdict) > 0]
@@ -332,7 +345,7 @@ def _loader_text(a: Q2Answer) -> str:
     workers = {b.workers for b in bound}
     each = f"{workers.pop()} loader workers" if len(workers) == 1 else "its loader workers"
     at = [s for s in a.speedups if s.loader_bound]
-    up_to = f" (up to {max(s.speedup for s in at):.2f}x)" if at else ""
+    up_to = f" (up to {max(s.speedup for s in at):.2f}x)" if at and not a.above_range else ""  # else said above
     return (f"{lead} 1 GPU waits on {each} {listing([f'{b.wait_share:.0%}' for b in bound])} of its epoch at batch "
             f"{listing([str(b.batch) for b in bound])} (Table 1's data wait / epoch): waiting {CUTOFF}, a 1-GPU run "
             f"is loader-bound (each GPU brings its own loader), so neither the weak speedups there{up_to} nor the "

@@ -12,6 +12,7 @@ import collect.train.formulas as f
 from jobs.core.bandwidth import bytes_text
 from collect.render import (NO_BASELINE, Grid, accuracy_digits, gbps, number, percent, seconds, signed,
                             status_text)
+from collect.packing import beside_mark, beside_note
 from collect.repeats import ranged
 from collect.view import VARIES
 from collect.train.tables import CONFIG, EARLIER_ACCURACY, INDEPENDENT, Q4_BASELINE_BATCH, Q4_EPOCH, SHARED, on_cpu
@@ -74,8 +75,12 @@ def varying(table: pd.DataFrame, shown: set[str]) -> list[str]:
     return [c for c in CONFIG if c not in shown and c in table and table[c].nunique(dropna=False) > 1]
 
 
+DDP_ONLY = ("broadcast_buffers",)  # settings of DDP alone: no label on a 1-GPU or DataParallel row (TA5 18)
+
+
 def row_name(row, fields: list[str]) -> str:
-    extra = ", ".join(f"{c}={getattr(row, c)}" for c in fields)
+    """The setup and, in brackets, the varying `fields` that apply to it."""
+    extra = ", ".join(f"{c}={getattr(row, c)}" for c in fields if c not in DDP_ONLY or row.engine == "ddp")
     return setup_name(row) + (f" [{extra}]" if extra else "")
 
 
@@ -128,7 +133,8 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
     fields = varying(q1, SHOWN)
     rows = []
     for r in q1.itertuples(index=False):
-        name = str(r.batch_per_gpu) + (f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else "")
+        extra = f" [{', '.join(f'{c}={getattr(r, c)}' for c in fields)}]" if fields else ""
+        name = str(r.batch_per_gpu) + extra + beside_mark(r)
         if r.status != "ok":
             rows.append([name, status_text(r.status)] + [""] * 8 + [str(r.runs)])
             continue
@@ -141,7 +147,7 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
                  "events): the epoch with its data ready, the Q1 figure; data wait = time the loop was blocked on "
                  "the loader (the GPU may still be busy then, so train time + data wait can exceed the epoch)",
                  "train images/s = images per epoch / train time", STEP_FORMULA, GPU_FORMULA,
-                 "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"]],
+                 "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"], *beside_note(q1)],
                 "" if rows else "No 1-GPU timing runs in this study.")
 
 
@@ -165,7 +171,7 @@ def table1_grid(t1: pd.DataFrame, protocol) -> Grid:
                 "(Table 2's T1 and TN are train times, without data loading)",
                 "data wait / epoch = rank 0's wait on its data loader over its epoch T",
                 f.FORMULAS["spread"]]
-    formulas += one_process_note(t1)
+    formulas += one_process_note(t1) + beside_note(t1)
     return Grid("table1", "Table 1: time and speedup of one epoch (weak scaling per step, fixed epoch)",
                 caption(t1, "seconds per epoch; speedup and efficiency are ratios", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No timing runs in this study.", lines=lines)
@@ -199,9 +205,10 @@ def _table1_cells(r) -> list[str]:
     wait = _or_not_measured(r.data_share, lambda v: percent(v, 0))
     if isinstance(r.t1_s, float) and math.isnan(r.t1_s):
         return [seconds(r.epoch_s), f"no T1 ({status_text(r.t1_s_status)})", "", wait]
+    time = ranged(r, "epoch_s") + beside_mark(r)
     if _one_process(r):
-        return [ranged(r, "epoch_s"), ONE_PROCESS, "", wait]
-    return [ranged(r, "epoch_s"), number(r.speedup), number(r.efficiency), wait]
+        return [time, ONE_PROCESS, "", wait]
+    return [time, number(r.speedup), number(r.efficiency), wait]
 
 
 def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
@@ -227,7 +234,7 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
     rows = []
     for r in t2.itertuples(index=False):
         t1 = seconds(r.t1_train_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
-        line = [row_name(r, fields), str(r.batch_per_gpu), t1]
+        line = [row_name(r, fields) + beside_mark(r), str(r.batch_per_gpu), t1]
         if r.status != "ok":
             rows.append(line + [status_text(r.status)] + [""] * 6)
             continue
@@ -242,7 +249,7 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
                 "T1, TN here = train times: the timed epoch without waiting on data (the Q1 figure; Table 1's T1, TN "
                 "are whole epochs, data loading included): data loading is neither compute nor communication; data "
                 "wait = rank 0's wait on its loader in that epoch (outside T)",
-                f.FORMULAS["spread"]]
+                f.FORMULAS["spread"], *beside_note(t2)]
     return Grid("table2", "Table 2: compute and communication per epoch",
                 caption(t2, "seconds per epoch", timed_text(protocol)), header, rows, formulas,
                 "" if rows else "No multi-GPU timing runs in this study.")
@@ -270,7 +277,8 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
     fields = varying(t3, SHOWN)
     rows = []
     for r in t3.itertuples(index=False):
-        line = [row_name(r, fields), str(r.batch_per_gpu), str(r.steps), f"{r.gradients:,}", number(r.bytes_per_gpu / f.GB)]
+        line = [row_name(r, fields) + beside_mark(r), str(r.batch_per_gpu), str(r.steps), f"{r.gradients:,}",
+                number(r.bytes_per_gpu / f.GB)]
         if r.status != "ok":
             rows.append(line + [status_text(r.status)] + [""] * 6)
             continue
@@ -288,7 +296,8 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
                 "images = the cell's train_images (50,000 for CIFAR-10)",
                 "comm est. and comm measured are Table 2's; GB = 1e9 bytes",
                 "util. measured divides by the exposed all-reduce only (the part the backward pass did not hide): "
-                "not the link's bandwidth; a share over 100% means the time divided by is shorter than the transfer"]
+                "not the link's bandwidth; a share over 100% means the time divided by is shorter than the transfer",
+                *beside_note(t3)]
     return Grid("table3", "Table 3: communication bandwidth utilization",
                 caption(t3, "GB/s (1e9 bytes per second) per GPU; GB per GPU per epoch", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No multi-GPU timing runs in this study.")

@@ -366,6 +366,11 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
             out.append("a falling share inside the runs' spread")
     if a.id == "A.Q3.1":
         out += _q31_trend_claims(a)
+    if a.id == "A.Q7" and r.verdict is not None and r.verdict.one_run:  # TA5 1: one run a side decides nothing
+        if re.search(r"buffers broadcast \((higher|lower)\)", a.text):
+            out.append("Q7's 'higher/lower' from one run a side")
+        if a.text.startswith("No"):
+            out.append("Q7's No from one run a side")
     return out
 
 

@@ -156,8 +156,9 @@ def test_every_part_a_answer_fits_a_short_paragraph(real):
     # and every run whose compute measured breaks the T1/N model, with their figures: up to 246 words; TA4 6, 14:
     # Q2's loader rule with its cutoff, the rows it sets aside and the clean ones, single runs said so: 268 words
     # TA4 9: Q3.2 also names the runs left out of its range where T1/N breaks, beside the overstated ones (305 here)
+    # TA5 10: Q2's range says whose rows it spans and the higher speedup Table 1 prints (about 285 words)
     q32 = words.pop("A.Q3.2", 0)
-    assert len(words) == 8 and max(words.values()) <= 270 and q32 <= 310, (words, q32)
+    assert len(words) == 8 and max(words.values()) <= 290 and q32 <= 310, (words, q32)
 
 
 def test_q42_with_no_remedy_run_at_the_largest_batch_answers_from_the_batch_where_they_ran(tmp_path):

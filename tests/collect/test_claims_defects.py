@@ -16,6 +16,7 @@ from tests.collect.dirs import REAL_HW5, RUN7_TGZ
 from tests.factories import cell, train_result, write_results
 
 RUN6_TGZ = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h200x2-run6-results.tgz"
+RUN12_TGZ = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "h200x4-run12" / "hw5-part1.tgz"
 
 
 def _answers(path):
@@ -97,8 +98,8 @@ def test_efficiency_above_1_has_its_reason(real):
     # TA4 6: the efficiency of 1.05 at 512 is over a loader-bound 1-GPU run: set aside by the one rule, with its cutoff
     assert ("1 GPU waits on 2 loader workers 29% and 84% of its epoch at batch 128 and 512 (Table 1's data wait / "
             "epoch): waiting 25% of its epoch or more, a 1-GPU run is loader-bound (each GPU brings its own loader), "
-            "so neither the weak speedups there (up to 3.58x) nor the strong ones on those runs measure GPU "
-            "scaling.") in real["run8"]["A.Q2"].text
+            "so neither the weak speedups there nor the strong ones on those runs measure GPU "
+            "scaling.") in real["run8"]["A.Q2"].text  # TA5 10: its 3.58x said once, beside the range
     # issue 44: the lab's 2 GPUs x its time against 1 GPU's 25.32-31.92 s over 3 runs is 1.09x (0.79 to 1.51),
     # inside the spread: its efficiency above 100% is no measured gain, and no cause is given for it
     lab = real["lab"]["lab.scaling"].text
@@ -124,6 +125,8 @@ def test_synthetic_data_is_not_called_random_images(real):
 def test_warmup_counted_in_sgd_steps_with_its_caveat(real):
     text = real["run8"]["A.Q4.2"].text
     assert "14 SGD steps at global batch 8,192" in text and "too few to test their warmup" in text
+    # TA5 13: the steps with their arithmetic, as no printed table has a steps column
+    assert "14 SGD steps at global batch 8,192 (2 epochs x ceil(50,000 / 8,192) = 2 x 7; Goyal et al." in text
 
 
 def test_q6_q7_open_with_yes_or_no_and_q7_says_no_so_no_unmeasured(real):
@@ -318,3 +321,46 @@ def test_q2_says_the_setting_of_runs_it_cites_without_a_1_gpu_partner(tmp_path):
                train_result(cell("ddp", 512, 2, **fast))]  # the fast run has no 1-GPU partner
     text = _answers(write_results(tmp_path, results))["A.Q2"].text
     assert "bf16" in text and "fast pipeline" in text, text
+
+
+@pytest.fixture(scope="module")
+def run12(tmp_path_factory):
+    """Run 12 (4 x H200, hw5 part 1): the set the fifth TA graded lowest (ta-defects5)."""
+    root = tmp_path_factory.mktemp("run12")
+    with tarfile.open(RUN12_TGZ) as tar:
+        tar.extractall(root, filter="data")
+    return collect(root)
+
+
+def test_q7_one_run_a_side_is_no_verdict_and_rank_0s_statistics_are_evaluated(run12):
+    """TA5 1: 81.57% (gradients only) against 83.70% (broadcast), one run each, was "lower" and the answer No,
+    from a mechanism (the other ranks' drift) that rank 0's evaluation cannot see. The equivalent runs of the
+    test table (the same configuration launched as 2 x 2: 74.39%) show how far single runs stray."""
+    from tests.collect import claims
+
+    q7 = next(a for a in run12.answers if a.id == "A.Q7")
+    assert q7.text.startswith("Yes, it is okay because") and "(lower)" not in q7.text
+    assert "rank 0's running statistics follow the same path with or without it" in q7.text
+    assert ("(one run each, so no verdict: 2.13 points apart, within the 9.31-point spread between equivalent runs "
+            "of the test table: 4 GPUs, DDP 83.70% against 4 GPUs on one host (launched as 2 x 2), DDP 74.39%)") in q7.text
+    assert not claims.one_run_claims(q7, run12.tables)
+    bad = dataclasses.replace(q7, text="No, because" + q7.text.split("because", 1)[1])
+    assert claims.one_run_claims(bad, run12.tables)
+
+
+def test_q41_a_run_that_swings_before_its_last_epoch_is_said_to_swing(run12):
+    """TA5 14: run 12's large batch went 21, 56, 21, 31, 48% by epoch: 48 is within 10 points of 56, so the rule
+    on the last epoch alone left out the swing that run 8's and the shared set's answers (23, 67, 14, 19, 36) say."""
+    q41 = next(a for a in run12.answers if a.id == "A.Q4.1")
+    assert q41.record.unstable
+    assert "by epoch 1-5 was 21%, 56%, 21%, 31% and 48% (the Q4 table's accuracy by epoch), so epoch 5 is a snapshot " \
+        "of a swinging run" in q41.text
+
+
+def test_q2s_range_says_it_spans_the_clean_rows_and_table_1_prints_higher_ones(run12):
+    """TA5 10: "from 0.48x ... to 3.13x" read as Table 1's range, which prints 3.28x and 3.62x over 1-GPU runs
+    that wait on their loader 52% and 83% of the epoch: the range says whose it is and what it leaves out."""
+    q2 = next(a for a in run12.answers if a.id == "A.Q2")
+    assert q2.record.above_range.speedup == pytest.approx(3.62, abs=0.005)
+    assert "on NVIDIA H200 over 1-GPU runs not loader-bound: from 0.48x (2 GPUs, DataParallel, batch 32) to 3.13x " \
+        "(4 GPUs, DDP, batch 32); Table 1's higher ones, up to 3.62x, rest on a loader-bound T1 (below)." in q2.text

@@ -66,7 +66,8 @@ def test_q42_says_the_lr_reference_against_goyals_and_why_a_run_failed(sets):
     assert (a.record.rule.lr, a.record.rule.ref_batch, a.record.rule.vs_goyal) == pytest.approx((0.1, 128, 2.0))
     assert "The rule here starts from 0.1 per 128 images, twice Goyal et al.'s 0.1 per 256." in a.text
     assert "the warmup run has no result (failed: its job left no result or error)" in a.text
-    assert len(a.text.split()) <= 195  # TA defects 14 and 25: "in one run each" and the case left unanswered
+    # TA defects 14 and 25: "in one run each" and the case left unanswered; TA5 13: the warmup steps' arithmetic
+    assert len(a.text.split()) <= 202
 
 
 def test_q6_says_dataparallel_and_what_syncbatchnorm_synchronises(sets):

@@ -132,6 +132,16 @@ def test_varying_fields_name_the_rows(tmp_path):
     assert rows["2 GPUs, DDP [pipeline=fast]"][2] == "1.50" and rows["2 GPUs, DDP [pipeline=faithful]"][2] == "1.50"
 
 
+def test_broadcast_buffers_labels_only_ddp_rows(tmp_path):
+    """TA5 18: "1 GPU [broadcast_buffers=True]" and "2 GPUs, DataParallel [broadcast_buffers=True]" named a
+    setting of DDP alone on rows it does not apply to."""
+    results = [train_result(cell(e, 32, g), epoch_s=t, train_s=t) for e, g, t in (("single", 1, 9.0), ("dp", 2, 7.0))]
+    results += [train_result(cell("ddp", 32, 2, broadcast_buffers=b), epoch_s=5.0, train_s=5.0) for b in (True, False)]
+    rows = rows_of({g.key: g for g in collect(write_results(tmp_path, results)).grids}["test"])
+    assert sorted(rows) == ["1 GPU", "2 GPUs, DDP [broadcast_buffers=False]", "2 GPUs, DDP [broadcast_buffers=True]",
+                            "2 GPUs, DataParallel"]
+
+
 def test_setup_names(tmp_path):
     planned = [cell("ddp", 32, 4, nodes=2), cell("single", 32)]
     rows = {g.key: g for g in collect(write_results(tmp_path, planned=planned)).grids}["table1"].rows
