@@ -11,8 +11,9 @@ from typing import Any, Optional
 from collect.evidence import listing
 from collect.questions import Record, Tables
 from collect.render import gbps, seconds
-from collect.train.answers_comm import BREAKS, Cause, cause, cited_first, q31_answer
+from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
 from collect.train.answers_common import at_batches, caveats, cited, part_a, rows_of, setting_notes, where
+from collect.train.formulas import BREAKS
 from collect.train.grids import busbw_share_text, busbw_text
 from collect.train.labels import Namer, missing_reason, on_cpu, present
 from collect.verdict import Verdict
@@ -294,7 +295,7 @@ def _broken_text(a: Q32Answer) -> str:
 
 def _every_broken_text(a: Q32Answer) -> str:
     """Where every rate the range cites is one where T1/N breaks, the range is theirs and says so."""
-    return (f" In every run of that range T1/N breaks (Q3.1: compute measured over {BREAKS:g} x T1/N), so TN - T1/N "
+    return (f" In every run of that range T1/N breaks (Q3.1: compute measured over {BREAKS:g} x T1/N or under T1/N / {BREAKS:g}), so TN - T1/N "
             "is mostly not communication: these rates are no measure of the bandwidth.") if a.every_broken else ""
 
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from collect.questions import Record, Tables, against
 from collect.render import seconds
-from collect.train.formulas import BREAKS, GB, t1n_breaks
+from collect.train.formulas import GB, t1n_breaks
 from collect.train.answers_common import cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict, leaning

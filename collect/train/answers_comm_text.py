@@ -5,9 +5,10 @@ from __future__ import annotations
 from collect.evidence import listing
 from collect.questions import Words, one_run_note, says
 from collect.render import number, seconds
-from collect.train.answers_comm import (BOUND, BREAKS, EXPLAINS, FALLS, OVERHEAD, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
+from collect.train.answers_comm import (BOUND, EXPLAINS, FALLS, OVERHEAD, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
                                         at_least_bound, by_setup, direction, ordered)
 from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats
+from collect.train.formulas import BREAKS
 from collect.train.grids import comm_share_text
 from collect.train.labels import present
 

@@ -260,7 +260,8 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
     table["t1n_breaks"] = [f.t1n_breaks(m, e) for m, e in zip(table.compute_measured_s, table.compute_est_s, strict=True)]
     keep = CONFIG + TABLE_EXTRA + ["t1_train_s", "t1_train_s_status", "train_s", "train_s_min", "train_s_max",
                                    "train_s_values", "cell_id_values", "compute_est_s", "comm_est_s", "comm_share",
-                                   "t1n_breaks", "compute_measured_s", "comm_measured_s", "comm_measured_share", "data_wait_s", "comm_grad_bytes",
+                                   "t1n_breaks", "compute_measured_s", "comm_measured_s", "comm_measured_share",
+                                   "data_wait_s", "comm_grad_bytes",
                                    "comm_busbw_gbps"]
     return table[keep]
 
