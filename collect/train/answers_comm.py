@@ -139,6 +139,7 @@ class Q31Answer(Record):
     broken: tuple[str, ...] = ()  # "<setup> at batch <b>" whose compute measured is far above T1/N (Split.breaks_model)
     measured_apart: tuple[str, ...] = ()  # at or past BOUND by the estimate, under it by the run's measured all-reduce
     # (Split.measured_below_bound): listed apart with both figures, in neither list above
+    bound_single: tuple[str, ...] = ()  # those of `bound` resting on one run a side: said "in the single run of each"
     overhead: tuple[str, ...] = ()  # "<setup> at batch <b>" whose all-reduce measured is mostly host overhead
     # (Split.host_overhead)
 
@@ -202,6 +203,7 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                      setting_notes(tables.get("train_cells"), (r for _, r in rows), False),
                      tuple(g[0].setup for g in groups if direction(g) == RISES),
                      tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic, broken, apart_,
+                     tuple(s.name for s in splits if s.name in bound and (s.verdict is None or s.verdict.one_run)),
                      tuple(s.name for s in ordered(splits) if s.host_overhead))
 
 

@@ -29,10 +29,9 @@ def q31_text(a: Q31Answer) -> str:
     text += _trend_text(a, first)
     text += _broken_text(a)
     if a.bound:
-        bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
-        broken = any(at_least_bound(s) and s.breaks_model for s in a.splits)
-        text += (f" Communication is at least {BOUND:.0%} of the train time TN in: {at_batches(bound, len(bound))}"
-                 + (" (not where T1/N breaks)" * broken) + ".")
+        broken = " (not where T1/N breaks)" * any(at_least_bound(s) and s.breaks_model for s in a.splits)
+        text += f" Communication is at least {BOUND:.0%} of the train time TN " + "; and ".join(
+            f"{words}: {at_batches(listed, len(listed))}" for words, listed in _bound_lists(a)) + broken + "."
     if a.left_out:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "
@@ -51,6 +50,13 @@ def q31_text(a: Q31Answer) -> str:
     if a.cpu:
         text += _cpu_text(first)
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _bound_lists(a: Q31Answer) -> list[tuple[str, list[tuple[str, int]]]]:
+    """Q31Answer.bound by its runs: those of 2+ runs a side, then those of a single run each (TA5 19, as Q2 says it)."""
+    multi = [(s.setup, s.batch) for s in a.splits if s.name in a.bound and s.name not in a.bound_single]
+    single = [(s.setup, s.batch) for s in a.splits if s.name in a.bound_single]
+    return [(w, x) for w, x in (("in", multi), ("in the single run of each", single)) if x]
 
 
 def _cpu_text(cited: list[Split]) -> str:

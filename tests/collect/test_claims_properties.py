@@ -956,3 +956,11 @@ def test_ta5_4_8_compute_far_under_t1n_breaks_the_model_in_table_2_and_q31_alike
     grid = table2_grid(tables["table2"], None)
     assert grid.rows[0][grid.header.index("comm share")] == T1N_BREAKS
     assert not claims.violations(q31, tables)
+
+
+def test_ta5_19_q31s_at_least_half_list_from_single_runs_says_so(run8):
+    """Run 8's DataParallel rows are single runs: the 50% list says "in the single run of each", as Q2 does."""
+    a, _ = run8
+    q31 = a["A.Q3.1"]
+    assert set(q31.record.bound_single) == set(q31.record.bound) and q31.record.bound
+    assert "of the train time TN in the single run of each: 2 GPUs, DataParallel at batch 32, 128 and 512" in q31.text
