@@ -964,3 +964,29 @@ def test_ta5_19_q31s_at_least_half_list_from_single_runs_says_so(run8):
     q31 = a["A.Q3.1"]
     assert set(q31.record.bound_single) == set(q31.record.bound) and q31.record.bound
     assert "of the train time TN in the single run of each: 2 GPUs, DataParallel at batch 32, 128 and 512" in q31.text
+
+
+def test_ta5_9_q32s_ddp_range_says_how_many_remain_and_which_do_not_measure_the_link(run8):
+    """Run 8: 2 of its 9 DDP rates remain in the range; the 2 x 2 at 128 divides by 0.962 s, over twice its measured
+    all-reduce 0.393 s: that rate is said not to measure the link (TA5 9)."""
+    a, _ = run8
+    q32 = a["A.Q3.2"]
+    assert "DDP 4.75-6.83 GB/s (2 of 9 DDP rates; the rest left out below)" in q32.text
+    assert "In 1 of the 2 DDP rates of that range TN - T1/N is over twice the all-reduce the run measured (e.g. 4 GPUs " \
+        "on one host (launched as 2 x 2), DDP, batch 128: 0.962 s against 0.393 s, Table 2)" in q32.text
+
+
+def test_ta5_11_a_rate_on_a_difference_inside_the_threshold_is_listed_apart():
+    """Run 12's 2 GPUs, DDP, batch 512: 0.056 s = 1.21 - 1.16 s of single runs (5%, inside the verdict's threshold)
+    is no range end; 2 GPUs, DDP, batch 32 (past it) stays the range."""
+    out = [train_result(cell("single", 32), epoch_s=18.5, train_s=18.27),
+           train_result(cell("single", 512), epoch_s=2.4, train_s=2.31),
+           train_result(cell("ddp", 32, 2), epoch_s=11.0, train_s=10.6, h2d_s=0.0, compute_s=9.2 + 1.3,
+                        comm_exposed_s=1.3, busbw_gbps=244.0),
+           train_result(cell("ddp", 512, 2), epoch_s=1.3, train_s=1.21, h2d_s=0.0, compute_s=1.19 + 0.01,
+                        comm_exposed_s=0.01, busbw_gbps=244.0)]
+    answers, _ = answered(out)
+    q32 = next(x for x in answers if x.id == "A.Q3.2")
+    assert [(u.setup, u.batch) for u in q32.record.noisy] == [("2 GPUs, DDP", 512)]
+    assert "Also left out: 1 rate whose TN - T1/N the runs do not settle" in q32.text
+    assert all(u.batch == 32 for u in q32.record.ranged)
