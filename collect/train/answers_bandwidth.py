@@ -213,7 +213,7 @@ def q32_text(a: Q32Answer) -> str:
         column = ("the homework's method (TN - T1/N as the time)" if homework else
                   "DDP's all-reduce left exposed by the backward pass (no run has TN - T1/N)")
         text += (f" By {column}, Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}" if len(ends) > 1
-                                                                  else ends[0]) + _engines(ranged, sum(u.engine == "ddp" for u in a.utilizations if u.basis == a.basis)) + ".")
+                                                                  else ends[0]) + _engines(ranged, _ddp_rates(a)) + ".")
     shares = [u.share for u in ranged if present(u.share) and u.share <= 1]
     over = [u for u in ranged if present(u.share) and u.share > 1]
     if a.because == BusbwBecause.UNMEASURED:
@@ -336,8 +336,13 @@ def _unexplained_text(a: Q32Answer) -> str:
 
 def _every_broken_text(a: Q32Answer) -> str:
     """Where every rate the range cites is one where T1/N breaks, the range is theirs and says so."""
-    return (f" In every run of that range T1/N breaks (Q3.1: compute measured over {BREAKS:g} x T1/N or under T1/N / {BREAKS:g}), so TN - T1/N "
+    return (f" In every run of that range T1/N breaks (Q3.1: compute measured over {BREAKS:g} x T1/N or under T1/N / "
+            f"{BREAKS:g}), so TN - T1/N "
             "is mostly not communication: these rates are no measure of the bandwidth.") if a.every_broken else ""
+
+
+def _ddp_rates(a: Q32Answer) -> int:
+    return sum(u.engine == "ddp" for u in a.utilizations if u.basis == a.basis)
 
 
 def _engines(ranged: tuple[Utilization, ...], ddp_runs: int) -> str:
