@@ -148,7 +148,7 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
               and f"{u.setup} at batch {u.batch}" in broken_names]
     ranged = [u for u in found if u.basis == basis and u not in over and u not in broken] or [
         u for u in found if u.basis == basis and u not in over]
-    ddp = [u for u in ranged if u.engine == "ddp"]
+    ddp = [u for u in ranged if u.engine == "ddp" and u not in broken]  # where every row breaks, that is said alone
     settled = any(u.settled for u in ddp)  # DDP's unsettled rates go apart where a settled one remains (TA5 11)
     noisy = [u for u in ddp if (not u.settled if settled else u.within_noise)]
     noisy = [] if len(noisy) == len(ranged) else noisy
@@ -324,7 +324,7 @@ def _unexplained_text(a: Q32Answer) -> str:
     ALLREDUCE): that time is mostly not the link's, so the rate does not measure it (TA5 9)."""
     ddp = [u for u in a.ranged if present(u.exposed_s)]
     off = [u for u in ddp if u.cause != Cause.ALLREDUCE]
-    if not off:
+    if not off or a.every_broken:  # _every_broken_text says these rates measure nothing
         return ""
     ex = max(off, key=lambda u: u.comm_s / u.exposed_s)
     which = ("both DDP rates" if len(off) == len(ddp) == 2 else "every DDP rate" if len(off) == len(ddp) else
