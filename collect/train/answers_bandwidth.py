@@ -56,6 +56,11 @@ class Utilization:
         return self.verdict is None or self.verdict.outcome == "beyond"
 
     @property
+    def one_run(self) -> bool:
+        """An estimated rate whose TN - T1/N rests on one run a side."""
+        return self.verdict is not None and self.verdict.one_run
+
+    @property
     def within_noise(self) -> bool:
         """An estimated rate whose TN is not above T1/N by the verdict (leaning: single runs past its threshold): the
         difference it divides by is inside the runs' spread, so it is listed apart, not a range end (TA5 11).
@@ -91,8 +96,8 @@ class Q32Answer(Record):
     # listed apart from the range; none where every row would (then the range is theirs, and says so)
     broken: tuple[Utilization, ...] = ()  # estimated rows where Q3.1 finds T1/N broken (Split.breaks_model): TN - T1/N
     # is mostly not communication, so they are listed apart from the range (TA4 9), unless every row is one
-    noisy: tuple[Utilization, ...] = ()  # DDP rows of `basis` on an unsettled TN - T1/N (not settled, where a settled
-    # DDP row remains; else within_noise), listed apart from the range, unless every row left is one
+    noisy: tuple[Utilization, ...] = ()  # DDP rows of `basis` on an unsettled TN - T1/N (within_noise, or one_run where
+    # a DDP row of 2+ runs a side remains), listed apart from the range, unless every row left is one
 
     @property
     def ranged(self) -> tuple[Utilization, ...]:
@@ -149,8 +154,8 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     ranged = [u for u in found if u.basis == basis and u not in over and u not in broken] or [
         u for u in found if u.basis == basis and u not in over]
     ddp = [u for u in ranged if u.engine == "ddp" and u not in broken]  # where every row breaks, that is said alone
-    settled = any(u.settled for u in ddp)  # DDP's unsettled rates go apart where a settled one remains (TA5 11)
-    noisy = [u for u in ddp if (not u.settled if settled else u.within_noise)]
+    repeated = any(not u.one_run for u in ddp)  # DDP's single runs go apart where one of 2+ runs remains (TA5 11)
+    noisy = [u for u in ddp if u.within_noise or (repeated and u.one_run)]
     noisy = [] if len(noisy) == len(ranged) else noisy
     ranged = [u for u in ranged if u not in noisy]
     ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
@@ -314,7 +319,7 @@ def _noisy_text(a: Q32Answer) -> str:
         return ""
     why = {True: "single runs", False: "within the runs' spread"}
     runs = listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}: {seconds(u.comm_s)} s, "
-                    f"{why[u.verdict is not None and u.verdict.one_run]})" for u in a.noisy], len(a.noisy))
+                    f"{why[u.one_run]})" for u in a.noisy], len(a.noisy))
     return (f" Also left out: {len(a.noisy)} rate{'s' * (len(a.noisy) > 1)} whose TN - T1/N the runs do not settle "
             f"(single runs, or a difference within their spread): {runs}.")
 

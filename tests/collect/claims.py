@@ -377,7 +377,7 @@ def _q31_trend_claims(a: Any) -> list[str]:
     if moves and moves.group(1) == "rises" and against and "in the estimate only" not in a.text:
         out.append("a rising share where the measured all-reduce falls")
     out += [f"{s.name}'s share quoted where T1/N breaks" for s in r.splits
-            if s.name in r.broken and f"{seconds(s.comm_s)} s ({percent(s.share, 0)}" in a.text and not _twin(s, r.splits)]
+            if s.name in r.broken and f"{seconds(s.comm_s)} s ({percent(s.share, 0)}" in a.text and not _free_twin(s, r.splits, lambda t: t.name not in r.broken)]
     return out
 
 
@@ -534,10 +534,11 @@ def ta3_claims(a: Any, tables: Tables) -> list[str]:
     return out
 
 
-def _twin(s: Any, splits: Any) -> bool:
-    """Another split prints the same estimate and share: a quote of those figures cannot be told to be this one's."""
+def _free_twin(s: Any, splits: Any, free: Any) -> bool:
+    """Another split, one the rule lets the answer quote bare (`free`), prints the same estimate and share: a quote of
+    those figures cannot be told to be this one's."""
     key = (seconds(s.comm_s), percent(s.share, 0))
-    return any(t is not s and (seconds(t.comm_s), percent(t.share, 0)) == key for t in splits)
+    return any(t is not s and free(t) and (seconds(t.comm_s), percent(t.share, 0)) == key for t in splits)
 
 
 def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
@@ -550,7 +551,8 @@ def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
 
     r, out = a.record, []
     if a.id == "A.Q3.1":
-        for s in (s for s in r.splits if s.engine == "ddp" and s.measured_s == s.measured_s and not _twin(s, r.splits)):
+        for s in (s for s in r.splits if s.engine == "ddp" and s.measured_s == s.measured_s
+                                   and not _free_twin(s, r.splits, lambda t: t.measured_s != t.measured_s)):
             both = f"all-reduce measured {seconds(s.measured_s)} s, {percent(s.measured_share, 0)} of TN"
             for m in re.finditer(re.escape(f"{seconds(s.comm_s)} s ({percent(s.share, 0)}") + r"([^)]*)\)", a.text):
                 if both not in m.group(1):
