@@ -334,9 +334,9 @@ def _unexplained_text(a: Q32Answer) -> str:
     ex = max(off, key=lambda u: u.comm_s / u.exposed_s)
     which = ("both DDP rates" if len(off) == len(ddp) == 2 else "every DDP rate" if len(off) == len(ddp) else
              f"{len(off)} of the {len(ddp)} DDP rates")
-    return (f" In {which} of that range TN - T1/N is over twice the all-reduce the run measured (e.g. "
-            f"{ex.setup}, batch {ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2): that "
-            "time is mostly not the link's, so those rates do not measure it.")
+    return (f" In {which} of that range TN - T1/N is over twice the all-reduce measured (e.g. {ex.setup}, batch "
+            f"{ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2): mostly not link time, so "
+            "it does not measure the link.")
 
 
 def _every_broken_text(a: Q32Answer) -> str:

@@ -96,7 +96,7 @@ def _measured(s: Split) -> str:
     set); DataParallel times none."""
     if not present(s.measured_s):
         return ""
-    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN {seconds(s.tn_s)} s"
+    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN"
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
@@ -213,8 +213,8 @@ def _broken_text(a: Q31Answer) -> str:
     times = sorted({seconds(s.measured_s): s.measured_s for s in said if present(s.measured_s)}.items(),
                    key=lambda x: x[1])
     measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s (Table 2)" if times else ""
-    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there the homework's T1/N model breaks, so TN - T1/N "
-            "is no communication time and its share cannot be given (Table 2: \"T1/N breaks\")"
+    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there T1/N breaks (Table 2), so TN - T1/N is no "
+            "communication time and no share is given"
             + (f"; the all-reduce those runs measured is {measured}" if measured else "") + "." + _overhead_text(a))
 
 
@@ -226,10 +226,9 @@ def _overhead_text(a: Q31Answer) -> str:
         return ""
     of = sum(s.engine == "ddp" and present(s.measured_s) for s in a.splits)
     ex = max(said, key=lambda s: s.measured_s / s.link_s)
-    return (f" In {len(said)} of {of} DDP runs the all-reduce measured is over {OVERHEAD} x the time its bytes take at "
-            f"the job's own busbw (Table 3's GB per GPU / busbw; e.g. {ex.setup}, batch {ex.batch}: "
-            f"{seconds(ex.measured_s)} s measured, {seconds(ex.link_s)} s for its bytes): that time is mostly DDP's "
-            "per-step host overhead (its hooks and kernel launches), not the link's.")
+    return (f" In {len(said)} of {of} DDP runs the all-reduce measured exceeds {OVERHEAD} x its bytes' time at the "
+            f"job's busbw (Table 3: GB per GPU / busbw; e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.measured_s)} s "
+            f"against {seconds(ex.link_s)} s): mostly DDP's per-step host overhead, not link time.")
 
 
 def _measured_apart_text(a: Q31Answer) -> str:
