@@ -11,11 +11,12 @@ from typing import Any, Optional
 from collect.evidence import listing
 from collect.questions import Record, Tables
 from collect.render import gbps, seconds
-from collect.train.answers_comm import BREAKS, Cause, cause, cited_first, q31_answer
+from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
 from collect.train.answers_common import at_batches, caveats, cited, part_a, rows_of, setting_notes, where
+from collect.train.formulas import BREAKS
 from collect.train.grids import busbw_share_text, busbw_text
 from collect.train.labels import Namer, missing_reason, on_cpu, present
-from collect.verdict import Verdict
+from collect.verdict import Verdict, leaning
 
 
 class BusbwBecause(StrEnum):
@@ -55,6 +56,18 @@ class Utilization:
         return self.verdict is None or self.verdict.outcome == "beyond"
 
     @property
+    def one_run(self) -> bool:
+        """An estimated rate whose TN - T1/N rests on one run a side."""
+        return self.verdict is not None and self.verdict.one_run
+
+    @property
+    def within_noise(self) -> bool:
+        """An estimated rate whose TN is not above T1/N by the verdict (leaning: single runs past its threshold): the
+        difference it divides by is inside the runs' spread, so it is listed apart, not a range end (TA5 11).
+        Example: 0.056 s = 1.21 - 1.16 s, single runs (5%) -> True."""
+        return self.verdict is not None and leaning(self.verdict) <= 0
+
+    @property
     def bounded(self) -> bool:
         """A lower bound on the transfer's rate, as the numbers show it: an estimated rate whose TN - T1/N is at
         least the exposed all-reduce the run measured (else the backward pass hid part of the transfer)."""
@@ -83,13 +96,16 @@ class Q32Answer(Record):
     # listed apart from the range; none where every row would (then the range is theirs, and says so)
     broken: tuple[Utilization, ...] = ()  # estimated rows where Q3.1 finds T1/N broken (Split.breaks_model): TN - T1/N
     # is mostly not communication, so they are listed apart from the range (TA4 9), unless every row is one
+    noisy: tuple[Utilization, ...] = ()  # DDP rows of `basis` on an unsettled TN - T1/N (within_noise, or one_run where
+    # a DDP row of 2+ runs a side remains), listed apart from the range, unless every row left is one
 
     @property
     def ranged(self) -> tuple[Utilization, ...]:
         """The rows the range and the shares cite: those of `basis`, less the overstated ones and those where T1/N
         breaks (all of these where every row is one: every_broken)."""
         rows = tuple(u for u in self.utilizations if u.basis == self.basis and u not in self.overstated)
-        return tuple(u for u in rows if u not in self.broken) or rows
+        rows = tuple(u for u in rows if u not in self.broken) or rows
+        return tuple(u for u in rows if u not in self.noisy) or rows
 
     @property
     def every_broken(self) -> bool:
@@ -137,14 +153,19 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
               and f"{u.setup} at batch {u.batch}" in broken_names]
     ranged = [u for u in found if u.basis == basis and u not in over and u not in broken] or [
         u for u in found if u.basis == basis and u not in over]
+    ddp = [u for u in ranged if u.engine == "ddp" and u not in broken]  # where every row breaks, that is said alone
+    repeated = any(not u.one_run for u in ddp)  # DDP's single runs go apart where one of 2+ runs remains (TA5 11)
+    noisy = [u for u in ddp if u.within_noise or (repeated and u.one_run)]
+    noisy = [] if len(noisy) == len(ranged) else noisy
+    ranged = [u for u in ranged if u not in noisy]
     ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
             if u]
     names = {f"{u.setup} at batch {u.batch}": None for u in found}
-    rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends + over + broken])
+    rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends + over + broken + noisy])
     return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
                      busbw_because(ranged), loader, basis, len(found) - len(ranged),
                      setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic, tuple(over),
-                     tuple(broken))
+                     tuple(broken), tuple(noisy))
 
 
 def _rates(bytes_per_gpu: float, comm_span: tuple[float, float]) -> tuple[float, float]:
@@ -197,7 +218,7 @@ def q32_text(a: Q32Answer) -> str:
         column = ("the homework's method (TN - T1/N as the time)" if homework else
                   "DDP's all-reduce left exposed by the backward pass (no run has TN - T1/N)")
         text += (f" By {column}, Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}" if len(ends) > 1
-                                                                  else ends[0]) + _engines(ranged) + ".")
+                                                                  else ends[0]) + _engines(ranged, _ddp_rates(a)) + ".")
     shares = [u.share for u in ranged if present(u.share) and u.share <= 1]
     over = [u for u in ranged if present(u.share) and u.share > 1]
     if a.because == BusbwBecause.UNMEASURED:
@@ -257,7 +278,7 @@ def _bound_text(a: Q32Answer) -> str:
     all-reduce, the runs named: the backward pass hid part of the transfer, so that rate bounds nothing."""
     ddp = [u for u in a.ranged if present(u.exposed_s)]
     under = [u for u in ddp if not u.bounded]
-    text = _overstated_text(a) + _every_broken_text(a)
+    text = _overstated_text(a) + _noisy_text(a) + _every_broken_text(a) + _unexplained_text(a)
     if not ddp or a.every_broken:  # no bound where T1/N breaks in every run: _broken_text says so
         return text
     if not under:
@@ -292,19 +313,52 @@ def _broken_text(a: Q32Answer) -> str:
     return f" {len(a.broken)} runs where T1/N breaks (Q3.1), so TN - T1/N is mostly not communication: {runs}"
 
 
+def _noisy_text(a: Q32Answer) -> str:
+    """The rates on a TN - T1/N within the runs' spread (Q32Answer.noisy), listed apart with the time they divide by."""
+    if not a.noisy:
+        return ""
+    why = {True: "single runs", False: "within the runs' spread"}
+    runs = listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}: {seconds(u.comm_s)} s, "
+                    f"{why[u.one_run]})" for u in a.noisy], len(a.noisy))
+    return (f" Also left out: {len(a.noisy)} rate{'s' * (len(a.noisy) > 1)} whose TN - T1/N the runs do not settle "
+            f"(single runs, or a difference within their spread): {runs}.")
+
+
+def _unexplained_text(a: Q32Answer) -> str:
+    """The DDP rates of the range whose TN - T1/N is over twice the all-reduce the run measured (Utilization.cause not
+    ALLREDUCE): that time is mostly not the link's, so the rate does not measure it (TA5 9)."""
+    ddp = [u for u in a.ranged if present(u.exposed_s)]
+    off = [u for u in ddp if u.cause != Cause.ALLREDUCE]
+    if not off or a.every_broken:  # _every_broken_text says these rates measure nothing
+        return ""
+    ex = max(off, key=lambda u: u.comm_s / u.exposed_s)
+    which = ("both DDP rates" if len(off) == len(ddp) == 2 else "every DDP rate" if len(off) == len(ddp) else
+             f"{len(off)} of the {len(ddp)} DDP rates")
+    return (f" In {which} of that range TN - T1/N is over twice the all-reduce measured (e.g. {ex.setup}, batch "
+            f"{ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2): mostly not link time, so "
+            "it does not measure the link.")
+
+
 def _every_broken_text(a: Q32Answer) -> str:
     """Where every rate the range cites is one where T1/N breaks, the range is theirs and says so."""
-    return (f" In every run of that range T1/N breaks (Q3.1: compute measured over {BREAKS:g} x T1/N), so TN - T1/N "
+    return (f" In every run of that range T1/N breaks (Q3.1: compute measured over {BREAKS:g} x T1/N or under T1/N / "
+            f"{BREAKS:g}), so TN - T1/N "
             "is mostly not communication: these rates are no measure of the bandwidth.") if a.every_broken else ""
 
 
-def _engines(ranged: tuple[Utilization, ...]) -> str:
-    """Each engine's own range, DataParallel's (the homework's engine) first, where the range spans two."""
+def _ddp_rates(a: Q32Answer) -> int:
+    return sum(u.engine == "ddp" for u in a.utilizations if u.basis == a.basis)
+
+
+def _engines(ranged: tuple[Utilization, ...], ddp_runs: int) -> str:
+    """Each engine's own range, DataParallel's (the homework's engine) first, where the range spans two; DDP's says how
+    many of the `ddp_runs` DDP rates remain in it (TA5 9)."""
     by = {e: [u.gbps for u in ranged if u.engine == e] for e in ("dp", "ddp")}
     if not all(by.values()):
         return ""
     spans = {e: gbps(min(v)) if min(v) == max(v) else f"{gbps(min(v))}-{gbps(max(v))}" for e, v in by.items()}
-    return f"; DataParallel {spans['dp']} GB/s, DDP {spans['ddp']} GB/s"
+    left = f" ({len(by['ddp'])} of {ddp_runs} DDP rates; the rest left out below)" if len(by["ddp"]) < ddp_runs else ""
+    return f"; DataParallel {spans['dp']} GB/s, DDP {spans['ddp']} GB/s{left}"
 
 
 def _exposed_text(a: Q32Answer) -> str:

@@ -9,12 +9,14 @@ from typing import Any, Optional
 
 from collect.questions import Record, Tables, against
 from collect.render import seconds
+from collect.train.formulas import GB, t1n_breaks
 from collect.train.answers_common import cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict, leaning
 
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
-BREAKS = 1.5  # compute measured over this multiple of T1/N: the T1/N model does not hold for that run
+OVERHEAD = 10  # an all-reduce measured over this multiple of the time its bytes take at the job's busbw is mostly not
+# link time: DDP's per-step work on the host (its hooks, bucketing, the launch) is in it
 EXPLAINS = 0.5  # a measured time explains the estimate TN - T1/N when it is at least this share of it
 
 
@@ -45,6 +47,8 @@ class Split:
     gpu_s: float = float("nan")  # rank 0's GPU time in its steps less the exposed all-reduce (NaN: not measured)
     share_span: tuple[float, float] = (float("nan"), float("nan"))  # the share over the runs' spread (share_span())
     tn_s: float = float("nan")  # TN: the N-GPU run's train time (Table 2's median)
+    measured_share: float = float("nan")  # the exposed all-reduce / TN (Table 2's comm measured / TN)
+    link_s: float = float("nan")  # the epoch's all-reduce bytes over the job's own busbw (Table 3): the link's time
 
     @property
     def name(self) -> str:
@@ -58,13 +62,12 @@ class Split:
         return self.engine == "ddp" and present(self.measured_s) and self.measured_s < BOUND * self.tn_s
 
     @property
-    def disowned(self) -> bool:
-        """The DDP run's own measured all-reduce disowns its estimate TN - T1/N (TA4 2, 3): over it (the estimate
-        understates communication, as Q32's Utilization.overstates), or under EXPLAINS of it (most of the estimate
-        is something else). Example: estimate 0.558 s, measured 1.03 s -> True; 0.962 s, 0.393 s -> True;
-        0.428 s, 0.345 s -> False."""
-        return (self.engine == "ddp" and present(self.measured_s) and self.comm_s > 0
-                and not EXPLAINS * self.comm_s <= self.measured_s <= self.comm_s)
+    def host_overhead(self) -> bool:
+        """DDP's all-reduce measured is over OVERHEAD x the time its bytes take at the job's own busbw (Table 3's
+        share measured under 1 / OVERHEAD): it holds DDP's per-step host overhead, not link time (TA5 4).
+        Example: 4.74 s measured, 34.95 GB at 244 GB/s = 0.143 s -> True."""
+        return self.engine == "ddp" and present(self.measured_s) and present(self.link_s) and \
+            self.measured_s > OVERHEAD * self.link_s
 
     @property
     def matches_t1n(self) -> bool:
@@ -88,9 +91,9 @@ class Split:
 
     @property
     def breaks_model(self) -> bool:
-        """The compute measured is over BREAKS times T1/N: the homework's model (compute = T1/N) does not hold,
-        so TN - T1/N is mostly not communication."""
-        return present(self.gpu_s) and self.gpu_s > BREAKS * self.compute_s
+        """The compute measured is over BREAKS x T1/N or under T1/N / BREAKS (formulas.t1n_breaks, Table 2's rule):
+        the homework's model (compute = T1/N) does not hold, so TN - T1/N is no communication time."""
+        return t1n_breaks(self.gpu_s, self.compute_s)
 
     @property
     def every_run_above(self) -> bool:
@@ -136,8 +139,9 @@ class Q31Answer(Record):
     broken: tuple[str, ...] = ()  # "<setup> at batch <b>" whose compute measured is far above T1/N (Split.breaks_model)
     measured_apart: tuple[str, ...] = ()  # at or past BOUND by the estimate, under it by the run's measured all-reduce
     # (Split.measured_below_bound): listed apart with both figures, in neither list above
-    disowned: tuple[str, ...] = ()  # "<setup> at batch <b>" whose measured all-reduce disowns the estimate
-    # (Split.disowned): where the headline cites one, it gives both figures and says the estimate is not firm
+    bound_single: tuple[str, ...] = ()  # those of `bound` resting on one run a side: said "in the single run of each"
+    overhead: tuple[str, ...] = ()  # "<setup> at batch <b>" whose all-reduce measured is mostly host overhead
+    # (Split.host_overhead)
 
     @property
     def valid(self) -> tuple[Split, ...]:
@@ -158,6 +162,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
         return None
     namer = Namer(t2, "table2")
     steps = {i: int(r.steps) for i, r in rows_of(t3)}
+    links = {i: float(r.bytes_per_gpu) / (float(r.busbw_gbps) * GB) for i, r in rows_of(t3)
+             if present(r.busbw_gbps) and float(r.busbw_gbps) > 0}
     splits, used, missing = [], [], []
     ones = {base_key(r): r for r in tables["q1"].itertuples(index=False) if figure(r, "train_s")}
     for i, r in rows_of(t2):
@@ -171,7 +177,7 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                             float(r.compute_est_s), float(r.comm_est_s), float(r.comm_share), measured, wait,
                             v, cause(float(r.comm_est_s), measured, wait, v),
                             float(r.compute_measured_s) if present(r.compute_measured_s) else float("nan"),
-                            share_span(v), float(r.train_s)))
+                            share_span(v), float(r.train_s), float(r.comm_measured_share), links.get(i, float("nan"))))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     no_traffic = sum(s.engine == "dp" for s in splits) if cpu else 0  # on a CPU DataParallel wraps nothing
@@ -197,7 +203,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                      setting_notes(tables.get("train_cells"), (r for _, r in rows), False),
                      tuple(g[0].setup for g in groups if direction(g) == RISES),
                      tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic, broken, apart_,
-                     tuple(s.name for s in ordered(splits) if s.disowned))
+                     tuple(s.name for s in splits if s.name in bound and (s.verdict is None or s.verdict.one_run)),
+                     tuple(s.name for s in ordered(splits) if s.host_overhead))
 
 
 FALLS, RISES, UNSTEADY = "falls", "rises", "not monotonic"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collect.evidence import listing
 from collect.questions import Words, one_run_note, says
 from collect.render import number, seconds
-from collect.train.answers_comm import (BOUND, BREAKS, EXPLAINS, FALLS, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
+from collect.train.answers_comm import (BOUND, EXPLAINS, FALLS, OVERHEAD, UNSTEADY, Cause, Q3Because, Q31Answer, Split,
                                         at_least_bound, by_setup, direction, ordered)
 from collect.train.answers_common import DP_TRAFFIC, at_batches, caveats
+from collect.train.formulas import BREAKS
 from collect.train.grids import comm_share_text
 from collect.train.labels import present
 
@@ -28,10 +29,9 @@ def q31_text(a: Q31Answer) -> str:
     text += _trend_text(a, first)
     text += _broken_text(a)
     if a.bound:
-        bound = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.bound]
-        broken = any(at_least_bound(s) and s.breaks_model for s in a.splits)
-        text += (f" Communication is at least {BOUND:.0%} of the train time TN in: {at_batches(bound, len(bound))}"
-                 + (" (not where T1/N breaks)" * broken) + ".")
+        broken = " (not where T1/N breaks)" * any(at_least_bound(s) and s.breaks_model for s in a.splits)
+        text += f" Communication is at least {BOUND:.0%} of the train time TN " + "; and ".join(
+            f"{words}: {at_batches(listed, len(listed))}" for words, listed in _bound_lists(a)) + broken + "."
     if a.left_out:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "
@@ -50,6 +50,13 @@ def q31_text(a: Q31Answer) -> str:
     if a.cpu:
         text += _cpu_text(first)
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
+
+
+def _bound_lists(a: Q31Answer) -> list[tuple[str, list[tuple[str, int]]]]:
+    """Q31Answer.bound by its runs: those of 2+ runs a side, then those of a single run each (TA5 19, as Q2 says it)."""
+    multi = [(s.setup, s.batch) for s in a.splits if s.name in a.bound and s.name not in a.bound_single]
+    single = [(s.setup, s.batch) for s in a.splits if s.name in a.bound_single]
+    return [(w, x) for w, x in (("in", multi), ("in the single run of each", single)) if x]
 
 
 def _cpu_text(cited: list[Split]) -> str:
@@ -80,17 +87,16 @@ def _comm(s: Split) -> str:
     if s.comm_s <= 0:
         return f"{seconds(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
     lo, hi = s.comm_span  # T1's or TN's runs spread: the point, as Table 2 prints it, is not firm
-    spread = number(lo) != number(hi)
-    own = _disowned(s)
-    firm = f"; not firm: runs spread; {own}" if spread and own else "; runs spread: not firm" if spread else (
-        f"; not firm: {own}" if own else "")
-    return f"{seconds(s.comm_s)} s ({comm_share_text(s.share)}{_cost(s)}{firm})"
+    firm = "; runs spread: not firm" if number(lo) != number(hi) else ""
+    return f"{seconds(s.comm_s)} s ({comm_share_text(s.share)}{_cost(s)}{firm}{_measured(s)})"
 
 
-def _disowned(s: Split) -> str:
-    """Where the run's own all-reduce disowns the estimate (Split.disowned: over it, or under half of it), both
-    figures as Table 2 prints them (TA4 2, 3): the caller says the estimate is not firm."""
-    return f"all-reduce measured {seconds(s.measured_s)} s of TN {seconds(s.tn_s)} s" if s.disowned else ""
+def _measured(s: Split) -> str:
+    """Every DDP run's own all-reduce measured beside its estimate, with its share of TN (TA5 3: one rule, in every
+    set); DataParallel times none."""
+    if not present(s.measured_s):
+        return ""
+    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN"
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
@@ -194,18 +200,35 @@ def _unexplained(s: Split) -> bool:
 
 
 def _broken_text(a: Q31Answer) -> str:
-    """Where the compute measured is far above T1/N: the homework's model does not hold there (each run's figures)."""
-    said = [s for s in ordered(list(a.splits)) if f"{s.setup} at batch {s.batch}" in a.broken]
+    """Where the compute measured is far from T1/N either way (Split.breaks_model, Table 2's rule): the homework's model
+    does not hold there (each run's figures); then where the all-reduce measured is mostly host overhead."""
+    said = [s for s in ordered(list(a.splits)) if s.name in a.broken]
     if not said:
-        return ""
-    runs = listing([f"{s.setup}, batch {s.batch} ({seconds(s.gpu_s)} against {seconds(s.compute_s)} s)" for s in said],
-                   len(said))
+        return _overhead_text(a)
+    over = [s for s in said if s.gpu_s > s.compute_s]
+    ways = [f"{'exceeds' if way is over else 'is under'} {f'{BREAKS:g} x T1/N' if way is over else f'T1/N / {BREAKS:g}'}"
+            " at " + listing([f"{s.setup}, batch {s.batch} ({seconds(s.gpu_s)} against {seconds(s.compute_s)} s)"
+                              for s in way], len(way))
+            for way in (over, [s for s in said if s not in over]) if way]
     times = sorted({seconds(s.measured_s): s.measured_s for s in said if present(s.measured_s)}.items(),
                    key=lambda x: x[1])
     measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s (Table 2)" if times else ""
-    return (f" Compute measured (Table 2) exceeds {BREAKS:g} x T1/N at {runs}: there the homework's T1/N model "
-            "breaks, so TN - T1/N is mostly not communication and its share cannot be given"
-            + (f"; the all-reduce those runs measured is {measured}" if measured else "") + ".")
+    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there T1/N breaks (Table 2), so TN - T1/N is no "
+            "communication time and no share is given"
+            + (f"; the all-reduce those runs measured is {measured}" if measured else "") + "." + _overhead_text(a))
+
+
+def _overhead_text(a: Q31Answer) -> str:
+    """The DDP runs whose all-reduce measured is over OVERHEAD x its bytes' time at the job's busbw (Split.host_overhead),
+    counted, the farthest one's figures given: that time is DDP's per-step host overhead, not the link's (TA5 4)."""
+    said = [s for s in a.splits if s.name in a.overhead]
+    if not said:
+        return ""
+    of = sum(s.engine == "ddp" and present(s.measured_s) for s in a.splits)
+    ex = max(said, key=lambda s: s.measured_s / s.link_s)
+    return (f" In {len(said)} of {of} DDP runs the all-reduce measured exceeds {OVERHEAD} x its bytes' time at the "
+            f"job's busbw (Table 3: GB per GPU / busbw; e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.measured_s)} s "
+            f"against {seconds(ex.link_s)} s): mostly DDP's per-step host overhead, not link time.")
 
 
 def _measured_apart_text(a: Q31Answer) -> str:

@@ -96,6 +96,19 @@ def compute_estimate_s(t1_s: Number, gpus: int) -> float:
     return t1 / gpus
 
 
+BREAKS = 1.5  # compute measured past this factor of T1/N, either way: the homework's T1/N model does not hold
+
+
+def t1n_breaks(measured_s: Number, t1n_s: Number) -> bool:
+    """The compute a run measured is over BREAKS x T1/N or under T1/N / BREAKS: the model (compute = T1/N) does not
+    hold for it, so TN - T1/N is no communication time. The one rule of Table 2's comm share and of Q3.1, Q3.2.
+    Example: T1/N 1.03 s: measured 2.01 s -> True; 1.45 s -> False; T1/N 9.13 s, measured 4.82 s -> True."""
+    m, e = _value(measured_s), _value(t1n_s)
+    if _bad(m, e) or e <= 0:
+        return False
+    return m > BREAKS * e or m < e / BREAKS
+
+
 def comm_estimate_s(t1_s: Number, tn_s: Number, gpus: int) -> float:
     """communication = TN - T1 / N: whatever the N-GPU epoch spends beyond its share of compute.
     Example: T1 = 30 s, T4 = 10 s -> 10 - 7.5 = 2.5 s; N = 1 -> TN - T1 (0 for the same run).

@@ -229,23 +229,27 @@ def strong_grid(strong: pd.DataFrame, protocol) -> Grid:
 
 def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
     header = ["setup", "batch per GPU", "T1 train (s)", "TN train (s)", "compute est. T1/N (s)", "comm est. TN - T1/N (s)",
-              "comm share", "compute measured (s)", "comm measured (s)", "data wait (s)"]
+              "comm share", "compute measured (s)", "comm measured (s)", "comm measured / TN", "data wait (s)"]
     fields = varying(t2, SHOWN)
     rows = []
     for r in t2.itertuples(index=False):
         t1 = seconds(r.t1_train_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line = [row_name(r, fields) + beside_mark(r), str(r.batch_per_gpu), t1]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 6)
+            rows.append(line + [status_text(r.status)] + [""] * 7)
             continue
         not_measured = math.isnan(r.comm_measured_s)
         silent = _one_process(r)  # one process on the global batch: nothing is communicated
         line += [ranged(r, "train_s"), seconds(r.compute_est_s)]
-        line += [NO_TRAFFIC, ""] if silent else [seconds(r.comm_est_s), _or_not_measured(r.comm_share, comm_share_text)]
-        line += ["not measured"] * 2 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s)]
+        share = T1N_BREAKS if r.t1n_breaks else _or_not_measured(r.comm_share, comm_share_text)
+        line += [NO_TRAFFIC, ""] if silent else [seconds(r.comm_est_s), share]
+        line += ["not measured"] * 3 if not_measured else [seconds(r.compute_measured_s), seconds(r.comm_measured_s),
+                                                           comm_share_text(r.comm_measured_share)]
         line += [_or_not_measured(r.data_wait_s, seconds)]
         rows.append(line)
     formulas = [f.FORMULAS["compute"], f.FORMULAS["comm"], "comm share = (TN - T1 / N) / TN", f.FORMULAS["measured"],
+                f"{T1N_BREAKS}: compute measured over {f.BREAKS:g} x T1/N or under T1/N / {f.BREAKS:g}, so TN - T1/N is "
+                "no communication time and no share is given",
                 "T1, TN here = train times: the timed epoch without waiting on data (the Q1 figure; Table 1's T1, TN "
                 "are whole epochs, data loading included): data loading is neither compute nor communication; data "
                 "wait = rank 0's wait on its loader in that epoch (outside T)",
@@ -255,6 +259,7 @@ def table2_grid(t2: pd.DataFrame, protocol) -> Grid:
                 "" if rows else "No multi-GPU timing runs in this study.")
 
 
+T1N_BREAKS = "T1/N breaks"  # Table 2's comm share where formulas.t1n_breaks: the one rule of the table and Q3.1
 NO_TRAFFIC = "no traffic (CPU)"  # DataParallel on a CPU: one process, so no communication and no rate
 
 

@@ -251,8 +251,10 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
 
     Times are the timed epoch without data wait (train_s, the Q1 figure), so data loading
     counts as neither. Estimate (the homework's): compute = T1 / N, comm = TN - T1 / N.
-    comm_share = comm / TN (the share Q3.1 quotes).
-    Measured: compute = h2d_s + compute_s - comm_exposed_s, comm = comm_exposed_s (NaN: not measured).
+    comm_share = comm / TN (the share Q3.1 quotes); t1n_breaks: the compute measured is far from T1/N either way
+    (formulas.t1n_breaks), so that share is none.
+    Measured: compute = h2d_s + compute_s - comm_exposed_s, comm = comm_exposed_s (NaN: not measured);
+    comm_measured_share = that comm / TN (Q3.1 quotes it beside the estimate's share).
     data_wait_s: the N-GPU run's own wait on its data loader in the timed epoch (what Q3.1 holds the
     estimate against: a rank that waits for data holds the others at the all-reduce).
     """
@@ -263,11 +265,14 @@ def table2(frame: pd.DataFrame, scaling: Optional[pd.DataFrame] = None) -> pd.Da
                            for t, tn, n in zip(table.t1_train_s, table.train_s, table.gpus, strict=True)]
     table["comm_share"] = table.comm_est_s / table.train_s
     table["comm_measured_s"] = table.timed_comm_exposed_s
+    table["comm_measured_share"] = table.comm_measured_s / table.train_s
     table["compute_measured_s"] = table.timed_h2d_s + table.timed_compute_s - table.timed_comm_exposed_s
     table["data_wait_s"] = table.timed_data_wait_s
+    table["t1n_breaks"] = [f.t1n_breaks(m, e) for m, e in zip(table.compute_measured_s, table.compute_est_s, strict=True)]
     keep = CONFIG + TABLE_EXTRA + ["t1_train_s", "t1_train_s_status", "train_s", "train_s_min", "train_s_max",
                                    "train_s_values", "cell_id_values", "compute_est_s", "comm_est_s", "comm_share",
-                                   "compute_measured_s", "comm_measured_s", "data_wait_s", "comm_grad_bytes",
+                                   "t1n_breaks", "compute_measured_s", "comm_measured_s", "comm_measured_share",
+                                   "data_wait_s", "comm_grad_bytes",
                                    "comm_busbw_gbps"]
     return table[keep]
 

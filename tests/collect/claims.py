@@ -386,7 +386,7 @@ def _q31_trend_claims(a: Any) -> list[str]:
     if moves and moves.group(1) == "rises" and against and "in the estimate only" not in a.text:
         out.append("a rising share where the measured all-reduce falls")
     out += [f"{s.name}'s share quoted where T1/N breaks" for s in r.splits
-            if s.name in r.broken and f"{seconds(s.comm_s)} s ({percent(s.share, 0)}" in a.text]
+            if s.name in r.broken and f"{seconds(s.comm_s)} s ({percent(s.share, 0)}" in a.text and not _free_twin(s, r.splits, lambda t: t.name not in r.broken)]
     return out
 
 
@@ -432,7 +432,7 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
         return []
     t2 = tables["table2"]
     # TA3 11: every share quoted (but the threshold) is Table 2's comm share column as printed
-    shares = {percent(v, 0) for v in t2.get("comm_share", []) if v == v}
+    shares = {percent(v, 0) for c in ("comm_share", "comm_measured_share") for v in t2.get(c, []) if v == v}
     unprinted = [x for x in re.findall(r"(\d+%)", a.text) if x not in shares | {f"{BOUND:.0%}"}]
     if unprinted:
         return [f"shares {unprinted} in no printed row of Table 2"]
@@ -543,9 +543,16 @@ def ta3_claims(a: Any, tables: Tables) -> list[str]:
     return out
 
 
+def _free_twin(s: Any, splits: Any, free: Any) -> bool:
+    """Another split, one the rule lets the answer quote bare (`free`), prints the same estimate and share: a quote of
+    those figures cannot be told to be this one's."""
+    key = (seconds(s.comm_s), percent(s.share, 0))
+    return any(t is not s and free(t) and (seconds(t.comm_s), percent(t.share, 0)) == key for t in splits)
+
+
 def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
-    """Class 8 (the fourth TA's Q3.1, Q3.2): an estimate its run's own all-reduce disowns (Split.disowned) is quoted
-    with that all-reduce and "not firm" (2, 3); Q3.2's range leaves out the rates where T1/N breaks, unless every
+    """Class 8 (the fourth and fifth TA's Q3.1, Q3.2): every DDP estimate the headline quotes carries the run's own
+    all-reduce measured with its share of TN, whatever their ratio (TA4 2, 3; TA5 3); Q3.2's range leaves out the rates where T1/N breaks, unless every
     one is, and a top rate on an unsettled TN - T1/N says it is not firm (9); the busbw and its shares are Table
     3's printed figures (10, 23)."""
     from collect.render import gbps
@@ -553,10 +560,12 @@ def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
 
     r, out = a.record, []
     if a.id == "A.Q3.1":
-        for s in (s for s in r.splits if s.disowned):
+        for s in (s for s in r.splits if s.engine == "ddp" and s.measured_s == s.measured_s
+                                   and not _free_twin(s, r.splits, lambda t: t.measured_s != t.measured_s)):
+            both = f"all-reduce measured {seconds(s.measured_s)} s, {percent(s.measured_share, 0)} of TN"
             for m in re.finditer(re.escape(f"{seconds(s.comm_s)} s ({percent(s.share, 0)}") + r"([^)]*)\)", a.text):
-                if "not firm" not in m.group(1) or f"{seconds(s.measured_s)} s" not in m.group(1):
-                    out.append(f"{s.name}: an estimate its measured all-reduce disowns, quoted alone")
+                if both not in m.group(1):
+                    out.append(f"{s.name}: an estimate quoted without its run's measured all-reduce and its share")
     if a.id != "A.Q3.2":
         return out
     for u in (u for u in r.utilizations if u.basis == r.basis):

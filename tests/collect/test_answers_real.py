@@ -96,7 +96,7 @@ def test_q31_says_the_loader_not_the_network_where_the_run_waited_on_data(real):
     text = real["A.Q3.1"].text
     # TA items 22, 23: the column's name, and the model it breaks instead of a guessed cause
     assert "4 GPUs, DDP, batch 512 (1.66 against 0.644 s)" in text and "Compute measured (Table 2)" in text
-    assert "the homework's T1/N model breaks, so TN - T1/N is mostly not communication" in text
+    assert "there T1/N breaks (Table 2), so TN - T1/N is no communication time and no share is given" in text
     assert "likely" not in text and "GPU time" not in text
     assert "not the network" not in text and "more runs" not in text
 
@@ -157,8 +157,10 @@ def test_every_part_a_answer_fits_a_short_paragraph(real):
     # Q2's loader rule with its cutoff, the rows it sets aside and the clean ones, single runs said so: 268 words
     # TA4 9: Q3.2 also names the runs left out of its range where T1/N breaks, beside the overstated ones (305 here)
     # TA5 10: Q2's range says whose rows it spans and the higher speedup Table 1 prints (about 285 words)
+    # TA5 3, 4, 9, 19: Q3.1 gives the measured all-reduce beside each estimate and the runs whose all-reduce is host
+    # overhead (287); Q3.2 says how many DDP rates its range keeps and which of them are mostly not link time (~360)
     q32 = words.pop("A.Q3.2", 0)
-    assert len(words) == 8 and max(words.values()) <= 290 and q32 <= 310, (words, q32)
+    assert len(words) == 8 and max(words.values()) <= 290 and q32 <= 370, (words, q32)
 
 
 def test_q42_with_no_remedy_run_at_the_largest_batch_answers_from_the_batch_where_they_ran(tmp_path):

@@ -86,8 +86,8 @@ def test_table2_and_table3_grids_say_what_was_not_measured(grids):
     t2 = {(r[0], r[1]): r for r in grids["table2"].rows}
     # the last column: the run's data wait (issue 44: Q3.1 quotes it, so Table 2 prints it)
     assert t2[("2 GPUs, DDP", "32")] == ["2 GPUs, DDP", "32", "32.00", "20.00", "16.00", "4.00", "20%", "15.00", "2.00",
-                                         "5.00"]  # comm share 4.00 / 20.00
-    assert t2[("2 GPUs, DataParallel", "32")][-3:-1] == ["not measured", "not measured"]
+                                         "10%", "5.00"]  # comm share 4.00 / 20.00; measured 2.00 / 20.00
+    assert t2[("2 GPUs, DataParallel", "32")][-4:-1] == ["not measured"] * 3
     assert t2[("4 GPUs, DDP", "128")][3] == "not submitted"
     t3 = {(r[0], r[1]): r for r in grids["table3"].rows}
     assert t3[("2 GPUs, DDP", "32")] == ["2 GPUs, DDP", "32", "782", "11,173,962", "34.95", "4.00", "8.74", "2.00",
