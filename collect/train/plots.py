@@ -12,7 +12,7 @@ import pandas as pd
 
 import collect.train.formulas as f
 from collect.figures import COLORS, plt, png, spans_decades
-from collect.train.grids import ENGINE_NAMES, launch_name, remedy_name, setup_name
+from collect.train.grids import ENGINE_NAMES, T1N_BREAKS, launch_name, remedy_name, setup_name
 from collect.train.tables import Q4_EPOCH, on_cpu
 KEYS = ["engine", "nodes", "gpus_per_node", "batch_per_gpu", "lr_scaling", "warmup_epochs", "sync_bn"]
 
@@ -164,9 +164,11 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
     fig, ax = plt.subplots(figsize=(max(6.4, BAR_INCHES * len(rows) + 2), 4.6))
     est_x = [i + shift for i in x]
     ax.bar(est_x, rows.compute_est_s, width, color=COLORS[0], label="compute, estimate T1/N")
-    comm = rows.comm_est_s.clip(lower=0)
-    ax.bar(est_x, comm, width, bottom=rows.compute_est_s, color=COLORS[1], label="communication, estimate TN - T1/N")
-    ranged = (rows.train_s_max > rows.train_s_min).to_numpy()  # only where repeats spread: no bar on a single run
+    breaks = rows.t1n_breaks.astype(bool).to_numpy()  # Table 2's "T1/N breaks": TN - T1/N is no communication
+    comm = rows.comm_est_s.clip(lower=0).where(~breaks, 0.0)
+    ax.bar(est_x, comm, width, bottom=rows.compute_est_s, color=COLORS[1], label="communication, estimate TN - T1/N"
+           + (f" (none where {T1N_BREAKS}: compute measured far from T1/N)" if breaks.any() else ""))
+    ranged = (rows.train_s_max > rows.train_s_min).to_numpy() & ~breaks  # no bar on a single run, nor on no estimate
     if ranged.any():
         ax.errorbar([x for x, r in zip(est_x, ranged, strict=True) if r], (rows.compute_est_s + comm)[ranged],
                     yerr=spread(rows[ranged], "train_s"), fmt="none", ecolor="black", capsize=3, label=f"TN's {BARS}")
@@ -179,6 +181,9 @@ def compute_comm(t2: pd.DataFrame) -> Optional[bytes]:
     for i, value in zip(est_x, rows.comm_est_s, strict=True):
         if not math.isnan(value) and value < 0:
             ax.annotate("comm est. < 0", (i, 0), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
+    for i, top, broken in zip(est_x, rows.compute_est_s, breaks, strict=True):
+        if broken:
+            ax.annotate(T1N_BREAKS, (i, top), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
     ax.set_xticks(x, labels, fontsize=TICK_POINTS)
     ax.set(ylabel="seconds per epoch", title="Table 2: compute vs communication")
     ax.grid(axis="y", alpha=0.3)

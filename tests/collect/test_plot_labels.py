@@ -10,7 +10,7 @@ import collect.train.plots as plots
 def _row(engine: str, gpus: int, nodes: int, batch: int, hosts: int) -> dict:
     return dict(status="ok", engine=engine, gpus=gpus, nodes=nodes, gpus_per_node=gpus // nodes, batch_per_gpu=batch,
                 hosts_seen=hosts, compute_est_s=1.0, comm_est_s=0.5, compute_measured_s=1.1, comm_measured_s=0.3,
-                train_s_min=1.5, train_s_max=1.5)
+                train_s=1.5, train_s_min=1.5, train_s_max=1.5, t1n_breaks=False)
 
 
 def test_table2_plot_labels_do_not_overlap(monkeypatch):
@@ -28,3 +28,20 @@ def test_table2_plot_labels_do_not_overlap(monkeypatch):
     assert any("1 host" in t.get_text() for t in ax.get_xticklabels())
     clashes = [(i, i + 1) for i, (a, b) in enumerate(zip(boxes, boxes[1:], strict=False)) if a.x1 > b.x0]
     assert not clashes, [ax.get_xticklabels()[i].get_text() for i, _ in clashes]
+
+
+def test_table2_plot_draws_no_comm_estimate_where_t1n_breaks(monkeypatch):
+    """TA6 8: where Table 2 prints "T1/N breaks", TN - T1/N is no communication: no such bar, and the plot says why."""
+    figures = []
+    monkeypatch.setattr(plots, "png", lambda fig, tight=True: figures.append(fig) or b"png")
+    t2 = pd.DataFrame([_row("ddp", 2, 1, b, 0) for b in (32, 512)])
+    t2.loc[1, "t1n_breaks"] = True
+    t2["train_s_max"] = 1.7  # repeats spread: no TN bar floats over the missing estimate either
+    assert plots.compute_comm(t2) == b"png"
+    ax = figures[0].axes[0]
+    comm = next(c for c in ax.containers if c.get_label().startswith("communication, estimate"))
+    assert [p.get_height() for p in comm.patches] == [0.5, 0.0]
+    assert "T1/N breaks" in comm.get_label()
+    assert [t.get_text() for t in ax.texts] == ["T1/N breaks"]
+    bars = next(c for c in ax.containers if c.get_label().startswith("TN's"))
+    assert len(bars.lines[2][0].get_segments()) == 1
