@@ -14,7 +14,7 @@ from collect.render import gbps, seconds
 from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
 from collect.train.answers_common import at_batches, caveats, cited, part_a, rows_of, setting_notes, where
 from collect.train.formulas import BREAKS
-from collect.train.grids import busbw_share_text, busbw_text
+from collect.train.grids import busbw_share_text, busbw_text, over_busbw
 from collect.train.labels import Namer, missing_reason, on_cpu, present
 from collect.verdict import Verdict, leaning
 
@@ -364,10 +364,17 @@ def _engines(ranged: tuple[Utilization, ...], ddp_runs: int) -> str:
 def _exposed_text(a: Q32Answer) -> str:
     """DDP's exposed all-reduce as a side note where the headline is the homework's: its bytes over the part of the
     all-reduce the backward pass did not hide, which is no link rate."""
-    measured = [u.gbps for u in a.utilizations if u.basis == "measured"]
-    if a.basis != HOMEWORK_BASIS or not measured:
-        return ("" if a.basis == HOMEWORK_BASIS or not measured else
+    rows = [u for u in a.utilizations if u.basis == "measured"]
+    if a.basis != HOMEWORK_BASIS or not rows:
+        return ("" if a.basis == HOMEWORK_BASIS or not rows else
                 " That time is only the part of the all-reduce the backward pass did not hide, so it is not the "
                 "link's bandwidth.")
+    measured = [u.gbps for u in rows if not over_busbw(u.share)]  # Table 3's rule: over its busbw, no rate (TA6 10)
+    over = len(rows) - len(measured)
+    left = f"; {over} over its busbw left out, as Table 3 gives {'it' if over == 1 else 'them'} no rate" if over else ""
+    if not measured:
+        return (" Table 3's util. measured is over its busbw in every row, so it gives none a rate: it divides by only "
+                "the all-reduce left unhidden.")
     span = f"{gbps(min(measured))}-{gbps(max(measured))}" if len(measured) > 1 else gbps(measured[0])
-    return f" Table 3's util. measured ({span} GB/s) divides by only the all-reduce left unhidden: not a link's bandwidth."
+    return (f" Table 3's util. measured ({span} GB/s{left}) divides by only the all-reduce left unhidden: not a link's "
+            "bandwidth.")

@@ -318,7 +318,12 @@ def _share(value, busbw) -> str:
     """A share of busbw; over 100% no share (the time divided by is shorter than the transfer)."""
     if math.isnan(busbw):
         return "no busbw"
-    return "over 100%: no rate" if value > 1 else busbw_share_text(value)
+    return "over 100%: no rate" if over_busbw(value) else busbw_share_text(value)
+
+
+def over_busbw(share: float) -> bool:
+    """A share of busbw over 100%: the time divided by is shorter than the transfer, so Table 3 gives it no rate."""
+    return share > 1
 
 
 def _or_not_measured(value, fmt) -> str:

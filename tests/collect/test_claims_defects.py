@@ -366,3 +366,12 @@ def test_q2s_range_says_it_spans_the_clean_rows_and_table_1_prints_higher_ones(r
     assert q2.record.above_range.speedup == pytest.approx(3.62, abs=0.005)
     assert "on NVIDIA H200 over 1-GPU runs not loader-bound: from 0.48x (2 GPUs, DataParallel, batch 32) to 3.13x " \
         "(4 GPUs, DDP, batch 32); Table 1's higher ones, up to 3.62x, rest on a loader-bound T1 (below)." in q2.text
+
+
+def test_q32_util_measured_range_leaves_out_what_table3_gives_no_rate(run12):
+    """TA6 10: run 12's 2 x 2 b512 util. measured, 315.44 GB/s, is over its busbw (295.13 GB/s): Table 3 prints
+    "over 100%: no rate" for it, so the range Q3.2 quotes leaves it out and says so."""
+    q32 = next(a for a in run12.answers if a.id == "A.Q3.2")
+    aside = q32.text.split("Table 3's util. measured")[1]
+    assert "315.44" not in q32.text
+    assert aside.startswith(" (7.37-") and "; 1 over its busbw left out, as Table 3 gives it no rate)" in aside
