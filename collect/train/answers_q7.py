@@ -157,12 +157,13 @@ def q7_text(a: Q7Answer) -> str:
     case = f"at a global batch of {a.global_batch} (the question's case, {a.batch} per GPU)"
     if a.okay:
         wrap = f": {bytes_text(a.run.init_bytes)}, test table" if a.run else ""
-        text = ("Yes, it is okay because every rank starts from rank 0's weights (DDP broadcasts them when it wraps "
-                f"the model{wrap}) and applies the same averaged gradient, so the weights stay identical on the "
-                f"{a.gpus} GPUs {case}; only BatchNorm's running statistics drift apart (the forward's per-rank "
-                "batch statistics, Goyal et al. [4], are another matter). The broadcast goes from rank 0, so rank "
-                "0's running statistics follow the same path with or without it, and the test evaluation uses rank "
-                "0's on every rank: the other ranks' drift does not reach it. ")
+        # TA6 4: the Yes rests on identical starting weights, not on a per-step message
+        text = ("Yes, it is okay because every rank starts from the same weights (rank 0's, sent once as DDP wraps "
+                f"the model, not per step{wrap}; or alike from one seed) and applies the same averaged gradient, so "
+                f"they stay identical on the {a.gpus} GPUs {case}. BatchNorm's running statistics are buffers, not "
+                "gradients: with gradients only each rank keeps its own, as Goyal et al. [4] do by design. Rank "
+                "0's, which the evaluation uses, follow the same path with or without the buffers' broadcast (from "
+                "rank 0): the others' drift does not reach them. ")
     else:
         text = (f"No, because {case} the test accuracy with gradients only is lower over repeats, by the verdict "
                 "(below): a cost the weights' reasoning does not explain. ")

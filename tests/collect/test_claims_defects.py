@@ -342,7 +342,7 @@ def test_q7_one_run_a_side_is_no_verdict_and_rank_0s_statistics_are_evaluated(ru
 
     q7 = next(a for a in run12.answers if a.id == "A.Q7")
     assert q7.text.startswith("Yes, it is okay because") and "(lower)" not in q7.text
-    assert "rank 0's running statistics follow the same path with or without it" in q7.text
+    assert "Rank 0's, which the evaluation uses, follow the same path with or without the buffers' broadcast" in q7.text
     assert ("(one run each, so no verdict: 2.13 points apart, within the 9.31-point spread between equivalent runs "
             "of the test table: 4 GPUs, DDP 83.70% against 4 GPUs on one host (launched as 2 x 2), DDP 74.39%)") in q7.text
     assert not claims.one_run_claims(q7, run12.tables)

@@ -201,11 +201,18 @@ def test_q32_states_the_ring_model_with_its_latency_term(run8):
     assert "t = 2(N-1) alpha + 2(N-1)/N x 4P / B (alpha: latency, neglected; B: bandwidth)" in text
 
 
-def test_q7_keeps_the_forward_batch_statistics_apart_from_the_running_ones(run8):
-    """TA2 11: Goyal et al.'s per-worker batch statistics (the forward) are not the running statistics that drift."""
+def test_q7_says_what_the_yes_rests_on_and_that_bns_statistics_are_buffers(run8):
+    """TA2 11, TA6 4: the Yes rests on identical starting weights (DDP's one-time broadcast at the wrap, or the same
+    seed) and the same averaged gradient; BatchNorm's running statistics are buffers, not gradients, so each rank
+    keeps its own, as Goyal et al. do by design, unseen by rank 0's evaluation (not "are another matter")."""
     text = run8["A.Q7"].text
-    assert "keep BatchNorm's statistics per worker anyway" not in text
-    assert "(the forward's per-rank batch statistics, Goyal et al. [4], are another matter)" in text
+    assert "another matter" not in text and "keep BatchNorm's statistics per worker anyway" not in text
+    assert text.startswith("Yes, it is okay because every rank starts from the same weights (rank 0's, sent once as "
+                           "DDP wraps the model, not per step")
+    assert "; or alike from one seed) and applies the same averaged gradient" in text
+    assert ("BatchNorm's running statistics are buffers, not gradients: with gradients only each rank keeps its own, "
+            "as Goyal et al. [4] do by design. Rank 0's, which the evaluation uses, follow the same path with or "
+            "without the buffers' broadcast (from rank 0): the others' drift does not reach them.") in text
 
 
 def test_a_table_an_answer_cites_is_beneath_it():

@@ -109,9 +109,11 @@ def test_the_cell_commands_mark_the_cells_with_no_result_and_the_measurements_co
         assert ("# no result: " in line) == (cell_id in unran), line
     text = (results / "answers.md").read_text()
     assert f"the {len(unran)} with no result are marked" in text
-    for path in ("jobs/runtime/comm.py", "jobs/train/evidence.py", "jobs/runtime/launch.py", "jobs/train/run.py"):
+    for path in ("jobs/runtime/comm.py", "jobs/train/evidence.py", "jobs/runtime/launch.py", "jobs/train/run.py",
+                 "jobs/train/model.py"):
         assert f"`{path}`:" in text, path  # its text printed below its path
     assert "def gradient_bytes(" in text and "def gathered_spread(" in text
+    assert "def build_model(" in text  # TA6 16: the model the cells trained
 
 
 def test_the_commands_name_the_executor_the_registry_records(tmp_path):
