@@ -219,8 +219,9 @@ def q32_text(a: Q32Answer) -> str:
                   "DDP's all-reduce left exposed by the backward pass (no run has TN - T1/N)")
         text += (f" By {column}, Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}" if len(ends) > 1
                                                                   else ends[0]) + _engines(ranged, _ddp_rates(a)) + ".")
-    shares = [u.share for u in ranged if present(u.share) and u.share <= 1]
-    over = [u for u in ranged if present(u.share) and u.share > 1]
+    within = [u for u in ranged if present(u.share) and not over_busbw(u.share)]  # Table 3's rule, as the range's
+    over = [u for u in ranged if present(u.share) and over_busbw(u.share)]
+    shares = [u.share for u in within]
     if a.because == BusbwBecause.UNMEASURED:
         text += " No run measured an all-reduce's busbw, so there is nothing to hold these against."
     elif not shares:
@@ -228,7 +229,7 @@ def q32_text(a: Q32Answer) -> str:
     else:
         bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
         span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
-        top = max((u for u in ranged if present(u.share) and u.share <= 1), key=lambda u: u.share)
+        top = max(within, key=lambda u: u.share)
         span += " (the top one on a rate that is not firm)" if len(shares) > 1 and _spread(top) else ""
         some = " for DDP's rates" if len(shares) + len(over) < len(ranged) else ""  # DataParallel's time no all-reduce
         some += " within it" if over else ""
