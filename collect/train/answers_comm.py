@@ -75,12 +75,6 @@ class Split:
         return present(self.gpu_s) and seconds(self.gpu_s) == seconds(self.compute_s)
 
     @property
-    def compute_span(self) -> tuple[float, float]:
-        """T1/N over T1's runs (the verdict's base side); the point where it has no sides."""
-        s = self.verdict.sides if self.verdict is not None else None
-        return (min(s.a_values), max(s.a_values)) if s else (self.compute_s, self.compute_s)
-
-    @property
     def comm_span(self) -> tuple[float, float]:
         """TN - T1/N over every pairing of the runs: from min(TN) - max(T1/N) to max(TN) - min(T1/N).
         Example: T1/N 3.84-4.93 s, TN 5.10 s -> 0.17-1.26 s."""
@@ -147,13 +141,6 @@ class Q31Answer(Record):
     def valid(self) -> tuple[Split, ...]:
         """The splits where the T1/N model holds: the headline and the trend cite only these (TA3 3)."""
         return tuple(s for s in self.splits if s.name not in self.broken)
-
-
-def _setup_groups(rows: list[tuple[int, Any]], namer: Namer) -> dict[str, list[tuple[int, Any]]]:
-    groups: dict[str, list[tuple[int, Any]]] = {}
-    for i, r in rows:
-        groups.setdefault(namer.name(r, batch=False), []).append((i, r))
-    return groups
 
 
 def q31_answer(tables: Tables) -> Optional[Q31Answer]:
