@@ -652,7 +652,10 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
     s, out = run.with_set_epoch, []
     if re.search(r"with it, 0\.0% of a rank's", a.text):
         out.append("a share printed 0.0% without its count")
-    if s.count == 0 and f"none of a rank's {s.rank_samples:,} samples" not in a.text:
+    if s.count is not None and not re.search(rf"with it, (over its {s.runs} runs, )?"
+                                             rf"{'none' if s.count == 0 else f'{s.count:,}'} of a rank's {s.places:,}", a.text):
+        out.append(f"{s.count} of {s.places} places not said as their count (TA7 10)")
+    if s.count == 0 and f"none of a rank's {s.places:,} samples" not in a.text:
         out.append("no repeat, not said as none of the rank's samples")
     if s.at_chance != ("the chance level" in a.text):
         out.append(f"at chance is {s.at_chance}, said otherwise")

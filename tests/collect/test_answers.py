@@ -196,7 +196,8 @@ def test_q5_to_q7_read_ddps_own_evidence(tmp_path):
     from tests.factories import write_results
     answers = {a.id: a for a in collect(write_results(tmp_path, results, study="hw5")).answers}
     assert ("without set_epoch each rank receives exactly the same samples in the same order in epoch 2 as in epoch 1; "
-            "with it, 0.4% of a rank's samples come at the same position in its order in both epochs") in answers["A.Q5"].text
+            "with it, 50 of a rank's 12,500 samples come at the same position in its order in both epochs") \
+        in answers["A.Q5"].text
     assert "each step all-reduces 42.6 MiB of gradients; besides them, 37.5 KiB of buffers" in answers["A.Q6"].text
     q7 = answers["A.Q7"]
     assert q7.record.gradients_only.bn_rank_spread == pytest.approx(0.12)

@@ -1079,3 +1079,34 @@ def test_ta5_11_a_rate_on_a_difference_inside_the_threshold_is_listed_apart():
     assert [(u.setup, u.batch) for u in q32.record.noisy] == [("2 GPUs, DDP", 512)]
     assert "Also left out: 1 rate whose TN - T1/N the runs do not settle" in q32.text
     assert all(u.batch == 32 for u in q32.record.ranged)
+
+
+# --- issue 44, the seventh TA (ta-defects7) -----------------------------------------------------------------
+
+
+def test_ta7_10_q5_says_the_repeated_places_as_a_count_pooled_over_the_runs(tmp_path):
+    """TA7 10: quick's "1.6% of a rank's samples" was the median of two runs' 0 and 1 of 32 places, half a sample:
+    the runs' repeated places are said as a count over the places they hold, with chance's expected count."""
+    from jobs.train.result import DDPEvidence
+    from tests.collect.dirs import hw5_results
+    from tests.factories import write_results
+
+    results = hw5_results(repeats=2)
+    for r in results:
+        if r.cell["engine"] == "ddp" and r.status == "ok":
+            rank = -(-50_000 // (r.cell.get("nodes", 1) * r.cell["gpus_per_node"]))
+            r.body.ddp_evidence = DDPEvidence(4, 44_695_848, 38_400, 44_734_256, True, 1, 1.0, r.cell["repeat"] / rank, 0.0)
+    c = collect(write_results(tmp_path, results, study="hw5"))
+    q5 = next(a for a in c.answers if a.id == "A.Q5")
+    said = "over its 2 runs, 1 of a rank's 25,000 samples (12,500 a run) comes at the same position"
+    assert said in q5.text and "the chance level (about 0.5 expected" in q5.text, q5.text
+    assert not claims.same_position_said(q5, c.tables) and not claims.figures_in_tables(q5, c.tables)
+    _fails(claims.same_position_said, _bad(q5, q5.text.replace(said, "0.0% of a rank's samples come at the same position")),
+           c.tables)
+
+
+def test_ta7_10_quicks_two_runs_of_32_places_hold_one_repeat_at_chance():
+    from collect.train.answers_ddp import SamePosition
+
+    s = SamePosition((0 + 1 / 32) / 2, 32, 64, runs=2)  # quick: 2 ranks of 64 images, repeats 0 and 1
+    assert (s.places, s.count, s.expected, s.at_chance) == (64, 1, 1.0, True)
