@@ -371,6 +371,28 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
             out.append("Q7's 'higher/lower' from one run a side")
         if a.text.startswith("No"):
             out.append("Q7's No from one run a side")
+    if a.id == "A.Q7":
+        out += _q7_single_runs(a)
+    return out
+
+
+def _q7_single_runs(a: Any) -> list[str]:
+    """TA7 3: Q7's BN spreads of one run a side draw no comparison and say the column's range among the broadcast
+    runs; a spread of runs is only of repeats of one compared configuration; one seed's gap is said to be
+    nondeterminism, two seeds' the seeds' spread."""
+    r, out = a.record, []
+    v = r.bn_verdict
+    if v is not None and v.one_run:
+        span = f"ranges {r.bn_span.low:.1%}-{r.bn_span.high:.1%} over the test table's {r.bn_span.rows} DDP rows"
+        if "no comparison is drawn" not in a.text or span not in a.text:
+            out.append("Q7's BN spreads of one run a side set side by side without the column's range")
+    if "equivalent runs" in a.text or ("-point spread of the" in a.text and r.repeated is None):
+        out.append("Q7's spread of runs not of one compared configuration's repeats")
+    if r.verdict is not None and r.verdict.one_run and "points apart" in a.text:
+        said = (f"both trained from seed {r.seeds[0]}" if len(r.seeds) == 1 else
+                "different seeds" if r.seeds else "")
+        if said not in a.text:
+            out.append("Q7's gap of single runs without what their seeds make of it")
     return out
 
 
