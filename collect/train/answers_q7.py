@@ -111,7 +111,7 @@ def _bn_verdict(tables: Tables, only: Optional[Any], partner: Optional[Any]) -> 
             for r in (partner, only))
     if not a or not b:
         return None
-    return verdict(a, b) if min(a + b) > 0 else at_zero(a, b)
+    return verdict(a, b) if min(a + b) > 0 else at_zero(a, b)  # the rule's 5% band; over repeats its interval decides
 
 
 def _bn_printed(only: Optional[Any], partner: Optional[Any]) -> tuple[float, float]:
