@@ -3,6 +3,7 @@
 sends besides the gradients; where no run measured them, the reasoning from PyTorch's documentation."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -22,28 +23,39 @@ CHANCE_QUANTILE = 0.999  # a count of repeated places up to this quantile of cha
 
 @dataclass(frozen=True)
 class SamePosition:
-    """The share of places in a rank's order that hold the same sample in epochs 1 and 2 (TA5 15): with its count
-    (a share printed 0.0% may be 1 of 12,500) and what chance gives: two independent reshuffles put a sample back at
-    its place with probability about 1 / images, so a rank's n places repeat about n / images times."""
+    """The places in a rank's order that hold the same sample in epochs 1 and 2 (TA5 15), said as a count (a share
+    printed 0.0% may be 1 of 12,500; quick's 1.6% is 1 of 64 places, not a share of a sample: TA7 10), pooled over
+    the configuration's runs, and what chance gives: two independent reshuffles put a sample back at its place with
+    probability about 1 / images, so `places` places repeat about places / images times."""
 
-    share: float
-    rank_samples: int  # a rank's places: ceil(images / ranks) (DistributedSampler pads); 0: unknown
+    share: float  # the pooled share: repeated places / places (the mean of the runs' shares)
+    rank_samples: int  # a rank's places a run: ceil(images / ranks) (DistributedSampler pads); 0: unknown
     images: int  # 0: unknown
+    runs: int = 1  # the runs pooled
+
+    @property
+    def places(self) -> int:
+        return self.rank_samples * self.runs
 
     @property
     def count(self) -> Optional[int]:
         """The places that repeat, where the share is a whole count of them (a median of runs may not be)."""
         if not self.rank_samples:
             return None
-        n = self.share * self.rank_samples
+        n = self.share * self.places
         return round(n) if abs(n - round(n)) < 1e-6 else None
 
     @property
+    def expected(self) -> float:
+        """The repeats chance gives: places / images (NaN: unknown)."""
+        return self.places / self.images if self.images else math.nan
+
+    @property
     def at_chance(self) -> bool:
-        """The repeats are no more than chance gives: at most CHANCE_QUANTILE's count of a Poisson(n / images)."""
+        """The repeats are no more than chance gives: at most CHANCE_QUANTILE's count of a Poisson(expected)."""
         if not self.images or self.share >= 1:
             return False
-        return self.share * self.rank_samples <= poisson_quantile(self.rank_samples / self.images, CHANCE_QUANTILE)
+        return self.share * self.places <= poisson_quantile(self.expected, CHANCE_QUANTILE)
 
 
 def poisson_quantile(mean: float, q: float) -> int:
@@ -71,11 +83,14 @@ class DDPRun:
     overlap_with: float
     bn_rank_spread: float  # NaN: not measured
     train_images: int = 0  # the data set's: what a reshuffle draws from (0: unknown)
+    overlaps_with: tuple[float, ...] = ()  # overlap_with of each ok run of the configuration (its repeats)
 
     @property
     def with_set_epoch(self) -> SamePosition:
-        return SamePosition(self.overlap_with, math.ceil(self.train_images / self.gpus) if self.train_images else 0,
-                            self.train_images)
+        """The runs' repeated places pooled (the printed median where the runs are unknown)."""
+        shares = self.overlaps_with or (self.overlap_with,)
+        return SamePosition(sum(shares) / len(shares), math.ceil(self.train_images / self.gpus) if self.train_images
+                            else 0, self.train_images, len(shares))
 
 
 def _ddp_runs(tables: Tables) -> tuple[list[tuple[int, Any]], Optional[pd.DataFrame]]:
@@ -152,7 +167,25 @@ def _cells_evidence(tables: Tables, rows: list[tuple[int, Any]]) -> tuple:
 
 def _run(tables: Tables, r: Any) -> DDPRun:
     found = _test_row(tables, r)
-    return _ddp(r, found[1] if found is not None and present(found[1].ddp_grad_bytes) else None)
+    run = _ddp(r, found[1] if found is not None and present(found[1].ddp_grad_bytes) else None)
+    shares = tuple(float(x.ddp_order_overlap_with_set_epoch) for x in runs_of(tables, r)
+                   if present(x.ddp_order_overlap_with_set_epoch))
+    return dataclasses.replace(run, overlaps_with=shares)
+
+
+def runs_of(tables: Tables, r: Any) -> list[Any]:
+    """The study's ok runs (train_cells rows) of r's configuration: every CONFIG field the same (a field neither
+    sets, NaN, the same), differing only in repeat."""
+    frame = tables.get("train_cells")
+    if frame is None or not len(frame):
+        return []
+    mask = (frame.status == "ok") & (frame.engine == r.engine) & (frame.gpus == r.gpus) & \
+        (frame.batch_per_gpu == r.batch_per_gpu)
+    return [x for _, x in rows_of(frame, mask) if all(same_value(getattr(x, c), getattr(r, c)) for c in CONFIG)]
+
+
+def same_value(a: Any, b: Any) -> bool:
+    return bool(a == b) or (not present(a) and not present(b))  # a field neither sets (NaN) is the same
 
 
 def ddp_answer(tables: Tables, prefer_batch: Optional[int] = None) -> Optional[DDPAnswer]:
@@ -236,18 +269,21 @@ def _orders(r: DDPRun) -> str:
 
 
 def _same_said(s: SamePosition) -> str:
-    """The share with set_epoch: as its count where it is one ("none of a rank's 12,500"), and at chance or not."""
+    """The places with set_epoch as their count ("none of a rank's 12,500 samples"; over 2 runs, "1 of a rank's 64
+    samples (32 a run)"), the share only where the runs are unknown, and at chance or not."""
     count = s.count
-    if count == 0:
-        said = f"none of a rank's {s.rank_samples:,} samples"
-    elif count is not None and s.share < 0.001:  # printed 0.0%: the count says it
-        said = f"{count:,} of a rank's {s.rank_samples:,} samples"
+    over = f"over its {s.runs} runs, " if s.runs > 1 else ""
+    a_run = f" ({s.rank_samples:,} a run)" if s.runs > 1 else ""
+    if count is None:
+        said = f"{s.share:.1%} of a rank's samples come"
     else:
-        said = f"{s.share:.1%} of a rank's samples"
-    said += " come at the same position in its order in both epochs"
+        said = f"{over}{'none' if count == 0 else f'{count:,}'} of a rank's {s.places:,} samples{a_run} " \
+               f"{'comes' if count == 1 else 'come'}"
+    said += " at the same position in its order in both epochs"
     if not s.images:
         return said
-    chance = f"a reshuffle puts a sample back at its place with probability about 1 in the {s.images:,} images"
+    chance = (f"about {s.expected:.2g} expected: a reshuffle puts a sample back at its place with probability about 1 "
+              f"in the {s.images:,} images")
     return said + (f", the chance level ({chance})" if s.at_chance else f", more than chance gives ({chance})")
 
 

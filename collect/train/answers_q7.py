@@ -1,15 +1,18 @@
 """Part A Q7 as a record and a paragraph: would communicating only the gradients suffice for batch
 512 per GPU on 4 GPUs? Answered for that case whatever the study ran; read from the study's
 gradients-only cell on 4 GPUs (broadcast_buffers off; the question's batch where it ran): its test
-accuracy against the same configuration with the buffers broadcast, and the ranks' BatchNorm spread the
-DDP runs measured. Yes or No comes from the reasoning (the buffers go from rank 0, so rank 0's running
-statistics, which the evaluation uses, follow the same path either way) unless the verdict, over repeats,
-finds gradients only lower; one run a side decides nothing, and the spread between runs of equivalent
-setups in the test table shows how far single runs stray. Where the study has no such cell, the
+accuracy and the ranks' BatchNorm spread against the same configuration with the buffers broadcast, each
+through the one verdict rule (collect.verdict: one run a side decides nothing). Yes or No comes from the
+reasoning (given identical initial weights and the same averaged gradient the weights stay equal; the
+buffers go from rank 0, so rank 0's running statistics, which the evaluation uses, follow the same path
+either way) unless the verdict, over repeats, finds gradients only lower. Of one run a side the answer
+says what the runs' seeds make of their gap and how far repeats of one configuration stray, where the
+study has them (TA7 3: runs launched otherwise are not repeats). Where the study has no such cell, the
 reasoning (and, in the details, the cell to add)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 from typing import Any, Optional
 
 from collect.evidence import Measured
@@ -17,24 +20,24 @@ from jobs.core.bandwidth import bytes_text
 from collect.questions import Tables, Words, one_run_note, says
 from collect.render import SMALL_COUNT, accuracy_digits, percent
 from collect.train.answers_common import POINT, accuracy, caveats, figure, part_a, points_against, rows_of, setting_notes
-from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, DDPRun, ddp_answer, documentation_only
+from collect.train.answers_ddp import NO_EVIDENCE, DDPAnswer, DDPRun, ddp_answer, documentation_only, runs_of
 from collect.train.grids import remedy_name
 from collect.train.labels import missing_reason, present
 from collect.train.tables import CONFIG, Q4_EPOCH
-from collect.train.grids import setup_name
-from collect.verdict import BEYOND, Difference, count_error, leaning
+from collect.verdict import BEYOND, Difference, Verdict, at_zero, count_error, leaning, verdict
 
 GPUS, BATCH = 4, 512  # the question's case: batch 512 per GPU on 4 GPUs
 UNRECORDED = "the ranks' BatchNorm statistics"  # what Q7 needs a DDP run to record
 
 
 @dataclass(frozen=True)
-class Alike:
-    """A run of the test table that computes what the broadcast run computes: the same configuration, GPUs
-    and batch, launched as other nodes x GPUs (TA5 1: their gap is how far single runs of one setup stray)."""
+class Span:
+    """The test table's BN spread column among its DDP runs with the buffers broadcast: how far one run's spread
+    strays across configurations (TA7 3: run 12's 3.7%-838.3%)."""
 
-    setup: str
-    accuracy: float  # test accuracy, a fraction (the median over its repeats)
+    low: float  # a fraction of a layer's mean variance
+    high: float
+    rows: int  # the rows it spans (0: none measured)
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,11 @@ class Q7Answer(DDPAnswer):
     remedies: bool = False  # Q4.2 measured a remedy (linear scaling) at a large batch
     notes: tuple[str, ...] = ()
     images: float = float("nan")  # test images each accuracy is over: their decimals and the error the count allows
-    alike: tuple[Alike, ...] = ()  # the broadcast run and the runs equivalent to it (two or more: a spread)
+    seeds: tuple[int, ...] = ()  # the distinct seeds the two compared configurations' ok runs trained from
+    bn_verdict: Optional[Verdict] = None  # the ranks' BN spread, gradients only (b) against broadcast (a)
+    bn_only: float = math.nan  # the BN spreads bn_verdict compares, as the test table prints them (the median)
+    bn_broadcast: float = math.nan
+    bn_span: Span = Span(math.nan, math.nan, 0)  # the BN spread column among the broadcast runs
 
     @property
     def okay(self) -> bool:
@@ -63,12 +70,11 @@ class Q7Answer(DDPAnswer):
         return self.verdict is None or not (self.verdict.outcome == BEYOND and self.verdict.direction < 0)
 
     @property
-    def spread(self) -> float:
-        """Points between the highest and lowest accuracy of the equivalent runs (NaN: fewer than two)."""
-        if len(self.alike) < 2:
-            return float("nan")
-        values = [x.accuracy for x in self.alike]
-        return 100 * (max(values) - min(values))
+    def repeated(self) -> Optional[tuple[str, Measured]]:
+        """The compared configuration with two or more runs (repeats of one configuration: how far its single runs
+        stray), its side's name and accuracy; None where each ran once (no such pair)."""
+        sides = (("gradients only", self.only), ("with the buffers broadcast", self.broadcast))
+        return next(((name, m) for name, m in sides if m is not None and len(m.values) >= 2), None)
 
 
 def _gradients_only(tables: Tables) -> tuple[Optional[Any], Optional[Any]]:
@@ -89,20 +95,38 @@ def _gradients_only(tables: Tables) -> tuple[Optional[Any], Optional[Any]]:
     return only, partner
 
 
-def _alike(tables: Tables, partner: Optional[Any]) -> tuple[Alike, ...]:
-    """The partner and the ok runs of the test table that differ from it only in the launch (nodes x GPUs
-    per node for the same GPUs), each with its test accuracy."""
+def _seeds(tables: Tables, rows: list[Any]) -> tuple[int, ...]:
+    """The distinct seeds the rows' configurations' ok runs trained from (run_seed; a result written before it
+    trained with its cell's seed)."""
+    runs = [x for r in rows for x in runs_of(tables, r)]
+    return tuple(sorted({int(x.run_seed) if present(x.run_seed) else int(x.seed) for x in runs}))
+
+
+def _bn_verdict(tables: Tables, only: Optional[Any], partner: Optional[Any]) -> Optional[Verdict]:
+    """The ranks' BN spread with gradients only against the buffers broadcast, by the one rule over each side's
+    runs (at_zero where a spread is 0: the ranks agree); None where a side measured none."""
+    if only is None or partner is None:
+        return None
+    a, b = ([float(x.ddp_bn_rank_spread) for x in runs_of(tables, r) if present(getattr(x, "ddp_bn_rank_spread", None))]
+            for r in (partner, only))
+    if not a or not b:
+        return None
+    return verdict(a, b) if min(a + b) > 0 else at_zero(a, b)  # the rule's 5% band; over repeats its interval decides
+
+
+def _bn_printed(only: Optional[Any], partner: Optional[Any]) -> tuple[float, float]:
+    """The two rows' BN spread as the test table prints it (NaN: no row, or none measured)."""
+    a, b = (getattr(r, "ddp_bn_rank_spread", math.nan) for r in (only, partner))
+    return float(a) if present(a) else math.nan, float(b) if present(b) else math.nan
+
+
+def _bn_span(tables: Tables) -> Span:
+    """The test table's BN spread column among its DDP rows with the buffers broadcast."""
     test = tables.get("test")
-    if partner is None or test is None:
-        return ()
-    same = [c for c in CONFIG if c not in ("nodes", "gpus_per_node")]
-    mask = (test.gpus == partner.gpus) & (test.status == "ok") & (test.batch_per_gpu == partner.batch_per_gpu)
-    rows = [r for _, r in rows_of(test, mask) if all(_same(getattr(r, c), getattr(partner, c)) for c in same)]
-    return tuple(Alike(setup_name(r), float(r.test_accuracy)) for r in rows if present(r.test_accuracy))
-
-
-def _same(a: Any, b: Any) -> bool:
-    return bool(a == b) or (not present(a) and not present(b))  # a field neither sets (NaN) is the same
+    if test is None or "ddp_bn_rank_spread" not in test or "broadcast_buffers" not in test:
+        return Span(math.nan, math.nan, 0)
+    values = test[(test.engine == "ddp") & test.broadcast_buffers.astype(bool)].ddp_bn_rank_spread.dropna()
+    return Span(float(values.min()), float(values.max()), len(values)) if len(values) else Span(math.nan, math.nan, 0)
 
 
 def q7_answer(tables: Tables) -> Optional[Q7Answer]:
@@ -127,7 +151,8 @@ def q7_answer(tables: Tables) -> Optional[Q7Answer]:
         f" with epochs = {epochs} beside the study's run of it" if BATCH in ddp else "")
     return Q7Answer(a.evidence, a.missing, a.run, a.gradients_only, BATCH, GPUS, BATCH * GPUS,
                     None if only is None else int(only.batch_per_gpu), epochs, BATCH in ddp, status, synthetic, acc,
-                    base, v, most, remedies, notes, images, _alike(tables, partner),
+                    base, v, most, remedies, notes, images, _seeds(tables, [r for r in (only, partner) if r is not None]),
+                    _bn_verdict(tables, only, partner), *_bn_printed(only, partner), _bn_span(tables),
                     to_add=a.to_add + ((cell,) if only is None else ()),
                     documentation_only=a.documentation_only and only is None, ddp_runs=a.ddp_runs)
 
@@ -157,13 +182,13 @@ def q7_text(a: Q7Answer) -> str:
     case = f"at a global batch of {a.global_batch} (the question's case, {a.batch} per GPU)"
     if a.okay:
         wrap = f": {bytes_text(a.run.init_bytes)}, test table" if a.run else ""
-        # TA6 4: the Yes rests on identical starting weights, not on a per-step message
-        text = ("Yes, it is okay because every rank starts from the same weights (rank 0's, sent once as DDP wraps "
-                f"the model, not per step{wrap}; or alike from one seed) and applies the same averaged gradient, so "
-                f"they stay identical on the {a.gpus} GPUs {case}. BatchNorm's running statistics are buffers, not "
-                "gradients: with gradients only each rank keeps its own, as Goyal et al. [4] do by design. Rank "
-                "0's, which the evaluation uses, follow the same path with or without the buffers' broadcast (from "
-                "rank 0): the others' drift does not reach them. ")
+        # TA6 4, TA7 6: the Yes leads with its condition; the wrap-time broadcast is one way to meet it, sent once
+        text = ("Yes, it is okay, given identical initial weights (one seed, or rank 0's sent by DDP once at the wrap, "
+                f"not per step{wrap}) and the same averaged gradient on every rank: they stay identical on the "
+                f"{a.gpus} GPUs {case}. Without the buffers' per-step broadcast BatchNorm's running statistics "
+                "(buffers, not gradients) drift: each rank keeps its own, as Goyal et al. [4] do by design. Rank 0's, "
+                "which the evaluation uses, follow the same path with or without the buffers' broadcast (from rank "
+                "0): the others' drift does not reach them. ")
     else:
         text = (f"No, because {case} the test accuracy with gradients only is lower over repeats, by the verdict "
                 "(below): a cost the weights' reasoning does not explain. ")
@@ -196,7 +221,7 @@ def q7_text(a: Q7Answer) -> str:
 
 def _word(a: Q7Answer) -> str:
     """The comparison's word: the verdict's over repeats; of one run a side, none past the threshold (TA5 1),
-    with the spread between equivalent runs where the test table has them."""
+    with what the runs' seeds make of the gap and the spread of repeats of one configuration (TA7 3)."""
     v = a.verdict
     assert v is not None
     error = f"within the {v.threshold:.0f} points {int(a.images):,} test images allow" \
@@ -204,12 +229,34 @@ def _word(a: Q7Answer) -> str:
     if not v.one_run or leaning(v) == 0:
         return says(v, Words("lower", "higher", error, "not clearly different"))
     digits = accuracy_digits(a.images)
-    text = f"one run each, so no verdict: {abs(v.delta):.{digits}f} points apart"
-    if a.spread == a.spread:
-        inside = "within" if abs(v.delta) <= a.spread else "beyond, but still single runs,"
-        runs = " against ".join(f"{x.setup} {percent(x.accuracy, digits)}" for x in a.alike)
-        text += f", {inside} the {a.spread:.{digits}f}-point spread between equivalent runs of the test table: {runs}"
-    return text
+    return f"one run each, so no verdict: {abs(v.delta):.{digits}f} points apart" + _seeds_said(a) + _repeats_said(a, digits)
+
+
+def _seeds_said(a: Q7Answer) -> str:
+    """Why two single runs differ (TA7 3): from one seed, rank 0 computes the same with or without the broadcast,
+    so their gap is the arithmetic's run-to-run nondeterminism; from two seeds, the seeds' spread as well."""
+    if len(a.seeds) == 1:
+        return (f"; both trained from seed {a.seeds[0]} (the same initial weights, data order and augmentation) and "
+                "rank 0 computes the same either way: the gap is run-to-run nondeterminism (floating-point sums in no "
+                "fixed order), not the broadcast")
+    if a.seeds:
+        return (f"; they trained from different seeds ({', '.join(map(str, a.seeds))}), so the gap holds the seeds' "
+                "spread (other initial weights and data order)")
+    return ""
+
+
+def _repeats_said(a: Q7Answer, digits: int) -> str:
+    """How far repeats of one compared configuration stray, where one has two or more runs; else that the study
+    has no such pair (runs launched otherwise are not repeats: TA7 3)."""
+    v, repeated = a.verdict, a.repeated
+    assert v is not None
+    if repeated is None:
+        return "; neither configuration ran twice, so how far single runs of one configuration stray is not measured"
+    side, m = repeated
+    spread = 100 * (max(m.values) - min(m.values))
+    inside = "within" if abs(v.delta) <= spread else "beyond, but still against a single run,"
+    runs = ", ".join(percent(x, digits) for x in m.values)
+    return f", {inside} the {spread:.{digits}f}-point spread of the {len(m.values)} runs {side} ({runs})"
 
 
 def _spread(a: Q7Answer) -> str:
@@ -220,9 +267,18 @@ def _spread(a: Q7Answer) -> str:
         return ""
     text = (f"Measured with gradients only ({off.setup}, batch {off.batch}): the ranks' running variances differ by up "
             f"to {off.bn_rank_spread:.1%} of a layer's mean")
-    if a.run and a.run.bn_rank_spread == a.run.bn_rank_spread:
-        text += f", against {a.run.bn_rank_spread:.1%} with the buffers broadcast"
-    return text + " (BN spread, test-accuracy table). "
+    v, span = a.bn_verdict, a.bn_span
+    if v is None:
+        return text + " (BN spread, test-accuracy table); no run of that configuration with the buffers broadcast " \
+            "measured one to hold it against. "
+    text = (f"Measured with gradients only ({off.setup}, batch {a.measured_batch}): the ranks' running variances differ "
+            f"by up to {a.bn_only:.1%} of a layer's mean, against {a.bn_broadcast:.1%} with the buffers broadcast "
+            "(BN spread, test-accuracy table)")
+    if not v.one_run:
+        word = says(v, Words("lower", "higher", "not distinguishable", "not clearly different"))
+        return text + f": {word} by the verdict over {v.n_b} and {v.n_a} runs. "
+    return text + (f": one run each, and the column ranges {span.low:.1%}-{span.high:.1%} over the test table's "
+                   f"{span.rows} DDP rows with the buffers broadcast, so no comparison is drawn. ")
 
 
 def _broadcast_spread(run: Optional[DDPRun]) -> str:

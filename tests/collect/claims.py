@@ -371,6 +371,28 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
             out.append("Q7's 'higher/lower' from one run a side")
         if a.text.startswith("No"):
             out.append("Q7's No from one run a side")
+    if a.id == "A.Q7":
+        out += _q7_single_runs(a)
+    return out
+
+
+def _q7_single_runs(a: Any) -> list[str]:
+    """TA7 3: Q7's BN spreads of one run a side draw no comparison and say the column's range among the broadcast
+    runs; a spread of runs is only of repeats of one compared configuration; one seed's gap is said to be
+    nondeterminism, two seeds' the seeds' spread."""
+    r, out = a.record, []
+    v = r.bn_verdict
+    if v is not None and v.one_run:
+        span = f"ranges {r.bn_span.low:.1%}-{r.bn_span.high:.1%} over the test table's {r.bn_span.rows} DDP rows"
+        if "no comparison is drawn" not in a.text or span not in a.text:
+            out.append("Q7's BN spreads of one run a side set side by side without the column's range")
+    if "equivalent runs" in a.text or ("-point spread of the" in a.text and r.repeated is None):
+        out.append("Q7's spread of runs not of one compared configuration's repeats")
+    if r.verdict is not None and r.verdict.one_run and "points apart" in a.text:
+        said = (f"both trained from seed {r.seeds[0]}" if len(r.seeds) == 1 else
+                "different seeds" if r.seeds else "")
+        if said not in a.text:
+            out.append("Q7's gap of single runs without what their seeds make of it")
     return out
 
 
@@ -652,7 +674,10 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
     s, out = run.with_set_epoch, []
     if re.search(r"with it, 0\.0% of a rank's", a.text):
         out.append("a share printed 0.0% without its count")
-    if s.count == 0 and f"none of a rank's {s.rank_samples:,} samples" not in a.text:
+    if s.count is not None and not re.search(rf"with it, (over its {s.runs} runs, )?"
+                                             rf"{'none' if s.count == 0 else f'{s.count:,}'} of a rank's {s.places:,}", a.text):
+        out.append(f"{s.count} of {s.places} places not said as their count (TA7 10)")
+    if s.count == 0 and f"none of a rank's {s.places:,} samples" not in a.text:
         out.append("no repeat, not said as none of the rank's samples")
     if s.at_chance != ("the chance level" in a.text):
         out.append(f"at chance is {s.at_chance}, said otherwise")

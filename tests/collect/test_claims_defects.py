@@ -336,17 +336,23 @@ def run12(tmp_path_factory):
 
 def test_q7_one_run_a_side_is_no_verdict_and_rank_0s_statistics_are_evaluated(run12):
     """TA5 1: 81.57% (gradients only) against 83.70% (broadcast), one run each, was "lower" and the answer No,
-    from a mechanism (the other ranks' drift) that rank 0's evaluation cannot see. The equivalent runs of the
-    test table (the same configuration launched as 2 x 2: 74.39%) show how far single runs stray."""
+    from a mechanism (the other ranks' drift) that rank 0's evaluation cannot see. TA7 3: the same configuration
+    launched as 2 x 2 (74.39%) is no repeat of it, and the BN spreads of one run each draw no comparison."""
     from tests.collect import claims
 
     q7 = next(a for a in run12.answers if a.id == "A.Q7")
-    assert q7.text.startswith("Yes, it is okay because") and "(lower)" not in q7.text
+    assert q7.text.startswith("Yes, it is okay") and "(lower)" not in q7.text
     assert "Rank 0's, which the evaluation uses, follow the same path with or without the buffers' broadcast" in q7.text
-    assert ("(one run each, so no verdict: 2.13 points apart, within the 9.31-point spread between equivalent runs "
-            "of the test table: 4 GPUs, DDP 83.70% against 4 GPUs on one host (launched as 2 x 2), DDP 74.39%)") in q7.text
+    # TA7 3: one seed, so the gap is nondeterminism; the 2 x 2 launch is no repeat; the BN spreads draw no comparison
+    assert ("(one run each, so no verdict: 2.13 points apart; both trained from seed 0 (the same initial weights, data "
+            "order and augmentation) and rank 0 computes the same either way: the gap is run-to-run nondeterminism"
+            ) in q7.text and "74.39" not in q7.text
+    assert "neither configuration ran twice, so how far single runs of one configuration stray is not measured" in q7.text
+    assert ("against 10.7% with the buffers broadcast (BN spread, test-accuracy table): one run each, and the column "
+            "ranges 3.7%-838.3% over the test table's 15 DDP rows with the buffers broadcast, so no comparison is "
+            "drawn") in q7.text
     assert not claims.one_run_claims(q7, run12.tables)
-    bad = dataclasses.replace(q7, text="No, because" + q7.text.split("because", 1)[1])
+    bad = dataclasses.replace(q7, text="No, because" + q7.text.split("okay", 1)[1])
     assert claims.one_run_claims(bad, run12.tables)
 
 

@@ -207,12 +207,13 @@ def test_q7_says_what_the_yes_rests_on_and_that_bns_statistics_are_buffers(run8)
     keeps its own, as Goyal et al. do by design, unseen by rank 0's evaluation (not "are another matter")."""
     text = run8["A.Q7"].text
     assert "another matter" not in text and "keep BatchNorm's statistics per worker anyway" not in text
-    assert text.startswith("Yes, it is okay because every rank starts from the same weights (rank 0's, sent once as "
-                           "DDP wraps the model, not per step")
-    assert "; or alike from one seed) and applies the same averaged gradient" in text
-    assert ("BatchNorm's running statistics are buffers, not gradients: with gradients only each rank keeps its own, "
-            "as Goyal et al. [4] do by design. Rank 0's, which the evaluation uses, follow the same path with or "
-            "without the buffers' broadcast (from rank 0): the others' drift does not reach them.") in text
+    assert text.startswith("Yes, it is okay, given identical initial weights (one seed, or rank 0's sent by DDP once at "
+                           "the wrap, not per step")  # TA7 6
+    assert ") and the same averaged gradient on every rank" in text
+    assert ("Without the buffers' per-step broadcast BatchNorm's running statistics (buffers, not gradients) "
+            "drift: each rank keeps its own, as Goyal et al. [4] do by design. Rank 0's, which the evaluation uses, "
+            "follow the same path with or without the buffers' broadcast (from rank 0): the others' drift does not "
+            "reach them.") in text
 
 
 def test_a_table_an_answer_cites_is_beneath_it():

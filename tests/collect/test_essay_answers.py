@@ -87,6 +87,6 @@ def test_q7_answers_the_questions_case_with_its_precondition(sets):
         a = answers["A.Q7"]
         assert (a.record.batch, a.record.gpus, a.record.global_batch) == (512, 4, 2048)
         assert "global batch of 2048 (the question's case, 512 per GPU)" in a.text
-        assert "every rank starts from the same weights (rank 0's, sent once as DDP wraps the model, not per " \
-            "step;" in a.text
+        assert "given identical initial weights (one seed, or rank 0's sent by DDP once at the wrap, not per " \
+            "step" in a.text
     assert "this study's DDP runs use at most 2" in sets["r7f"]["A.Q7"].text
