@@ -17,7 +17,8 @@ from collect.train.answers_comm import BOUND, Q3Because, by_setup
 from collect.train.answers_strong import CUTOFF, LOADER_BOUND, StrongClaim, decided, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
-from collect.verdict import leaning
+from collect.questions import against
+from collect.verdict import SINGLE_RUN_NOISE, leaning
 
 Tables = Mapping[str, pd.DataFrame]
 HOST_CAVEAT = "fewer hosts than nodes"
@@ -188,7 +189,7 @@ def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
     Q2's "Slower than 1 GPU" list and its strong-scaling claim."""
     r, out = a.record, []
     if a.id == "A.Q1" and r.trend is not None and re.search(r"(it takes|single runs took) (less|more) time", a.text) \
-            and not _beyond(r.trend):
+            and not (r.trend.outcome == "beyond" or leaning(r.trend, SINGLE_RUN_NOISE)):  # a trend: TA7 8
         out.append(f"less/more time within the threshold (ratio {r.trend.ratio:.3f})")
     if a.id == "A.Q4.1" and r.gap is not None and re.search(r"points (lower|higher)", a.text) and not _beyond(r.gap):
         out.append("points lower/higher within the threshold")
@@ -629,6 +630,19 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
     return out
 
 
+def single_run_steps(a: Any, tables: Tables) -> list[str]:
+    """TA7 8: Q1's "falling (rising) with each larger batch from A to B" only where every step from A to B is told
+    that way: by the verdict over repeats, or, with a single run a side, past SINGLE_RUN_NOISE (collect.verdict)."""
+    m = re.search(r"(falling|rising) with each larger batch from (\d+) to (\d+)", a.text) if a.id == "A.Q1" else None
+    if not m:
+        return []
+    way, low, high = (-1 if m.group(1) == "falling" else 1), int(m.group(2)), int(m.group(3))
+    ok = [b for b in a.record.batches if b.train_s is not None and low <= b.batch <= high]
+    return [f"'{m.group(1)}' to {high} over {x.batch} -> {y.batch} ({y.train_s.value / x.train_s.value:.3f}x), a step "
+            "no verdict tells" for x, y in zip(ok, ok[1:], strict=False)
+            if leaning(against(y.train_s, x.train_s), SINGLE_RUN_NOISE) != way]
+
+
 def per_step_reason(a: Any, tables: Tables) -> list[str]:
     """TA5 6: Q1 gives a per-step cost as the reason a larger batch would be faster only where one step's time grows
     slower than its images (the ratios the sentence cites); else it says there is none to amortise."""
@@ -660,4 +674,5 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
 
 
 ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
-            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason)
+            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason,
+            single_run_steps)

@@ -1079,3 +1079,33 @@ def test_ta5_11_a_rate_on_a_difference_inside_the_threshold_is_listed_apart():
     assert [(u.setup, u.batch) for u in q32.record.noisy] == [("2 GPUs, DDP", 512)]
     assert "Also left out: 1 rate whose TN - T1/N the runs do not settle" in q32.text
     assert all(u.batch == 32 for u in q32.record.ranged)
+
+
+# --- the seventh TA (ta-defects7): Q1's trend steps, Q2's upper bounds by class --------------------------------
+
+
+def test_ta7_8_q1_claims_no_step_between_single_runs_within_their_noise(run8):
+    """TA7 8: run 8's "falling with each larger batch from 32 to 2048" rested on 2.58 -> 2.39 s from 512 to 2048, two
+    single runs 7% apart, while single runs of one setting differ by up to 25% (SINGLE_RUN_NOISE): it falls to 512,
+    and beyond single runs cannot tell; the same sentence to 2048 fails the class."""
+    a, t = run8
+    q1 = a["A.Q1"]
+    assert q1.record.plateau == 512 and q1.record.untold_beyond
+    assert "falling with each larger batch from 32 to 512 (17.48 s to 2.58 s)" in q1.text
+    assert "beyond batch 512 (2.39 s at 2048 and 2.35 s at 8192) single runs cannot tell whether it still falls: " \
+        "each step is under 25%" in q1.text
+    assert not claims.single_run_steps(q1, t)
+    bad = q1.text.replace("from 32 to 512 (17.48 s to 2.58 s)", "from 32 to 2048 (17.48 s to 2.39 s)")
+    assert bad != q1.text
+    _fails(claims.single_run_steps, _bad(q1, bad), t)
+
+
+@pytest.mark.parametrize("times, plateau", [((18.0, 4.0, 2.3, 2.15), 512), ((18.0, 4.0, 2.3, 1.5), None)])
+def test_ta7_8_a_step_of_single_runs_past_their_noise_is_a_step_of_the_trend(times, plateau):
+    """A step of single runs past SINGLE_RUN_NOISE keeps the trend (2.3 -> 1.5 s, 35%); one within it ends it."""
+    runs = [train_result(cell("single", b), epoch_s=t + 0.1, train_s=t) for b, t in zip((32, 128, 512, 2048), times)]
+    answers, tables = answered(runs)
+    q1 = next(a for a in answers if a.id == "A.Q1")
+    assert q1.record.plateau == plateau, q1.text
+    assert f"falling with each larger batch from 32 to {plateau or 2048}" in q1.text
+    assert not claims.single_run_steps(q1, tables)
