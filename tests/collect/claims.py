@@ -643,6 +643,24 @@ def single_run_steps(a: Any, tables: Tables) -> list[str]:
             if leaning(against(y.train_s, x.train_s), SINGLE_RUN_NOISE) != way]
 
 
+def upper_bounds_apart(a: Any, tables: Tables) -> list[str]:
+    """TA7 2: Q2's headline range holds no upper bound (a T1 beside other cells over a TN alone, Speedup.upper_bound)
+    where a clean speedup exists, and names one only where its sentence says these are upper bounds."""
+    r = a.record
+    if a.id != "A.Q2" or not r.speedups:
+        return []
+    head = re.split(r"\.\s", a.text, maxsplit=1)[0].split("; Table 1's higher ones")[0]  # the range, its words
+    out = []
+    pool = [s for s in r.speedups if not s.loader_bound] or list(r.speedups)  # the loader rule's (TA4 6)
+    if any(not s.upper_bound for s in pool):
+        out += [f"upper bound {s.speedup:.2f}x ({s.setup}, batch {s.batch}) ranked with clean ones"
+                for s in r.ranked if s.upper_bound]
+    named = [s for s in r.speedups if s.upper_bound and f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}" in head]
+    if named and "upper bound" not in head:
+        out += [f"upper bound {s.speedup:.2f}x ({s.setup}, batch {s.batch}) in the headline unqualified" for s in named]
+    return out
+
+
 def per_step_reason(a: Any, tables: Tables) -> list[str]:
     """TA5 6: Q1 gives a per-step cost as the reason a larger batch would be faster only where one step's time grows
     slower than its images (the ratios the sentence cites); else it says there is none to amortise."""
@@ -675,4 +693,4 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
 
 ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
             ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason,
-            single_run_steps)
+            single_run_steps, upper_bounds_apart)

@@ -1109,3 +1109,45 @@ def test_ta7_8_a_step_of_single_runs_past_their_noise_is_a_step_of_the_trend(tim
     assert q1.record.plateau == plateau, q1.text
     assert f"falling with each larger batch from 32 to {plateau or 2048}" in q1.text
     assert not claims.single_run_steps(q1, tables)
+
+
+@st.composite
+def packed_study(draw):
+    """A study() whose runs ran alone or beside other cells (the local executor's record, collect.packing): each at
+    random, or every 1-GPU run beside others and every N-GPU run alone (run 12's shape)."""
+    results, t1_only = draw(study()), draw(st.booleans())
+    for result in results:
+        one_gpu = result.cell["gpus_per_node"] * result.cell["nodes"] == 1
+        beside = one_gpu if t1_only else draw(st.booleans())
+        result.env = {**result.env, "gpu_ids": "0", "cells_beside": int(beside), "gpus_beside": int(beside)}
+    return results
+
+
+@EXAMPLES
+@given(packed_study())
+def test_ta7_2_no_upper_bound_in_q2s_headline_unqualified(results):
+    """TA7 2 on generated sets: no speedup over a T1 beside other cells and a TN alone is ranked with clean ones or
+    named in the headline range without saying it is an upper bound; every other invariant holds too."""
+    answers, tables = answered(results)
+    bad = [v for a in answers for v in claims.violations(a, tables)]
+    assert not bad, bad
+
+
+def test_ta7_2_a_set_with_no_clean_speedup_says_so_once_and_gives_the_upper_bounds():
+    """TA7 2: every 1-GPU run beside other cells, every N-GPU run alone: no speedup is clean; the headline says so in
+    its one sentence and spans the upper bounds (the strong row's two, too)."""
+    def run(c, epoch_s, beside):
+        r = train_result(c, epoch_s=epoch_s, train_s=0.97 * epoch_s)
+        r.env = {**r.env, "gpu_ids": "0", "cells_beside": int(beside), "gpus_beside": int(beside)}
+        return r
+
+    answers, tables = answered([run(cell("single", 32), 18.0, True), run(cell("single", 128), 8.0, True),
+                                run(cell("ddp", 32, 2), 9.5, False), run(cell("ddp", 32, 4), 5.0, False),
+                                run(cell("dp", 32, 2), 30.0, False)])
+    q2 = next(a for a in answers if a.id == "A.Q2")
+    assert q2.record.no_clean and len(q2.record.upper_bounds) == 3
+    assert "on NVIDIA H200; none is clean: in each the 1-GPU run ran beside other cells and the N-GPU run alone († in " \
+        "Table 1), so a T1 slowed by its neighbours may overstate them, and these are upper bounds: from 0.60x (2 GPUs, " \
+        "DataParallel, batch 32) to 3.60x (4 GPUs, DDP, batch 32)." in q2.text, q2.text
+    assert "Upper bounds, left out" not in q2.text and "both upper bounds" in q2.text
+    assert not [v for a in answers for v in claims.violations(a, tables)]
