@@ -22,8 +22,6 @@ from collect.train.tables import BASE_KEYS
 from collect.verdict import Verdict, verdict
 
 
-
-
 @dataclass(frozen=True)
 class Speedup:
     setup: str
@@ -120,11 +118,12 @@ class Q2Answer(Record):
 
     @property
     def above_range(self) -> Optional[Speedup]:
-        """The highest speedup Table 1 prints above the range's top, over a loader-bound T1 (TA5 10), if any."""
+        """The highest speedup Table 1 prints above the range's top, over a loader-bound T1 the loader rule set apart
+        (TA5 10), if any."""
         top = max((s.speedup for s in self.ranked), default=math.inf)
-        apart = set(map(id, self.speedups)) - set(map(id, unbound_speedups(self.speedups)))
-        return max((s for s in self.speedups if s.speedup > top and id(s) in apart), key=lambda s: s.speedup,
-                   default=None)
+        apart = len(unbound_speedups(self.speedups)) < len(self.speedups)
+        return max((s for s in self.speedups if s.speedup > top and s.loader_bound and apart),
+                   key=lambda s: s.speedup, default=None)
 
     @property
     def unranked(self) -> bool:

@@ -39,14 +39,17 @@ class StrongPoint:
     global_wait_share: float = float("nan")  # the 1-GPU epoch at B: its share waiting on the loader (data-wait column)
     nodes: int = 1
     batch_wait_share: float = float("nan")  # the 1-GPU epoch at b: the same share
-    beside: tuple[bool, bool, bool] = (False, False, False)  # a run beside other cells (†): 1 GPU at B, at b; N GPUs
+    # a run of 1 GPU at B, 1 GPU at b, N GPUs ran beside other cells (collect.packing: †)
+    global_beside: bool = False
+    batch_beside: bool = False
+    tn_beside: bool = False
 
     @property
     def upper_bounds(self) -> tuple[str, ...]:
         """"strong", "weak": the speedups whose 1-GPU run ran beside other cells and TN alone, so a T1 slowed by its
         neighbours may overstate them (TA7 2)."""
-        at_global, at_batch, tn = self.beside
-        return tuple(w for w, t1 in (("strong", at_global), ("weak", at_batch)) if t1 and not tn)
+        return tuple(w for w, t1 in (("strong", self.global_beside), ("weak", self.batch_beside))
+                     if t1 and not self.tn_beside)
 
     @property
     def setup_multi_host(self) -> bool:
@@ -114,8 +117,7 @@ def strong_points(multi: list[tuple[int, Any]], q1: pd.DataFrame, namer: Namer,
                                t1g.value / tn.value, t1b.value / tn.value, against(t1g, t1b),
                                waits.get(global_key, (float("nan"), 0))[0], int(r.nodes),
                                waits.get(base_key(r), (float("nan"), 0))[0],
-                               (bool(getattr(large, "beside", 0)), bool(getattr(small, "beside", 0)),
-                                bool(getattr(r, "beside", 0)))))
+                               *(bool(getattr(x, "beside", 0)) for x in (large, small, r))))
     return out
 
 
@@ -193,7 +195,7 @@ def _bounds(p: StrongPoint) -> str:
     words = ("both upper bounds" if len(bounds) == 2 else f"the {bounds[0]} one an upper bound") if bounds else ""
     if bounds:
         words += ": 1 GPU ran beside other cells, the N-GPU run alone (†)"
-    if p.beside[0] != p.beside[1]:
+    if p.global_beside != p.batch_beside:
         words += ("; " if words else "") + "the two 1-GPU runs did not share their machine alike (†)"
     return f"; {words}" if words else ""
 
