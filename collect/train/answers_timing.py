@@ -46,6 +46,15 @@ class BatchTime:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One step of the sweep: the larger batch's train time against the smaller's."""
+
+    before: BatchTime
+    after: BatchTime
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
 class Q1Answer(Record):
     device: str
     cpu: bool
@@ -62,6 +71,8 @@ class Q1Answer(Record):
     images: int = 0  # the training images of one epoch (a smoke test's epoch is far smaller than CIFAR-10's 50,000)
     # every step past `plateau` is between single runs and under SINGLE_RUN_NOISE: none of them tells (TA7 8)
     untold_beyond: bool = False
+    # the first step past the plateau's pair with repeats on both sides, where that pair is a single run's
+    settled_step: Optional[Step] = None
 
 
 def q1_answer(tables: Tables) -> Optional[Q1Answer]:
@@ -83,13 +94,15 @@ def q1_answer(tables: Tables) -> Optional[Q1Answer]:
     plateau = _plateau(ok)
     after = next((b for a, b in zip(ok, ok[1:], strict=False) if a.batch == plateau), None)
     pv = against(after.train_s, next(b for b in ok if b.batch == plateau).train_s) if after else None  # type: ignore[arg-type]
-    beyond = [against(b.train_s, a.train_s) for a, b in zip(ok, ok[1:], strict=False)  # type: ignore[arg-type]
+    beyond = [Step(a, b, against(b.train_s, a.train_s)) for a, b in zip(ok, ok[1:], strict=False)  # type: ignore[arg-type]
               if plateau is not None and a.batch >= plateau]
+    settled = next((s for s in beyond[1:] if not s.verdict.one_run), None) if pv and pv.one_run else None
     return Q1Answer(cited(Namer(q1, "q1"), rows), missing, device, cpu, batches, max(fits) if fits else None,
                     first_oom, trend, plateau, _q1_because(trend), int(codes.max()) + 1, after, pv,
                     setting_notes(tables.get("train_cells"), (r for _, r in rows if r.status == "ok"), False),
                     max((int(r.train_images) for _, r in rows if present(r.train_images)), default=0),
-                    bool(beyond) and all(v.one_run and not leaning(v, SINGLE_RUN_NOISE) for v in beyond))
+                    bool(beyond) and all(s.verdict.one_run and not leaning(s.verdict, SINGLE_RUN_NOISE) for s in beyond),
+                    settled)
 
 
 def _batch(r: Any) -> BatchTime:
@@ -245,6 +258,7 @@ def _because(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
             text += f" and the GPU is busier{util}"
         if a.plateau not in (None, first.batch, last.batch) and a.plateau_next and a.plateau_verdict:
             text += _plateau_text(a.plateau, a.plateau_next, a.plateau_verdict, a.batches, a.untold_beyond)
+            text += _plateau_text(s.before.batch, s.after, s.verdict, a.batches, False) if (s := a.settled_step) else ""
         return text
     if a.because == Q1Because.SATURATED:
         return f"because the GPU is already busy at batch {first.batch}{util}: a step's time grows with its images"

@@ -595,7 +595,8 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
     if a.id == "A.Q1":
         if r.trend is not None and r.trend.one_run and re.search(r"[\d.]+x faster", a.text):
             out.append("a ratio from one run a side")
-        if r.plateau_verdict is not None and r.plateau_verdict.one_run and "stays within" in a.text:
+        settled = r.settled_step is not None and not r.settled_step.verdict.one_run  # TA7 8: its words are its own
+        if r.plateau_verdict is not None and r.plateau_verdict.one_run and "stays within" in a.text and not settled:
             out.append("'stays within' from one run a side")
         q1 = tables["q1"]
         steps = {f"{int(v):,}" for v in q1.get("steps", pd.Series(dtype=float)) if v == v}
