@@ -17,6 +17,7 @@ class Sides:
 # inverted). A ratio of times b / a inverted is a speedup a / b (the answers' T1/TN, "7.43x faster").
 COMPARED = {"speedups": ("speedup T1/TN", True), "runs": ("speedup T1/TN", True),
             "trend": ("speedup of the larger batch", True), "plateau_verdict": ("speedup of the larger batch", True),
+            "settled_step": ("speedup of the larger batch", True),
             "splits": ("TN against T1/N", False), "strongs": ("1-GPU time at the global batch against the batch per GPU",
                                                               False), "peaks": ("busbw against the size before", False)}
 

@@ -56,6 +56,9 @@ BEYOND, EQUIVALENT, INCONCLUSIVE = "beyond", "equivalent", "inconclusive"
 MEDIAN_SE = math.sqrt(math.pi / 2)  # a median's standard error over a mean's, for normal values
 ROUNDING = 1e-9  # relative: a centre or an end equal to the band up to floats' rounding counts as on it
 MOST_REPEATS = 1000  # repeats_needed is capped here: a difference this close to the threshold is never settled
+# One run a side: single runs of one setting differed by up to this (the shared H100 set's 1 GPU at batch 32: 15.34 to
+# 19.73 s over 3 runs), so a step of a trend between single runs is claimed only past it (`leaning(v, SINGLE_RUN_NOISE)`)
+SINGLE_RUN_NOISE = 0.25
 
 
 @dataclass(frozen=True)
@@ -142,17 +145,20 @@ def paired(deltas: Sequence[float], threshold: float, confidence: float = 0.95) 
     return difference([0.0] * len(deltas), deltas, threshold, confidence)
 
 
-def leaning(v: Verdict | Difference) -> int:
+def leaning(v: Verdict | Difference, single: Optional[float] = None) -> int:
     """Which way b went: the verdict's direction where it decided; with one run a side (no spread, so
     inconclusive by rule), -1 / +1 where the single pair is past the very band the verdict uses
-    (c < -w or c > w: a ratio under 1/(1+t) or over 1+t; a difference under -t or over t), else 0.
-    Example, t = 0.05: ratios 0.951 -> -1 (ln 0.951 = -0.0502 < -0.0488), 0.96 -> 0, 1.049 -> 0, 1.06 -> +1."""
+    (c < -w or c > w: a ratio under 1/(1+t) or over 1+t; a difference under -t or over t), else 0;
+    `single` replaces t there where a claim needs more than the threshold (SINGLE_RUN_NOISE: a trend's step).
+    Example, t = 0.05: ratios 0.951 -> -1 (ln 0.951 = -0.0502 < -0.0488), 0.96 -> 0, 1.049 -> 0, 1.06 -> +1;
+    single = 0.25: 0.93 -> 0, 0.79 -> -1 (ln 0.79 = -0.236 < -0.223)."""
     if not v.one_run:
         return v.direction
+    t = v.threshold if single is None else single
     if isinstance(v, Verdict):  # a ratio of 0 (verdict.at_zero: a diverged run) is as far below as it goes
-        centre, band = (math.log(v.ratio) if v.ratio > 0 else -math.inf), math.log1p(v.threshold)
+        centre, band = (math.log(v.ratio) if v.ratio > 0 else -math.inf), math.log1p(t)
     else:
-        centre, band = v.delta, v.threshold
+        centre, band = v.delta, t
     edge = band * (1 + ROUNDING)
     return -1 if centre < -edge else 1 if centre > edge else 0
 

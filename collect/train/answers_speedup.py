@@ -7,7 +7,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import pandas as pd
 
@@ -22,8 +22,6 @@ from collect.train.tables import BASE_KEYS
 from collect.verdict import Verdict, verdict
 
 
-
-
 @dataclass(frozen=True)
 class Speedup:
     setup: str
@@ -33,11 +31,18 @@ class Speedup:
     efficiency: float
     t1_wait_share: float  # T1's epoch share waiting on its loader (Table 1's data wait / epoch; NaN: not measured)
     verdict: Verdict  # TN against T1 (below: faster than 1 GPU); its sides hold both epochs' repeats
+    t1_beside: bool = False  # a 1-GPU run of T1 ran beside other cells on its machine (collect.packing: † in Table 1)
+    tn_beside: bool = False  # an N-GPU run of TN did
 
     @property
     def loader_bound(self) -> bool:
         """T1 waits on its loader at least LOADER_BOUND of its epoch: the speedup measures no GPU scaling (TA4 6)."""
         return present(self.t1_wait_share) and self.t1_wait_share >= LOADER_BOUND
+
+    @property
+    def upper_bound(self) -> bool:
+        """T1 ran beside other cells and TN alone: a T1 slowed by its neighbours may overstate T1/TN (TA7 2)."""
+        return self.t1_beside and not self.tn_beside
 
 
 @dataclass(frozen=True)
@@ -97,14 +102,28 @@ class Q2Answer(Record):
 
     @property
     def ranked(self) -> tuple[Speedup, ...]:
-        """The speedups the answer's range spans: those whose T1 is not loader-bound, where any (TA4 6)."""
+        """The speedups the answer's range spans: the clean ones, where any (ranked_speedups)."""
         return ranked_speedups(self.speedups)
 
     @property
+    def upper_bounds(self) -> tuple[Speedup, ...]:
+        """The speedups on a T1 beside other cells and a TN alone, not loader-bound (that rule sets those apart): upper
+        bounds, out of the range where a clean one exists, never set against it (TA7 2)."""
+        return tuple(s for s in unbound_speedups(self.speedups) if s.upper_bound)
+
+    @property
+    def no_clean(self) -> bool:
+        """Every speedup of the range is an upper bound: the set holds no clean one."""
+        return bool(self.ranked) and all(s.upper_bound for s in self.ranked)
+
+    @property
     def above_range(self) -> Optional[Speedup]:
-        """The highest speedup Table 1 prints above the range's top, over a loader-bound T1 (TA5 10), if any."""
+        """The highest speedup Table 1 prints above the range's top, over a loader-bound T1 the loader rule set apart
+        (TA5 10), if any."""
         top = max((s.speedup for s in self.ranked), default=math.inf)
-        return max((s for s in self.speedups if s.speedup > top), key=lambda s: s.speedup, default=None)
+        apart = len(unbound_speedups(self.speedups)) < len(self.speedups)
+        return max((s for s in self.speedups if s.speedup > top and s.loader_bound and apart),
+                   key=lambda s: s.speedup, default=None)
 
     @property
     def unranked(self) -> bool:
@@ -113,10 +132,16 @@ class Q2Answer(Record):
         return any(s is low for s in self.level)
 
 
+def unbound_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
+    """The speedups over a 1-GPU run that is not loader-bound (TA4 6), or all of them where every one is."""
+    return tuple(s for s in speedups if not s.loader_bound) or tuple(speedups)
+
+
 def ranked_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
-    """The speedups over a 1-GPU run that is not loader-bound, or all of them where every one is."""
-    clean = tuple(s for s in speedups if not s.loader_bound)
-    return clean or tuple(speedups)
+    """The clean speedups of unbound_speedups: no upper bound (a T1 beside other cells over a TN alone: TA7 2);
+    where none is clean, the upper bounds (said so)."""
+    unbound = unbound_speedups(speedups)
+    return tuple(s for s in unbound if not s.upper_bound) or unbound
 
 
 def q2_answer(tables: Tables) -> Optional[Q2Answer]:
@@ -147,7 +172,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
         t1n = figure(one[1], "epoch_s")
         speedups.append(Speedup(namer.name(r, batch=False), str(r.engine), int(r.batch_per_gpu), float(r.speedup),
                                 float(r.efficiency), waits.get(base_key(one[1]), (float("nan"), 0))[0],
-                                against(tn, t1n)))  # type: ignore[arg-type]
+                                against(tn, t1n), _beside(one[1]), _beside(r)))  # type: ignore[arg-type]
         above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
         # N x TN under T1 (Superlinear.shown: over repeats), over a T1 the loader rule keeps (TA4 6)
         if float(r.efficiency) > 1 and decided(above_n) < 0 and not speedups[-1].loader_bound:
@@ -174,6 +199,11 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
                     bound, tuple(unpaired), level, invalid, level_reason(level, ranked), one_process)
+
+
+def _beside(row: Any) -> bool:
+    """A run of the table's row ran beside other cells (its "beside" count: collect.packing)."""
+    return bool(getattr(row, "beside", 0))
 
 
 def speedup_values(s: Speedup) -> tuple[float, ...]:
@@ -235,13 +265,15 @@ def q2_text(a: Q2Answer) -> str:
         low, high = min(a.ranked, key=lambda s: s.speedup), max(a.ranked, key=lambda s: s.speedup)
         ends = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}{_undecided(s)})" for s in ([low] if low is high else [low, high])]
         over = a.above_range
-        clean = " over 1-GPU runs not loader-bound" if over else ""
-        text += f" on {a.device}{clean}: from {ends[0]} to {ends[-1]}" if len(ends) > 1 else \
-            f" on {a.device}{clean}: {ends[0]}"
+        text += f" on {a.device}{_whose(a, bool(over))}: " + (f"from {ends[0]} to {ends[-1]}" if len(ends) > 1
+                                                              else ends[0])
         text += _level(a.level, a.unranked, a.level_why)
+        higher = not a.no_clean and any(s.speedup > high.speedup for s in a.upper_bounds)
         if over:
-            text += f"; Table 1's higher ones, up to {over.speedup:.2f}x, rest on a loader-bound T1 (below)"
-        text += "."
+            text += (f"; Table 1's higher ones are upper bounds (next) or rest on a loader-bound T1 (up to "
+                     f"{over.speedup:.2f}x, below)" if higher else
+                     f"; Table 1's higher ones, up to {over.speedup:.2f}x, rest on a loader-bound T1 (below)")
+        text += "." + _upper(a)
     else:
         text += "; no multi-GPU run has a speedup yet."
     slower = [s for s in a.speedups if decided(s.verdict) > 0]
@@ -257,6 +289,30 @@ def q2_text(a: Q2Answer) -> str:
     text += strong_text(a.strong, a.strong_claim, a.strongs, a.loader_invalid, bool(a.loader_bound))
     verdicts = [s.verdict for s in a.speedups] + [p.verdict for p in a.strongs]
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*verdicts))
+
+
+PACKED = "1-GPU run ran beside other cells and the N-GPU run alone († in Table 1)"
+
+
+def _whose(a: Q2Answer, loader: bool) -> str:
+    """Whose speedups the range spans: none clean (every one an upper bound, said once), or the clean ones, named
+    by what sets the others apart (a loader-bound T1; a T1 beside other cells over a TN alone)."""
+    if a.no_clean:
+        return (f"; none is clean: in each the {PACKED}, so a T1 slowed by its neighbours may overstate them, and "
+                "these are upper bounds")
+    apart = (["not loader-bound"] if loader else []) + (["sharing their machine as the N-GPU run did (†)"]
+                                                         if a.upper_bounds else [])
+    return f" over 1-GPU runs {', '.join(apart)}" if apart else ""
+
+
+def _upper(a: Q2Answer) -> str:
+    """The upper bounds kept out of a clean range (Q2Answer.upper_bounds), named, and why."""
+    if a.no_clean or not a.upper_bounds:
+        return ""
+    named = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" for s in sorted(a.upper_bounds, key=lambda s: -s.speedup)]
+    more = f" and {len(named) - 4} more (Table 1)" if len(named) > 4 else ""
+    return (f" Upper bounds, left out of that range and compared with none of it: {listing(named[:4])}{more}: in each "
+            f"the {PACKED}, so a T1 slowed by its neighbours may overstate it.")
 
 
 def _slower(slower: list[Speedup]) -> str:

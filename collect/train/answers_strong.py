@@ -39,6 +39,17 @@ class StrongPoint:
     global_wait_share: float = float("nan")  # the 1-GPU epoch at B: its share waiting on the loader (data-wait column)
     nodes: int = 1
     batch_wait_share: float = float("nan")  # the 1-GPU epoch at b: the same share
+    # a run of 1 GPU at B, 1 GPU at b, N GPUs ran beside other cells (collect.packing: †)
+    global_beside: bool = False
+    batch_beside: bool = False
+    tn_beside: bool = False
+
+    @property
+    def upper_bounds(self) -> tuple[str, ...]:
+        """"strong", "weak": the speedups whose 1-GPU run ran beside other cells and TN alone, so a T1 slowed by its
+        neighbours may overstate them (TA7 2)."""
+        return tuple(w for w, t1 in (("strong", self.global_beside), ("weak", self.batch_beside))
+                     if t1 and not self.tn_beside)
 
     @property
     def setup_multi_host(self) -> bool:
@@ -105,7 +116,8 @@ def strong_points(multi: list[tuple[int, Any]], q1: pd.DataFrame, namer: Namer,
         out.append(StrongPoint(namer.name(r, batch=False), int(r.batch_per_gpu), int(r.global_batch), t1g, t1b,
                                t1g.value / tn.value, t1b.value / tn.value, against(t1g, t1b),
                                waits.get(global_key, (float("nan"), 0))[0], int(r.nodes),
-                               waits.get(base_key(r), (float("nan"), 0))[0]))
+                               waits.get(base_key(r), (float("nan"), 0))[0],
+                               *(bool(getattr(x, "beside", 0)) for x in (large, small, r))))
     return out
 
 
@@ -159,7 +171,7 @@ def _strong_text(p: Optional[StrongPoint], claim: StrongClaim, strongs: tuple[St
     counted = [q for q in strongs if q not in invalid]
     if p is not None and claim in (StrongClaim.WORSE, StrongClaim.BETTER, StrongClaim.MIXED):
         example = (f"{p.setup}, {p.batch} per GPU: {p.strong:.2f}x strong against {p.weak:.2f}x weak (1 GPU "
-                   f"{secs(p.t1_global)} at batch {p.global_batch}, {secs(p.t1_batch)} at {p.batch})")
+                   f"{secs(p.t1_global)} at batch {p.global_batch}, {secs(p.t1_batch)} at {p.batch}{_bounds(p)})")
         if claim == StrongClaim.BETTER:
             return f"{lead} better in this study: {example}{clean_text(p, counted)}." + _invalid_text(invalid)
         text = f"{lead} worse: {REASON}; e.g. {example}{clean_text(p, counted)}." + _invalid_text(invalid)
@@ -174,6 +186,18 @@ def _strong_text(p: Optional[StrongPoint], claim: StrongClaim, strongs: tuple[St
            else NO_PAIR)
     return (f"{lead} worse by the usual argument ({REASON}); this study holds no data point for it: {why}."
             + _invalid_text(invalid))
+
+
+def _bounds(p: StrongPoint) -> str:
+    """Which of the row's two speedups are upper bounds (StrongPoint.upper_bounds), and whether its two 1-GPU runs
+    shared their machine alike (else strong against weak is not like for like)."""
+    bounds = p.upper_bounds
+    words = ("both upper bounds" if len(bounds) == 2 else f"the {bounds[0]} one an upper bound") if bounds else ""
+    if bounds:
+        words += ": 1 GPU ran beside other cells, the N-GPU run alone (†)"
+    if p.global_beside != p.batch_beside:
+        words += ("; " if words else "") + "the two 1-GPU runs did not share their machine alike (†)"
+    return f"; {words}" if words else ""
 
 
 def _invalid_text(points: tuple[StrongPoint, ...]) -> str:

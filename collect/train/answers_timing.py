@@ -14,7 +14,7 @@ from collect.train.answers_common import (caveats, cited, figure, rows_of, secs,
                                           where)
 from collect.train.labels import Namer, missing_reason, present
 from collect.train.tables import BASE_KEYS
-from collect.verdict import Verdict, leaning
+from collect.verdict import SINGLE_RUN_NOISE, Verdict, leaning
 
 BUSIER = 5.0  # GPU utilization points: a rise above this is "the GPU is busier"
 FIRST_BATCH = 32  # the assignment's sweep starts at batch 32 and grows x4 until one does not fit
@@ -46,6 +46,15 @@ class BatchTime:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One step of the sweep: the larger batch's train time against the smaller's."""
+
+    before: BatchTime
+    after: BatchTime
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
 class Q1Answer(Record):
     device: str
     cpu: bool
@@ -60,6 +69,10 @@ class Q1Answer(Record):
     plateau_verdict: Optional[Verdict] = None  # its train time against the plateau batch's
     notes: tuple[str, ...] = ()  # what the runs' settings make of the numbers (answers_common.setting_notes)
     images: int = 0  # the training images of one epoch (a smoke test's epoch is far smaller than CIFAR-10's 50,000)
+    # every step past `plateau` is between single runs and under SINGLE_RUN_NOISE: none of them tells (TA7 8)
+    untold_beyond: bool = False
+    # the first step past the plateau's pair with repeats on both sides, where that pair is a single run's
+    settled_step: Optional[Step] = None
 
 
 def q1_answer(tables: Tables) -> Optional[Q1Answer]:
@@ -81,10 +94,15 @@ def q1_answer(tables: Tables) -> Optional[Q1Answer]:
     plateau = _plateau(ok)
     after = next((b for a, b in zip(ok, ok[1:], strict=False) if a.batch == plateau), None)
     pv = against(after.train_s, next(b for b in ok if b.batch == plateau).train_s) if after else None  # type: ignore[arg-type]
+    beyond = [Step(a, b, against(b.train_s, a.train_s)) for a, b in zip(ok, ok[1:], strict=False)  # type: ignore[arg-type]
+              if plateau is not None and a.batch >= plateau]
+    settled = next((s for s in beyond[1:] if not s.verdict.one_run), None) if pv and pv.one_run else None
     return Q1Answer(cited(Namer(q1, "q1"), rows), missing, device, cpu, batches, max(fits) if fits else None,
                     first_oom, trend, plateau, _q1_because(trend), int(codes.max()) + 1, after, pv,
                     setting_notes(tables.get("train_cells"), (r for _, r in rows if r.status == "ok"), False),
-                    max((int(r.train_images) for _, r in rows if present(r.train_images)), default=0))
+                    max((int(r.train_images) for _, r in rows if present(r.train_images)), default=0),
+                    bool(beyond) and all(s.verdict.one_run and not leaning(s.verdict, SINGLE_RUN_NOISE) for s in beyond),
+                    settled)
 
 
 def _batch(r: Any) -> BatchTime:
@@ -94,10 +112,11 @@ def _batch(r: Any) -> BatchTime:
 
 
 def _plateau(ok: list[BatchTime]) -> Optional[int]:
-    """The first batch whose next batch is not faster beyond the threshold (collect.verdict)."""
+    """The first batch whose next batch is not faster beyond the threshold (collect.verdict); between single runs,
+    beyond SINGLE_RUN_NOISE (a 7% step of two single runs is no trend: TA7 8)."""
     for a, b in zip(ok, ok[1:], strict=False):
         v = against(b.train_s, a.train_s)  # type: ignore[arg-type]
-        if leaning(v) >= 0:
+        if leaning(v, SINGLE_RUN_NOISE) >= 0:
             return a.batch
     return None
 
@@ -105,7 +124,7 @@ def _plateau(ok: list[BatchTime]) -> Optional[int]:
 def _q1_because(trend: Optional[Verdict]) -> Q1Because:
     if trend is None:
         return Q1Because.UNDECIDED
-    lower, higher = leaning(trend) < 0, leaning(trend) > 0
+    lower, higher = leaning(trend, SINGLE_RUN_NOISE) < 0, leaning(trend, SINGLE_RUN_NOISE) > 0
     if trend.outcome == "inconclusive" and not trend.one_run:
         return Q1Because.UNDECIDED
     return Q1Because.FEWER_STEPS if lower else Q1Because.SLOWER if higher else Q1Because.SATURATED
@@ -195,8 +214,12 @@ def _per_step(first: BatchTime, last: BatchTime, lead: str) -> str:
 
 def _single_runs(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
     """A single run at an end: one run a side is no verdict (collect.verdict), so the times as measured, no ratio;
-    where each single run fell past the verdict's band (`leaning`), the steps of the sweep over which it fell."""
-    way = leaning(a.trend)  # type: ignore[arg-type]
+    where each single run fell past the band single runs need (`leaning`, SINGLE_RUN_NOISE), the steps of the sweep
+    over which it fell."""
+    way = leaning(a.trend, SINGLE_RUN_NOISE)  # type: ignore[arg-type]
+    if way < 0 and a.plateau == first.batch:  # the ends apart, but no single step past the band
+        return (f" When the batch is larger the single runs took less time ({secs(first.train_s)} at batch "  # type: ignore[arg-type]
+                f"{first.batch}, {secs(last.train_s)} at {last.batch}), {_because(a, first, last)}.")  # type: ignore[arg-type]
     if way < 0:
         to = next(b for b in a.batches if b.batch == (a.plateau or last.batch))
         return (f" When the batch is larger the single runs took less time, falling with each larger batch from "
@@ -233,8 +256,9 @@ def _because(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
                 "times")
         if util and last.util_pct - first.util_pct > BUSIER:
             text += f" and the GPU is busier{util}"
-        if a.plateau is not None and a.plateau != last.batch and a.plateau_next and a.plateau_verdict:
-            text += _plateau_text(a.plateau, a.plateau_next, a.plateau_verdict, a.batches)
+        if a.plateau not in (None, first.batch, last.batch) and a.plateau_next and a.plateau_verdict:
+            text += _plateau_text(a.plateau, a.plateau_next, a.plateau_verdict, a.batches, a.untold_beyond)
+            text += _plateau_text(s.before.batch, s.after, s.verdict, a.batches, False) if (s := a.settled_step) else ""
         return text
     if a.because == Q1Because.SATURATED:
         return f"because the GPU is already busy at batch {first.batch}{util}: a step's time grows with its images"
@@ -243,10 +267,15 @@ def _because(a: Q1Answer, first: BatchTime, last: BatchTime) -> str:
     return f"so no reason can be given from {first.train_s.repeats if first.train_s else 0} repeats"
 
 
-def _plateau_text(batch: int, after: BatchTime, v: Verdict, batches: tuple[BatchTime, ...]) -> str:
-    """Past the plateau batch, in the words its own pair's verdict chose (the numbers cited beside them)."""
+def _plateau_text(batch: int, after: BatchTime, v: Verdict, batches: tuple[BatchTime, ...], untold: bool) -> str:
+    """Past the plateau batch, in the words its own pair's verdict chose (the numbers cited beside them); where
+    every step past it is a single run's within SINGLE_RUN_NOISE (Q1Answer.untold_beyond), all of them at once."""
     before = next(b for b in batches if b.batch == batch)
     pair = f"{secs(before.train_s)} to {secs(after.train_s)}"  # type: ignore[arg-type]
+    if untold:
+        later = [f"{secs(b.train_s)} at {b.batch}" for b in batches if b.train_s is not None and b.batch > batch]
+        return (f"; beyond batch {batch} ({listing(later)}) single runs cannot tell whether it still falls: each step "
+                f"is under {SINGLE_RUN_NOISE:.0%}, no more than single runs of one setting can differ")
     if v.one_run:  # no "within 5%" from one run a side (TA4 7)
         return f"; from batch {batch} to {after.batch} ({pair}) single runs cannot tell whether it still falls"
     how = says(v, Words("it falls", "it rises", f"the time stays within {v.threshold:.0%}",

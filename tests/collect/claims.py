@@ -17,7 +17,8 @@ from collect.train.answers_comm import BOUND, Q3Because, by_setup
 from collect.train.answers_strong import CUTOFF, LOADER_BOUND, StrongClaim, decided, strong_word
 from collect.train.grids import setup_name
 from collect.train.labels import hosts
-from collect.verdict import leaning
+from collect.questions import against
+from collect.verdict import SINGLE_RUN_NOISE, leaning
 
 Tables = Mapping[str, pd.DataFrame]
 HOST_CAVEAT = "fewer hosts than nodes"
@@ -188,7 +189,7 @@ def comparative_needs_verdict(a: Any, tables: Tables) -> list[str]:
     Q2's "Slower than 1 GPU" list and its strong-scaling claim."""
     r, out = a.record, []
     if a.id == "A.Q1" and r.trend is not None and re.search(r"(it takes|single runs took) (less|more) time", a.text) \
-            and not _beyond(r.trend):
+            and not (r.trend.outcome == "beyond" or leaning(r.trend, SINGLE_RUN_NOISE)):  # a trend: TA7 8
         out.append(f"less/more time within the threshold (ratio {r.trend.ratio:.3f})")
     if a.id == "A.Q4.1" and r.gap is not None and re.search(r"points (lower|higher)", a.text) and not _beyond(r.gap):
         out.append("points lower/higher within the threshold")
@@ -616,7 +617,8 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
     if a.id == "A.Q1":
         if r.trend is not None and r.trend.one_run and re.search(r"[\d.]+x faster", a.text):
             out.append("a ratio from one run a side")
-        if r.plateau_verdict is not None and r.plateau_verdict.one_run and "stays within" in a.text:
+        settled = r.settled_step is not None and not r.settled_step.verdict.one_run  # TA7 8: its words are its own
+        if r.plateau_verdict is not None and r.plateau_verdict.one_run and "stays within" in a.text and not settled:
             out.append("'stays within' from one run a side")
         q1 = tables["q1"]
         steps = {f"{int(v):,}" for v in q1.get("steps", pd.Series(dtype=float)) if v == v}
@@ -648,6 +650,37 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
         said = ", ".join(re.findall(r"(\d+)%", m.group(1)))
         if said not in printed:
             out.append(f"accuracies by epoch {said} in no printed row")
+    return out
+
+
+def single_run_steps(a: Any, tables: Tables) -> list[str]:
+    """TA7 8: Q1's "falling (rising) with each larger batch from A to B" only where every step from A to B is told
+    that way: by the verdict over repeats, or, with a single run a side, past SINGLE_RUN_NOISE (collect.verdict)."""
+    m = re.search(r"(falling|rising) with each larger batch from (\d+) to (\d+)", a.text) if a.id == "A.Q1" else None
+    if not m:
+        return []
+    way, low, high = (-1 if m.group(1) == "falling" else 1), int(m.group(2)), int(m.group(3))
+    ok = [b for b in a.record.batches if b.train_s is not None and low <= b.batch <= high]
+    return [f"'{m.group(1)}' to {high} over {x.batch} -> {y.batch} ({y.train_s.value / x.train_s.value:.3f}x), a step "
+            "no verdict tells" for x, y in zip(ok, ok[1:], strict=False)
+            if leaning(against(y.train_s, x.train_s), SINGLE_RUN_NOISE) != way]
+
+
+def upper_bounds_apart(a: Any, tables: Tables) -> list[str]:
+    """TA7 2: Q2's headline range holds no upper bound (a T1 beside other cells over a TN alone, Speedup.upper_bound)
+    where a clean speedup exists, and names one only where its sentence says these are upper bounds."""
+    r = a.record
+    if a.id != "A.Q2" or not r.speedups:
+        return []
+    head = re.split(r"\.\s", a.text, maxsplit=1)[0].split("; Table 1's higher ones")[0]  # the range, its words
+    out = []
+    pool = [s for s in r.speedups if not s.loader_bound] or list(r.speedups)  # the loader rule's (TA4 6)
+    if any(not s.upper_bound for s in pool):
+        out += [f"upper bound {s.speedup:.2f}x ({s.setup}, batch {s.batch}) ranked with clean ones"
+                for s in r.ranked if s.upper_bound]
+    named = [s for s in r.speedups if s.upper_bound and f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}" in head]
+    if named and "upper bound" not in head:
+        out += [f"upper bound {s.speedup:.2f}x ({s.setup}, batch {s.batch}) in the headline unqualified" for s in named]
     return out
 
 
@@ -685,4 +718,5 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
 
 
 ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
-            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason)
+            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason,
+            single_run_steps, upper_bounds_apart)

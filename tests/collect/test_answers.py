@@ -29,7 +29,8 @@ def test_q1_numbers_by_hand(hw5):
     a = hw5["A.Q1"].record
     assert [b.batch for b in a.batches] == [32, 128, 512, 2048, 8192]
     assert [b.train_s.value for b in a.batches if b.train_s] == [269.804, 228.871, 211.488, 204.0]
-    assert (a.largest_fit, a.first_oom, a.plateau) == (2048, 8192, 512)  # 211.488 -> 204.0 is 3.5% < 5%
+    # TA7 8: single runs' steps 15%, 7.6% and 3.5%, each within SINGLE_RUN_NOISE (25%): no step is a trend's
+    assert (a.largest_fit, a.first_oom, a.plateau) == (2048, 8192, 32)
     assert a.trend.ratio == pytest.approx(204.0 / 269.804)
     assert [b.steps for b in a.batches][:2] == [1563, 391]  # ceil(50,000 / 32), ceil(50,000 / 128)
     assert str(a.because) == "fewer_steps"
@@ -69,9 +70,10 @@ def test_golden_q1_paragraph(hw5):
         "On NVIDIA H200, it takes 269.80 s using mini-batch size 32, 228.87 s using batch size 128, 211.49 s using batch "
         "size 512 and 204.00 s using batch size 2048 to train one epoch (w/o data loading) of 50,000 images. Batch 8192 "
         "does not fit "
-        "(OOM): 2048 is the largest that fits. When the batch is larger the single runs took less time, falling with "
-        "each larger batch from 32 to 512 (269.80 s to 211.49 s), because an epoch takes fewer steps (1,563 of 32 "
-        "images against 25 of 2048)")  # TA4 7: no "1.32x faster" from one run a side
+        "(OOM): 2048 is the largest that fits. When the batch is larger the single runs took less time (269.80 s at "
+        "batch 32, 204.00 s at 2048), because an epoch takes fewer steps (1,563 of 32 images against 25 of 2048)")
+    # TA4 7: no "1.32x faster" from one run a side; TA7 8: no "falling with each larger batch" where no step of single
+    # runs is past their noise (the ends, 24% apart, are)
 
 
 def test_golden_q42_paragraph(hw5):

@@ -8,10 +8,12 @@ import re
 import shutil
 import tarfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from collect.report import collect
+from tests.collect import claims
 from tests.collect.dirs import REAL_HW5, RUN7_TGZ
 from tests.factories import cell, train_result, write_results
 
@@ -38,11 +40,11 @@ def real(tmp_path_factory):
 
 def test_q1_plateau_says_the_pair_and_its_size(real):
     """2.39 -> 2.35 s (one run, 1.8%): inside the threshold, so no trend word either way ("falls by under 5%"
-    was one; TA item 18)."""
+    was one; TA item 18); nor 2.58 -> 2.39 s (7%), within what single runs differ by (TA7 8)."""
     text = real["run8"]["A.Q1"].text
     assert "no longer falls" not in text and "falls by under" not in text
     assert "stays within" not in text  # TA4 7: no equality from one run a side
-    assert "from batch 2048 to 8192 (2.39 s to 2.35 s) single runs cannot tell whether it still falls" in text
+    assert "beyond batch 512 (2.39 s at 2048 and 2.35 s at 8192) single runs cannot tell whether it still falls" in text
 
 
 def test_n_nodes_on_one_host_is_said(real):
@@ -370,8 +372,33 @@ def test_q2s_range_says_it_spans_the_clean_rows_and_table_1_prints_higher_ones(r
     that wait on their loader 52% and 83% of the epoch: the range says whose it is and what it leaves out."""
     q2 = next(a for a in run12.answers if a.id == "A.Q2")
     assert q2.record.above_range.speedup == pytest.approx(3.62, abs=0.005)
-    assert "on NVIDIA H200 over 1-GPU runs not loader-bound: from 0.48x (2 GPUs, DataParallel, batch 32) to 3.13x " \
-        "(4 GPUs, DDP, batch 32); Table 1's higher ones, up to 3.62x, rest on a loader-bound T1 (below)." in q2.text
+    assert "Table 1's higher ones are upper bounds (next) or rest on a loader-bound T1 (up to 3.62x, below)." in q2.text
+
+
+def test_q2_keeps_upper_bounds_out_of_its_range_and_names_them(run12):
+    """TA7 2: run 12's 1-GPU runs all ran beside other cells (†), its 4-GPU runs alone: "from 0.48x (2 GPUs, ...) to
+    3.13x (4 GPUs, DDP, batch 32)" set 2-GPU rows, † like their T1, against 4-GPU upper bounds. The range spans the
+    rows packed as their T1 (the 2-GPU ones); the 4-GPU ones are named apart as upper bounds, and the strong row's
+    two speedups (over † T1s, a TN alone) are said to be upper bounds."""
+    q2 = next(a for a in run12.answers if a.id == "A.Q2")
+    r = q2.record
+    assert {(s.setup, s.batch) for s in r.ranked} == {("2 GPUs, DataParallel", 32), ("2 GPUs, DDP", 32)}
+    assert [f"{s.speedup:.2f}" for s in sorted(r.upper_bounds, key=lambda s: -s.speedup)] == ["3.13", "2.56", "0.76"]
+    assert not r.no_clean and not claims.upper_bounds_apart(q2, run12.tables)
+    assert "over 1-GPU runs not loader-bound, sharing their machine as the N-GPU run did (†): from 0.48x (2 GPUs, " \
+        "DataParallel, batch 32) to 1.93x (2 GPUs, DDP, batch 32);" in q2.text
+    assert "Upper bounds, left out of that range and compared with none of it: 3.13x (4 GPUs, DDP, batch 32), 2.56x " \
+        "(4 GPUs on one host (launched as 2 x 2), DDP, batch 32) and 0.76x (4 GPUs, DataParallel, batch 32): in each " \
+        "the 1-GPU run ran beside other cells and the N-GPU run alone" in q2.text
+    assert r.strong.upper_bounds == ("strong", "weak")
+    assert "1.40x strong against 3.13x weak (1 GPU 8.36 s at batch 128, 18.66 s at 32; both upper bounds" in q2.text
+    bad = q2.text.replace("to 1.93x (2 GPUs, DDP, batch 32)", "to 3.13x (4 GPUs, DDP, batch 32)")
+    assert bad != q2.text and claims.upper_bounds_apart(SimpleNamespace(id=q2.id, text=bad, record=r), run12.tables)
+    ranked = dataclasses.replace(r, speedups=tuple(dataclasses.replace(s, t1_beside=False) for s in r.speedups))
+    assert ranked.ranked != r.ranked  # alone, as its TN: the 4-GPU rows rank again
+    mixed = SimpleNamespace(id=q2.id, text=q2.text, record=dataclasses.replace(r, speedups=tuple(
+        dataclasses.replace(s, tn_beside=s.tn_beside and s.setup != "2 GPUs, DDP") for s in r.speedups)))
+    assert claims.upper_bounds_apart(mixed, run12.tables)  # its headline's 1.93x, now an upper bound, unqualified
 
 
 def test_q32_util_measured_range_leaves_out_what_table3_gives_no_rate(run12):

@@ -1175,3 +1175,93 @@ def test_ta7_6_q7s_yes_leads_with_its_condition(tmp_path):
     assert "and the same averaged gradient on every rank: they stay identical on the 4 GPUs" in q7.text
     assert "Without the buffers' per-step broadcast BatchNorm's running statistics (buffers, not gradients) " \
         "drift" in q7.text
+
+
+# --- the seventh TA (ta-defects7): Q1's trend steps, Q2's upper bounds by class --------------------------------
+
+
+def test_ta7_8_q1_claims_no_step_between_single_runs_within_their_noise(run8):
+    """TA7 8: run 8's "falling with each larger batch from 32 to 2048" rested on 2.58 -> 2.39 s from 512 to 2048, two
+    single runs 7% apart, while single runs of one setting differ by up to 25% (SINGLE_RUN_NOISE): it falls to 512,
+    and beyond single runs cannot tell; the same sentence to 2048 fails the class."""
+    a, t = run8
+    q1 = a["A.Q1"]
+    assert q1.record.plateau == 512 and q1.record.untold_beyond
+    assert "falling with each larger batch from 32 to 512 (17.48 s to 2.58 s)" in q1.text
+    assert "beyond batch 512 (2.39 s at 2048 and 2.35 s at 8192) single runs cannot tell whether it still falls: " \
+        "each step is under 25%" in q1.text
+    assert not claims.single_run_steps(q1, t)
+    bad = q1.text.replace("from 32 to 512 (17.48 s to 2.58 s)", "from 32 to 2048 (17.48 s to 2.39 s)")
+    assert bad != q1.text
+    _fails(claims.single_run_steps, _bad(q1, bad), t)
+
+
+@pytest.mark.parametrize("times, plateau", [((18.0, 4.0, 2.3, 2.15), 512), ((18.0, 4.0, 2.3, 1.5), None)])
+def test_ta7_8_a_step_of_single_runs_past_their_noise_is_a_step_of_the_trend(times, plateau):
+    """A step of single runs past SINGLE_RUN_NOISE keeps the trend (2.3 -> 1.5 s, 35%); one within it ends it."""
+    runs = [train_result(cell("single", b), epoch_s=t + 0.1, train_s=t)
+            for b, t in zip((32, 128, 512, 2048), times, strict=True)]
+    answers, tables = answered(runs)
+    q1 = next(a for a in answers if a.id == "A.Q1")
+    assert q1.record.plateau == plateau, q1.text
+    assert f"falling with each larger batch from 32 to {plateau or 2048}" in q1.text
+    assert not claims.single_run_steps(q1, tables)
+
+
+@st.composite
+def packed_study(draw):
+    """A study() whose runs ran alone or beside other cells (the local executor's record, collect.packing): each at
+    random, or every 1-GPU run beside others and every N-GPU run alone (run 12's shape)."""
+    results, t1_only = draw(study()), draw(st.booleans())
+    for result in results:
+        one_gpu = result.cell["gpus_per_node"] * result.cell["nodes"] == 1
+        beside = one_gpu if t1_only else draw(st.booleans())
+        result.env = {**result.env, "gpu_ids": "0", "cells_beside": int(beside), "gpus_beside": int(beside)}
+    return results
+
+
+@EXAMPLES
+@given(packed_study())
+def test_ta7_2_no_upper_bound_in_q2s_headline_unqualified(results):
+    """TA7 2 on generated sets: no speedup over a T1 beside other cells and a TN alone is ranked with clean ones or
+    named in the headline range without saying it is an upper bound; every other invariant holds too."""
+    answers, tables = answered(results)
+    bad = [v for a in answers for v in claims.violations(a, tables)]
+    assert not bad, bad
+
+
+def test_ta7_2_a_set_with_no_clean_speedup_says_so_once_and_gives_the_upper_bounds():
+    """TA7 2: every 1-GPU run beside other cells, every N-GPU run alone: no speedup is clean; the headline says so in
+    its one sentence and spans the upper bounds (the strong row's two, too)."""
+    def run(c, epoch_s, beside):
+        r = train_result(c, epoch_s=epoch_s, train_s=0.97 * epoch_s)
+        r.env = {**r.env, "gpu_ids": "0", "cells_beside": int(beside), "gpus_beside": int(beside)}
+        return r
+
+    answers, tables = answered([run(cell("single", 32), 18.0, True), run(cell("single", 128), 8.0, True),
+                                run(cell("ddp", 32, 2), 9.5, False), run(cell("ddp", 32, 4), 5.0, False),
+                                run(cell("dp", 32, 2), 30.0, False)])
+    q2 = next(a for a in answers if a.id == "A.Q2")
+    assert q2.record.no_clean and len(q2.record.upper_bounds) == 3
+    assert "on NVIDIA H200; none is clean: in each the 1-GPU run ran beside other cells and the N-GPU run alone († in " \
+        "Table 1), so a T1 slowed by its neighbours may overstate them, and these are upper bounds: from 0.60x (2 GPUs, " \
+        "DataParallel, batch 32) to 3.60x (4 GPUs, DDP, batch 32)." in q2.text, q2.text
+    assert "Upper bounds, left out" not in q2.text and "both upper bounds" in q2.text
+    assert not [v for a in answers for v in claims.violations(a, tables)]
+
+
+def test_ta7_8_past_a_single_runs_step_a_step_over_repeats_keeps_its_verdict():
+    """The shared set's shape: 1 GPU at 512 a single run, 2048 and 8192 three runs each. 2.57 -> 2.40 s from 512 to
+    2048 is within SINGLE_RUN_NOISE (the trend stops at 512), but 2048 -> 8192 over 3 runs each stays within 5% by
+    the verdict, and the answer still says so."""
+    times = {32: (15.3, 18.2, 19.7), 128: (3.82,), 512: (2.57,), 2048: (2.40, 2.405, 2.41), 8192: (2.35, 2.355, 2.36)}
+    runs = [train_result(cell("single", b, repeat=i), epoch_s=t + 0.5, train_s=t)
+            for b, ts in times.items() for i, t in enumerate(ts)]
+    answers, tables = answered(runs)
+    q1 = next(a for a in answers if a.id == "A.Q1")
+    r = q1.record
+    assert r.plateau == 512 and r.plateau_verdict.one_run and not r.untold_beyond
+    assert (r.settled_step.before.batch, r.settled_step.after.batch) == (2048, 8192)
+    assert "from batch 512 to 2048 (2.57 s to 2.40 s (2.40-2.41 s over 3 runs)) single runs cannot tell whether it " \
+        "still falls; from batch 2048 to 8192 the time stays within 5%" in q1.text, q1.text
+    assert not [v for a in answers for v in claims.violations(a, tables)]

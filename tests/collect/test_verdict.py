@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from collect.verdict import at_zero, difference, leaning, paired, t_cdf, t_quantile, verdict, welch_df
+from collect.verdict import SINGLE_RUN_NOISE, at_zero, difference, leaning, paired, t_cdf, t_quantile, verdict, welch_df
 
 SPREAD = [-0.01, 0.0, 0.01]  # log offsets: three runs 1% apart
 
@@ -213,6 +213,14 @@ def test_one_run_leans_past_the_verdicts_own_band(b, way):
     1/1.05 = 0.9524 (once banded at 0.95, so "same" in one place and "faster" in another)."""
     v = verdict([1.0], [b])
     assert v.one_run and v.outcome == "inconclusive" and leaning(v) == way
+
+
+@pytest.mark.parametrize("b, way", [(0.93, 0), (0.79, -1), (1.24, 0), (1.26, 1)])
+def test_a_trend_step_between_single_runs_leans_only_past_their_noise(b, way):
+    """TA7 8: run 8's 2.58 -> 2.39 s (0.93) is past 5% but within SINGLE_RUN_NOISE (25%: ln 1.25 = 0.223); 0.79
+    (ln -0.236) is past it. With repeats the band changes nothing: the verdict's direction."""
+    assert leaning(verdict([1.0], [b]), SINGLE_RUN_NOISE) == way
+    assert leaning(verdict([1.0, 1.01, 0.99], [0.93, 0.935, 0.925]), SINGLE_RUN_NOISE) == -1
 
 
 def test_leaning_is_the_verdicts_direction_with_repeats_and_a_zero_ratio_is_below():
