@@ -43,7 +43,7 @@ def points(value: float) -> str:
 
 
 def delta_text(row) -> str:
-    """The delta in percentage points: "median (min to max) [low, high]" over seeds, the interval its word is read
+    """The delta in percentage points: "mean (min to max) [low, high]" over seeds, the interval its word is read
     from in brackets (TA5 7: INTERVAL); no * mark: a delta near 0 has no meaningful relative spread."""
     if row.repeats < 2:
         return points(row.delta)
@@ -88,7 +88,7 @@ def notebook_grid(table: pd.DataFrame, cells: pd.DataFrame, runs: pd.DataFrame, 
                      f"{r.repeats} of {r.runs}"])
     caption = (f"Units: top-1 test accuracy (%); deltas in percentage points. Data: {data_text(cells)}. "
                f"Seeds: {seeds_text(runs)}.")
-    formulas = [SPREAD, "accuracy - own float = the median over seeds of (the variant's accuracy - the float "
+    formulas = [SPREAD, "accuracy - own float = the mean over seeds of (the variant's accuracy - the float "
                 "accuracy of the same model trained with the same seed), min to max beside it", INTERVAL,
                 f"the notebook's choices: {spec}", RULE.replace("higher or lower", "lower or higher than float")
                 .replace("within", "not distinguishable: within").replace("else unsettled", "else not clearly different"),
@@ -242,7 +242,7 @@ VERDICT_WORD = {(BEYOND, 1): "higher", (BEYOND, -1): "lower", (EQUIVALENT, 0): f
 
 def clipping_grid(table: pd.DataFrame) -> Grid:
     """The paired table (collect.ptq.tables.clipping_table): each method against max |x|, bits by column, each
-    cell "median (min to max)" of the seeds' paired differences in points, and the paired verdict's word."""
+    cell "mean (min to max)" of the seeds' paired differences in points, and the paired verdict's word."""
     bits = sorted({int(b) for b in table.bits}, reverse=True)
     header = ["activations: range, calibration, against max |x|"] + [f"{b} bits" for b in bits] + ["seeds"]
     rows = []
@@ -250,7 +250,7 @@ def clipping_grid(table: pd.DataFrame) -> Grid:
         by_bits = {int(r.bits): r for r in group.itertuples(index=False)}
         rows.append([named(choice, setup)] + [_paired_cell(by_bits[b]) if b in by_bits else "-" for b in bits]
                     + [str(int(group.repeats.max()))])
-    formulas = ["paired difference = the median over seeds of (the method's accuracy - max |x|'s accuracy, same seed, "
+    formulas = ["paired difference = the mean over seeds of (the method's accuracy - max |x|'s accuracy, same seed, "
                 "calibration and bits), in points, min to max over the seeds beside it; the float network cancels",
                 INTERVAL,
                 RULE.replace("higher or lower", "higher or lower than max |x|") + ": no word"]
