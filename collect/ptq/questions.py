@@ -286,6 +286,7 @@ class Bias(Record):
     # the notebook's "bias not quantized" with the activations quantized too (B.Q4's network), unmeasured here: the
     # scale its float bias would act divided by (fc3's n_w C_{k-1} in W8A8B32, the same seed) and fc3's range r_k there
     w8a8_divided_by: Optional[tuple[float, float]] = None
+    net_float: Optional[Measured] = None  # Net's float accuracy (B.Q2 and B.Q4's baseline), beside NetWithBias's (TA7 14)
 
 
 def bias_answer(tables: Tables) -> Optional[Bias]:
@@ -299,9 +300,21 @@ def bias_answer(tables: Tables) -> Optional[Bias]:
     quantized = _bias_scale(tables, "NetWithBias W8A8B32") if fl else None
     w8a8 = (quantized[1][0], quantized[1][2]) if quantized and quantized[1][2] == quantized[1][2] else None
     cited = tuple(x[0] for x in (scale, quantized if w8a8 else None) if x)
-    return Bias(evidence + cited, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)),
-                handed_in(tables, PartB.Q5), lower, saturated(fl or it), scale[1][:2] if scale else None, datasets(tables),
-                w8a8)
+    net = _float_row(tables, "Net float") if fl or it else None
+    return Bias(evidence + cited + ((net[0],) if net else ()), (), fl, it,
+                _notes(tables, *(x.verdict for x in (fl, it) if x)), handed_in(tables, PartB.Q5), lower,
+                saturated(fl or it), scale[1][:2] if scale else None, datasets(tables), w8a8, net[1] if net else None)
+
+
+def _float_row(tables: Tables, name: str) -> Optional[tuple[Evidence, Measured]]:
+    """The notebook table's float network `name` of the first setup (as comparison.accuracy reads it): its row and
+    accuracy over seeds."""
+    nb = tables["ptq_notebook"].reset_index(drop=True)
+    rows = nb[(nb.setup == nb.setup.iloc[0]) & (nb.name == name) & nb.accuracy.notna()]
+    if not len(rows):
+        return None
+    r = next(rows.itertuples())
+    return Evidence("ptq_notebook", int(r.Index), name), Measured.of(r, "accuracy")
 
 
 def _bias_scale(tables: Tables, variant: str) -> Optional[tuple[Evidence, tuple[float, int, float]]]:
@@ -316,9 +329,21 @@ def _bias_scale(tables: Tables, variant: str) -> Optional[tuple[Evidence, tuple[
             (float(r.bias_scale_min), int(r.training_seed), float(r.activation_range)))
 
 
+def _second_network(a: Bias) -> str:
+    """Whose float accuracy this answer's comparisons are against (TA7 14): NetWithBias, the notebook's second
+    network trained from scratch, not Net, whose float accuracy B.Q2 and B.Q4 quote."""
+    base = (a.float_bias or a.int_bias)
+    if base is None:
+        return ""
+    net = f"; Net, B.Q2 and B.Q4's float network, reaches {pct(a.net_float)}" if a.net_float else ""
+    return (f" Both variants are of NetWithBias, the notebook's second network (fc3 with a bias), trained from scratch "
+            f"beside Net with the same seeds: its float accuracy is its own, {pct(base.base_accuracy)}{net}.")
+
+
 def bias_text(a: Bias) -> str:
     text = ("A biased layer computes W * In + beta; scaled, n_W n_In (W * In) + n_W n_In beta, so the bias is quantized "
             "to int32 at scale n_W x the input's scale (the product of every earlier scale), before the output scale.")
+    text += _second_network(a)
     if a.float_bias:
         fl = a.float_bias
         product = ""

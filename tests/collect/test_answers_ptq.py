@@ -105,3 +105,21 @@ def test_the_unsaturated_dir_says_no_saturation_and_q4_writes_out_the_scaled_equ
     assert "n_Out1 = (127 / r_1) / (n_W1 n_In)" in q4  # the output scale from the calibrated ranges
     assert "n_Out_k = (127 / r_k) / (n_Wk C_{k-1})" in q4 and "activation_ranges" not in q4  # maths, not code (TA2 33)
     assert "That costs accuracy: its test accuracy is" in answers["B.Q5"].text
+
+
+def test_q5_says_its_float_network_is_netwithbias_trained_from_scratch_not_q2s_net(tmp_path):
+    """TA7 14: B.Q5's float baseline, 66.65%, stood beside B.Q2 and B.Q4's 66.72% for the same seeds with no word that
+    it is NetWithBias, the notebook's second network trained from scratch: a reader saw two float accuracies for one
+    network. B.Q5 names its network and sets Net's float accuracy beside it, both from the notebook table."""
+    from collect.ptq.comparison import pct
+
+    collected = collect(write_ptq(tmp_path))
+    answers = {a.id: a for a in collected.answers}
+    q5, q2 = answers["B.Q5"], answers["B.Q2"]
+    net, with_bias = q2.record.main.base_accuracy, q5.record.float_bias.base_accuracy
+    assert pct(net) != pct(with_bias)  # the default dir's two float networks differ, as the TA's set did
+    assert (f"Both variants are of NetWithBias, the notebook's second network (fc3 with a bias), trained from scratch "
+            f"beside Net with the same seeds: its float accuracy is its own, {pct(with_bias)}; Net, B.Q2 and B.Q4's float "
+            f"network, reaches {pct(net)}.") in q5.text
+    rows = {e.label for e in q5.record.evidence if e.table == "ptq_notebook"}
+    assert {"Net float", "NetWithBias float"} <= rows, rows
