@@ -195,8 +195,12 @@ def stats_grid(table: pd.DataFrame, which: str) -> Grid:
                 text_columns=(0, 8, 9))
 
 
-NOTEBOOK_ASKS, NOTEBOOK_SEES = 400, 404  # test(net, trainloader, max_samples=400) breaks only once past 400:
-# 101 batches of 4 images
+NOTEBOOK_ASKS, NOTEBOOK_SEES, NOTEBOOK_BATCH = 400, 404, 4  # test(net, trainloader, max_samples=400) breaks
+# only once past 400: 101 batches of 4 images
+# why the study calibrates on the count the notebook asks for, said wherever the 404 is (TA7 13)
+COUNT_ASKED = (f"the {NOTEBOOK_ASKS} asked is used: the {NOTEBOOK_SEES - NOTEBOOK_ASKS} more are its loop overshooting "
+               f"by one batch of {NOTEBOOK_BATCH}, a count that moves with the batch size")
+LOOP_SEES = f"the notebook's loop sees {NOTEBOOK_SEES}; {COUNT_ASKED}"
 
 
 def notebook_seen(calibration: str) -> str:
@@ -205,7 +209,9 @@ def notebook_seen(calibration: str) -> str:
             f"{NOTEBOOK_SEES}: 101 batches of 4")
     if calibration == str(NOTEBOOK_SEES):
         return "as the notebook's loop: " + loop
-    return ("the notebook asks for as many, but its " if calibration == str(NOTEBOOK_ASKS) else "the notebook's ") + loop
+    if calibration == str(NOTEBOOK_ASKS):
+        return f"the notebook asks for as many, but its {loop}; {COUNT_ASKED}"
+    return "the notebook's " + loop
 
 
 def _distinct(values: pd.Series) -> str:
@@ -302,7 +308,7 @@ def notebook_spec(notebook: pd.DataFrame) -> str:
     s = w8a8.iloc[0]
     return (f"{int(s.weight_bits)}-bit weights (per {s.granularity}, {s.weight_method}), "
             f"{int(s.activation_bits)}-bit activations ({s.activation_method}, {int(s.calibration_images)} "
-            f"calibration images; the notebook's loop sees {NOTEBOOK_SEES}), bias int32")
+            f"calibration images; {LOOP_SEES}), bias int32")
 
 
 def build(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:

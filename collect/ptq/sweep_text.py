@@ -8,7 +8,7 @@ from typing import Optional
 from collect.evidence import listing
 from collect.ptq.checks import Clipping, PercentileIsMax
 from collect.ptq.comparison import interval, pct
-from collect.ptq.grids import NOTEBOOK_ASKS, NOTEBOOK_SEES
+from collect.ptq.grids import LOOP_SEES, NOTEBOOK_ASKS
 
 
 def clipping_text(c: Optional[Clipping]) -> str:
@@ -17,7 +17,7 @@ def clipping_text(c: Optional[Clipping]) -> str:
     is that table's paired mean, the two medians over seeds after it, said as medians."""
     if c is None:
         return " This study swept no other range at the notebook's calibration: whether clipping the tail helps is unmeasured."
-    seen = f"; the notebook's loop sees {NOTEBOOK_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
+    seen = f"; {LOOP_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
     t = f"{c.threshold:g}"
     swept = (f"the paired table beneath (each range method against max |x| at the same bits and seed, {c.calibration:,} "
              f"calibration images{seen}; {t}-point threshold: a method is above or below max |x| when the mean of its "

@@ -70,6 +70,8 @@ def part_b_defects(answers: Path, ran: set[str]) -> list[str]:
     for line in (line for text in by_question.values() for line in text.split("\n")):
         if "notebook" in line and re.search(r"\b400\b", line) and "404" not in line:
             found.append(f"the notebook's calibration said as 400 images (its loop sees 404): {line[:60]}")
+        if "sees 404" in line and not re.search(r"sees 404[^.]*the 400 asked is used: [^.]*overshooting", line):
+            found.append(f"the notebook's 404 said, but not why the study takes 400 (TA7 13): {line[:60]}")
     for q, text in by_question.items():
         paragraph = next((line for line in text.split("\n")[1:] if line.strip()), "")
         named = [n for n in re.findall(r"^def (\w+)\(", text, flags=re.M)  # a word ("integers") only as a subject
@@ -154,6 +156,7 @@ BAD_PART_B = {
                                                   "\n\n_Evidence: table ptq_notebook rows 1, 2", 1),
     "study unsaid": lambda t: re.sub(r"(### Study file\n\n).*", r"\1_study.toml is empty._\n", t, flags=re.S),
     "404 unsaid": lambda t: t.replace("404", "400"),
+    "404 used without a why": lambda t: re.sub(r"; the 400 asked is used: [^;)]*", "", t),
     "function for maths": lambda t: t.replace("each later layer multiplies in its own n_W and n_Out.",
                                               "each later layer multiplies in its own n_W and n_Out; "
                                               "quantize_activations sets them.", 1),
