@@ -1,10 +1,11 @@
 """The PTQ study's tables as pure functions over its rows (collect.ptq.rows).
 
 Each setup's repeats are its training seeds; a figure over seeds is the median over the ok
-cells, with min and max (the spread), but a paired delta, the mean (its interval's centre), and `repeats` = the seeds it has, `runs` = the setup's
-cells of any status. A delta is taken within one seed (a variant against the float network of
-the same training), then summarised over seeds. The per-layer tables (scales, statistics) show
-one seed: the lowest ok training seed of each setup.
+cells, a paired delta their mean (its paired t interval's centre), each with min and max (the
+spread), and `repeats` = the seeds it has, `runs` = the setup's cells of any status. A delta is
+taken within one seed (a variant against the float network of the same training), then
+summarised over seeds. The per-layer tables (scales, statistics) show one seed: the lowest ok
+training seed of each setup.
 """
 from __future__ import annotations
 
