@@ -162,8 +162,8 @@ def q41_text(a: Q41Answer) -> str:
         parts = [f"{said} on 4 GPUs are not measured: {listing(why)}{other}."]
     if a.baseline and a.synthetic:
         # the comparison asked is against Lab 2's CIFAR-10 run: what the stand-in's figure can and cannot tell (TA7 16)
-        trivial = (f", near 100%: a near-trivial task, so a gap below it shows the large batch failing even this "
-                   "task, not what it would lose against Lab 2's") if a.trivial else ""
+        trivial = (f", {100 * TRIVIAL:.0f}% or more: a near-trivial task, so a gap below it shows the large batch "
+                   "failing even this task, not what it would lose against Lab 2's") if a.trivial else ""
         parts.append(f"The baseline asked, Lab 2's batch {Q4_BASELINE_BATCH} on 1 GPU on CIFAR-10, is not in this set "
                      f"(its data is synthetic): this study's batch {Q4_BASELINE_BATCH} on 1 GPU stands in, reaching "
                      f"{number(a.baseline.loss.value, 4)} and {pct(a.baseline.accuracy)}{trivial}.")
