@@ -23,7 +23,6 @@ from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
 from jobs.core.layout import SPENT_FILE
 from jobs.core.result import Status
-from results_format.states import CellState
 from results_format.text import visible
 import templates
 
@@ -211,7 +210,6 @@ def hand_in_status(frame: pd.DataFrame, made: Produced) -> str:
                                   "whose other planned runs have no result.")))
 
 
-ENDED = (Status.FAILED, Status.TIMEOUT, CellState.CANCELLED)  # a cell that ended with no answer
 ENDED_NAMED = 5  # such cells named in the hand-in's header; the rest counted (their commands are marked)
 WHY_SHOWN = 120  # characters of a failed result's error quoted beside its cell
 
@@ -219,7 +217,7 @@ WHY_SHOWN = 120  # characters of a failed result's error quoted beside its cell
 def ended_named(frame: pd.DataFrame, made: Produced) -> str:
     """Each cell that ended with no answer, by its file under cells/ and why, so a reader finds it (TA7 15):
     "Ended with no answer: cells/NAME.json (failed: its job ended and wrote no result file); ..."; "" where none did."""
-    ended = frame[frame.status.isin(ENDED)]
+    ended = frame[frame.status.isin(render.ENDED)]
     if ended.empty:
         return ""
     files = {c.cell_id: c.file for c in made.cells}
@@ -242,7 +240,7 @@ def marks(frame: pd.DataFrame) -> dict[str, str]:
     not yet (TA5 16), its status where it ended with none ("failed", TA7 15)."""
     out = {}
     for c, s in zip(frame.cell_id, frame.status, strict=True):
-        if s in ENDED:
+        if s in render.ENDED:
             out[str(c)] = render.status_text(s)
         elif s not in list(Status):
             out[str(c)] = f"{NO_RESULT}: {render.status_text(s)}"

@@ -252,3 +252,26 @@ def test_the_printed_commands_take_the_data_dir_from_the_reader_not_the_machine_
     ran = subprocess.run(["sh", "-c", line + '\necho "$DATA"'], capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin", "DATA": "/mine"})
     assert ran.stdout == "/mine\n"
+
+
+def test_tables_md_marks_the_row_whose_run_ended_with_no_answer(tmp_path):
+    """TA7 15: tables.md had no "failed" mark for the row of the failed cell (1 GPU, batch 128: "repeats 1", its
+    second run gone unsaid): the row's repeats say "+1 failed", and a footnote says what that is."""
+    from tests.collect.dirs import MISSING, PENDING, mixed_results
+    from tests.factories import cell, write_results
+
+    lost = cell("single", 128, repeat=3)  # beside the three ok repeats of 1 GPU, batch 128
+    results = write_results(tmp_path / "r", mixed_results(), planned=PENDING + MISSING + (lost,), submitted=PENDING,
+                            study="mixed")
+    with open(results / "registry.jsonl", "a") as f:
+        f.write(json.dumps({"cell_id": lost.cell_id, "executor": "local", "job_id": "17", "array": "a",
+                            "submitted_at": "2026-01-01T00:00:00+00:00"}) + "\n")
+    charge = {"cell_id": lost.cell_id, "job_id": "17", "gpus": 1, "elapsed_s": 360.0, "source": "limit",
+              "state": "ENDED", "live": False, "gpu_hours": 0.1}
+    (results / "spent.json").write_text(json.dumps({"charges": [charge], "measured_at": ""}))
+    collect(results)
+    q1 = (results / "tables.md").read_text().split("### ")[1]
+    row = next(line for line in q1.splitlines() if line.startswith("| 128 |"))
+    assert row.endswith("| 3 (+1 failed) |"), row
+    assert "+N failed beside the repeats: runs of the configuration that ended with no answer" in q1
+    assert not any(line.startswith("| 32 |") and "failed" in line for line in q1.splitlines())
