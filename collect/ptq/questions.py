@@ -336,14 +336,13 @@ def _second_network(a: Bias) -> str:
     if base is None:
         return ""
     net = f"; Net, B.Q2 and B.Q4's float network, reaches {pct(a.net_float)}" if a.net_float else ""
-    return (f" Both variants are of NetWithBias, the notebook's second network (fc3 with a bias), trained from scratch "
-            f"beside Net with the same seeds: its float accuracy is its own, {pct(base.base_accuracy)}{net}.")
+    return (f" The medians over the seeds in float are of NetWithBias, the notebook's second network (fc3 with a bias), "
+            f"trained from scratch beside Net with the same seeds: {pct(base.base_accuracy)}, its own{net}.")
 
 
 def bias_text(a: Bias) -> str:
     text = ("A biased layer computes W * In + beta; scaled, n_W n_In (W * In) + n_W n_In beta, so the bias is quantized "
             "to int32 at scale n_W x the input's scale (the product of every earlier scale), before the output scale.")
-    text += _second_network(a)
     if a.float_bias:
         fl = a.float_bias
         product = ""
@@ -365,7 +364,7 @@ def bias_text(a: Bias) -> str:
                      f"+-{sig(r)} by {sig(1 / by, 2)}: in effect dropped too, and the variant measured stands in for it.")
     if a.int_bias:
         text += f" Quantized to int32, the test accuracy is {compared(a.int_bias)}"
-    return text + (RULE_SENTENCE if a.float_bias or a.int_bias else "") + a.notes
+    return text + _second_network(a) + (RULE_SENTENCE if a.float_bias or a.int_bias else "") + a.notes
 
 
 def code_details(record: Quantized | Bias) -> tuple[str, ...]:
