@@ -76,10 +76,12 @@ class Produced:
         (they must set it: the plan's is the machine's that ran the set, said in a comment)."""
         found = (f"export PYTHONPATH={shlex.quote(str(TOOL_ROOT))}  # the tool's checkout, where the jobs package is"
                  if (TOOL_ROOT / "pyproject.toml").is_file() else "# the jobs package is installed: python -m jobs finds it")
+        if not self.data_dir:  # a plan written before it named one: the commands take no --data
+            return [found, "# the plan names no data dir: the commands below take none"]
         # the dir the cells read on the machine that ran them is named, never set: it is not the reader's (TA7 15);
         # json.dumps keeps a hostile dir on the comment's one line
-        ran = f"; this set's cells read {json.dumps(self.data_dir)} where they ran" if self.data_dir else ""
-        said = f"# your data dir (a synthetic set is written there when missing){ran}"
+        said = (f"# your data dir (a synthetic set is written there when missing); this set's cells read "
+                f"{json.dumps(self.data_dir)} where they ran")
         return [found, f'DATA="${{DATA:?set DATA to your data dir}}"  {said}']
 
     @property

@@ -252,6 +252,11 @@ def test_the_printed_commands_take_the_data_dir_from_the_reader_not_the_machine_
     ran = subprocess.run(["sh", "-c", line + '\necho "$DATA"'], capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin", "DATA": "/mine"})
     assert ran.stdout == "/mine\n"
+    del plan["data_dir"]  # a plan written before it named one: nothing asks for $DATA
+    (results / "plan.json").write_text(json.dumps(plan))
+    collect(results)
+    script = (results / "cells" / "run_all.sh").read_text()
+    assert "DATA" not in script and "# the plan names no data dir" in script
 
 
 def test_tables_md_marks_the_row_whose_run_ended_with_no_answer(tmp_path):
