@@ -101,10 +101,9 @@ class Produced:
                           f"; the {ended:,} that ended with no answer {'is' if ended == 1 else 'are'} marked with its status"
                           if ended else ""])
         return (f"One command per planned cell ({len(self.cells):,}{marked}), run from the dir this hand-in is in: each cell's "
-                f"fields are in {CELLS_DIR}/NAME.json beside it, every command in {RUN_ALL}. The first two lines put "
-                "the tool's jobs package on Python's path and take the data dir from $DATA: set it to yours first (the "
-                "dir this set read is named in a comment: it is the machine's that ran it). A multi-GPU "
-                "cell run this way starts its ranks on this machine.")
+                f"fields are in {CELLS_DIR}/NAME.json beside it, every command in {RUN_ALL}. The first line puts "
+                f"the tool's jobs package on Python's path{DATA_SAID if self.data_dir else ''}. A multi-GPU cell run "
+                "this way starts its ranks on this machine.")
 
     @property
     def cell_files(self) -> dict[str, str]:
@@ -118,6 +117,8 @@ class Produced:
 
 
 CELLS_DIR = "cells"
+DATA_SAID = ("; the second takes the data dir from $DATA: set it to yours first (the dir this set read is named in "
+             "a comment: it is the machine's that ran it)")
 NO_RESULT = "no result"  # a command's mark where its cell never ran or has not yet
 RUN_ALL = f"{CELLS_DIR}/run_all.sh"
 COMMANDS_LISTED = 100  # cells whose command the hand-in prints; all are in RUN_ALL
