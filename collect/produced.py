@@ -36,11 +36,16 @@ class CellRun:
     name: str  # the file's stem: the cell's label, with its id where another cell shares the label
     cell_json: str  # the cell's fields, as `python -m jobs --cell` reads them
     command: str
-    no_result: str = ""  # the cell's status where it has no result (never ran, or not yet): its line says so (TA5 16)
+    mark: str = ""  # where the cell has no answer (never ran, not yet, or ended without one: TA5 16, TA7 15), why
+    cell_id: str = ""
 
     @property
     def line(self) -> str:
-        return f"{self.command}  # no result: {self.no_result}" if self.no_result else self.command
+        return f"{self.command}  # {self.mark}" if self.mark else self.command
+
+    @property
+    def file(self) -> str:
+        return f"{CELLS_DIR}/{self.name}.json"
 
 
 @dataclass(frozen=True)
@@ -58,20 +63,26 @@ class Produced:
 
     @property
     def data_line(self) -> str:
-        """Said above the study file (TA4 17): its comments are its author's; the data is as said here."""
-        if not self.data:
-            return ""
-        return (f"The data the cells read: {self.data}. This is what the answers say of it; the study file's "
-                "comments are its author's own words.")
+        """Said above the study file (TA4 17, TA7 15): the file is the results dir's as it is, its comments its
+        author's (they may tell of another run of it); the data is as said here."""
+        printed = (f"The results dir's {STUDY_FILE} as it is: its comments are its author's own words and may tell of "
+                   "another run of the file; what ran here are the planned cells, repeats included (the commands "
+                   "above)." if self.study_file is not None and self.study_file.strip() else "")
+        data = f"The data the cells read: {self.data}, as the answers say it." if self.data else ""
+        return " ".join(filter(None, (printed, data)))
 
-    def setup(self, default: bool = False) -> list[str]:
-        """The lines before the commands (TA4 5): where `python -m jobs` is found, and $DATA, the data dir
-        (the plan's; `default`: only where DATA is not set, as run_all.sh takes it)."""
+    def setup(self) -> list[str]:
+        """The lines before the commands (TA4 5): where `python -m jobs` is found, and $DATA, the reader's data dir
+        (they must set it: the plan's is the machine's that ran the set, said in a comment)."""
         found = (f"export PYTHONPATH={shlex.quote(str(TOOL_ROOT))}  # the tool's checkout, where the jobs package is"
                  if (TOOL_ROOT / "pyproject.toml").is_file() else "# the jobs package is installed: python -m jobs finds it")
-        data = shlex.quote(self.data_dir or "data")  # quoted whole: no expansion inside a path
-        said = "# the data dir the cells read: substitute yours (a synthetic set is written there when missing)"
-        return [found, f'if [ -z "${{DATA:-}}" ]; then DATA={data}; fi  {said}' if default else f"DATA={data}  {said}"]
+        if not self.data_dir:  # a plan written before it named one: the commands take no --data
+            return [found, "# the plan names no data dir: the commands below take none"]
+        # the dir the cells read on the machine that ran them is named, never set: it is not the reader's (TA7 15);
+        # json.dumps keeps a hostile dir on the comment's one line
+        said = (f"# your data dir (a synthetic set is written there when missing); this set's cells read "
+                f"{json.dumps(self.data_dir)} where they ran")
+        return [found, f'DATA="${{DATA:?set DATA to your data dir}}"  {said}']
 
     @property
     def cell_commands(self) -> list[str]:
@@ -84,12 +95,15 @@ class Produced:
     @property
     def cells_said(self) -> str:
         """What the commands are and where the cells' files are."""
-        unran = sum(1 for c in self.cells if c.no_result)
-        marked = f"; the {unran:,} with no result are marked \"# no result\"" if unran else ""
+        unran = sum(1 for c in self.cells if c.mark.startswith(NO_RESULT))
+        ended = sum(1 for c in self.cells if c.mark and not c.mark.startswith(NO_RESULT))
+        marked = "".join([f"; the {unran:,} with no result are marked \"# {NO_RESULT}\"" if unran else "",
+                          f"; the {ended:,} that ended with no answer {'is' if ended == 1 else 'are'} marked with its status"
+                          if ended else ""])
         return (f"One command per planned cell ({len(self.cells):,}{marked}), run from the dir this hand-in is in: each cell's "
-                f"fields are in {CELLS_DIR}/NAME.json beside it, every command in {RUN_ALL}. The first two lines put "
-                "the tool's jobs package on Python's path and name the data dir, $DATA: set it to yours. A multi-GPU "
-                "cell run this way starts its ranks on this machine.")
+                f"fields are in {CELLS_DIR}/NAME.json beside it, every command in {RUN_ALL}. The first line puts "
+                f"the tool's jobs package on Python's path{DATA_SAID if self.data_dir else ''}. A multi-GPU cell run "
+                "this way starts its ranks on this machine.")
 
     @property
     def cell_files(self) -> dict[str, str]:
@@ -97,18 +111,21 @@ class Produced:
         if not self.cells:
             return {}
         script = "#!/bin/sh\n# Every cell of the study, one after another (run from the dir holding cells/)\nset -e\n"
-        return {**{f"{CELLS_DIR}/{c.name}.json": c.cell_json for c in self.cells},
-                RUN_ALL: script + "".join(line + "\n" for line in self.setup(default=True))
+        return {**{c.file: c.cell_json for c in self.cells},
+                RUN_ALL: script + "".join(line + "\n" for line in self.setup())
                 + "".join(c.line + "\n" for c in self.cells)}
 
 
 CELLS_DIR = "cells"
+DATA_SAID = ("; the second takes the data dir from $DATA: set it to yours first (the dir this set read is named in "
+             "a comment: it is the machine's that ran it)")
+NO_RESULT = "no result"  # a command's mark where its cell never ran or has not yet
 RUN_ALL = f"{CELLS_DIR}/run_all.sh"
 COMMANDS_LISTED = 100  # cells whose command the hand-in prints; all are in RUN_ALL
 
 
-def produced(results_dir: Path, kind_names: tuple[str, ...], no_result: Optional[dict[str, str]] = None) -> Produced:
-    """`no_result`: cell id -> its status word, for each planned cell with no result (its command is marked)."""
+def produced(results_dir: Path, kind_names: tuple[str, ...], marks: Optional[dict[str, str]] = None) -> Produced:
+    """`marks`: cell id -> its command's mark, for each planned cell with no answer (collect.report.marks)."""
     path = Path(results_dir) / STUDY_FILE
     text: Optional[str] = None
     if path.is_file() and not path.is_symlink():  # another user's link could point at a file not theirs
@@ -126,7 +143,7 @@ def produced(results_dir: Path, kind_names: tuple[str, ...], no_result: Optional
     code = tuple(f"{PACKAGES[n].replace('.', '/')}/ (the {n} job: python -m jobs --cell runs it; printed below: "
                  f"{', '.join(p for p in _module_paths(n, cells) if p in printed)})" for n in kind_names if n in PACKAGES)
     return Produced(text, commands, code, () if text and text.strip() else planned(results_dir), ran,
-                    shown, cell_runs(results_dir, no_result or {}), _plan_data_dir(results_dir), data_said(cells))
+                    shown, cell_runs(results_dir, marks or {}), _plan_data_dir(results_dir), data_said(cells))
 
 
 def plan_command(results: str, study: Optional[str]) -> str:
@@ -180,7 +197,7 @@ def _module_paths(name: str, cells: list[dict]) -> tuple[str, ...]:
     return tuple(m.replace(".", "/") + ".py" for m in modules)
 
 
-def cell_runs(results_dir: Path, no_result: dict[str, str]) -> tuple[CellRun, ...]:
+def cell_runs(results_dir: Path, marks: dict[str, str]) -> tuple[CellRun, ...]:
     """Every planned cell's file name, fields and command (`python -m jobs --cell cells/NAME.json --out RESULTS
     --data DATA`); none without a readable plan."""
     try:
@@ -195,7 +212,7 @@ def cell_runs(results_dir: Path, no_result: dict[str, str]) -> tuple[CellRun, ..
         name = _safe(c.label if labels[c.label] == 1 else f"{c.label}-{c.cell_id}")
         out.append(CellRun(name, json.dumps(c.to_dict(), indent=1, sort_keys=True) + "\n",
                            f"python -m jobs --cell {CELLS_DIR}/{name}.json --out {shlex.quote(str(results_dir))}{data}",
-                           no_result.get(c.cell_id, "")))
+                           marks.get(c.cell_id, ""), c.cell_id))
     return tuple(out)
 
 

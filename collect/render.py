@@ -211,6 +211,7 @@ STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(
     (Status.OK, Status.OOM, Status.TIMEOUT, Status.FAILED, CellState.PENDING, CellState.QUEUED, CellState.SKIPPED,
      CellState.NOT_SUBMITTED))}
 NO_BASELINE = "not in study"  # a table's row whose baseline cell the study does not hold
+ENDED = (Status.FAILED, Status.TIMEOUT, CellState.CANCELLED)  # a cell that ended with no answer (TA7 15)
 # a local submission its queue never started (collect.load): `status` calls it failed where the queue stopped
 QUEUED_TEXT = "queued and never started"
 STATUS_TEXT: dict[str, str] = ({status: str(status) for status in STATUS_RANK if status != Status.OK}

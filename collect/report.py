@@ -17,7 +17,7 @@ from collect import kinds, render
 from collect.questions import Answered, answer_all
 from collect.references import cited
 from collect.load import load
-from collect.produced import Produced, how_run, produced, produced_markdown
+from collect.produced import NO_RESULT, Produced, how_run, produced, produced_markdown
 from collect.cells import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
 from jobs.core.atomic import write_bytes_atomic
@@ -75,13 +75,13 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     answers = tuple(a for kind in present for a in answer_all(kind.questions, built))
     csv = [key for kind in present for key in kind.files]
     pngs = drawn(present, built) if answers else {}  # answers.md links them, whichever verb wrote it (TA3 29)
-    made = produced(results_dir, tuple(kind.name for kind in present), no_result(loaded.envelopes))
+    made = produced(results_dir, tuple(kind.name for kind in present), marks(loaded.envelopes))
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
         **({"answers.md": render.answers_markdown(f"Answers: {loaded.study or results_dir.name}", answers, grid_list,
                                                   paths(by_grid(present, grid_list, pngs), pngs),
-                                                  hand_in_status(loaded.envelopes))
+                                                  hand_in_status(loaded.envelopes, made))
             + how_produced(made)} if answers else {}),
         **{f"{key}.csv": as_written(built[key]).to_csv(index=False) for key in csv},
         **({SPENT_FILE: json.dumps(spent, indent=1, sort_keys=True)} if spent is not None else {}),
@@ -194,23 +194,57 @@ def _plain(value) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def hand_in_status(frame: pd.DataFrame) -> str:
+def hand_in_status(frame: pd.DataFrame, made: Produced) -> str:
     """answers.md's line on how complete the set is (TA3 15): "All 12 planned cells have a result (12 ok)."; else
-    "Provisional: 37 of 72 planned cells have a result (35 ok, 1 oom, 1 failed); 35 have none (35 pending). ..."."""
+    "Provisional: 37 of 72 planned cells have a result (35 ok, 1 oom, 1 failed); 35 have none (35 pending). ...";
+    with the cells that ended with no answer named (ended_named)."""
     has = frame.status.isin(list(Status))
+    ended = ended_named(frame, made)
     if has.all():
-        return f"All {len(frame):,} planned cells have a result ({status_counts(frame)})."
-    return (f"Provisional: {int(has.sum()):,} of {len(frame):,} planned cells have a result "
-            f"({status_counts(frame[has]) if has.any() else 'none'}); {int((~has).sum()):,} have none "
-            f"({status_counts(frame[~has])}). The plan holds the study file's cells and any repeats queued later to "
-            "settle a comparison; a figure marked \"(1 run; 2 more planned, no result)\" is one whose "
-            "other planned runs have no result.")
+        return " ".join(filter(None, (f"All {len(frame):,} planned cells have a result ({status_counts(frame)}).", ended)))
+    counts = (f"Provisional: {int(has.sum()):,} of {len(frame):,} planned cells have a result "
+              f"({status_counts(frame[has]) if has.any() else 'none'}); {int((~has).sum()):,} have none "
+              f"({status_counts(frame[~has])}).")
+    return " ".join(filter(None, (counts, ended, "The plan holds the study file's cells and any repeats queued later "
+                                  "to settle a comparison; a figure marked \"(1 run; 2 more planned, no result)\" is one "
+                                  "whose other planned runs have no result.")))
 
 
-def no_result(frame: pd.DataFrame) -> dict[str, str]:
-    """Cell id -> its status word, for each cell with no result (the hand-in marks its command)."""
-    has = frame.status.isin(list(Status))
-    return {str(c): render.status_text(s) for c, s in zip(frame.cell_id[~has], frame.status[~has], strict=True)}
+ENDED_NAMED = 5  # such cells named in the hand-in's header; the rest counted (their commands are marked)
+WHY_SHOWN = 120  # characters of a failed result's error quoted beside its cell
+
+
+def ended_named(frame: pd.DataFrame, made: Produced) -> str:
+    """Each cell that ended with no answer, by its file under cells/ and why, so a reader finds it (TA7 15):
+    "Ended with no answer: cells/NAME.json (failed: its job ended and wrote no result file); ..."; "" where none did."""
+    ended = frame[frame.status.isin(render.ENDED)]
+    if ended.empty:
+        return ""
+    files = {c.cell_id: c.file for c in made.cells}
+    named = [f"{files.get(str(c), str(c))} ({render.status_text(s)}: {why_ended(e)})"
+             for c, s, e in zip(ended.cell_id[:ENDED_NAMED], ended.status, ended.error, strict=False)]
+    more = f" and {len(ended) - ENDED_NAMED:,} more" if len(ended) > ENDED_NAMED else ""
+    return (f"Ended with no answer: {'; '.join(named)}{more}; their commands are marked under How this was "
+            "produced.")
+
+
+def why_ended(error) -> str:
+    """A failed cell's error as its result gives it (its last line), or that its job left no result file."""
+    if not isinstance(error, str) or not error:
+        return "its job ended and wrote no result file"
+    return error if len(error) <= WHY_SHOWN else error[:WHY_SHOWN] + "..."
+
+
+def marks(frame: pd.DataFrame) -> dict[str, str]:
+    """Cell id -> its command's mark, for each cell with no answer: "no result: pending" where it never ran or has
+    not yet (TA5 16), its status where it ended with none ("failed", TA7 15)."""
+    out = {}
+    for c, s in zip(frame.cell_id, frame.status, strict=True):
+        if s in render.ENDED:
+            out[str(c)] = render.status_text(s)
+        elif s not in list(Status):
+            out[str(c)] = f"{NO_RESULT}: {render.status_text(s)}"
+    return out
 
 
 def status_counts(frame: pd.DataFrame) -> str:
@@ -270,12 +304,13 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     files = {key: path for key, (path, _) in drawn_plots.items()}
     shows = by_grid(present, collected.grids, drawn_plots)
     every = collected.cells
-    made = produced(collected.results_dir, collected.kind_names, no_result(collected.cells))
+    made = produced(collected.results_dir, collected.kind_names, marks(collected.cells))
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        cells=status_counts(every), environment=environment(every),
+        cells=". ".join(filter(None, (status_counts(every), ended_named(every, made).rstrip(".")))),
+        environment=environment(every),
         status_words=sorted(set(render.STATUS_TEXT.values())),
         produced=made, how_run=how_run(made),
         produced_markdown="\n".join(produced_markdown(made)),

@@ -19,7 +19,9 @@ difference" (0):
 A Welch t-interval centred on the medians' ratio or difference (robust to one slow repeat) and
 widened to a median's standard error. It is exact arithmetic, no random draws: the same inputs
 always give the same verdict. The threshold t is a fraction for a ratio (0.05 = 5%) and in the
-values' own unit for a difference (0.01 = 1 point of an accuracy held as a fraction).
+values' own unit for a difference (0.01 = 1 point of an accuracy held as a fraction). Paired values
+(`paired`: each seed's delta, a few seeds) take the textbook paired t interval on the deltas' mean instead
+(c = mean(d), se = s_d / sqrt(n), df = n - 1), judged by the same rule.
 
 The verdict:
     beyond      the interval excludes "no difference" (c - h > 0 or c + h < 0) and |c| > w: a
@@ -139,10 +141,22 @@ def difference(a: Sequence[float], b: Sequence[float], threshold: float, confide
 
 
 def paired(deltas: Sequence[float], threshold: float, confidence: float = 0.95) -> Difference:
-    """The verdict on paired deltas (b_i - a_i of the same seed) against no change: `difference`
-    of the deltas against as many zeros, so only the deltas' spread counts (df = n - 1, a one-sample
-    interval)."""
-    return difference([0.0] * len(deltas), deltas, threshold, confidence)
+    """The verdict on paired deltas (b_i - a_i of the same seed) against no change, by a paired t interval on
+    their mean (a median's standard error holds only for many values: the seeds are a few):
+        delta = mean(d), h = q s / sqrt(n), q the t quantile at (1 + confidence) / 2 with n - 1 degrees of freedom,
+    judged by the module's rule with w = threshold. Example: deltas 2.24, 3.54, 3.60, threshold 1: mean 3.1267,
+    s = 0.76846, s / sqrt 3 = 0.44367, q(0.975, 2) = 4.3027, interval 1.2177 .. 5.0356: beyond, direction +1.
+    One delta: no spread, inconclusive (`one_run`)."""
+    values = _numbers("b", deltas, positive=False)
+    _check(threshold, confidence, "positive, in the values' unit (0.01 = 1 point of a fraction)")
+    mean, n = statistics.fmean(values), len(values)
+    if n < 2:
+        return Difference(mean, math.nan, math.nan, INCONCLUSIVE, 0, threshold, n, n, None)
+    var = variance(values)
+    half = t_quantile((1 + confidence) / 2, n - 1) * math.sqrt(var / n)
+    outcome, direction = _decide(mean, mean - half, mean + half, threshold)
+    needed = repeats_needed(mean, 0.0, var, threshold, confidence, n + 1, 1.0) if outcome == INCONCLUSIVE else None
+    return Difference(mean, mean - half, mean + half, outcome, direction, threshold, n, n, needed)
 
 
 def leaning(v: Verdict | Difference, single: Optional[float] = None) -> int:
@@ -191,13 +205,21 @@ def _judge(xs: list[float], ys: list[float], centre: float, band: float,
     se = MEDIAN_SE * math.sqrt(var_a / len(xs) + var_b / len(ys))
     half = t_quantile((1 + confidence) / 2, welch_df(var_a, len(xs), var_b, len(ys))) * se
     low, high = centre - half, centre + half
-    edge = band * (1 + ROUNDING)
-    if (low > 0 or high < 0) and abs(centre) > edge:
-        return low, high, BEYOND, (1 if centre > 0 else -1), None
-    if -edge <= low and high <= edge:
-        return low, high, EQUIVALENT, 0, None
+    outcome, direction = _decide(centre, low, high, band)
+    if outcome != INCONCLUSIVE:
+        return low, high, outcome, direction, None
     needed = repeats_needed(centre, var_a, var_b, band, confidence, min(len(xs), len(ys)) + 1)
     return low, high, INCONCLUSIVE, 0, needed
+
+
+def _decide(centre: float, low: float, high: float, band: float) -> tuple[str, int]:
+    """The module's rule on an interval low..high around `centre`: (outcome, direction)."""
+    edge = band * (1 + ROUNDING)
+    if (low > 0 or high < 0) and abs(centre) > edge:
+        return BEYOND, (1 if centre > 0 else -1)
+    if -edge <= low and high <= edge:
+        return EQUIVALENT, 0
+    return INCONCLUSIVE, 0
 
 
 def _numbers(side: str, values: Sequence[float], positive: bool) -> list[float]:
@@ -235,7 +257,8 @@ def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> int:
     return max(1, math.floor(df + 1e-9))
 
 
-def repeats_needed(centre: float, var_a: float, var_b: float, band: float, confidence: float, at_least: int = 2) -> int:
+def repeats_needed(centre: float, var_a: float, var_b: float, band: float, confidence: float, at_least: int = 2,
+                   se_factor: float = MEDIAN_SE) -> int:
     """Roughly how many repeats per side would settle an inconclusive verdict if the log ratio
     (centre) and the log values' variances stayed as measured: the least n >= at_least whose
     interval, n runs a side, has a half width
@@ -243,14 +266,15 @@ def repeats_needed(centre: float, var_a: float, var_b: float, band: float, confi
     below the margin: |centre| (to exclude 1) when the ratio is beyond the band, else
     band - |centre| (to fit inside it). Capped at MOST_REPEATS. Example: centre 0.02, both
     variances 0.03^2, band ln 1.05 = 0.0488, margin 0.0288: n = 15 (df 28) gives 2.048 * 1.2533 *
-    0.03 * sqrt(2/15) = 0.0281 < 0.0288, n = 14 gives 0.0292 -> 15."""
+    0.03 * sqrt(2/15) = 0.0281 < 0.0288, n = 14 gives 0.0292 -> 15. `se_factor`: sqrt(pi/2) for medians, 1 for a
+    mean (`paired`)."""
     margin = abs(centre) if abs(centre) > band else band - abs(centre)
     if var_a + var_b == 0:
         return at_least
     p = (1 + confidence) / 2
 
     def settles(n: int) -> bool:  # the half width falls as n grows (df grows, 1/n falls)
-        return t_quantile(p, welch_df(var_a, n, var_b, n)) * MEDIAN_SE * math.sqrt((var_a + var_b) / n) < margin
+        return t_quantile(p, welch_df(var_a, n, var_b, n)) * se_factor * math.sqrt((var_a + var_b) / n) < margin
 
     if settles(at_least):
         return at_least

@@ -85,7 +85,7 @@ class Clipping:
     """Whether clipping the activations' tail beats max |x|, from the paired table (collect.ptq.tables.
     clipping_table) at the notebook's calibration: each other range method against max at the same bits and
     seed (collect.verdict.paired, THRESHOLD_POINTS). `helps_bits`: the highest bits where a method is beyond
-    max (above); there, `method` is the one with the largest median paired difference."""
+    max (above); there, `method` is the one with the largest mean paired difference."""
 
     calibration: int
     notebook_bits: int

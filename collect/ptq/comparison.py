@@ -1,6 +1,6 @@
 """Part B's one way to compare a quantized network with its float network: the seeds' paired
 differences (each seed's variant against the float network trained with the same seed) decide the
-word by collect.verdict.paired at THRESHOLD_POINTS, and the answer leads with their median; the two
+word by collect.verdict.paired at THRESHOLD_POINTS, and the answer leads with their mean; the two
 medians over seeds are said after it, as medians (their difference is not the paired one)."""
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from collect.verdict import Difference, paired
 
 T = f"{THRESHOLD_POINTS:g}"
 RULE_SENTENCE = (f" The words follow a {T}-point threshold on the seeds' paired differences: lower or higher when their "
-                 f"median is past {T} point and their 95% interval excludes 0, not distinguishable when that interval "
+                 f"mean is past {T} point and their 95% interval excludes 0, not distinguishable when that interval "
                  f"lies inside -{T}..+{T}, else not clearly different. The interval, in brackets beside each paired "
-                 "difference in the tables, is a t interval around the median with n - 1 degrees of freedom (2 for 3 "
-                 "seeds) and a median's standard error.")
+                 "difference in the tables, is the paired t interval of their mean (n - 1 degrees of freedom: 2 for "
+                 "3 seeds).")
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def compared(a: Accuracy, why: str = "") -> str:
     if a.verdict.n_b < 2:
         return f"{d:+.2f} points against float (one seed: no spread, so no verdict){why}. {medians}"
     low, high = a.delta_range
-    seeds = (f"(the median of the seeds' paired differences, {low:+.2f} to {high:+.2f} over the {a.verdict.n_b} seeds, "
+    seeds = (f"(the mean of the seeds' paired differences, {low:+.2f} to {high:+.2f} over the {a.verdict.n_b} seeds, "
              f"95% interval {interval(a.verdict.low, a.verdict.high, 1)}, each seed against its own float network)")
     word = says(a.verdict, Words("lower", "higher", "not distinguishable from", "not clearly different from"))
     if word in ("lower", "higher"):

@@ -286,6 +286,7 @@ class Bias(Record):
     # the notebook's "bias not quantized" with the activations quantized too (B.Q4's network), unmeasured here: the
     # scale its float bias would act divided by (fc3's n_w C_{k-1} in W8A8B32, the same seed) and fc3's range r_k there
     w8a8_divided_by: Optional[tuple[float, float]] = None
+    net_float: Optional[Measured] = None  # Net's float accuracy (B.Q2 and B.Q4's baseline), beside NetWithBias's (TA7 14)
 
 
 def bias_answer(tables: Tables) -> Optional[Bias]:
@@ -299,9 +300,21 @@ def bias_answer(tables: Tables) -> Optional[Bias]:
     quantized = _bias_scale(tables, "NetWithBias W8A8B32") if fl else None
     w8a8 = (quantized[1][0], quantized[1][2]) if quantized and quantized[1][2] == quantized[1][2] else None
     cited = tuple(x[0] for x in (scale, quantized if w8a8 else None) if x)
-    return Bias(evidence + cited, (), fl, it, _notes(tables, *(x.verdict for x in (fl, it) if x)),
-                handed_in(tables, PartB.Q5), lower, saturated(fl or it), scale[1][:2] if scale else None, datasets(tables),
-                w8a8)
+    net = _float_row(tables, "Net float") if fl or it else None
+    return Bias(evidence + cited + ((net[0],) if net else ()), (), fl, it,
+                _notes(tables, *(x.verdict for x in (fl, it) if x)), handed_in(tables, PartB.Q5), lower,
+                saturated(fl or it), scale[1][:2] if scale else None, datasets(tables), w8a8, net[1] if net else None)
+
+
+def _float_row(tables: Tables, name: str) -> Optional[tuple[Evidence, Measured]]:
+    """The notebook table's float network `name` of the first setup (as comparison.accuracy reads it): its row and
+    accuracy over seeds."""
+    nb = tables["ptq_notebook"].reset_index(drop=True)
+    rows = nb[(nb.setup == nb.setup.iloc[0]) & (nb.name == name) & nb.accuracy.notna()]
+    if not len(rows):
+        return None
+    r = next(rows.itertuples())
+    return Evidence("ptq_notebook", int(r.Index), name), Measured.of(r, "accuracy")
 
 
 def _bias_scale(tables: Tables, variant: str) -> Optional[tuple[Evidence, tuple[float, int, float]]]:
@@ -314,6 +327,17 @@ def _bias_scale(tables: Tables, variant: str) -> Optional[tuple[Evidence, tuple[
     r = next(rows.itertuples())
     return (Evidence("ptq_scales", int(r.Index), f"{variant} {r.layer}, seed {r.training_seed}"),
             (float(r.bias_scale_min), int(r.training_seed), float(r.activation_range)))
+
+
+def _second_network(a: Bias) -> str:
+    """Whose float accuracy this answer's comparisons are against (TA7 14): NetWithBias, the notebook's second
+    network trained from scratch, not Net, whose float accuracy B.Q2 and B.Q4 quote."""
+    base = (a.float_bias or a.int_bias)
+    if base is None:
+        return ""
+    net = f"; Net, B.Q2 and B.Q4's float network, reaches {pct(a.net_float)}" if a.net_float else ""
+    return (f" The medians over the seeds in float are of NetWithBias, the notebook's second network (fc3 with a bias), "
+            f"trained from scratch beside Net with the same seeds: {pct(base.base_accuracy)}, its own{net}.")
 
 
 def bias_text(a: Bias) -> str:
@@ -340,7 +364,7 @@ def bias_text(a: Bias) -> str:
                      f"+-{sig(r)} by {sig(1 / by, 2)}: in effect dropped too, and the variant measured stands in for it.")
     if a.int_bias:
         text += f" Quantized to int32, the test accuracy is {compared(a.int_bias)}"
-    return text + (RULE_SENTENCE if a.float_bias or a.int_bias else "") + a.notes
+    return text + _second_network(a) + (RULE_SENTENCE if a.float_bias or a.int_bias else "") + a.notes
 
 
 def code_details(record: Quantized | Bias) -> tuple[str, ...]:

@@ -8,19 +8,19 @@ from typing import Optional
 from collect.evidence import listing
 from collect.ptq.checks import Clipping, PercentileIsMax
 from collect.ptq.comparison import interval, pct
-from collect.ptq.grids import NOTEBOOK_ASKS, NOTEBOOK_SEES
+from collect.ptq.grids import LOOP_SEES, NOTEBOOK_ASKS
 
 
 def clipping_text(c: Optional[Clipping]) -> str:
     """Whether clipping the tail would do better, from the paired table beneath (each method against max |x| of
     the same seed, collect.ptq.tables.clipping_table), its threshold named with its value; the figure it quotes
-    is that table's paired median, the two medians over seeds after it, said as medians."""
+    is that table's paired mean, the two medians over seeds after it, said as medians."""
     if c is None:
         return " This study swept no other range at the notebook's calibration: whether clipping the tail helps is unmeasured."
-    seen = f"; the notebook's loop sees {NOTEBOOK_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
+    seen = f"; {LOOP_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
     t = f"{c.threshold:g}"
     swept = (f"the paired table beneath (each range method against max |x| at the same bits and seed, {c.calibration:,} "
-             f"calibration images{seen}; {t}-point threshold: a method is above or below max |x| when the median of its "
+             f"calibration images{seen}; {t}-point threshold: a method is above or below max |x| when the mean of its "
              f"seeds' paired differences is beyond {t} point and their 95% interval excludes 0)")
     at = (f"{listing(c.beyond_at_notebook, 6)} differ from max |x| at {c.notebook_bits} bits" if c.beyond_at_notebook else
           f"at {c.notebook_bits} bits no range method is measurably above or below max |x|")
@@ -30,7 +30,7 @@ def clipping_text(c: Optional[Clipping]) -> str:
     where = (f"clipping the tail helps at {c.helps_bits} bits" if c.helps_bits == c.notebook_bits else
              f"clipping the tail first helps at {c.helps_bits} bits")
     return (f" In {swept}, {at}; {where}, where {c.method} is {c.verdict.delta:.2f} points higher than max |x| (the "
-            f"median of the seeds' paired differences, {low:+.2f} to {high:+.2f} over the {c.verdict.n_b} seeds, 95% "
+            f"mean of the seeds' paired differences, {low:+.2f} to {high:+.2f} over the {c.verdict.n_b} seeds, 95% "
             f"interval {interval(c.verdict.low, c.verdict.high)}). The "
             f"medians over the seeds, not paired (the activation sweep of B.Q4): {pct(c.accuracy)} with {c.method} "
             f"against {pct(c.max_accuracy)} with max |x|.")

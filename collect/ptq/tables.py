@@ -1,10 +1,11 @@
 """The PTQ study's tables as pure functions over its rows (collect.ptq.rows).
 
 Each setup's repeats are its training seeds; a figure over seeds is the median over the ok
-cells, with min and max (the spread), and `repeats` = the seeds it has, `runs` = the setup's
-cells of any status. A delta is taken within one seed (a variant against the float network of
-the same training), then summarised over seeds. The per-layer tables (scales, statistics) show
-one seed: the lowest ok training seed of each setup.
+cells, a paired delta their mean (its paired t interval's centre), each with min and max (the
+spread), and `repeats` = the seeds it has, `runs` = the setup's cells of any status. A delta is
+taken within one seed (a variant against the float network of the same training), then
+summarised over seeds. The per-layer tables (scales, statistics) show one seed: the lowest ok
+training seed of each setup.
 """
 from __future__ import annotations
 
@@ -21,24 +22,25 @@ from jobs.ptq.choices import GRANULARITIES, RANGE_METHODS
 POINTS = 100.0  # an accuracy difference in 0..1 units, in percentage points
 RANGED = ("accuracy", "delta")
 THRESHOLD_POINTS = 1.0  # the paired verdicts' practical threshold on an accuracy difference, in points
-RULE = (f"{THRESHOLD_POINTS:g}-point threshold (collect.verdict, paired by seed): higher or lower when the median of the "
+RULE = (f"{THRESHOLD_POINTS:g}-point threshold (collect.verdict, paired by seed): higher or lower when the mean of the "
         f"seeds' paired differences is beyond {THRESHOLD_POINTS:g} point and their 95% interval excludes 0; within "
         f"{THRESHOLD_POINTS:g} point when that interval lies inside -{THRESHOLD_POINTS:g}..+{THRESHOLD_POINTS:g}; "
         "else unsettled")
-INTERVAL = ("[low, high] = the 95% interval of the median paired difference that the word is read from (collect.verdict."
-            "paired): median -+ q se, q the t quantile at 97.5% with n - 1 degrees of freedom (2 for 3 seeds: 4.30), "
-            "se = sqrt(pi/2) x the paired differences' standard deviation / sqrt(n) (a median's standard error)")
+INTERVAL = ("[low, high] = the 95% interval of the mean paired difference that the word is read from, a paired t "
+            "interval (collect.verdict.paired): mean -+ q s / sqrt(n), s the paired differences' standard deviation, q the t "
+            "quantile at 97.5% with n - 1 degrees of freedom (2 for 3 seeds: 4.30)")
 CHECKS_ONLY = "other variants with quantized activations (inputs checked only)"
 METHOD_TEXT = {"max": "max", "3sigma": "3 sigma", "mse": "MSE-optimal"}
 
 
 def over_seeds(variants: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Per group of `keys`: accuracy, delta = the median over its ok seeds, with <v>_min, <v>_max
+    """Per group of `keys`: accuracy = the median over its ok seeds, delta = their mean (the paired t interval's
+    centre: collect.verdict.paired), each with <v>_min, <v>_max
     (and accuracy_values, delta_values: each seed's, for collect.verdict; not in the CSV);
     loss = median; repeats = seeds; order = the first position among the cell's variants.
-    Example: accuracies 0.50, 0.54, 0.52 -> 0.52 (0.50-0.54), repeats 3."""
+    Example: accuracies 0.50, 0.54, 0.52 -> 0.52 (0.50-0.54), repeats 3; deltas 0.01, 0.01, 0.04 -> 0.02."""
     groups = variants.groupby(keys, sort=False, dropna=False)
-    stats = [groups[list(RANGED) + ["loss"]].median(), groups[list(RANGED)].min().add_suffix("_min"),
+    stats = [groups[["accuracy", "loss"]].median(), groups["delta"].mean(), groups[list(RANGED)].min().add_suffix("_min"),
              groups[list(RANGED)].max().add_suffix("_max"),
              groups[["accuracy", "delta"]].agg(lambda column: tuple(column.dropna())).add_suffix("_values"),
              groups.training_seed.nunique().rename("repeats"),
@@ -58,7 +60,7 @@ def notebook_table(rows: PTQRows) -> pd.DataFrame:
     """The notebook's six variants (Net float, W8, W8A8; NetWithBias float, W8 with the bias
     float, W8A8B32) per setup, in the notebook's order:
         accuracy = median over seeds s of acc_s (min-max);
-        delta = median over s of (acc_s(variant) - acc_s(its model's float network)), in 0..1 units, with its
+        delta = mean over s of (acc_s(variant) - acc_s(its model's float network)), in 0..1 units, with its
         interval delta_low..delta_high (with_interval);
         repeats = the seeds with the variant; runs, ok = the setup's cells, and those ok."""
     notebook = rows.variants[rows.variants.role == "notebook"]
@@ -154,12 +156,12 @@ def sweep_table(rows: PTQRows) -> pd.DataFrame:
 
 def clipping_table(rows: PTQRows) -> pd.DataFrame:
     """Each range method of the activation sweep against max |x| at the same calibration and bits, paired
-    by seed: delta = median over seeds s of (acc_s(method) - acc_s(max)), in 0..1 units, with delta_min,
+    by seed: delta = mean over seeds s of (acc_s(method) - acc_s(max)), in 0..1 units, with delta_min,
     delta_max and each seed's (delta_values, for collect.verdict); repeats = the seeds paired; outcome, direction and
     the interval delta_low..delta_high (INTERVAL; NaN for one seed) = collect.verdict.paired over those differences
     in points (THRESHOLD_POINTS). The float
     network cancels: this is the difference of the two methods' deltas of the same seed.
-    Example: seeds 0, 1, 2 with MSE at 0.66, 0.60, 0.65 and max at 0.63, 0.58, 0.63 -> +0.02 (+0.02 to +0.03)."""
+    Example: seeds 0, 1, 2 with MSE at 0.66, 0.60, 0.65 and max at 0.63, 0.58, 0.63 -> +0.0233 (+0.02 to +0.03)."""
     columns = ["setup", "choice", "activation_method", "percentile", "calibration_images", "bits", "delta",
                "delta_min", "delta_max", "delta_low", "delta_high", "delta_values", "repeats", "outcome", "direction"]
     v = rows.variants
@@ -177,7 +179,7 @@ def clipping_table(rows: PTQRows) -> pd.DataFrame:
         verdict = paired([POINTS * x for x in values], THRESHOLD_POINTS)
         out.append(dict(setup=setup, choice=f"{method_text(str(method), percentile)}, {int(calibration)} images",
                         activation_method=method, percentile=percentile, calibration_images=int(calibration),
-                        bits=int(bits), delta=statistics.median(values), delta_min=min(values), delta_max=max(values),
+                        bits=int(bits), delta=statistics.fmean(values), delta_min=min(values), delta_max=max(values),
                         delta_low=verdict.low / POINTS, delta_high=verdict.high / POINTS, delta_values=values,
                         repeats=len(values), outcome=verdict.outcome, direction=verdict.direction))
     table = pd.DataFrame(out, columns=columns)

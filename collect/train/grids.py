@@ -110,8 +110,19 @@ def seeding_text(table: pd.DataFrame) -> str:
 
 
 def repeats_cell(row) -> str:
-    """The ok repeats, "3 (one seed)" where they are not independent runs."""
-    return f"{row.repeats} (one seed)" if row.seeding == SHARED else str(row.repeats)
+    """The ok repeats, "3 (one seed)" where they are not independent runs; "1 (+1 failed)" where runs of the
+    configuration ended with no answer (ENDED_NOTE, TA7 15)."""
+    ended = f" (+{row.ended} failed)" if getattr(row, "ended", 0) else ""
+    return (f"{row.repeats} (one seed)" if row.seeding == SHARED else str(row.repeats)) + ended
+
+
+ENDED_NOTE = ("+N failed beside the repeats: runs of the configuration that ended with no answer (failed, timed out "
+              "or cancelled), named at the top of the hand-in")
+
+
+def ended_note(table: pd.DataFrame) -> list[str]:
+    """ENDED_NOTE where a row of `table` is so marked."""
+    return [ENDED_NOTE] if "ended" in table and (table.ended > 0).any() else []
 
 
 def caption(table: pd.DataFrame, units: str, timed: str) -> str:
@@ -147,7 +158,8 @@ def q1_grid(q1: pd.DataFrame, protocol) -> Grid:
                  "events): the epoch with its data ready, the Q1 figure; data wait = time the loop was blocked on "
                  "the loader (the GPU may still be busy then, so train time + data wait can exceed the epoch)",
                  "train images/s = images per epoch / train time", STEP_FORMULA, GPU_FORMULA,
-                 "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"], *beside_note(q1)],
+                 "the sweep stops at the first batch that does not fit (OOM)", f.FORMULAS["spread"], *beside_note(q1),
+                 *ended_note(q1)],
                 "" if rows else "No 1-GPU timing runs in this study.")
 
 
@@ -420,7 +432,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
                 "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
                 "accuracy shows the decimals they resolve: 100 images, whole points); \"of N planned\": the cell asked "
                 "N (test_images) and its data set holds fewer",
-                f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"], *one_process_note(table)]
+                f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"], *one_process_note(table), *ended_note(table)]
     formulas += [DDP_FORMULA] * traffic
     formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
                  "share of its layer's mean variance, after training (a DDP run's; 0: the ranks agree)"] * spread

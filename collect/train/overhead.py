@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from collect.render import Grid, percent, seconds, status_text
-from collect.train.grids import SHOWN, caption, repeats_cell, row_name, varying
+from collect.train.grids import SHOWN, caption, ended_note, repeats_cell, row_name, varying
 from collect.train.labels import cpu_only
 from collect.train.tables import ENGINE_ORDER, median_repeats
 
@@ -84,7 +84,7 @@ def overhead_grid(table: pd.DataFrame) -> Grid:
     empty = "" if total.runs else "No run recorded its phases (results written before they were)."
     grid = Grid("overhead", "Where the jobs' time went: epochs and everything else",
                 caption(configs, "seconds per run (the total row: summed)" + ("" if cpu else ", GPU-hours"),
-                        "every phase of the job"), header, rows, FORMULAS, empty)
+                        "every phase of the job"), header, rows, FORMULAS + ended_note(configs), empty)
     return _without_gpu_hours(grid) if cpu else grid
 
 

@@ -15,7 +15,7 @@ from collect.render import Grid, number, percent, seconds, status_text
 from collect.render import accuracy as accuracy_text
 from collect.repeats import ranged
 import collect.train.formulas as f
-from collect.train.grids import caption, repeats_cell, setup_name
+from collect.train.grids import caption, ended_note, repeats_cell, setup_name
 from collect.train.tables import CONFIG
 from collect.view import DEFAULT_VIEW, View, shown
 from results_format.errors import UserError
@@ -119,7 +119,8 @@ def sweep_grid(table: pd.DataFrame, fields: list[str], setups: bool, metric: Met
              f"({', '.join(METRICS)}), `--top N` shows N rows.")
     where = "" if setups or table.empty else f" on {setup_text(next(table.itertuples(index=False)))}"
     return Grid("sweep", f"Sweep{where}: {', '.join(fields)}, by {metric.words}", text, header, rows,
-                [FORMULA, "test accuracy, time to train: as in the test-accuracy table", f.FORMULAS["spread"]],
+                [FORMULA, "test accuracy, time to train: as in the test-accuracy table", f.FORMULAS["spread"],
+                 *ended_note(table)],
                 "" if rows else "No configuration of the sweep has a result yet.",
                 text_columns=tuple(range(1 + len(fields) if setups else len(fields))))
 

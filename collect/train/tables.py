@@ -15,7 +15,7 @@ from pandas.api.typing import DataFrameGroupBy
 import collect.train.formulas as f
 from collect.packing import ran_beside
 from collect.train.frame import CELL_COLUMNS
-from collect.render import NO_BASELINE, STATUS_RANK
+from collect.render import ENDED, NO_BASELINE, STATUS_RANK
 
 CPU = "cpu"  # the gpu_model a CPU run records (jobs.runtime.environment)
 
@@ -35,7 +35,7 @@ Q4_BASELINE_BATCH = 128
 SCALING_VALUES = ["timed_epoch_s", "timed_train_s", "timed_data_wait_s", "timed_h2d_s", "timed_compute_s",
                   "timed_comm_exposed_s", "comm_grad_bytes", "comm_busbw_gbps", "peak_mem_gib"]
 TABLE_EXTRA = ["status", "repeats", "seeding", "runs", "gpu_model", "error", "gpus", "global_batch", "hosts_seen",
-               "beside"]
+               "beside", "ended"]
 INDEPENDENT, SHARED = "independent", "shared"  # how a configuration's ok repeats were seeded (repeat_seeding)
 GPU_VALUES = ["peak_mem_gib", "gpu_util_median_pct", "gpu_util_pct", "gpu_mem_used_max_gib"]  # NaN: no GPU sampled
 
@@ -81,7 +81,8 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     skipped > not submitted); repeats = ok runs, runs = all cells; seeding = how the ok repeats
     were seeded (repeat_seeding); hosts_seen = the most distinct hosts an ok repeat ran on (0: not
     recorded), so that a setup of N nodes that ran on one machine is named for it (grids.setup_name);
-    beside = the ok repeats that ran beside other cells (the grids mark them: grids.BESIDE).
+    beside = the ok repeats that ran beside other cells (the grids mark them: grids.BESIDE);
+    ended = its cells that ended with no answer (collect.render.ENDED: the grids mark them beside the repeats).
     Each value in `ranged` also gets its spread over the ok
     repeats: `<value>_min` and `<value>_max`, and the values themselves, `<value>_values` (a tuple,
     for collect.verdict; not written to the CSV files: collect.report.KEPT_OUT); with them the ok
@@ -97,13 +98,14 @@ def median_repeats(cells: pd.DataFrame, values: list[str], ranged: tuple[str, ..
     stats = [ok[values].median(), ok[list(ranged)].min().add_suffix("_min"), ok[list(ranged)].max().add_suffix("_max"),
              *([repeat_values(ok, ranged)] if ranged else []),
              ok.size().rename("repeats"), repeat_seeding(cells[cells.status == "ok"]), _hosts_seen(cells),
-             _beside(cells)]
+             _beside(cells), cells[cells.status.isin(ENDED)].groupby(CONFIG, dropna=False).size().rename("ended")]
     table = best.merge(pd.concat(stats, axis=1).reset_index(), on=CONFIG, how="left")
     table = table.merge(cells.groupby(CONFIG, dropna=False).size().rename("runs").reset_index(), on=CONFIG)
     table["repeats"] = table.repeats.fillna(0).astype(int)
     table["seeding"] = table.seeding.fillna("")
     table["hosts_seen"] = table.hosts_seen.fillna(0).astype(int)
     table["beside"] = table.beside.fillna(0).astype(int)
+    table["ended"] = table.ended.fillna(0).astype(int)
     return table[columns]
 
 

@@ -107,7 +107,7 @@ def test_q4_one_run_each_the_unanswered_case_and_the_baseline_said(run8):
     and the answer fell back to 2048 without saying the case is unanswered; Lab 2's CIFAR-10 baseline is not
     comparable with synthetic data."""
     q41, q42 = run8[0]["A.Q4.1"].text, run8[0]["A.Q4.2"].text
-    assert "Lab 2's CIFAR-10 baseline cannot be compared: this study's data is synthetic" in q41
+    assert "The baseline asked, Lab 2's batch 128 on 1 GPU on CIFAR-10, is not in this set (its data is synthetic)" in q41
     assert "linear scaling reaches 13.12%, against 36.42% without it (one run each), and diverged" in q42
     assert "The question's case with warmup is unanswered: its run is missing." in q42  # TA2 17
     assert "`" not in q42 and "submit" not in q42

@@ -206,7 +206,7 @@ def test_q5_evidence_names_a_table_the_study_writes(tmp_path):
 
 def test_part_b_q5_points_are_the_tables_paired_delta(tmp_path):
     """Three seeds, NetWithBias float against W8 float-bias: (0.50, 0.40), (0.60, 0.59), (0.40, 0.39). The
-    medians differ by 10 points; the table's paired delta (median of -10, -1, -1) is -1.00."""
+    medians differ by 10 points; the table's paired delta (the mean of -10, -1, -1: TA7 12) is -4.00."""
     from tests.collect.dirs import write_ptq
     from tests.factories import ptq_cell, ptq_result
 
@@ -214,7 +214,7 @@ def test_part_b_q5_points_are_the_tables_paired_delta(tmp_path):
     results = [ptq_result(ptq_cell(i), (0.5, 0.5, 0.5, f, b, f)) for i, (f, b) in enumerate(pairs)]
     text = _answers(write_ptq(tmp_path, results, planned=()))["B.Q5"].text
     head = text.split("Quantized to int32")[0]
-    assert "-1.00 points against float (the median of the seeds' paired differences, -10.00 to -1.00 over the 3 " \
+    assert "-4.00 points against float (the mean of the seeds' paired differences, -10.00 to -1.00 over the 3 " \
            "seeds" in head, text
     assert "medians differ" not in text  # TA3 24: one comparison, one number (the medians' -10.00 is another)
 

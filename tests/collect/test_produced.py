@@ -204,3 +204,79 @@ def test_a_second_collect_rewrites_no_file_whose_bytes_are_the_same(tmp_path):
     write_report(collect(results))
     assert all(p.stat().st_ino == before[p] for p in cells[1:])  # the same file, not a replacement
     assert cells[0].stat().st_ino != stale and cells[0].read_text() != "{}"
+
+
+def test_a_cell_that_ended_with_no_answer_is_named_in_the_header_and_its_command_marked(tmp_path):
+    """TA7 15: "(35 ok, 1 OOM, 1 failed)" named no failed cell (its job had ended and left no result file, so its
+    command was not marked either): the header names each such cell by its file under cells/ and why, and its
+    command says its status."""
+    from tests.factories import cell
+
+    results = write_mixed(tmp_path / "r")
+    ended = cell("ddp", 128, 4)  # planned, not submitted: its job ends with no result file
+    with open(results / "registry.jsonl", "a") as f:
+        f.write(json.dumps({"cell_id": ended.cell_id, "executor": "local", "job_id": "17", "array": "a",
+                            "submitted_at": "2026-01-01T00:00:00+00:00"}) + "\n")
+    charge = {"cell_id": ended.cell_id, "job_id": "17", "gpus": 4, "elapsed_s": 360.0, "source": "limit",
+              "state": "ENDED", "live": False, "gpu_hours": 0.4}
+    (results / "spent.json").write_text(json.dumps({"charges": [charge], "measured_at": ""}))
+    write_report(collect(results))
+    script = (results / "cells" / "run_all.sh").read_text()
+    failed = [line for line in script.splitlines() if line.endswith("  # failed")]
+    assert len(failed) == 2 and any("ddp-4g-b128" in line for line in failed), failed  # and the NCCL error's cell
+    assert "  # timeout" in script
+    for name in ("answers.md", "report.md", "report.html"):
+        head = html.unescape((results / name).read_text()).split("Contents" if name != "answers.md" else "## ", 1)[0]
+        assert "Ended with no answer: " in head, name
+        assert "cells/ddp-4g-b128-e2.json (failed: its job ended and wrote no result file)" in head, name
+        assert "(failed: RuntimeError: NCCL error)" in head and "(timeout: " in head, name
+
+
+def test_the_printed_commands_take_the_data_dir_from_the_reader_not_the_machine_that_ran_them(tmp_path):
+    """TA7 15: DATA=/work/steering/.devrun/proj/data, a path on the machine that ran the set, was set in the printed
+    commands: $DATA is now the reader's to set (the command stops, saying so, where it is not), and the plan's dir
+    is named in a comment on that one line, however it is spelled."""
+    import subprocess
+
+    results = write_mixed(tmp_path / "r")
+    plan = json.loads((results / "plan.json").read_text())
+    plan["data_dir"] = "/their/data\nrm -rf ~"
+    (results / "plan.json").write_text(json.dumps(plan))
+    collect(results)
+    script = (results / "cells" / "run_all.sh").read_text()
+    line = next(x for x in script.splitlines() if "DATA=" in x)
+    assert line.startswith('DATA="${DATA:?') and '"/their/data\\nrm -rf ~"' in line and "\nrm" not in script
+    ran = subprocess.run(["sh", "-c", line + '\necho "$DATA"'], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode != 0 and "set DATA to your data dir" in ran.stderr
+    ran = subprocess.run(["sh", "-c", line + '\necho "$DATA"'], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "DATA": "/mine"})
+    assert ran.stdout == "/mine\n"
+    del plan["data_dir"]  # a plan written before it named one: nothing asks for $DATA
+    (results / "plan.json").write_text(json.dumps(plan))
+    collect(results)
+    script = (results / "cells" / "run_all.sh").read_text()
+    assert "DATA" not in script and "# the plan names no data dir" in script
+
+
+def test_tables_md_marks_the_row_whose_run_ended_with_no_answer(tmp_path):
+    """TA7 15: tables.md had no "failed" mark for the row of the failed cell (1 GPU, batch 128: "repeats 1", its
+    second run gone unsaid): the row's repeats say "+1 failed", and a footnote says what that is."""
+    from tests.collect.dirs import MISSING, PENDING, mixed_results
+    from tests.factories import cell, write_results
+
+    lost = cell("single", 128, repeat=3)  # beside the three ok repeats of 1 GPU, batch 128
+    results = write_results(tmp_path / "r", mixed_results(), planned=PENDING + MISSING + (lost,), submitted=PENDING,
+                            study="mixed")
+    with open(results / "registry.jsonl", "a") as f:
+        f.write(json.dumps({"cell_id": lost.cell_id, "executor": "local", "job_id": "17", "array": "a",
+                            "submitted_at": "2026-01-01T00:00:00+00:00"}) + "\n")
+    charge = {"cell_id": lost.cell_id, "job_id": "17", "gpus": 1, "elapsed_s": 360.0, "source": "limit",
+              "state": "ENDED", "live": False, "gpu_hours": 0.1}
+    (results / "spent.json").write_text(json.dumps({"charges": [charge], "measured_at": ""}))
+    collect(results)
+    q1 = (results / "tables.md").read_text().split("### ")[1]
+    row = next(line for line in q1.splitlines() if line.startswith("| 128 |"))
+    assert row.endswith("| 3 (+1 failed) |"), row
+    assert "+N failed beside the repeats: runs of the configuration that ended with no answer" in q1
+    assert not any(line.startswith("| 32 |") and "failed" in line for line in q1.splitlines())

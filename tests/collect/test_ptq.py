@@ -54,12 +54,13 @@ def test_the_notebook_table_has_the_six_steps_with_medians_and_deltas_over_three
     assert row(g, "Net float") == ["Net float", "nothing (float)", "52.00% (50.00%-54.00%) *", "baseline", "0.980",
                                    "3 of 5"]
     assert row(g, "Net W8") == ["Net W8", "weights 8-bit; activations float", "52.00% (51.00%-53.00%)",
-                                "+0.00 (-1.00 to +1.00) [-3.11, +3.11]", "0.980", "3 of 5"]
+                                "+0.00 (-1.00 to +1.00) [-2.48, +2.48]", "0.980", "3 of 5"]
     assert row(g, "Net W8A8")[1:4] == ["weights 8-bit; input and activations 8-bit", "52.00% (49.00%-52.00%) *",
-                                       "-1.00 (-2.00 to +0.00) [-4.11, +2.11]"]
-    # the bias left float: 0.50 - 0.55, 0.47 - 0.52, 0.50 - 0.56 -> -5 (-6 to -5) points
+                                       "-1.00 (-2.00 to +0.00) [-3.48, +1.48]"]
+    # the bias left float: 0.50 - 0.55, 0.47 - 0.52, 0.50 - 0.56 -> mean -5.33 (-6 to -5) points (TA7 12: the
+    # paired t interval of the mean, -5.33 -+ 4.3027 x 0.57735 / sqrt 3)
     assert row(g, "NetWithBias W8 float-bias")[1:4:2] == ["weights 8-bit; activations float; bias float",
-                                                         "-5.00 (-6.00 to -5.00) [-6.80, -3.20]"]
+                                                         "-5.33 (-6.00 to -5.00) [-6.77, -3.90]"]
     assert "Seeds: 3 of 5 cells ok (1 failed, 1 not submitted)" in g.caption
 
 

@@ -115,11 +115,23 @@ def test_a_difference_within_a_narrow_interval_is_equivalent_and_a_wide_one_inco
 
 
 def test_paired_deltas_are_judged_against_no_change_by_their_own_spread():
-    # deltas -0.05, -0.06, -0.07 against zeros: s^2 = 0.0001 and 0, se = 1.2533 sqrt(0.0001 / 3) = 0.0072361,
-    # df = (e)^2 / (e^2 / 2) = 2, q 4.3027, half 0.031135: -0.0911 .. -0.0289, beyond -1 point
+    # deltas -0.05, -0.06, -0.07: mean -0.06, s = 0.01, se = 0.01 / sqrt 3 = 0.0057735, q(0.975, 2) 4.3027, half
+    # 0.024841: -0.0848 .. -0.0352, beyond -1 point
     v = paired([-0.05, -0.06, -0.07], threshold=0.01)
     assert v.outcome == "beyond" and v.direction == -1 and v.delta == pytest.approx(-0.06)
-    assert (v.low, v.high) == (pytest.approx(-0.091135, abs=1e-5), pytest.approx(-0.028865, abs=1e-5))
+    assert (v.low, v.high) == (pytest.approx(-0.084841, abs=1e-5), pytest.approx(-0.035159, abs=1e-5))
+
+
+def test_paired_deltas_of_three_seeds_get_the_t_interval_of_their_mean_not_a_medians():
+    """TA7 12: at n = 3 the interval was a t interval around the median with a median's large-n standard error
+    (sqrt(pi/2) s / sqrt n): B.Q3's +3.54 [+1.15, +5.93]. The paired t interval on the mean, worked by hand: deltas
+    2.24, 3.54, 3.60: mean 3.1267, s 0.76846, q(0.975, 2) 4.3027 x 0.44367 = 1.9090: 1.2177 .. 5.0356."""
+    v = paired([2.24, 3.54, 3.60], threshold=1.0)
+    assert v.delta == pytest.approx(3.126667, abs=1e-5)
+    assert (v.low, v.high) == (pytest.approx(1.217702, abs=1e-5), pytest.approx(5.035631, abs=1e-5))
+    assert v.outcome == "beyond" and v.direction == 1
+    unsettled = paired([-0.5, 0.4, 1.5], threshold=1.0)  # mean 0.4667, interval -2.03 .. 2.96
+    assert unsettled.outcome == "inconclusive" and unsettled.repeats_needed and unsettled.repeats_needed > 3
 
 
 def test_a_drop_of_exactly_the_threshold_is_within_it_despite_rounding():

@@ -22,7 +22,8 @@ def test_a_printed_command_runs_as_printed(in_tmp, capsys):
     printed = made.cell_commands
     first = next(i for i, line in enumerate(printed) if line.startswith("python -m jobs"))
     assert printed[first - 1].startswith("DATA=")  # the data dir, named once, for the reader to substitute
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # the reader sets $DATA (TA7 15: the plan's dir is the machine's that ran the set)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"DATA": made.data_dir or "data"}
     ran = subprocess.run(["sh", "-ec", "\n".join(printed[:first + 1])], cwd=results, env=env, capture_output=True,
                          text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr[-2000:]
