@@ -19,7 +19,7 @@ from collect.train.answers_strong import (CUTOFF, LOADER_BOUND, StrongClaim, Str
                                           strong_evidence, strong_points, strong_text)
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS
-from collect.verdict import Verdict, verdict
+from collect.verdict import SINGLE_RUN_NOISE, Verdict, leaning, verdict
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,19 @@ class Q2Answer(Record):
         apart = len(unbound_speedups(self.speedups)) < len(self.speedups)
         return max((s for s in self.speedups if s.speedup > top and s.loader_bound and apart),
                    key=lambda s: s.speedup, default=None)
+
+    @property
+    def slower(self) -> tuple[Speedup, ...]:
+        """The runs slower than 1 GPU: by the verdict over repeats, or a single run a side past SINGLE_RUN_NOISE."""
+        return tuple(s for s in self.speedups if decided(s.verdict) > 0
+                     and (not s.verdict.one_run or leaning(s.verdict, SINGLE_RUN_NOISE) > 0))
+
+    @property
+    def near_one(self) -> tuple[Speedup, ...]:
+        """Single runs a side slower than 1 GPU by the verdict's threshold but within SINGLE_RUN_NOISE: what single
+        runs of one setting can differ by, so slower or not they cannot tell (TA7 9's class: a threshold verdict
+        on single runs near it)."""
+        return tuple(s for s in self.speedups if decided(s.verdict) > 0 and s not in self.slower)
 
     @property
     def unranked(self) -> bool:
@@ -276,10 +289,9 @@ def q2_text(a: Q2Answer) -> str:
         text += "." + _upper(a)
     else:
         text += "; no multi-GPU run has a speedup yet."
-    slower = [s for s in a.speedups if decided(s.verdict) > 0]
-    if slower:
-        text += _slower(slower)
-        if any(s.engine == "dp" for s in slower) and not a.cpu:  # on a CPU DataParallel wraps nothing
+    if a.slower or a.near_one:
+        text += _slower(a.slower, a.near_one)
+        if any(s.engine == "dp" for s in a.slower + a.near_one) and not a.cpu:  # on a CPU DataParallel wraps nothing
             text += DP_SLOWER
     if a.one_process:
         text += (f" On a CPU DataParallel runs one process on the global batch, not {_workers(a.one_process)} workers,"
@@ -315,13 +327,18 @@ def _upper(a: Q2Answer) -> str:
             f"the {PACKED}, so a T1 slowed by its neighbours may overstate it.")
 
 
-def _slower(slower: list[Speedup]) -> str:
+def _slower(slower: Sequence[Speedup], near: Sequence[Speedup]) -> str:
     """The runs slower than 1 GPU: by the verdict over repeats, and apart those that are a single run on a side
-    (no verdict: what the single runs did, TA4 14)."""
+    (no verdict: what the single runs did, TA4 14); the single runs within SINGLE_RUN_NOISE of 1 GPU's time said
+    as such, with their speedups (Q2Answer.near_one)."""
     over, single = [s for s in slower if not s.verdict.one_run], [s for s in slower if s.verdict.one_run]
     parts = [f"slower than 1 GPU: {at_batches((s.setup, s.batch) for s in over)}"] if over else []
     if single:
         parts.append(f"slower than 1 GPU in the single run of each: {at_batches((s.setup, s.batch) for s in single)}")
+    if near:
+        named = listing([f"{s.setup} at batch {s.batch} ({s.speedup:.2f}x)" for s in near])
+        parts.append(f"within {SINGLE_RUN_NOISE:.0%} of 1 GPU's time, what single runs of one setting can differ by, "
+                     f"so slower or not the single runs cannot tell: {named}")
     said = "; ".join(parts)
     return f" {said[0].upper()}{said[1:]}."
 

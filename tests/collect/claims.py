@@ -634,6 +634,11 @@ def ta4_claims(a: Any, tables: Tables) -> list[str]:
         out += [f"{s.setup} at {s.batch}: slower than 1 GPU from one run a side" for s in r.speedups
                 if m and s.verdict.one_run and decided(s.verdict) > 0
                 and re.search(rf"{re.escape(s.setup)} at batch [^;]*\b{s.batch}\b", m.group(1))]
+        m = re.search(r"[Ss]lower than 1 GPU in the single run of each: (.*?)(?:; within|\. )", a.text)
+        out += [f"{s.setup} at {s.batch}: slower than 1 GPU from single runs {s.speedup:.2f}x, within "
+                f"{SINGLE_RUN_NOISE:.0%}" for s in r.speedups
+                if m and s.verdict.one_run and leaning(s.verdict, SINGLE_RUN_NOISE) <= 0
+                and re.search(rf"{re.escape(s.setup)} at batch [^;]*\b{s.batch}\b", m.group(1))]
         clean = [s for s in r.speedups if not s.loader_bound]
         bound = [s for s in r.speedups if s.loader_bound]
         top = max(bound, key=lambda s: s.speedup, default=None)
