@@ -87,10 +87,10 @@ def _as_shown(text: str, value: float) -> bool:
 
 def range_one_column(a: Any, tables: Tables) -> list[str]:
     """Q3.2's two ends and its shares come from one column, and the words fit the shares cited."""
-    if a.id != "A.Q3.2" or not a.record.utilizations:
+    if a.id != "A.Q3.2" or not a.record.ranged:  # no range: range_stands
         return []
     r, out = a.record, []
-    ranged = list(r.ranged)  # the basis column less the overstated rates (TA3 10)
+    ranged = list(r.ranged)  # the basis column less the rates it disowns (TA3 10, TA7 4)
     shown = re.findall(r"([\d,.]+) GB/s \(", a.text.split(" Left out of that range")[0])  # TA3 10: apart, not ends
     ends = {min(ranged, key=lambda u: u.gbps).gbps, max(ranged, key=lambda u: u.gbps).gbps}
     if not shown or not all(any(_as_shown(x, v) for v in ends) for x in shown) or len(shown) < min(len(ends), 2):
@@ -402,11 +402,36 @@ def bound_shown(a: Any, tables: Tables) -> list[str]:
     out += [f"{x}% of the busbw" for x in re.findall(r"([\d.]+)%(?:-[\d.]+%)?(?: \([^)]*\))? of the busbw", a.text)
             if float(x) > 100]
     out += [f"{x}% of the busbw" for x in re.findall(r"-([\d.]+)%(?: \([^)]*\))? of the busbw", a.text) if float(x) > 100]
-    # TA3 10: the range's ends are rates the estimate can carry, the overstated ones listed apart
-    ends = re.findall(r"(?:from|to) ([\d.,]+) GB/s \(([^)]*), batch (\d+)", a.text)
-    usable = any(not u.overstates for u in a.record.ranged)  # else every rate overstates, and the text says so
-    out += [f"range end {x} GB/s ({setup}, batch {b}) overstates" for x, setup, b in ends
-            for u in a.record.ranged if u.setup == setup and str(u.batch) == b and u.overstates and usable]
+    return out
+
+
+def range_stands(a: Any, tables: Tables) -> list[str]:
+    """Class 2 (TA3 10, TA4 9, TA7 4): Q3.2's headline range, its DataParallel and DDP sub-ranges and its busbw shares
+    hold no rate the answer disowns (one that may overstate, where T1/N breaks, or over twice its run's measured
+    all-reduce), each judged from the rate's own figures; where every rate is disowned, no range at all."""
+    from collect.render import gbps
+    from collect.train.grids import busbw_share_text
+
+    if a.id != "A.Q3.2":
+        return []
+    r, out = a.record, []
+    column = [u for u in r.utilizations if u.basis == r.basis]
+    off = [u for u in column if u.overstates or u.unlinked or u.name in {b.name for b in r.broken}]
+    kept = [u for u in column if u not in off]
+    head = next((x for x in re.split(r"\.(?= [A-Z])", a.text) if "Table 3 on" in x), "")
+    out += [f"range end {gbps(u.gbps)} GB/s ({u.name}) is disowned" for u in off
+            if f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}" in head]
+    for engine, name in (("dp", "DataParallel"), ("ddp", "DDP")):
+        m = re.search(rf"\b{name} ([\d.]+)(?:-([\d.]+))? GB/s", head)
+        ours = {gbps(u.gbps) for u in kept if u.engine == engine}
+        out += [f"{name} sub-range end {x} GB/s of no rate the answer stands behind" for x in (m.groups() if m else ())
+                if x and x not in ours]
+    span = re.search(r"That is ([\d.]+%)(?:-([\d.]+%))?", a.text)
+    shares = {busbw_share_text(u.share) for u in kept if u.share == u.share}
+    out += [f"busbw share {x} of no rate the answer stands behind" for x in (span.groups() if span else ())
+            if x and x not in shares]
+    if column and not kept and ("no range is given" not in head or " GB/s (" in head):
+        out.append("every rate disowned, yet a range")
     return out
 
 
@@ -552,9 +577,9 @@ def _free_twin(s: Any, splits: Any, free: Any) -> bool:
 
 def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
     """Class 8 (the fourth and fifth TA's Q3.1, Q3.2): every DDP estimate the headline quotes carries the run's own
-    all-reduce measured with its share of TN, whatever their ratio (TA4 2, 3; TA5 3); Q3.2's range leaves out the rates where T1/N breaks, unless every
-    one is, and a top rate on an unsettled TN - T1/N says it is not firm (9); the busbw and its shares are Table
-    3's printed figures (10, 23)."""
+    all-reduce measured with its share of TN, whatever their ratio (TA4 2, 3; TA5 3); Q3.2's top rate on an unsettled
+    TN - T1/N says it is not firm (9; its range's rates: range_stands); the busbw and its shares are Table 3's printed
+    figures (10, 23)."""
     from collect.render import gbps
     from collect.train.grids import busbw_share_text, busbw_text
 
@@ -570,8 +595,6 @@ def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
         return out
     for u in (u for u in r.utilizations if u.basis == r.basis):
         said = f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}"
-        if u in r.broken and not r.every_broken and re.search(rf"(?:from|to) {re.escape(said)}", a.text):
-            out.append(f"range end {said}) where T1/N breaks")
         top = re.search(rf" to {re.escape(said)}([^)]*)\)", a.text)
         if top and not u.settled and "not firm" not in top.group(1):
             out.append(f"top rate {said}) on an unsettled TN - T1/N, not said")
@@ -659,5 +682,5 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
     return out
 
 
-ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
+ISSUE_44 = (one_run_claims, bound_shown, range_stands, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
             ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason)
