@@ -15,8 +15,8 @@ from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict, leaning
 
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
-OVERHEAD = 10  # an all-reduce measured over this multiple of the time its bytes take at the job's busbw is mostly not
-# link time: DDP's per-step work on the host (its hooks, bucketing, the launch) is in it
+OVERHEAD = 10  # an all-reduce measured over this multiple of the time its bytes take at the job's busbw holds more than
+# the transfer: DDP's per-step host work, the ranks' skew, one step's noise (not measured apart)
 EXPLAINS = 0.5  # a measured time explains the estimate TN - T1/N when it is at least this share of it
 
 
@@ -49,6 +49,7 @@ class Split:
     tn_s: float = float("nan")  # TN: the N-GPU run's train time (Table 2's median)
     measured_share: float = float("nan")  # the exposed all-reduce / TN (Table 2's comm measured / TN)
     link_s: float = float("nan")  # the epoch's all-reduce bytes over the job's own busbw (Table 3): the link's time
+    nodes: int = 1  # the nodes it was launched on: the homework's plain N-GPU rows are one node's
 
     @property
     def name(self) -> str:
@@ -64,10 +65,16 @@ class Split:
     @property
     def host_overhead(self) -> bool:
         """DDP's all-reduce measured is over OVERHEAD x the time its bytes take at the job's own busbw (Table 3's
-        share measured under 1 / OVERHEAD): it holds DDP's per-step host overhead, not link time (TA5 4).
+        share measured under 1 / OVERHEAD): it holds more than the transfer (TA5 4; what else, not measured: TA7 5).
         Example: 4.74 s measured, 34.95 GB at 244 GB/s = 0.143 s -> True."""
         return self.engine == "ddp" and present(self.measured_s) and present(self.link_s) and \
             self.measured_s > OVERHEAD * self.link_s
+
+    @property
+    def unlinked(self) -> bool:
+        """DDP's TN - T1/N over twice the all-reduce the run measured (its cause not the all-reduce): mostly not the
+        all-reduce, so Q3.2 leaves its rate out (TA7 4, 7). Example: 0.039 s against 0.010 s -> True."""
+        return self.engine == "ddp" and present(self.measured_s) and self.cause in (Cause.LOADER, Cause.OTHER)
 
     @property
     def matches_t1n(self) -> bool:
@@ -164,7 +171,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                             float(r.compute_est_s), float(r.comm_est_s), float(r.comm_share), measured, wait,
                             v, cause(float(r.comm_est_s), measured, wait, v),
                             float(r.compute_measured_s) if present(r.compute_measured_s) else float("nan"),
-                            share_span(v), float(r.train_s), float(r.comm_measured_share), links.get(i, float("nan"))))
+                            share_span(v), float(r.train_s), float(r.comm_measured_share), links.get(i, float("nan")),
+                            int(r.nodes)))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     no_traffic = sum(s.engine == "dp" for s in splits) if cpu else 0  # on a CPU DataParallel wraps nothing
@@ -267,9 +275,10 @@ def ordered(splits: list[Split]) -> list[Split]:
 
 
 def by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
-    """The splits by setup, DDP first, then the most GPUs first; each setup's by batch."""
+    """The splits by setup, DDP first, then the homework's plain N-GPU setups (one node) before those launched on
+    several (TA7 7), then the most GPUs first; each setup's by batch."""
     out: dict[str, list[Split]] = {}
-    for s in sorted(splits, key=lambda s: (s.engine != "ddp", -s.gpus)):
+    for s in sorted(splits, key=lambda s: (s.engine != "ddp", s.nodes > 1, -s.gpus)):
         out.setdefault(s.setup, []).append(s)
     return {k: sorted(v, key=lambda s: s.batch) for k, v in out.items()}
 

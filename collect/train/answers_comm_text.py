@@ -15,10 +15,9 @@ from collect.train.labels import present
 
 def q31_text(a: Q31Answer) -> str:
     text = "Compute = T1/N, communication = TN - T1/N (Table 2)"
-    groups = by_setup(a.valid)
-    first = groups.get(a.trend_setup) or next(iter(groups.values()), [])
+    first = next(iter(by_setup(a.valid).values()), [])  # the homework's plain DDP rows first, where T1/N holds (TA7 7)
+    ends = [first[0]] if len(first) == 1 else first[:1] + first[-1:]
     if first:
-        ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
         text += f". On {a.device}, {first[0].setup}: " + ", ".join(
             (f"compute {_compute(s)} s and communication " if s is ends[0] else f"{_compute(s)} s and ")
             + _comm(s) + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
@@ -26,6 +25,7 @@ def q31_text(a: Q31Answer) -> str:
         text += ". The homework's T1/N model holds in no multi-GPU run (below), so no share is given."
     else:
         text += ". No multi-GPU run has both figures yet."
+    text += _scaled_text(ends + ordered(list(a.splits)))
     text += _trend_text(a, first)
     text += _broken_text(a)
     if a.bound:
@@ -96,7 +96,17 @@ def _measured(s: Split) -> str:
     set); DataParallel times none."""
     if not present(s.measured_s):
         return ""
-    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN"
+    over = ": the estimate is over twice it, so mostly not the all-reduce" if s.unlinked else ""  # Q3.2 drops it
+    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN{over}"
+
+
+def _scaled_text(cited: list[Split]) -> str:
+    """How the all-reduce measured was scaled (TA7 5), said once after the headline, before any later sentence quotes
+    one: one batch's difference times the epoch's steps (the first such run cited's), not an epoch timed."""
+    s = next((s for s in cited if present(s.measured_s)), None)
+    if s is None:
+        return ""
+    return f" All-reduce measured = one batch's with/without-sync difference x {s.steps:,} steps (batch {s.batch})."
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
@@ -212,23 +222,25 @@ def _broken_text(a: Q31Answer) -> str:
             for way in (over, [s for s in said if s not in over]) if way]
     times = sorted({seconds(s.measured_s): s.measured_s for s in said if present(s.measured_s)}.items(),
                    key=lambda x: x[1])
-    measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s (Table 2)" if times else ""
-    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there T1/N breaks (Table 2), so TN - T1/N is no "
+    measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s" if times else ""
+    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there T1/N breaks: TN - T1/N is no "
             "communication time and no share is given"
             + (f"; the all-reduce those runs measured is {measured}" if measured else "") + "." + _overhead_text(a))
 
 
 def _overhead_text(a: Q31Answer) -> str:
     """The DDP runs whose all-reduce measured is over OVERHEAD x its bytes' time at the job's busbw (Split.host_overhead),
-    counted, the farthest one's figures given: that time is DDP's per-step host overhead, not the link's (TA5 4)."""
+    counted, the farthest one's figures given: that one-step difference holds more than the transfer, what else is not
+    measured apart (TA5 4, TA7 5)."""
     said = [s for s in a.splits if s.name in a.overhead]
     if not said:
         return ""
     of = sum(s.engine == "ddp" and present(s.measured_s) for s in a.splits)
     ex = max(said, key=lambda s: s.measured_s / s.link_s)
-    return (f" In {len(said)} of {of} DDP runs the all-reduce measured exceeds {OVERHEAD} x its bytes' time at the "
-            f"job's busbw (Table 3: GB per GPU / busbw; e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.measured_s)} s "
-            f"against {seconds(ex.link_s)} s): mostly DDP's per-step host overhead, not link time.")
+    return (f" In {len(said)} of {of} DDP runs the all-reduce measured is over {OVERHEAD} x its bytes' time at its "
+            f"busbw (Table 3; e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.measured_s)} s "
+            f"against {seconds(ex.link_s)} s): the one-step difference holds more than the transfer (host overhead, "
+            "skew, noise: not separated).")
 
 
 def _measured_apart_text(a: Q31Answer) -> str:
