@@ -3,6 +3,7 @@ what the runs measured (the exposed all-reduce, the compute measured, rank 0's d
 collect.train.answers_comm_text; Q3.2: collect.train.answers_bandwidth."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
@@ -143,6 +144,9 @@ class Q31Answer(Record):
     bound_single: tuple[str, ...] = ()  # those of `bound` resting on one run a side: said "in the single run of each"
     overhead: tuple[str, ...] = ()  # "<setup> at batch <b>" whose all-reduce measured is mostly host overhead
     # (Split.host_overhead)
+    near: tuple[str, ...] = ()  # at or past BOUND on a single run a side, but not clearly (clearly_bound): in no list
+    # above, said "near" with its share (TA7 9)
+    margin: float = 0.0  # the verdicts' threshold that "clearly" is judged by (clearly_bound)
 
     @property
     def valid(self) -> tuple[Split, ...]:
@@ -180,11 +184,13 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
         used = [(i, r) for (i, r), s in zip(used, splits, strict=True) if s.engine != "dp"]
         splits = [s for s in splits if s.engine != "dp"]
     bound = communication_bound(splits)
+    near = tuple(x for x in bound if not clearly_bound(next(s for s in splits if s.name == x)))
+    bound = tuple(x for x in bound if x not in near)
     loader = tuple(s.name for s in ordered(splits) if s.cause == Cause.LOADER)
     apart_ = tuple(s.name for s in ordered(splits) if at_least_bound(s) and not s.breaks_model
                    and s.cause != Cause.NONE and s.measured_below_bound)
     left = tuple(s.name for s in splits
-                 if at_least_bound(s) and not s.breaks_model and s.name not in bound + apart_)
+                 if at_least_bound(s) and not s.breaks_model and s.name not in bound + apart_ + near)
     broken = tuple(s.name for s in ordered(splits) if s.breaks_model)  # on a CPU too: no share where it breaks (TA4 1)
     valid = tuple(s for s in splits if s.name not in broken)
     groups = [g for g in by_setup(valid).values() if len(g) >= 2]
@@ -199,7 +205,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                      tuple(g[0].setup for g in groups if direction(g) == RISES),
                      tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic, broken, apart_,
                      tuple(s.name for s in splits if s.name in bound and (s.verdict is None or s.verdict.one_run)),
-                     tuple(s.name for s in ordered(splits) if s.host_overhead))
+                     tuple(s.name for s in ordered(splits) if s.host_overhead), near,
+                     next((s.verdict.threshold for s in splits if s.verdict is not None), 0.0))
 
 
 FALLS, RISES, UNSTEADY = "falls", "rises", "not monotonic"
@@ -247,6 +254,17 @@ def apart(small: Split, large: Split) -> bool:
 def at_least_bound(s: Split) -> bool:
     """The share as shown (a whole percent) at or past BOUND: 49.7% reads 50% and is listed (TA2 16)."""
     return round(100 * s.share) >= round(100 * BOUND)
+
+
+def clearly_bound(s: Split) -> bool:
+    """A run a side of one counts at or past BOUND only where TN is past T1/N / (1 - BOUND) (2 x T1/N) by the very band
+    the verdict uses for single runs (collect.verdict.leaning): at its 5% threshold, a share over 52.4%, not 50.4%
+    (TA7 9). With 2+ runs a side the verdict has already settled TN above T1/N.
+    Example: T1/N 1.00 s, TN 2.22 s (55%) -> True; TN 2.05 s (51%) -> False."""
+    v = s.verdict
+    if v is None or not v.one_run:
+        return True
+    return leaning(dataclasses.replace(v, ratio=v.ratio * (1 - BOUND))) > 0
 
 
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:

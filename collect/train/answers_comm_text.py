@@ -36,7 +36,7 @@ def q31_text(a: Q31Answer) -> str:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "
                  f"runs' spread hides the size of TN's excess over T1/N: {at_batches(left, len(left))}.")
-    text += _measured_apart_text(a)
+    text += _measured_apart_text(a) + _near_text(a)
     listed = a.because in (Q3Because.MIXED, Q3Because.NOT_FALLING) and all(
         len(g) >= 2 for g in by_setup(a.splits).values())  # every share is printed above
     if a.splits and not any(s.share >= BOUND for s in a.splits) and not listed:
@@ -52,11 +52,22 @@ def q31_text(a: Q31Answer) -> str:
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
 
 
+def _near_text(a: Q31Answer) -> str:
+    """The single runs at or past BOUND but not clearly past it (Q31Answer.near), each with its share (TA7 9)."""
+    near = [s for s in a.splits if s.name in a.near]
+    if not near:
+        return ""
+    runs = listing([f"{s.setup}, batch {s.batch} ({comm_share_text(s.share)})" for s in near], len(near))
+    return (f" Near {BOUND:.0%} (single runs, TN within {a.margin:.0%} of {1 / (1 - BOUND):g} x T1/N), so in no list: "
+            f"{runs}.")
+
+
 def _bound_lists(a: Q31Answer) -> list[tuple[str, list[tuple[str, int]]]]:
     """Q31Answer.bound by its runs: those of 2+ runs a side, then those of a single run each (TA5 19, as Q2 says it)."""
     multi = [(s.setup, s.batch) for s in a.splits if s.name in a.bound and s.name not in a.bound_single]
     single = [(s.setup, s.batch) for s in a.splits if s.name in a.bound_single]
-    return [(w, x) for w, x in (("in", multi), ("in the single run of each", single)) if x]
+    past = f"in the single run of each (TN over {1 / (1 - BOUND):g} x T1/N by more than {a.margin:.0%})"  # clearly_bound (TA7 9)
+    return [(w, x) for w, x in (("in", multi), (past, single)) if x]
 
 
 def _cpu_text(cited: list[Split]) -> str:

@@ -62,7 +62,8 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
         return []
     r = a.record
     at = {f"{s.setup} at batch {s.batch}" for s in r.splits if round(100 * s.share) >= round(100 * BOUND)}
-    listed = set(r.bound) | set(r.left_out) | set(r.measured_apart)  # TA3 9: the measurement halves the share
+    listed = set(r.bound) | set(r.left_out) | set(r.measured_apart) | set(r.near)  # TA3 9: the measurement halves the
+    # share; TA7 9: a single run near BOUND
     # TA2 5, 15: where the T1/N model breaks, the cell is left out, and the answer says so
     broken = at & set(r.broken)
     if broken and r.bound and "not where T1/N breaks" not in a.text:
@@ -74,6 +75,10 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
     # the estimate at or past BOUND, the run's own all-reduce under BOUND of TN: in no list, both figures said
     out += [f"{s.name}: estimate {s.share:.0%} beside a measured {s.measured_s / s.tn_s:.0%} in the list"
             for s in r.splits if s.name in r.bound and s.measured_below_bound]
+    # TA7 9: a single run a side is listed only where TN / (T1/N) is past 1 / (1 - BOUND) by the verdict's threshold
+    out += [f"{s.name}: a single run listed at {s.share:.1%}, within the threshold of {BOUND:.0%}" for s in r.splits
+            if s.name in r.bound and s.verdict is not None and s.verdict.one_run
+            and s.verdict.ratio * (1 - BOUND) <= 1 + s.verdict.threshold]
     out += [f"{s.name} apart without its measured all-reduce" for s in r.splits
             if s.name in r.measured_apart and f"all-reduce measured {seconds(s.measured_s)} s" not in a.text]
     return out
@@ -479,7 +484,8 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
     t2 = tables["table2"]
     # TA3 11: every share quoted (but the threshold) is Table 2's comm share column as printed
     shares = {percent(v, 0) for c in ("comm_share", "comm_measured_share") for v in t2.get(c, []) if v == v}
-    unprinted = [x for x in re.findall(r"(\d+%)", a.text) if x not in shares | {f"{BOUND:.0%}"}]
+    # the verdict's threshold (TA7 9: "by more than 5%", "within 5% of") is no share
+    unprinted = [x for x in re.findall(r"(?<!more than )(?<!within )(\d+%)", a.text) if x not in shares | {f"{BOUND:.0%}"}]
     if unprinted:
         return [f"shares {unprinted} in no printed row of Table 2"]
     # TA3 4: a figure held against itself is no difference

@@ -1100,7 +1100,24 @@ def test_ta5_19_q31s_at_least_half_list_from_single_runs_says_so(run8):
     a, _ = run8
     q31 = a["A.Q3.1"]
     assert set(q31.record.bound_single) == set(q31.record.bound) and q31.record.bound
-    assert "of the train time TN in the single run of each: 2 GPUs, DataParallel at batch 32, 128 and 512" in q31.text
+    assert "of the train time TN in the single run of each (TN over 2 x T1/N by more than 5%): 2 GPUs, DataParallel at " \
+        "batch 32, 128 and 512" in q31.text
+
+
+@pytest.mark.parametrize("tn, listed", [(10.3, False), (11.5, True)])
+def test_ta7_9_a_single_run_counts_at_50_percent_only_clearly_past_it(tn, listed):
+    """TA7 9: T1/N 5.00 s and one 2 GPUs, DataParallel run a side: TN 10.3 s (51%) is within the verdict's 5% of
+    2 x T1/N, so it is said near 50% with its share and in no list; TN 11.5 s (57%) is past it and listed."""
+    answers, tables = answered([train_result(cell("single", 32), epoch_s=10.1, train_s=10.0),
+                                train_result(cell("dp", 32, 2), epoch_s=tn + 0.1, train_s=tn)])
+    q31 = next(x for x in answers if x.id == "A.Q3.1")
+    name = "2 GPUs, DataParallel at batch 32"
+    assert (name in q31.record.bound) == listed and (name in q31.record.near) != listed
+    near = "Near 50% (single runs, TN within 5% of 2 x T1/N), so in no list: 2 GPUs, DataParallel, batch 32 (51%)."
+    assert (near in q31.text) != listed
+    assert not claims.threshold_list(q31, tables)
+    if not listed:
+        _fails(claims.threshold_list, _bad(q31, bound=(name,), bound_single=(name,), near=()), tables)
 
 
 def test_ta7_4_no_rate_q32_disowns_ends_its_range(run8):
