@@ -169,7 +169,7 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     names = {f"{u.setup} at batch {u.batch}": None for u in found}
     rows = cited_first(used, list(names), [u.name for u in ends + list(over + broken + unlinked) + noisy])
     return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
-                     busbw_because(ranged), loader, basis, len(found) - len(ranged),
+                     busbw_because(ranged), loader, basis, sum(u.basis != basis for u in found),
                      setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic, over,
                      broken, unlinked, tuple(noisy))
 
@@ -306,13 +306,15 @@ def _left_out_text(a: Q32Answer) -> str:
     def times(us: tuple[Utilization, ...]) -> str:
         return listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}: {seconds(u.comm_s)} s against "
                         f"{seconds(u.exposed_s)} s)" for u in us], len(us))
+    def rates(us: tuple[Utilization, ...]) -> str:
+        return f"{len(us)} of {ddp} DDP rates"
     runs = at_batches([(u.setup, u.batch) for u in a.broken], len(a.broken))
-    reasons = [(f"{len(a.overstated)} of {ddp} DDP rates whose TN - T1/N is under the all-reduce the run itself measured "
-                f"(Table 2), so they may overstate the bandwidth: {times(a.overstated)}", a.overstated),
-               (f"{len(a.broken)} of {ddp} DDP rates where T1/N breaks (Q3.1: TN - T1/N mostly not communication): "
-                f"{runs}", a.broken),
-               (f"{len(a.unlinked)} of {ddp} DDP rates whose TN - T1/N is over twice the all-reduce the run measured "
-                f"(Table 2), so mostly not link time: {times(a.unlinked)}", a.unlinked)]
+    reasons = [(f"{rates(a.overstated)} whose TN - T1/N is under the all-reduce the run itself measured (Table 2), so "
+                f"{'they' if len(a.overstated) > 1 else 'it'} may overstate the bandwidth: {times(a.overstated)}",
+                a.overstated),
+               (f"{rates(a.broken)} where T1/N breaks (Q3.1: TN - T1/N mostly not communication): {runs}", a.broken),
+               (f"{rates(a.unlinked)} whose TN - T1/N is over twice the all-reduce the run measured (Table 2), so mostly "
+                f"not link time: {times(a.unlinked)}", a.unlinked)]
     said = [words for words, us in reasons if us]
     leads = [" Left out of that range: " if a.ranged else " Left out: "] + [" Also left out: "] * len(said)
     return "".join(f"{lead}{words}." for lead, words in zip(leads, said, strict=False))

@@ -234,8 +234,8 @@ def _broken_text(a: Q31Answer) -> str:
     times = sorted({seconds(s.measured_s): s.measured_s for s in said if present(s.measured_s)}.items(),
                    key=lambda x: x[1])
     measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s" if times else ""
-    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there T1/N breaks: TN - T1/N is no "
-            "communication time and no share is given"
+    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there T1/N breaks, so TN - T1/N is no "
+            "communication and no share is given"
             + (f"; the all-reduce those runs measured is {measured}" if measured else "") + "." + _overhead_text(a))
 
 
