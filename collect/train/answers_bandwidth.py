@@ -340,7 +340,7 @@ def _engines(ranged: tuple[Utilization, ...], ddp_runs: int) -> str:
     many of the `ddp_runs` DDP rates remain in it (TA5 9)."""
     by = {e: [u.gbps for u in ranged if u.engine == e] for e in ("dp", "ddp")}
     if by["dp"] and not by["ddp"] and ddp_runs:
-        return f" (DataParallel's alone: each of the {ddp_runs} DDP rates is left out below)"
+        return " (DataParallel's alone: every DDP rate is left out below)"
     if not all(by.values()):
         return ""
     spans = {e: gbps(min(v)) if min(v) == max(v) else f"{gbps(min(v))}-{gbps(max(v))}" for e, v in by.items()}

@@ -1139,6 +1139,21 @@ def test_ta7_4_no_rate_q32_disowns_ends_its_range(run8):
     _fails(claims.range_stands, _bad(q32, q32.text.replace("That is 2.0% of", "That is 2.0%-2.4% of")), t)
 
 
+def test_ta7_4_where_every_ddp_rate_is_disowned_the_range_is_dataparallels_and_says_so():
+    """TA7 4: 2 GPUs, DDP at batch 32 divides by TN - T1/N 2.0 s against 0.1 s measured (over twice it): listed apart,
+    so the range is DataParallel's alone, and says so; no share of the busbw is given for it."""
+    out = [train_result(cell("single", 32), epoch_s=10.1, train_s=10.0),
+           train_result(cell("dp", 32, 2), epoch_s=8.1, train_s=8.0),
+           train_result(cell("ddp", 32, 2), epoch_s=7.1, train_s=7.0, h2d_s=0.0, compute_s=5.0 + 0.1,
+                        comm_exposed_s=0.1, busbw_gbps=200.0)]
+    answers, tables = answered(out)
+    q32 = next(x for x in answers if x.id == "A.Q3.2")
+    assert [u.engine for u in q32.record.ranged] == ["dp"] and [u.engine for u in q32.record.unlinked] == ["ddp"]
+    assert "(DataParallel's alone: every DDP rate is left out below)." in q32.text
+    assert "of the busbw" not in q32.text and "2.00 s against 0.100 s" in q32.text
+    assert not claims.violations(q32, tables)
+
+
 def test_ta5_11_a_rate_on_a_difference_inside_the_threshold_is_listed_apart():
     """Run 12's 2 GPUs, DDP, batch 512: 0.056 s = 1.21 - 1.16 s of single runs (5%, inside the verdict's threshold)
     is no range end; 2 GPUs, DDP, batch 32 (past it) stays the range. Its all-reduce measured here is 0.04 s (run 12's
