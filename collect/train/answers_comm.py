@@ -66,7 +66,7 @@ class Split:
     @property
     def host_overhead(self) -> bool:
         """DDP's all-reduce measured is over OVERHEAD x the time its bytes take at the job's own busbw (Table 3's
-        share measured under 1 / OVERHEAD): it holds more than the transfer (TA5 4; what else, not measured: TA7 5).
+        share measured under 1 / OVERHEAD): it is not the transfer alone (TA5 4; what else, not measured: TA7 5).
         Example: 4.74 s measured, 34.95 GB at 244 GB/s = 0.143 s -> True."""
         return self.engine == "ddp" and present(self.measured_s) and present(self.link_s) and \
             self.measured_s > OVERHEAD * self.link_s

@@ -241,7 +241,7 @@ def _broken_text(a: Q31Answer) -> str:
 
 def _overhead_text(a: Q31Answer) -> str:
     """The DDP runs whose all-reduce measured is over OVERHEAD x its bytes' time at the job's busbw (Split.host_overhead),
-    counted, the farthest one's figures given: that one-step difference holds more than the transfer, what else is not
+    counted, the farthest one's figures given: that one-step difference is not the transfer alone, what else is not
     measured apart (TA5 4, TA7 5)."""
     said = [s for s in a.splits if s.name in a.overhead]
     if not said:
@@ -250,7 +250,7 @@ def _overhead_text(a: Q31Answer) -> str:
     ex = max(said, key=lambda s: s.measured_s / s.link_s)
     return (f" In {len(said)} of {of} DDP runs the all-reduce measured is over {OVERHEAD} x its bytes' time at its "
             f"busbw (Table 3; e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.measured_s)} s "
-            f"against {seconds(ex.link_s)} s): the one-step difference holds more than the transfer (host overhead, "
+            f"against {seconds(ex.link_s)} s): the one-step difference is not the transfer alone (host overhead, "
             "skew, noise: not separated).")
 
 

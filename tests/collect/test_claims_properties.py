@@ -1069,7 +1069,7 @@ def test_ta5_4_8_compute_far_under_t1n_breaks_the_model_in_table_2_and_q31_alike
     name = "2 GPUs, DDP at batch 32"
     assert q31.record.broken == (name,) and q31.record.overhead == (name,)
     assert "is under T1/N / 1.5 at 2 GPUs, DDP, batch 32 (4.82 against 9.13 s)" in q31.text
-    assert "4.74 s against 0.143 s): the one-step difference holds more than the transfer (host overhead, skew, noise: " \
+    assert "4.74 s against 0.143 s): the one-step difference is not the transfer alone (host overhead, skew, noise: " \
         "not separated)" in q31.text
     grid = table2_grid(tables["table2"], None)
     assert grid.rows[0][grid.header.index("comm share")] == T1N_BREAKS
@@ -1084,13 +1084,13 @@ def test_ta7_5_q31_says_how_the_all_reduce_measured_was_scaled_and_asserts_no_ca
     q31 = a["A.Q3.1"]
     assert "at batch 32. All-reduce measured = one batch's with/without-sync difference x 391 steps (batch 32)." \
         in q31.text
-    assert "1.18 s against 0.037 s): the one-step difference holds more than the transfer (host overhead, skew, noise: " \
+    assert "1.18 s against 0.037 s): the one-step difference is not the transfer alone (host overhead, skew, noise: " \
         "not separated)." in q31.text
     assert not claims.measured_scaled(q31, t)
     unsaid = q31.text.replace(" All-reduce measured = one batch's with/without-sync difference x 391 steps (batch 32).", "")
     _fails(claims.measured_scaled, _bad(q31, unsaid), t)
     _fails(claims.measured_scaled, _bad(q31, q31.text.replace("x 391 steps", "x 1,563 steps")), t)
-    cause = q31.text.replace("the one-step difference holds more than the transfer (host overhead, skew, noise: not "
+    cause = q31.text.replace("the one-step difference is not the transfer alone (host overhead, skew, noise: not "
                              "separated)", "mostly DDP's per-step host overhead, not link time")
     _fails(claims.measured_scaled, _bad(q31, cause), t)
 
