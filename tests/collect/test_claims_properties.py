@@ -1058,7 +1058,7 @@ def test_ta5_6_q1_gives_a_per_step_reason_only_where_a_step_grows_slower_than_it
 def test_ta5_4_8_compute_far_under_t1n_breaks_the_model_in_table_2_and_q31_alike():
     """Run 12's 2 GPUs, DDP, batch 32: compute measured 4.82 s against T1/N 9.13 s (0.53 x): T1/N breaks (one rule,
     both ways), so Table 2 prints no share; its 4.74 s all-reduce is 33 x the 0.143 s its 34.95 GB take at 244 GB/s:
-    more than the transfer, what else not measured apart (TA7 5)."""
+    not the transfer alone, what else not measured apart (TA7 5)."""
     from collect.train.grids import T1N_BREAKS, table2_grid
 
     out = [train_result(cell("single", 32), epoch_s=18.5, train_s=18.27),
