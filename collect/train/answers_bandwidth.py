@@ -13,7 +13,6 @@ from collect.questions import Record, Tables
 from collect.render import gbps, seconds
 from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
 from collect.train.answers_common import at_batches, caveats, cited, part_a, rows_of, setting_notes, where
-from collect.train.formulas import BREAKS
 from collect.train.grids import busbw_share_text, busbw_text, over_busbw
 from collect.train.labels import Namer, missing_reason, on_cpu, present
 from collect.verdict import Verdict, leaning
@@ -74,6 +73,16 @@ class Utilization:
         return self.basis == HOMEWORK_BASIS and self.comm_s >= self.exposed_s
 
     @property
+    def name(self) -> str:
+        return f"{self.setup} at batch {self.batch}"
+
+    @property
+    def unlinked(self) -> bool:
+        """An estimated DDP rate whose TN - T1/N is over twice the all-reduce the run measured (its cause is not the
+        all-reduce: Q3.1's rule): that time is mostly not the link's, so the rate does not measure it (TA7 4)."""
+        return self.basis == HOMEWORK_BASIS and present(self.exposed_s) and self.cause != Cause.ALLREDUCE
+
+    @property
     def overstates(self) -> bool:
         """An estimated rate whose TN - T1/N is under the all-reduce the run itself measured: the backward pass hid
         part of the transfer, so the rate may overstate the bandwidth (TA3 10: kept out of the range)."""
@@ -92,25 +101,23 @@ class Q32Answer(Record):
     other: int = 0  # rates of the other column (DDP's exposed all-reduce: a side note, no link rate)
     notes: tuple[str, ...] = ()
     no_traffic: int = 0  # DataParallel rows on a CPU: one process, nothing communicated, no rate
-    overstated: tuple[Utilization, ...] = ()  # rows of `basis` that may overstate the bandwidth (overstates()),
-    # listed apart from the range; none where every row would (then the range is theirs, and says so)
+    overstated: tuple[Utilization, ...] = ()  # rows of `basis` that may overstate the bandwidth (overstates())
     broken: tuple[Utilization, ...] = ()  # estimated rows where Q3.1 finds T1/N broken (Split.breaks_model): TN - T1/N
-    # is mostly not communication, so they are listed apart from the range (TA4 9), unless every row is one
+    # is mostly not communication (TA4 9)
+    unlinked: tuple[Utilization, ...] = ()  # estimated DDP rows over twice their measured all-reduce (unlinked())
     noisy: tuple[Utilization, ...] = ()  # DDP rows of `basis` on an unsettled TN - T1/N (within_noise, or one_run where
-    # a DDP row of 2+ runs a side remains), listed apart from the range, unless every row left is one
+    # a DDP row of 2+ runs a side remains), unless every row left is one
+
+    @property
+    def disowned(self) -> tuple[Utilization, ...]:
+        """The rates the answer says do not measure the bandwidth: listed apart with their reasons, never in the range
+        (TA7 4), whatever is left (none: no range)."""
+        return self.overstated + self.broken + self.unlinked
 
     @property
     def ranged(self) -> tuple[Utilization, ...]:
-        """The rows the range and the shares cite: those of `basis`, less the overstated ones and those where T1/N
-        breaks (all of these where every row is one: every_broken)."""
-        rows = tuple(u for u in self.utilizations if u.basis == self.basis and u not in self.overstated)
-        rows = tuple(u for u in rows if u not in self.broken) or rows
-        return tuple(u for u in rows if u not in self.noisy) or rows
-
-    @property
-    def every_broken(self) -> bool:
-        """Every row the range cites is one where T1/N breaks."""
-        return bool(self.broken) and all(u in self.broken for u in self.ranged)
+        """The rows the range, its sub-ranges and the shares cite: those of `basis` the answer stands behind."""
+        return tuple(u for u in self.utilizations if u.basis == self.basis and u not in self.disowned + self.noisy)
 
 
 def q32_answer(tables: Tables) -> Optional[Q32Answer]:
@@ -146,26 +153,25 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
     gradients = int(t3.gradients.iloc[0]) if "gradients" in t3 and len(t3) else 0
     loader = tuple(f"{u.setup} at batch {u.batch}" for u in found if u.basis == HOMEWORK_BASIS and u.cause == Cause.LOADER)
     basis = HOMEWORK_BASIS if any(u.basis == HOMEWORK_BASIS for u in found) else "measured" if found else ""
-    over = [u for u in found if u.basis == basis and u.overstates]
-    over = [] if len(over) == sum(u.basis == basis for u in found) else over
+    column = [u for u in found if u.basis == basis]
+    over = tuple(u for u in column if u.overstates)
     broken_names = set(q31.broken if q31 else ())
-    broken = [u for u in found if u.basis == basis == HOMEWORK_BASIS and u not in over
-              and f"{u.setup} at batch {u.batch}" in broken_names]
-    ranged = [u for u in found if u.basis == basis and u not in over and u not in broken] or [
-        u for u in found if u.basis == basis and u not in over]
-    ddp = [u for u in ranged if u.engine == "ddp" and u not in broken]  # where every row breaks, that is said alone
+    broken = tuple(u for u in column if basis == HOMEWORK_BASIS and u not in over and u.name in broken_names)
+    unlinked = tuple(u for u in column if u.unlinked and u not in over + broken)
+    kept = [u for u in column if u not in over + broken + unlinked]
+    ddp = [u for u in kept if u.engine == "ddp"]
     repeated = any(not u.one_run for u in ddp)  # DDP's single runs go apart where one of 2+ runs remains (TA5 11)
     noisy = [u for u in ddp if u.within_noise or (repeated and u.one_run)]
-    noisy = [] if len(noisy) == len(ranged) else noisy
-    ranged = [u for u in ranged if u not in noisy]
+    noisy = [] if len(noisy) == len(kept) else noisy  # not firm, said so, but not disowned
+    ranged = [u for u in kept if u not in noisy]
     ends = [u for u in (min(ranged, key=lambda u: u.gbps, default=None), max(ranged, key=lambda u: u.gbps, default=None))
             if u]
     names = {f"{u.setup} at batch {u.batch}": None for u in found}
-    rows = cited_first(used, list(names), [f"{u.setup} at batch {u.batch}" for u in ends + over + broken + noisy])
+    rows = cited_first(used, list(names), [u.name for u in ends + list(over + broken + unlinked) + noisy])
     return Q32Answer(cited(namer, rows), tuple(missing), device, cpu, gradients, tuple(found),
-                     busbw_because(ranged), loader, basis, len(found) - len(ranged),
-                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic, tuple(over),
-                     tuple(broken), tuple(noisy))
+                     busbw_because(ranged), loader, basis, sum(u.basis != basis for u in found),
+                     setting_notes(tables.get("train_cells"), (r for _, r in rows), False), no_traffic, over,
+                     broken, unlinked, tuple(noisy))
 
 
 def _rates(bytes_per_gpu: float, comm_span: tuple[float, float]) -> tuple[float, float]:
@@ -211,46 +217,54 @@ def q32_text(a: Q32Answer) -> str:
             "/ communication time.")
     ranged = a.ranged
     homework = a.basis == HOMEWORK_BASIS
+    column = ("the homework's method (TN - T1/N as the time)" if homework else
+              "DDP's all-reduce left exposed by the backward pass (no run has TN - T1/N)")
     if ranged:
         low, high = min(ranged, key=lambda u: u.gbps), max(ranged, key=lambda u: u.gbps)
         ends = [f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}{_spread(u) * (u is high)})"
                 for u in ([low] if low is high else [low, high])]  # the maximum: a point past T1's spread is not firm
-        column = ("the homework's method (TN - T1/N as the time)" if homework else
-                  "DDP's all-reduce left exposed by the backward pass (no run has TN - T1/N)")
         text += (f" By {column}, Table 3 on {a.device}: " + (f"from {ends[0]} to {ends[1]}" if len(ends) > 1
                                                                   else ends[0]) + _engines(ranged, _ddp_rates(a)) + ".")
-    within = [u for u in ranged if present(u.share) and not over_busbw(u.share)]  # Table 3's rule, as the range's
-    over = [u for u in ranged if present(u.share) and over_busbw(u.share)]
-    shares = [u.share for u in within]
-    if a.because == BusbwBecause.UNMEASURED:
-        text += " No run measured an all-reduce's busbw, so there is nothing to hold these against."
-    elif not shares:
-        text += _over_text(over, every=True)
-    else:
-        bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
-        span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
-        top = max(within, key=lambda u: u.share)
-        span += " (the top one on a rate that is not firm)" if len(shares) > 1 and _spread(top) else ""
-        some = " for DDP's rates" if len(shares) + len(over) < len(ranged) else ""  # DataParallel's time no all-reduce
-        some += " within it" if over else ""
-        text += (f" That is {span} of the busbw{some} (bus bandwidth: those bytes over an all-reduce each DDP job timed "
-                 f"alone; up to {busbw_text(bus)} GB/s)")
-        if over or a.cpu:
-            text += "." + _over_text(over, every=False) if over else "."
-        else:
-            text += {BusbwBecause.BELOW: ", far below it.",
-                     BusbwBecause.NEAR: ": within a factor of two of it" + (" in each setup." if len(shares) > 1 else "."),
-                     BusbwBecause.SPREAD: ": from under half of it to within a factor of two of it.",
-                     BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
-                                         "is shorter than the transfer."}[a.because]
-    if a.cpu and a.because != BusbwBecause.UNMEASURED:
+        text += _shares_text(a)
+    elif a.disowned:
+        text += (f" By {column}, Table 3 on {a.device}: no rate measures the bandwidth, so no range is given; each "
+                 "is left out below.")
+    if a.cpu and any(present(u.share) for u in a.utilizations if u.basis == a.basis):
         text += " On a CPU the processes exchange through the host's memory: no link."
     if a.no_traffic:
         text += (f" The {a.no_traffic} DataParallel rows have no rate: on a CPU DataParallel runs one process, so "
                  "nothing is communicated.")
     if homework:
-        text += _bound_text(a)
+        text += _bound_text(a) + _left_out_text(a) + _noisy_text(a)
     return text + _exposed_text(a) + caveats(a.cpu, a.missing, list(a.notes))
+
+
+def _shares_text(a: Q32Answer) -> str:
+    """The range's rates as shares of the busbw the DDP jobs measured (Table 3's), and the word for them."""
+    ranged = a.ranged
+    within = [u for u in ranged if present(u.share) and not over_busbw(u.share)]  # Table 3's rule, as the range's
+    over = [u for u in ranged if present(u.share) and over_busbw(u.share)]
+    shares = [u.share for u in within]
+    if a.because == BusbwBecause.UNMEASURED:
+        return " No run measured an all-reduce's busbw, so there is nothing to hold these against."
+    if not shares:
+        return _over_text(over, every=True)
+    bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
+    span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
+    top = max(within, key=lambda u: u.share)
+    span += " (the top one on a rate that is not firm)" if len(shares) > 1 and _spread(top) else ""
+    some = ""  # DataParallel's time holds no all-reduce: no busbw to hold it against
+    some += f" for DDP's rate{'s' * (len(shares) > 1)}" if len(shares) + len(over) < len(ranged) else ""
+    some += " within it" if over else ""
+    text = (f" That is {span} of the busbw{some} (bus bandwidth: those bytes over an all-reduce each DDP job timed "
+            f"alone; up to {busbw_text(bus)} GB/s)")
+    if over or a.cpu:
+        return text + "." + (_over_text(over, every=False) if over else "")
+    return text + {BusbwBecause.BELOW: ", far below it.",
+                   BusbwBecause.NEAR: ": within a factor of two of it" + (" in each setup." if len(shares) > 1 else "."),
+                   BusbwBecause.SPREAD: ": from under half of it to within a factor of two of it.",
+                   BusbwBecause.ABOVE: "; above 1, the backward pass hides part of the all-reduce, so the time left "
+                                       "is shorter than the transfer."}[a.because]
 
 
 def _spread(u: Utilization) -> str:
@@ -275,43 +289,35 @@ def _over_text(over: list[Utilization], every: bool) -> str:
 
 
 def _bound_text(a: Q32Answer) -> str:
-    """A lower bound only where the numbers show it (Utilization.bounded); where TN - T1/N is under the exposed
-    all-reduce, the runs named: the backward pass hid part of the transfer, so that rate bounds nothing."""
+    """A lower bound only where the numbers show it (Utilization.bounded: no overstated rate is in the range)."""
     ddp = [u for u in a.ranged if present(u.exposed_s)]
-    under = [u for u in ddp if not u.bounded]
-    text = _overstated_text(a) + _noisy_text(a) + _every_broken_text(a) + _unexplained_text(a)
-    if not ddp or a.every_broken:  # no bound where T1/N breaks in every run: _broken_text says so
-        return text
-    if not under:
-        within = " in that range" if a.overstated else ""
-        return (f" Each DDP rate{within} can only understate the bandwidth (its TN - T1/N is at least its measured "
-                "all-reduce)." + text)
-    ex = under[0]
-    return (f" In {len(under)} of {len(ddp)} DDP runs TN - T1/N is under the all-reduce time the run itself measured "
-            f"(e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2): "
-            "their rates may overstate the bandwidth.")
-
-
-def _overstated_text(a: Q32Answer) -> str:
-    """The rates kept out of the range: the overstated ones (Q32Answer.overstated), each with the two times that put
-    it there, then those where T1/N breaks (_broken_text)."""
-    broken = _broken_text(a)
-    if not a.overstated:
-        return f" Left out of that range: {broken[1:]}." if broken else ""
-    ddp = sum(present(u.exposed_s) for u in a.utilizations if u.basis == a.basis)
-    runs = listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}: {seconds(u.comm_s)} s against "
-                    f"{seconds(u.exposed_s)} s)" for u in a.overstated], len(a.overstated))
-    return (f" Left out of that range: {len(a.overstated)} of {ddp} DDP runs whose TN - T1/N is under the all-reduce "
-            f"the run itself measured (Table 2), so their rates may overstate the bandwidth: {runs}"
-            + (f"; and {broken[1:]}" if broken else "") + ".")
-
-
-def _broken_text(a: Q32Answer) -> str:
-    """The runs where Q3.1 finds T1/N broken (Q32Answer.broken), by setup and batch (Table 3 has their rates)."""
-    if not a.broken or a.every_broken:
+    if not ddp or not all(u.bounded for u in ddp):
         return ""
+    within = " in that range" if a.overstated else ""
+    return (f" Each DDP rate{within} can only understate the bandwidth (its TN - T1/N is at least its measured "
+            "all-reduce).")
+
+
+def _left_out_text(a: Q32Answer) -> str:
+    """The rates the answer disowns (Q32Answer.disowned), a sentence per reason, each rate with the figures that put it
+    there (TA7 4): under the run's measured all-reduce, where T1/N breaks, over twice the measured all-reduce."""
+    ddp = sum(present(u.exposed_s) for u in a.utilizations if u.basis == a.basis)
+
+    def times(us: tuple[Utilization, ...]) -> str:
+        return listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}: {seconds(u.comm_s)} s against "
+                        f"{seconds(u.exposed_s)} s)" for u in us], len(us))
+    def rates(us: tuple[Utilization, ...]) -> str:
+        return f"{len(us)} of {ddp} DDP rates"
     runs = at_batches([(u.setup, u.batch) for u in a.broken], len(a.broken))
-    return f" {len(a.broken)} runs where T1/N breaks (Q3.1), so TN - T1/N is mostly not communication: {runs}"
+    reasons = [(f"{rates(a.overstated)} whose TN - T1/N is under the all-reduce the run itself measured (Table 2), so "
+                f"{'they' if len(a.overstated) > 1 else 'it'} may overstate the bandwidth: {times(a.overstated)}",
+                a.overstated),
+               (f"{rates(a.broken)} where T1/N breaks (Q3.1: TN - T1/N mostly not communication): {runs}", a.broken),
+               (f"{rates(a.unlinked)} whose TN - T1/N is over twice the all-reduce the run measured (Table 2), so mostly "
+                f"not link time: {times(a.unlinked)}", a.unlinked)]
+    said = [words for words, us in reasons if us]
+    leads = [" Left out of that range: " if a.ranged else " Left out: "] + [" Also left out: "] * len(said)
+    return "".join(f"{lead}{words}." for lead, words in zip(leads, said, strict=False))
 
 
 def _noisy_text(a: Q32Answer) -> str:
@@ -325,28 +331,6 @@ def _noisy_text(a: Q32Answer) -> str:
             f"(single runs, or a difference within their spread): {runs}.")
 
 
-def _unexplained_text(a: Q32Answer) -> str:
-    """The DDP rates of the range whose TN - T1/N is over twice the all-reduce the run measured (Utilization.cause not
-    ALLREDUCE): that time is mostly not the link's, so the rate does not measure it (TA5 9)."""
-    ddp = [u for u in a.ranged if present(u.exposed_s)]
-    off = [u for u in ddp if u.cause != Cause.ALLREDUCE]
-    if not off or a.every_broken:  # _every_broken_text says these rates measure nothing
-        return ""
-    ex = max(off, key=lambda u: u.comm_s / u.exposed_s)
-    which = ("both DDP rates" if len(off) == len(ddp) == 2 else "every DDP rate" if len(off) == len(ddp) else
-             f"{len(off)} of the {len(ddp)} DDP rates")
-    return (f" In {which} of that range TN - T1/N is over twice the all-reduce measured (e.g. {ex.setup}, batch "
-            f"{ex.batch}: {seconds(ex.comm_s)} s against {seconds(ex.exposed_s)} s, Table 2): mostly not link time, so "
-            "it does not measure the link.")
-
-
-def _every_broken_text(a: Q32Answer) -> str:
-    """Where every rate the range cites is one where T1/N breaks, the range is theirs and says so."""
-    return (f" In every run of that range T1/N breaks (Q3.1: compute measured over {BREAKS:g} x T1/N or under T1/N / "
-            f"{BREAKS:g}), so TN - T1/N "
-            "is mostly not communication: these rates are no measure of the bandwidth.") if a.every_broken else ""
-
-
 def _ddp_rates(a: Q32Answer) -> int:
     return sum(u.engine == "ddp" for u in a.utilizations if u.basis == a.basis)
 
@@ -355,6 +339,8 @@ def _engines(ranged: tuple[Utilization, ...], ddp_runs: int) -> str:
     """Each engine's own range, DataParallel's (the homework's engine) first, where the range spans two; DDP's says how
     many of the `ddp_runs` DDP rates remain in it (TA5 9)."""
     by = {e: [u.gbps for u in ranged if u.engine == e] for e in ("dp", "ddp")}
+    if by["dp"] and not by["ddp"] and ddp_runs:
+        return " (DataParallel's alone: every DDP rate is left out below)"
     if not all(by.values()):
         return ""
     spans = {e: gbps(min(v)) if min(v) == max(v) else f"{gbps(min(v))}-{gbps(max(v))}" for e, v in by.items()}

@@ -3,6 +3,7 @@ what the runs measured (the exposed all-reduce, the compute measured, rank 0's d
 collect.train.answers_comm_text; Q3.2: collect.train.answers_bandwidth."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Optional
@@ -15,8 +16,8 @@ from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.verdict import Verdict, leaning
 
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
-OVERHEAD = 10  # an all-reduce measured over this multiple of the time its bytes take at the job's busbw is mostly not
-# link time: DDP's per-step work on the host (its hooks, bucketing, the launch) is in it
+OVERHEAD = 10  # an all-reduce measured over this multiple of the time its bytes take at the job's busbw holds more than
+# the transfer: DDP's per-step host work, the ranks' skew, one step's noise (not measured apart)
 EXPLAINS = 0.5  # a measured time explains the estimate TN - T1/N when it is at least this share of it
 
 
@@ -49,6 +50,7 @@ class Split:
     tn_s: float = float("nan")  # TN: the N-GPU run's train time (Table 2's median)
     measured_share: float = float("nan")  # the exposed all-reduce / TN (Table 2's comm measured / TN)
     link_s: float = float("nan")  # the epoch's all-reduce bytes over the job's own busbw (Table 3): the link's time
+    nodes: int = 1  # the nodes it was launched on: the homework's plain N-GPU rows are one node's
 
     @property
     def name(self) -> str:
@@ -64,10 +66,16 @@ class Split:
     @property
     def host_overhead(self) -> bool:
         """DDP's all-reduce measured is over OVERHEAD x the time its bytes take at the job's own busbw (Table 3's
-        share measured under 1 / OVERHEAD): it holds DDP's per-step host overhead, not link time (TA5 4).
+        share measured under 1 / OVERHEAD): it is not the transfer alone (TA5 4; what else, not measured: TA7 5).
         Example: 4.74 s measured, 34.95 GB at 244 GB/s = 0.143 s -> True."""
         return self.engine == "ddp" and present(self.measured_s) and present(self.link_s) and \
             self.measured_s > OVERHEAD * self.link_s
+
+    @property
+    def unlinked(self) -> bool:
+        """DDP's TN - T1/N over twice the all-reduce the run measured (its cause not the all-reduce): mostly not the
+        all-reduce, so Q3.2 leaves its rate out (TA7 4, 7). Example: 0.039 s against 0.010 s -> True."""
+        return self.engine == "ddp" and present(self.measured_s) and self.cause in (Cause.LOADER, Cause.OTHER)
 
     @property
     def matches_t1n(self) -> bool:
@@ -136,6 +144,9 @@ class Q31Answer(Record):
     bound_single: tuple[str, ...] = ()  # those of `bound` resting on one run a side: said "in the single run of each"
     overhead: tuple[str, ...] = ()  # "<setup> at batch <b>" whose all-reduce measured is mostly host overhead
     # (Split.host_overhead)
+    near: tuple[str, ...] = ()  # at or past BOUND on a single run a side, but not clearly (clearly_bound): in no list
+    # above, said "near" with its share (TA7 9)
+    margin: float = 0.0  # the verdicts' threshold that "clearly" is judged by (clearly_bound)
 
     @property
     def valid(self) -> tuple[Split, ...]:
@@ -164,7 +175,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                             float(r.compute_est_s), float(r.comm_est_s), float(r.comm_share), measured, wait,
                             v, cause(float(r.comm_est_s), measured, wait, v),
                             float(r.compute_measured_s) if present(r.compute_measured_s) else float("nan"),
-                            share_span(v), float(r.train_s), float(r.comm_measured_share), links.get(i, float("nan"))))
+                            share_span(v), float(r.train_s), float(r.comm_measured_share), links.get(i, float("nan")),
+                            int(r.nodes)))
         used.append((i, r))
     device, cpu = where(r.gpu_model for _, r in used)
     no_traffic = sum(s.engine == "dp" for s in splits) if cpu else 0  # on a CPU DataParallel wraps nothing
@@ -172,11 +184,13 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
         used = [(i, r) for (i, r), s in zip(used, splits, strict=True) if s.engine != "dp"]
         splits = [s for s in splits if s.engine != "dp"]
     bound = communication_bound(splits)
+    near = tuple(x for x in bound if not clearly_bound(next(s for s in splits if s.name == x)))
+    bound = tuple(x for x in bound if x not in near)
     loader = tuple(s.name for s in ordered(splits) if s.cause == Cause.LOADER)
     apart_ = tuple(s.name for s in ordered(splits) if at_least_bound(s) and not s.breaks_model
                    and s.cause != Cause.NONE and s.measured_below_bound)
     left = tuple(s.name for s in splits
-                 if at_least_bound(s) and not s.breaks_model and s.name not in bound + apart_)
+                 if at_least_bound(s) and not s.breaks_model and s.name not in bound + apart_ + near)
     broken = tuple(s.name for s in ordered(splits) if s.breaks_model)  # on a CPU too: no share where it breaks (TA4 1)
     valid = tuple(s for s in splits if s.name not in broken)
     groups = [g for g in by_setup(valid).values() if len(g) >= 2]
@@ -191,7 +205,8 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                      tuple(g[0].setup for g in groups if direction(g) == RISES),
                      tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic, broken, apart_,
                      tuple(s.name for s in splits if s.name in bound and (s.verdict is None or s.verdict.one_run)),
-                     tuple(s.name for s in ordered(splits) if s.host_overhead))
+                     tuple(s.name for s in ordered(splits) if s.host_overhead), near,
+                     next((s.verdict.threshold for s in splits if s.verdict is not None), 0.0))
 
 
 FALLS, RISES, UNSTEADY = "falls", "rises", "not monotonic"
@@ -241,6 +256,17 @@ def at_least_bound(s: Split) -> bool:
     return round(100 * s.share) >= round(100 * BOUND)
 
 
+def clearly_bound(s: Split) -> bool:
+    """A run a side of one counts at or past BOUND only where TN is past T1/N / (1 - BOUND) (2 x T1/N) by the very band
+    the verdict uses for single runs (collect.verdict.leaning): at its 5% threshold, a share over 52.4%, not 50.4%
+    (TA7 9). With 2+ runs a side the verdict has already settled TN above T1/N.
+    Example: T1/N 1.00 s, TN 2.22 s (55%) -> True; TN 2.05 s (51%) -> False."""
+    v = s.verdict
+    if v is None or not v.one_run:
+        return True
+    return leaning(dataclasses.replace(v, ratio=v.ratio * (1 - BOUND))) > 0
+
+
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:
     """The setups at a batch whose estimate TN - T1/N is at least BOUND of the train time and measurably
     above 0 (not Cause.NONE), except where the T1/N model breaks (its estimate is mostly not communication:
@@ -267,9 +293,10 @@ def ordered(splits: list[Split]) -> list[Split]:
 
 
 def by_setup(splits: tuple[Split, ...]) -> dict[str, list[Split]]:
-    """The splits by setup, DDP first, then the most GPUs first; each setup's by batch."""
+    """The splits by setup, DDP first, then the homework's plain N-GPU setups (one node) before those launched on
+    several (TA7 7), then the most GPUs first; each setup's by batch."""
     out: dict[str, list[Split]] = {}
-    for s in sorted(splits, key=lambda s: (s.engine != "ddp", -s.gpus)):
+    for s in sorted(splits, key=lambda s: (s.engine != "ddp", s.nodes > 1, -s.gpus)):
         out.setdefault(s.setup, []).append(s)
     return {k: sorted(v, key=lambda s: s.batch) for k, v in out.items()}
 

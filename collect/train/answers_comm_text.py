@@ -15,10 +15,9 @@ from collect.train.labels import present
 
 def q31_text(a: Q31Answer) -> str:
     text = "Compute = T1/N, communication = TN - T1/N (Table 2)"
-    groups = by_setup(a.valid)
-    first = groups.get(a.trend_setup) or next(iter(groups.values()), [])
+    first = next(iter(by_setup(a.valid).values()), [])  # the homework's plain DDP rows first, where T1/N holds (TA7 7)
+    ends = [first[0]] if len(first) == 1 else first[:1] + first[-1:]
     if first:
-        ends = [first[0]] if len(first) == 1 else [first[0], first[-1]]
         text += f". On {a.device}, {first[0].setup}: " + ", ".join(
             (f"compute {_compute(s)} s and communication " if s is ends[0] else f"{_compute(s)} s and ")
             + _comm(s) + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
@@ -26,6 +25,7 @@ def q31_text(a: Q31Answer) -> str:
         text += ". The homework's T1/N model holds in no multi-GPU run (below), so no share is given."
     else:
         text += ". No multi-GPU run has both figures yet."
+    text += _scaled_text(ends + ordered(list(a.splits)))
     text += _trend_text(a, first)
     text += _broken_text(a)
     if a.bound:
@@ -36,7 +36,7 @@ def q31_text(a: Q31Answer) -> str:
         left = [(s.setup, s.batch) for s in a.splits if f"{s.setup} at batch {s.batch}" in a.left_out]
         text += (f" Communication is at least {BOUND:.0%} of TN but left out{' of that list' * bool(a.bound)}, as the "
                  f"runs' spread hides the size of TN's excess over T1/N: {at_batches(left, len(left))}.")
-    text += _measured_apart_text(a)
+    text += _measured_apart_text(a) + _near_text(a)
     listed = a.because in (Q3Because.MIXED, Q3Because.NOT_FALLING) and all(
         len(g) >= 2 for g in by_setup(a.splits).values())  # every share is printed above
     if a.splits and not any(s.share >= BOUND for s in a.splits) and not listed:
@@ -52,11 +52,22 @@ def q31_text(a: Q31Answer) -> str:
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
 
 
+def _near_text(a: Q31Answer) -> str:
+    """The single runs at or past BOUND but not clearly past it (Q31Answer.near), each with its share (TA7 9)."""
+    near = [s for s in a.splits if s.name in a.near]
+    if not near:
+        return ""
+    runs = listing([f"{s.setup}, batch {s.batch} ({comm_share_text(s.share)})" for s in near], len(near))
+    return (f" Near {BOUND:.0%} (single runs, TN within {a.margin:.0%} of {1 / (1 - BOUND):g} x T1/N), so in no list: "
+            f"{runs}.")
+
+
 def _bound_lists(a: Q31Answer) -> list[tuple[str, list[tuple[str, int]]]]:
     """Q31Answer.bound by its runs: those of 2+ runs a side, then those of a single run each (TA5 19, as Q2 says it)."""
     multi = [(s.setup, s.batch) for s in a.splits if s.name in a.bound and s.name not in a.bound_single]
     single = [(s.setup, s.batch) for s in a.splits if s.name in a.bound_single]
-    return [(w, x) for w, x in (("in", multi), ("in the single run of each", single)) if x]
+    past = f"in the single run of each (TN over {1 / (1 - BOUND):g} x T1/N by more than {a.margin:.0%})"  # clearly_bound (TA7 9)
+    return [(w, x) for w, x in (("in", multi), (past, single)) if x]
 
 
 def _cpu_text(cited: list[Split]) -> str:
@@ -96,7 +107,17 @@ def _measured(s: Split) -> str:
     set); DataParallel times none."""
     if not present(s.measured_s):
         return ""
-    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN"
+    over = ": the estimate is over twice it, so mostly not the all-reduce" if s.unlinked else ""  # Q3.2 drops it
+    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN{over}"
+
+
+def _scaled_text(cited: list[Split]) -> str:
+    """How the all-reduce measured was scaled (TA7 5), said once after the headline, before any later sentence quotes
+    one: one batch's difference times the epoch's steps (the first such run cited's), not an epoch timed."""
+    s = next((s for s in cited if present(s.measured_s)), None)
+    if s is None:
+        return ""
+    return f" All-reduce measured = one batch's with/without-sync difference x {s.steps:,} steps (batch {s.batch})."
 
 
 def _trend_text(a: Q31Answer, first: list[Split]) -> str:
@@ -212,23 +233,25 @@ def _broken_text(a: Q31Answer) -> str:
             for way in (over, [s for s in said if s not in over]) if way]
     times = sorted({seconds(s.measured_s): s.measured_s for s in said if present(s.measured_s)}.items(),
                    key=lambda x: x[1])
-    measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s (Table 2)" if times else ""
-    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there T1/N breaks (Table 2), so TN - T1/N is no "
-            "communication time and no share is given"
+    measured = "-".join(dict.fromkeys([times[0][0], times[-1][0]])) + " s" if times else ""
+    return (f" Compute measured (Table 2) {'; it '.join(ways)}: there T1/N breaks, so TN - T1/N is no "
+            "communication and no share is given"
             + (f"; the all-reduce those runs measured is {measured}" if measured else "") + "." + _overhead_text(a))
 
 
 def _overhead_text(a: Q31Answer) -> str:
     """The DDP runs whose all-reduce measured is over OVERHEAD x its bytes' time at the job's busbw (Split.host_overhead),
-    counted, the farthest one's figures given: that time is DDP's per-step host overhead, not the link's (TA5 4)."""
+    counted, the farthest one's figures given: that one-step difference is not the transfer alone, what else is not
+    measured apart (TA5 4, TA7 5)."""
     said = [s for s in a.splits if s.name in a.overhead]
     if not said:
         return ""
     of = sum(s.engine == "ddp" and present(s.measured_s) for s in a.splits)
     ex = max(said, key=lambda s: s.measured_s / s.link_s)
-    return (f" In {len(said)} of {of} DDP runs the all-reduce measured exceeds {OVERHEAD} x its bytes' time at the "
-            f"job's busbw (Table 3: GB per GPU / busbw; e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.measured_s)} s "
-            f"against {seconds(ex.link_s)} s): mostly DDP's per-step host overhead, not link time.")
+    return (f" In {len(said)} of {of} DDP runs the all-reduce measured is over {OVERHEAD} x its bytes' time at its "
+            f"busbw (Table 3; e.g. {ex.setup}, batch {ex.batch}: {seconds(ex.measured_s)} s "
+            f"against {seconds(ex.link_s)} s): the one-step difference is not the transfer alone (host overhead, "
+            "skew, noise: not separated).")
 
 
 def _measured_apart_text(a: Q31Answer) -> str:

@@ -63,7 +63,8 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
         return []
     r = a.record
     at = {f"{s.setup} at batch {s.batch}" for s in r.splits if round(100 * s.share) >= round(100 * BOUND)}
-    listed = set(r.bound) | set(r.left_out) | set(r.measured_apart)  # TA3 9: the measurement halves the share
+    listed = set(r.bound) | set(r.left_out) | set(r.measured_apart) | set(r.near)  # TA3 9: the measurement halves the
+    # share; TA7 9: a single run near BOUND
     # TA2 5, 15: where the T1/N model breaks, the cell is left out, and the answer says so
     broken = at & set(r.broken)
     if broken and r.bound and "not where T1/N breaks" not in a.text:
@@ -75,6 +76,10 @@ def threshold_list(a: Any, tables: Tables) -> list[str]:
     # the estimate at or past BOUND, the run's own all-reduce under BOUND of TN: in no list, both figures said
     out += [f"{s.name}: estimate {s.share:.0%} beside a measured {s.measured_s / s.tn_s:.0%} in the list"
             for s in r.splits if s.name in r.bound and s.measured_below_bound]
+    # TA7 9: a single run a side is listed only where TN / (T1/N) is past 1 / (1 - BOUND) by the verdict's threshold
+    out += [f"{s.name}: a single run listed at {s.share:.1%}, within the threshold of {BOUND:.0%}" for s in r.splits
+            if s.name in r.bound and s.verdict is not None and s.verdict.one_run
+            and s.verdict.ratio * (1 - BOUND) <= 1 + s.verdict.threshold]
     out += [f"{s.name} apart without its measured all-reduce" for s in r.splits
             if s.name in r.measured_apart and f"all-reduce measured {seconds(s.measured_s)} s" not in a.text]
     return out
@@ -88,10 +93,10 @@ def _as_shown(text: str, value: float) -> bool:
 
 def range_one_column(a: Any, tables: Tables) -> list[str]:
     """Q3.2's two ends and its shares come from one column, and the words fit the shares cited."""
-    if a.id != "A.Q3.2" or not a.record.utilizations:
+    if a.id != "A.Q3.2" or not a.record.ranged:  # no range: range_stands
         return []
     r, out = a.record, []
-    ranged = list(r.ranged)  # the basis column less the overstated rates (TA3 10)
+    ranged = list(r.ranged)  # the basis column less the rates it disowns (TA3 10, TA7 4)
     shown = re.findall(r"([\d,.]+) GB/s \(", a.text.split(" Left out of that range")[0])  # TA3 10: apart, not ends
     ends = {min(ranged, key=lambda u: u.gbps).gbps, max(ranged, key=lambda u: u.gbps).gbps}
     if not shown or not all(any(_as_shown(x, v) for v in ends) for x in shown) or len(shown) < min(len(ends), 2):
@@ -425,11 +430,57 @@ def bound_shown(a: Any, tables: Tables) -> list[str]:
     out += [f"{x}% of the busbw" for x in re.findall(r"([\d.]+)%(?:-[\d.]+%)?(?: \([^)]*\))? of the busbw", a.text)
             if float(x) > 100]
     out += [f"{x}% of the busbw" for x in re.findall(r"-([\d.]+)%(?: \([^)]*\))? of the busbw", a.text) if float(x) > 100]
-    # TA3 10: the range's ends are rates the estimate can carry, the overstated ones listed apart
-    ends = re.findall(r"(?:from|to) ([\d.,]+) GB/s \(([^)]*), batch (\d+)", a.text)
-    usable = any(not u.overstates for u in a.record.ranged)  # else every rate overstates, and the text says so
-    out += [f"range end {x} GB/s ({setup}, batch {b}) overstates" for x, setup, b in ends
-            for u in a.record.ranged if u.setup == setup and str(u.batch) == b and u.overstates and usable]
+    return out
+
+
+def range_stands(a: Any, tables: Tables) -> list[str]:
+    """Class 2 (TA3 10, TA4 9, TA7 4): Q3.2's headline range, its DataParallel and DDP sub-ranges and its busbw shares
+    hold no rate the answer disowns (one that may overstate, where T1/N breaks, or over twice its run's measured
+    all-reduce), each judged from the rate's own figures; where every rate is disowned, no range at all."""
+    from collect.render import gbps
+    from collect.train.grids import busbw_share_text
+
+    if a.id != "A.Q3.2":
+        return []
+    r, out = a.record, []
+    column = [u for u in r.utilizations if u.basis == r.basis]
+    off = [u for u in column if u.overstates or u.unlinked or u.name in {b.name for b in r.broken}]
+    kept = [u for u in column if u not in off]
+    head = next((x for x in re.split(r"\.(?= [A-Z])", a.text) if "Table 3 on" in x), "")
+    out += [f"range end {gbps(u.gbps)} GB/s ({u.name}) is disowned" for u in off
+            if f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}" in head]
+    for engine, name in (("dp", "DataParallel"), ("ddp", "DDP")):
+        m = re.search(rf"\b{name} ([\d.]+)(?:-([\d.]+))? GB/s", head)
+        ours = {gbps(u.gbps) for u in kept if u.engine == engine}
+        out += [f"{name} sub-range end {x} GB/s of no rate the answer stands behind" for x in (m.groups() if m else ())
+                if x and x not in ours]
+    span = re.search(r"That is ([\d.]+%)(?:-([\d.]+%))?", a.text)
+    shares = {busbw_share_text(u.share) for u in kept if u.share == u.share}
+    out += [f"busbw share {x} of no rate the answer stands behind" for x in (span.groups() if span else ())
+            if x and x not in shares]
+    if column and not kept and ("no range is given" not in head or " GB/s (" in head):
+        out.append("every rate disowned, yet a range")
+    return out
+
+
+def measured_scaled(a: Any, tables: Tables) -> list[str]:
+    """TA7 5: Q3.1's all-reduce measured is one batch's with/without-sync difference times the epoch's steps: said
+    where it is first quoted (that sentence or the next), with the steps of a run it quotes; what more than the
+    transfer that difference holds is not measured apart, so no cause is asserted."""
+    if a.id != "A.Q3.1":
+        return []
+    out = []
+    sentences = re.split(r"\.(?= [A-Z])", a.text)
+    first = next((i for i, x in enumerate(sentences) if "all-reduce measured" in x.lower()), None)
+    said = [re.search(r"All-reduce measured = one batch's with/without-sync difference x ([\d,]+) steps \(batch (\d+)\)",
+                      x) for x in sentences[first:first + 2]] if first is not None else []
+    m = next((x for x in said if x), None)
+    if first is not None and not m:
+        out.append("an all-reduce measured quoted without how it was scaled")
+    if m and not any(s.steps == int(m.group(1).replace(",", "")) and s.batch == int(m.group(2)) for s in a.record.splits):
+        out.append(f"{m.group(1)} steps at batch {m.group(2)}: no run's")
+    if re.search(r"host overhead, not link time", a.text):
+        out.append("host overhead asserted as the cause, not measured")
     return out
 
 
@@ -456,7 +507,8 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
     t2 = tables["table2"]
     # TA3 11: every share quoted (but the threshold) is Table 2's comm share column as printed
     shares = {percent(v, 0) for c in ("comm_share", "comm_measured_share") for v in t2.get(c, []) if v == v}
-    unprinted = [x for x in re.findall(r"(\d+%)", a.text) if x not in shares | {f"{BOUND:.0%}"}]
+    # the verdict's threshold (TA7 9: "by more than 5%", "within 5% of") is no share
+    unprinted = [x for x in re.findall(r"(?<!more than )(?<!within )(\d+%)", a.text) if x not in shares | {f"{BOUND:.0%}"}]
     if unprinted:
         return [f"shares {unprinted} in no printed row of Table 2"]
     # TA3 4: a figure held against itself is no difference
@@ -575,9 +627,9 @@ def _free_twin(s: Any, splits: Any, free: Any) -> bool:
 
 def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
     """Class 8 (the fourth and fifth TA's Q3.1, Q3.2): every DDP estimate the headline quotes carries the run's own
-    all-reduce measured with its share of TN, whatever their ratio (TA4 2, 3; TA5 3); Q3.2's range leaves out the rates where T1/N breaks, unless every
-    one is, and a top rate on an unsettled TN - T1/N says it is not firm (9); the busbw and its shares are Table
-    3's printed figures (10, 23)."""
+    all-reduce measured with its share of TN, whatever their ratio (TA4 2, 3; TA5 3); Q3.2's top rate on an unsettled
+    TN - T1/N says it is not firm (9; its range's rates: range_stands); the busbw and its shares are Table 3's printed
+    figures (10, 23)."""
     from collect.render import gbps
     from collect.train.grids import busbw_share_text, busbw_text
 
@@ -589,12 +641,12 @@ def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
             for m in re.finditer(re.escape(f"{seconds(s.comm_s)} s ({percent(s.share, 0)}") + r"([^)]*)\)", a.text):
                 if both not in m.group(1):
                     out.append(f"{s.name}: an estimate quoted without its run's measured all-reduce and its share")
+                if s.unlinked and "over twice it" not in m.group(1):  # TA7 7: Q3.2 leaves its rate out
+                    out.append(f"{s.name}: an estimate over twice its measured all-reduce quoted bare")
     if a.id != "A.Q3.2":
         return out
     for u in (u for u in r.utilizations if u.basis == r.basis):
         said = f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}"
-        if u in r.broken and not r.every_broken and re.search(rf"(?:from|to) {re.escape(said)}", a.text):
-            out.append(f"range end {said}) where T1/N breaks")
         top = re.search(rf" to {re.escape(said)}([^)]*)\)", a.text)
         if top and not u.settled and "not firm" not in top.group(1):
             out.append(f"top rate {said}) on an unsettled TN - T1/N, not said")
@@ -722,6 +774,6 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
     return out
 
 
-ISSUE_44 = (one_run_claims, bound_shown, figures_in_tables, no_hidden_list, systems_facts, one_comparison_one_number,
-            ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason,
+ISSUE_44 = (one_run_claims, bound_shown, range_stands, measured_scaled, figures_in_tables, no_hidden_list, systems_facts,
+            one_comparison_one_number, ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason,
             single_run_steps, upper_bounds_apart)

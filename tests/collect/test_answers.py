@@ -88,8 +88,9 @@ def test_answers_stay_short(hw5):
     """Issue 28: each answer a short paragraph (the real set's, tests/collect/test_answers_real.py)."""
     words = {k: len(a.text.split()) for k, a in hw5.items()}
     # issue 35: the caveats a claim needs cost words; TA items 9, 22: Q3.1 lists every setup's shares; TA5 3, 4: Q3.1
-    # gives the measured all-reduce beside each estimate and checks T1/N both ways (here 3 runs under T1/N / 1.5)
-    assert max(words.values()) <= 225, words
+    # gives the measured all-reduce beside each estimate and checks T1/N both ways (here 3 runs under T1/N / 1.5); TA7 5:
+    # Q3.1 says once how its all-reduce measured was scaled (one batch's difference x the epoch's steps)
+    assert max(words.values()) <= 235, words
 
 
 def answers_of(tmp_path, repeats=3, **kwargs):

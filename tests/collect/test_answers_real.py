@@ -96,7 +96,7 @@ def test_q31_says_the_loader_not_the_network_where_the_run_waited_on_data(real):
     text = real["A.Q3.1"].text
     # TA items 22, 23: the column's name, and the model it breaks instead of a guessed cause
     assert "4 GPUs, DDP, batch 512 (1.66 against 0.644 s)" in text and "Compute measured (Table 2)" in text
-    assert "there T1/N breaks (Table 2), so TN - T1/N is no communication time and no share is given" in text
+    assert "there T1/N breaks, so TN - T1/N is no communication and no share is given" in text
     assert "likely" not in text and "GPU time" not in text
     assert "not the network" not in text and "more runs" not in text
 

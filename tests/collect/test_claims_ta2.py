@@ -41,7 +41,8 @@ def run8(tmp_path_factory):
 def spread(tmp_path_factory):
     """T1 at batch 32 over 3 runs, 15.36-19.73 s (about the shared set's); one 4-GPU DDP run of 5.10 s."""
     results = (_runs(cell("single", 32), (15.36, 18.17, 19.73)) + _runs(cell("single", 512), (2.57,))
-               + _runs(cell("ddp", 32, 4), (5.10,), h2d_s=0.0, compute_s=4.1)
+               + _runs(cell("ddp", 32, 4), (5.10,), h2d_s=0.0, compute_s=4.3, comm_exposed_s=0.3)  # over half of
+               # TN - T1/N: the rate stays in Q3.2's range (TA7 4)
                + _runs(cell("ddp", 512, 4), (0.683,), h2d_s=0.0, compute_s=0.6, comm_exposed_s=0.03))  # T1/N holds (TA3 3)
     return _answers(write_results(tmp_path_factory.mktemp("spread"), results))
 
@@ -66,7 +67,7 @@ def test_q31_quotes_table2_and_says_the_spread(spread):
     """TA item 8, TA2 4: T1/4 spans 3.84-4.93 s, so the point is not firm; but a range in no printed table is
     no figure to quote: Table 2's 4.54 s and 0.557 s, and that the runs spread."""
     text = spread["A.Q3.1"].text
-    assert ("compute 4.54 s and communication 0.557 s (11%; runs spread: not firm; all-reduce measured 0.100 s, 2% of "
+    assert ("compute 4.54 s and communication 0.557 s (11%; runs spread: not firm; all-reduce measured 0.300 s, 6% of "
             "TN) at batch 32") in text, text
     assert "3.84-4.93" not in text and "0.17-1.26" not in text
 
@@ -97,7 +98,7 @@ def test_q32_has_no_jargon_and_explains_busbw(run8):
     """TA items 12, 24: no "No lower bound", no "no link rate"; busbw said in words once."""
     text = run8["A.Q3.2"].text
     assert "No lower bound" not in text and "no link rate" not in text
-    assert text.count("bus bandwidth: ") == 1 and "their rates may overstate the bandwidth" in text
+    assert text.count("bus bandwidth: ") == 1 and "so they may overstate the bandwidth" in text
 
 
 @pytest.fixture(scope="module")
