@@ -34,7 +34,7 @@ def test_q7_with_a_diverged_gradients_only_run_answers(tmp_path):
     a = {x.id: x for x in collect(write_results(tmp_path, results, study="hw5")).answers}["A.Q7"]
     # TA5 1: one run a side is no verdict, even 80 points apart: no "lower", and the Yes stands on the reasoning
     assert "test accuracy 0.00% with gradients only against 80.00% with the buffers broadcast (one run each, so no " \
-        "verdict: 80.00 points apart)" in a.text and a.text.startswith("Yes")
+        "verdict: 80.00 points apart" in a.text and a.text.startswith("Yes")
 
 
 def test_a_training_accuracy_of_zero_answers_q4(tmp_path):
