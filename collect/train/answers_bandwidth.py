@@ -301,7 +301,7 @@ def _bound_text(a: Q32Answer) -> str:
 def _left_out_text(a: Q32Answer) -> str:
     """The rates the answer disowns (Q32Answer.disowned), a sentence per reason, each rate with the figures that put it
     there (TA7 4): under the run's measured all-reduce, where T1/N breaks, over twice the measured all-reduce."""
-    ddp = sum(present(u.exposed_s) for u in a.utilizations if u.basis == a.basis)
+    ddp = _ddp_rates(a)  # the denominator the range's "(N of M DDP rates)" uses: one count
 
     def times(us: tuple[Utilization, ...]) -> str:
         return listing([f"{gbps(u.gbps)} GB/s ({u.setup}, batch {u.batch}: {seconds(u.comm_s)} s against "

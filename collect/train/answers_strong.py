@@ -181,8 +181,10 @@ def _strong_text(p: Optional[StrongPoint], claim: StrongClaim, strongs: tuple[St
             text += (f" Rows at {listing(sorted({str(q.batch) for q in better}, key=int))} per GPU come out better (e.g. "
                      f"{q.setup}, {q.batch} per GPU: {q.strong:.2f}x strong against {q.weak:.2f}x weak).")
         return text
-    why = ("its strong rows are within run-to-run noise" if claim == StrongClaim.SAME
-           else "its strong rows' 1-GPU runs wait on their loader" if invalid
+    repeated = all(not q.verdict.one_run for q in strongs if q not in invalid)  # noise is measured only over repeats
+    why = ("its strong rows are within run-to-run noise" if claim == StrongClaim.SAME and repeated
+           else "its strong rows decide nothing (single runs, within the verdict's threshold)"
+           if claim == StrongClaim.SAME else "its strong rows' 1-GPU runs wait on their loader" if invalid
            else NO_PAIR)
     return (f"{lead} worse by the usual argument ({REASON}); this study holds no data point for it: {why}."
             + _invalid_text(invalid))

@@ -97,10 +97,16 @@ def range_one_column(a: Any, tables: Tables) -> list[str]:
         return []
     r, out = a.record, []
     ranged = list(r.ranged)  # the basis column less the rates it disowns (TA3 10, TA7 4)
-    shown = re.findall(r"([\d,.]+) GB/s \(", a.text.split(" Left out of that range")[0])  # TA3 10: apart, not ends
+    # the range's two ends (TA3 10: those apart are no ends; each engine's sub-range, "; DataParallel ... GB/s", is
+    # range_stands's)
+    head = re.sub(r"; DataParallel [^;]*? GB/s, DDP [^(;]*? GB/s", "", a.text.split(" Left out of that range")[0])
+    shown = re.findall(r"([\d,.]+) GB/s \(", head)
     ends = {min(ranged, key=lambda u: u.gbps).gbps, max(ranged, key=lambda u: u.gbps).gbps}
     if not shown or not all(any(_as_shown(x, v) for v in ends) for x in shown) or len(shown) < min(len(ends), 2):
         out.append(f"ends {shown} are not {r.basis}'s {sorted(ends)}")
+    counts = [(int(n), int(m)) for n, m in re.findall(r"(\d+) of (\d+) DDP rates", a.text)]
+    if len({m for _, m in counts}) > 1 or any(n > m for n, m in counts):  # one count of the DDP rates
+        out.append(f"DDP rates counted {counts}")
     shares = [u.share for u in ranged if u.share == u.share] or [float("nan")]  # DataParallel's rates have no busbw
     if "near the link" in a.text or r.because == BusbwBecause.NEAR:
         if r.because == BusbwBecause.NEAR and min(shares) < NEAR:

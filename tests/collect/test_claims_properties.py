@@ -1418,7 +1418,7 @@ def test_ta7_8_past_a_single_runs_step_a_step_over_repeats_keeps_its_verdict():
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(tn=st.floats(10.6, 20.0))
+@given(tn=st.floats(10.6, 20.0).filter(lambda t: abs(t - 12.5) > 0.01))  # off the band's edge, where rounding rules
 def test_q2_names_a_single_run_slower_than_1_gpu_only_past_single_run_noise(tn):
     """A single 2-GPU DataParallel run 6-100% slower than the single 1-GPU run: past SINGLE_RUN_NOISE (25%) it is
     "slower than 1 GPU in the single run of each", within it "within 25% of 1 GPU's time ... cannot tell" with its
@@ -1430,7 +1430,7 @@ def test_q2_names_a_single_run_slower_than_1_gpu_only_past_single_run_noise(tn):
     assert not claims.ta4_claims(q2, tables)
     slower = "in the single run of each: 2 GPUs, DataParallel at batch 32" in q2.text
     near = "so slower or not the single runs cannot tell: 2 GPUs, DataParallel at batch 32" in q2.text
-    assert slower != near and slower == (tn / 10.0 > 1.25 * 1.001)
+    assert slower != near and slower == (tn / 10.0 > 1.25)
     if near:
         bad = re.sub(r"[Ww]ithin 25% of 1 GPU's time, what single runs of one setting can differ by, so slower "
                      "or not the single runs cannot tell: ", "Slower than 1 GPU in the single run of each: ", q2.text)
