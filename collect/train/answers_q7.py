@@ -245,8 +245,8 @@ def _word(a: Q7Answer) -> str:
     digits = accuracy_digits(a.images)
     text = f"one run each, so no verdict: {abs(v.delta):.{digits}f} points apart"
     if a.inside_count:
-        error = a.count_points
-        return text + f", inside the ±{error:.{1 if error < 10 else 0}f} points {int(a.images):,} test images resolve"
+        points = a.count_points
+        return text + f", inside the ±{points:.{1 if points < 10 else 0}f} points {int(a.images):,} test images resolve"
     return text + _seeds_said(a) + _repeats_said(a, digits)
 
 
