@@ -429,13 +429,16 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
     note = "" if ok.test_accuracy.notna().any() or ok.empty else " " + NO_TEST_ACCURACY
     formulas = [f.FORMULAS["time_to_train"], f.FORMULAS["train_speedup"],
                 "test accuracy = top-1 over the test images after the last epoch: the model in eval mode "
-                "(BatchNorm's running statistics), each image once over all ranks; test images = how many (an "
+                "(BatchNorm's running statistics: rank 0's on every rank, broadcast to all before each evaluation), each "
+                "image once over all ranks; test images = how many (an "
                 "accuracy shows the decimals they resolve: 100 images, whole points); \"of N planned\": the cell asked "
                 "N (test_images) and its data set holds fewer",
                 f.FORMULAS["scaled_lr"], GPU_FORMULA, f.FORMULAS["spread"], *one_process_note(table), *ended_note(table)]
     formulas += [DDP_FORMULA] * traffic
     formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
-                 "share of its layer's mean variance, after training (a DDP run's; 0: the ranks agree)"] * spread
+                 "share of its layer's mean variance, after the last epoch and before its evaluation (a DDP run's; 0: the "
+                 "ranks agree); each evaluation gives every rank rank 0's statistics, so it is the drift of the last epoch "
+                 "(of its last step where the buffers are broadcast each step)"] * spread
     return Grid("test", "Test accuracy and time to train",
                 caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,
                 header, rows, formulas, "" if rows else "No runs in this study.", text_columns=(0, 3))

@@ -383,6 +383,12 @@ def one_run_claims(a: Any, tables: Tables) -> list[str]:
             out.append("Q7's 'higher/lower' from one run a side")
         if a.text.startswith("No"):
             out.append("Q7's No from one run a side")
+        # TA8 4: a verdict's word of one run a side; the test images' error only where it holds the gap, its own number
+        if re.search(r"buffers broadcast \((not distinguishable|within the)", a.text):
+            out.append("Q7's verdict word from one run a side")
+        error = re.search(r"inside the ±([\d.]+) points", a.text)
+        if error and (not r.inside_count or error.group(1) != f"{r.count_points:.{1 if r.count_points < 10 else 0}f}"):
+            out.append(f"Q7's gap inside ±{error.group(1)} points its test images do not give")
     if a.id == "A.Q7":
         out += _q7_single_runs(a)
     return out
@@ -400,11 +406,16 @@ def _q7_single_runs(a: Any) -> list[str]:
             out.append("Q7's BN spreads of one run a side set side by side without the column's range")
     if "equivalent runs" in a.text or ("-point spread of the" in a.text and r.repeated is None):
         out.append("Q7's spread of runs not of one compared configuration's repeats")
-    if r.verdict is not None and r.verdict.one_run and "points apart" in a.text:
+    if r.verdict is not None and r.verdict.one_run and "points apart" in a.text and not r.inside_count:
         said = (f"both trained from seed {r.seeds[0]}" if len(r.seeds) == 1 else
                 "different seeds" if r.seeds else "")
         if said not in a.text:
             out.append("Q7's gap of single runs without what their seeds make of it")
+        # TA8 1: of one run a side no cause is a finding: one seed rules the broadcast out, and says what is unmeasured
+        if len(r.seeds) == 1 and "one run each does not measure it" not in a.text:
+            out.append("Q7's gap of single runs from one seed without what one run each does not measure")
+    if re.search(r"the gap is [^;)]*(nondeterminism|the broadcast)", a.text):
+        out.append("Q7's gap given a cause")
     return out
 
 
@@ -554,6 +565,8 @@ def systems_facts(a: Any, tables: Tables) -> list[str]:
     if a.id == "A.Q6" and "DataParallel" in a.text and said not in a.text:
         out.append("DataParallel's gradient reduce unsaid")
     r = a.record
+    if a.id == "A.Q7":
+        out += _evaluation_said(a, tables)
     if a.id == "A.Q7" and r.verdict is not None and r.images == r.images:
         from collect.render import accuracy_digits
         from collect.verdict import count_error
@@ -569,6 +582,20 @@ def systems_facts(a: Any, tables: Tables) -> list[str]:
         ran = q4[(q4.lr_scaling == "linear") & ~q4.sync_bn.astype(bool) & (q4.status == "ok") & q4.accuracy.notna()]
         out += [f"remedies at batch {b} per GPU unreported" for b in sorted(set(ran.batch_per_gpu.astype(int)))
                 if not re.search(rf"\b{b} per GPU", a.text)]
+    return out
+
+
+def _evaluation_said(a: Any, tables: Tables) -> list[str]:
+    """TA8 3: Q7's statistics the evaluation uses are the test table's: every rank's is rank 0's, as its footnote says
+    (each image is evaluated once over all ranks); "rank 0's, which the evaluation uses" alone read as rank 0 only."""
+    from collect.train.grids import accuracy_grid
+
+    out = ["Q7's 'which the evaluation uses' of rank 0's alone"] * ("which the evaluation uses" in a.text)
+    said = "each evaluation gives every rank rank 0's (test table)"
+    if said in a.text and "test" in tables and len(tables["test"]):
+        footnote = next(x for x in accuracy_grid(tables["test"]).formulas if x.startswith("test accuracy ="))
+        if "rank 0's on every rank, broadcast to all before each evaluation" not in footnote:
+            out.append("Q7's rank 0's statistics at the evaluation, which the test table does not say")
     return out
 
 

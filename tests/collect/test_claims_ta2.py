@@ -212,9 +212,9 @@ def test_q7_says_what_the_yes_rests_on_and_that_bns_statistics_are_buffers(run8)
                            "the wrap, not per step")  # TA7 6
     assert ") and the same averaged gradient on every rank" in text
     assert ("Without the buffers' per-step broadcast BatchNorm's running statistics (buffers, not gradients) "
-            "drift: each rank keeps its own, as Goyal et al. [4] do by design. Rank 0's, which the evaluation uses, "
-            "follow the same path with or without the buffers' broadcast (from rank 0): the others' drift does not "
-            "reach them.") in text
+            "drift: each rank keeps its own, as Goyal et al. [4] do by design. Rank 0's, the broadcast's source, "
+            "follow the same path either way, and each evaluation gives every rank rank 0's (test table): the others' "
+            "drift is never evaluated.") in text
 
 
 def test_a_table_an_answer_cites_is_beneath_it():
