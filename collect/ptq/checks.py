@@ -12,7 +12,7 @@ import pandas as pd
 
 from collect.evidence import Evidence, Measured
 from collect.ptq.grids import named
-from collect.ptq.tables import POINTS, THRESHOLD_POINTS, method_text, paired_comparisons
+from collect.ptq.tables import POINTS, THRESHOLD_POINTS, method_text
 from collect.verdict import BEYOND, Difference, paired
 
 
@@ -97,7 +97,6 @@ class Clipping:
     verdict: Optional[Difference] = None  # method - max, in points, paired by seed: the paired table's row
     delta_range: tuple[float, float] = (0.0, 0.0)  # the lowest and highest of those paired differences, in points
     threshold: float = THRESHOLD_POINTS  # the verdicts' threshold, in points, as the answer names it
-    comparisons: int = 0  # the paired table's comparisons with a word (tables.paired_comparisons): TA8 17
 
 
 def clipping(pairs: pd.DataFrame, sweep: pd.DataFrame, calibration: int,
@@ -105,7 +104,6 @@ def clipping(pairs: pd.DataFrame, sweep: pd.DataFrame, calibration: int,
     """None where the paired table has no method against max at `calibration` and the notebook's bits with
     seeds to pair (its first setup)."""
     pairs = pairs.reset_index(drop=True)
-    family = paired_comparisons(pairs)
     mine = pairs[(pairs.calibration_images == calibration) & (pairs.repeats >= 2)]
     mine = mine[mine.setup == mine.setup.iloc[0]] if len(mine) else mine
     at_notebook = mine[mine.bits == notebook_bits]
@@ -116,7 +114,7 @@ def clipping(pairs: pd.DataFrame, sweep: pd.DataFrame, calibration: int,
                    if r.outcome == BEYOND)
     helped = mine[(mine.outcome == BEYOND) & (mine.direction > 0)]
     if helped.empty:
-        return Clipping(calibration, notebook_bits, beyond, comparisons=family), tuple(cited)
+        return Clipping(calibration, notebook_bits, beyond), tuple(cited)
     at = helped[helped.bits == helped.bits.max()]
     i, r = max(at.iterrows(), key=lambda ir: ir[1].delta)
     method, bits = method_text(str(r.activation_method), r.percentile), int(r.bits)
@@ -125,14 +123,14 @@ def clipping(pairs: pd.DataFrame, sweep: pd.DataFrame, calibration: int,
                  & (sweep.bits == bits)]
     mine_row, max_row = (side[side.activation_method == m] for m in (r.activation_method, "max"))
     if mine_row.empty or max_row.empty:
-        return Clipping(calibration, notebook_bits, beyond, comparisons=family), tuple(cited)
+        return Clipping(calibration, notebook_bits, beyond), tuple(cited)
     rows = [(int(x.index[0]), next(x.itertuples(index=False))) for x in (mine_row, max_row)]
     cited += [Evidence("ptq_clipping", int(i), str(r.choice))]
     cited += [Evidence("ptq_sweep", j, named(str(row.name), str(row.setup))) for j, row in rows]
     found = Clipping(calibration, notebook_bits, beyond, bits, method, Measured.of(rows[0][1], "accuracy"),
                      Measured.of(rows[1][1], "accuracy"),
                      paired([POINTS * d for d in r.delta_values], THRESHOLD_POINTS),
-                     (POINTS * float(r.delta_min), POINTS * float(r.delta_max)), comparisons=family)
+                     (POINTS * float(r.delta_min), POINTS * float(r.delta_max)))
     return found, tuple(dict.fromkeys(cited))
 
 

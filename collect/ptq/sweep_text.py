@@ -9,7 +9,6 @@ from collect.evidence import listing
 from collect.ptq.checks import Clipping, PercentileIsMax
 from collect.ptq.comparison import interval, pct
 from collect.ptq.grids import LOOP_SEES, NOTEBOOK_ASKS
-from collect.ptq.tables import per_comparison
 
 
 def clipping_text(c: Optional[Clipping]) -> str:
@@ -20,10 +19,9 @@ def clipping_text(c: Optional[Clipping]) -> str:
         return " This study swept no other range at the notebook's calibration: whether clipping the tail helps is unmeasured."
     seen = f"; {LOOP_SEES}" if c.calibration == NOTEBOOK_ASKS else ""
     t = f"{c.threshold:g}"
-    family = f"; {per_comparison(c.comparisons)}" if c.comparisons > 1 else ""
     swept = (f"the paired table beneath (each range method against max |x| at the same bits and seed, {c.calibration:,} "
              f"calibration images{seen}; {t}-point threshold: a method is above or below max |x| when the mean of its "
-             f"seeds' paired differences is beyond {t} point and their 95% interval excludes 0{family})")
+             f"seeds' paired differences is beyond {t} point and their 95% interval excludes 0)")
     at = (f"{listing(c.beyond_at_notebook, 6)} differ from max |x| at {c.notebook_bits} bits" if c.beyond_at_notebook else
           f"at {c.notebook_bits} bits no range method is measurably above or below max |x|")
     if c.verdict is None or c.accuracy is None or c.max_accuracy is None:

@@ -240,11 +240,6 @@ def ptq_violations(answer: Any) -> list[str]:
     # TA3 25: B.Q3's range choice is settled by the activation sweep where the record has its verdict
     if clipped is not None and re.search(r"\bunless\b", answer.text):
         out.append("the range choice left open although the sweep settles it")
-    # TA8 17: the sweep's words rest on one 95% interval per cell: where B.Q3 words one, it says they are per
-    # comparison, not family-wise, over as many comparisons as its paired table holds
-    family = f"not family-wise: of the table's {getattr(clipped, 'comparisons', 0):,} paired comparisons"
-    if clipped is not None and clipped.comparisons > 1 and family not in answer.text:
-        out.append("the sweep's words without their intervals said per comparison, not family-wise")
     # TA3 24: one comparison, one number: the paired delta with its seeds' range, never the medians' difference too
     if "medians differ" in answer.text:
         out.append("a second number (the difference of the medians) for a comparison its paired delta gives")
