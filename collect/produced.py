@@ -60,6 +60,7 @@ class Produced:
     cells: tuple[CellRun, ...] = ()  # every planned cell's command (TA3 6)
     data_dir: str = ""  # the plan's: where the cells read their data (the commands' $DATA, to substitute)
     data: str = ""  # the one description of the data the planned cells read (jobs.core.synthetic.data_said)
+    exclusive: bool = False  # every cell ran alone on a machine of several GPUs: submit --exclusive (TA8 14)
 
     @property
     def data_line(self) -> str:
@@ -124,8 +125,11 @@ RUN_ALL = f"{CELLS_DIR}/run_all.sh"
 COMMANDS_LISTED = 100  # cells whose command the hand-in prints; all are in RUN_ALL
 
 
-def produced(results_dir: Path, kind_names: tuple[str, ...], marks: Optional[dict[str, str]] = None) -> Produced:
-    """`marks`: cell id -> its command's mark, for each planned cell with no answer (collect.report.marks)."""
+def produced(results_dir: Path, kind_names: tuple[str, ...], marks: Optional[dict[str, str]] = None,
+             exclusive: bool = False) -> Produced:
+    """`marks`: cell id -> its command's mark, for each planned cell with no answer (collect.report.marks).
+    `exclusive`: every cell ran alone on a machine of several GPUs (collect.packing.Packing.all_alone): the
+    local submit that reproduces it takes --exclusive (TA8 14)."""
     path = Path(results_dir) / STUDY_FILE
     text: Optional[str] = None
     if path.is_file() and not path.is_symlink():  # another user's link could point at a file not theirs
@@ -134,7 +138,9 @@ def produced(results_dir: Path, kind_names: tuple[str, ...], marks: Optional[dic
         text = read if len(read) <= STUDY_LIMIT else read[:STUDY_LIMIT] + "\n# ... (cut: over 100,000 characters)"
     results = str(results_dir)
     ran = executors(results_dir)
-    submit = [f"python -m orchestrator submit --results {results} --executor {e}" for e in ran] or [
+    alone = " --exclusive" if exclusive else ""
+    submit = [f"python -m orchestrator submit --results {results} --executor {e}{alone if e == 'local' else ''}"
+              for e in ran] or [
         f"python -m orchestrator submit --results {results}"]
     commands = (plan_command(results, text), *submit, f"python -m orchestrator collect --results {results} --report")
     cells = _plan_cells(results_dir)
@@ -143,7 +149,8 @@ def produced(results_dir: Path, kind_names: tuple[str, ...], marks: Optional[dic
     code = tuple(f"{PACKAGES[n].replace('.', '/')}/ (the {n} job: python -m jobs --cell runs it; printed below: "
                  f"{', '.join(p for p in _module_paths(n, cells) if p in printed)})" for n in kind_names if n in PACKAGES)
     return Produced(text, commands, code, () if text and text.strip() else planned(results_dir), ran,
-                    shown, cell_runs(results_dir, marks or {}), _plan_data_dir(results_dir), data_said(cells))
+                    shown, cell_runs(results_dir, marks or {}), _plan_data_dir(results_dir), data_said(cells),
+                    exclusive)
 
 
 def plan_command(results: str, study: Optional[str]) -> str:
@@ -246,8 +253,9 @@ def planned(results_dir: Path) -> tuple[str, ...]:
 
 def how_run(p: Produced) -> str:
     """The section's opening: what each cell is and how this set's cells were run (the registry's executors)."""
-    ran = " and ".join({"slurm": "as SLURM job arrays", "local": "by the local executor (no SLURM)"}.get(e, e)
-                       for e in p.executors)
+    local = "by the local executor (no SLURM), one cell at a time (--exclusive)" if p.exclusive else \
+        "by the local executor (no SLURM)"
+    ran = " and ".join({"slurm": "as SLURM job arrays", "local": local}.get(e, e) for e in p.executors)
     how = f"; this set's cells were run {ran}" if ran else " (the registry records no submission: how its cells ran is unknown)"
     source = "the study file" if p.study_file is not None and p.study_file.strip() else "plan.json (no study file here)"
     return f"Each cell is one run of the job script below, planned from {source}{how}. These commands reproduce " \

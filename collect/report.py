@@ -17,6 +17,7 @@ from collect import kinds, render
 from collect.questions import Answered, answer_all
 from collect.references import cited
 from collect.load import load
+from collect.packing import packing
 from collect.produced import NO_RESULT, Produced, how_run, produced, produced_markdown
 from collect.cells import ENVELOPE_COLUMNS, Loaded
 from collect.view import DEFAULT_VIEW, View
@@ -75,7 +76,8 @@ def collect(results_dir: Path, out_dir: Optional[Path] = None, spent: Optional[d
     answers = tuple(a for kind in present for a in answer_all(kind.questions, built))
     csv = [key for kind in present for key in kind.files]
     pngs = drawn(present, built) if answers else {}  # answers.md links them, whichever verb wrote it (TA3 29)
-    made = produced(results_dir, tuple(kind.name for kind in present), marks(loaded.envelopes))
+    made = produced(results_dir, tuple(kind.name for kind in present), marks(loaded.envelopes),
+                    packing(loaded.envelopes).all_alone)
     files: dict[str, str | bytes] = {
         "tables.md": "".join(render.to_markdown(g) + "\n" for g in grid_list),
         "tables.tex": render.LATEX_PREAMBLE + "\n".join(render.to_latex(g) for g in grid_list),
@@ -197,9 +199,10 @@ def _plain(value) -> str:
 def hand_in_status(frame: pd.DataFrame, made: Produced) -> str:
     """answers.md's line on how complete the set is (TA3 15): "All 12 planned cells have a result (12 ok)."; else
     "Provisional: 37 of 72 planned cells have a result (35 ok, 1 oom, 1 failed); 35 have none (35 pending). ...";
-    with the cells that ended with no answer named (ended_named)."""
+    with the cells that ended with no answer named (ended_named), and that all ran alone where they did
+    (collect.packing.Packing.alone_said)."""
     has = frame.status.isin(list(Status))
-    ended = ended_named(frame, made)
+    ended = " ".join(filter(None, (ended_named(frame, made), packing(frame).alone_said())))
     if has.all():
         return " ".join(filter(None, (f"All {len(frame):,} planned cells have a result ({status_counts(frame)}).", ended)))
     counts = (f"Provisional: {int(has.sum()):,} of {len(frame):,} planned cells have a result "
@@ -304,12 +307,13 @@ def write_report(collected: Collected) -> tuple[tuple[Path, ...], str]:
     files = {key: path for key, (path, _) in drawn_plots.items()}
     shows = by_grid(present, collected.grids, drawn_plots)
     every = collected.cells
-    made = produced(collected.results_dir, collected.kind_names, marks(collected.cells))
+    made = produced(collected.results_dir, collected.kind_names, marks(collected.cells), packing(every).all_alone)
     context = dict(
         study=collected.study or collected.results_dir.name, results_dir=str(collected.results_dir.absolute()),
         kind_title=" and ".join(k.study for k in present), subject="; ".join(k.subject for k in present),
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        cells=". ".join(filter(None, (status_counts(every), ended_named(every, made).rstrip(".")))),
+        cells=". ".join(filter(None, (status_counts(every), ended_named(every, made).rstrip("."),
+                                      packing(every).alone_said().rstrip(".")))),
         environment=environment(every),
         status_words=sorted(set(render.STATUS_TEXT.values())),
         produced=made, how_run=how_run(made),

@@ -11,7 +11,7 @@ from collect.render import Grid, number, percent, signed, status_text
 from collect.repeats import ranged
 from collect.view import Shown, DEFAULT_VIEW, View, shown
 from collect.ptq.comparison import interval
-from collect.ptq.tables import INTERVAL, POINTS, RULE, THRESHOLD_POINTS
+from collect.ptq.tables import INTERVAL, POINTS, RULE, THRESHOLD_POINTS, paired_comparisons, per_comparison
 from collect.verdict import BEYOND, EQUIVALENT
 
 SPREAD = ("accuracy = the median over training seeds (the cells' repeats), min-max beside it; * marks a spread "
@@ -259,7 +259,8 @@ def clipping_grid(table: pd.DataFrame) -> Grid:
     formulas = ["paired difference = the mean over seeds of (the method's accuracy - max |x|'s accuracy, same seed, "
                 "calibration and bits), in points, min to max over the seeds beside it; the float network cancels",
                 INTERVAL,
-                RULE.replace("higher or lower", "higher or lower than max |x|") + ": no word"]
+                RULE.replace("higher or lower", "higher or lower than max |x|") + ": no word"
+                + (f"; {per_comparison(n)}" if (n := paired_comparisons(table)) > 1 else "")]
     return Grid("ptq_clipping", "Sweep: each range method against max |x|, paired by seed (8-bit weights, activations "
                 "quantized)", "Units: percentage points of top-1 test accuracy; the word is the paired verdict's.",
                 header, rows, formulas, "" if rows else "No range method but max |x| in the activation sweep.")

@@ -29,6 +29,20 @@ RULE = (f"{THRESHOLD_POINTS:g}-point threshold (collect.verdict, paired by seed)
 INTERVAL = ("[low, high] = the 95% interval of the mean paired difference that the word is read from, a paired t "
             "interval (collect.verdict.paired): mean -+ q s / sqrt(n), s the paired differences' standard deviation, q the t "
             "quantile at 97.5% with n - 1 degrees of freedom (2 for 3 seeds: 4.30)")
+
+
+def paired_comparisons(pairs: pd.DataFrame) -> int:
+    """The paired table's comparisons that get a word (2+ seeds): the family its per-cell intervals come in."""
+    return int((pairs.repeats >= 2).sum()) if len(pairs) else 0
+
+
+def per_comparison(comparisons: int) -> str:
+    """Said where the sweep's words are read (TA8 17): each interval is its cell's own, so over many cells a few
+    exclude 0 by chance alone (1 in 20 of those where the methods do not differ)."""
+    return (f"each 95% interval is per comparison, not family-wise: of the table's {comparisons:,} paired comparisons "
+            f"up to 1 in 20 ({comparisons / 20:.1f} of them) may be said higher or lower by chance alone")
+
+
 CHECKS_ONLY = "other variants with quantized activations (inputs checked only)"
 METHOD_TEXT = {"max": "max", "3sigma": "3 sigma", "mse": "MSE-optimal"}
 

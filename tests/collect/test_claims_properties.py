@@ -341,6 +341,31 @@ def test_q3_settles_its_range_choice_from_the_activation_sweep(tmp_path):
         assert claims.ptq_violations(SimpleNamespace(id=q3.id, text=bad, record=q3.record)), bad
 
 
+def test_ta8_17_the_sweeps_words_say_once_their_intervals_are_per_comparison_with_the_tables_count(tmp_path):
+    """TA8 17: the paired table words ~54 cells higher / lower / within 1 point, each from its own 95% interval on 3
+    seeds; a few such words are expected by chance. Where its rule is named (the table's formulas, printed beneath
+    B.Q3) it says once that the intervals are per comparison, not family-wise, with the table's count of them; the
+    answers word no more of the sweep than before (B.Q3: the notebook's bits and where clipping first helps)."""
+    from collect.ptq.grids import clipping_grid
+    from tests.collect.dirs import write_ptq
+
+    collected = collect(write_ptq(tmp_path))
+    pairs = collected.tables["ptq_clipping"]
+    n = int((pairs.repeats >= 2).sum())
+    assert n > 1
+    said = f"not family-wise: of the table's {n} paired comparisons up to 1 in 20 ({n / 20:.1f} of them) may be said " \
+        "higher or lower by chance alone"
+    formulas = clipping_grid(pairs).formulas
+    assert sum(said in f for f in formulas) == 1 and all("family-wise" not in f for f in formulas if said not in f)
+    assert not any("family-wise" in a.text for a in collected.answers)  # said once, beneath B.Q3, not in it
+    q3 = next(a for a in collected.answers if a.id == "B.Q3")
+    c = q3.record.clipping
+    words = re.findall(r"(\d+\.\d\d) points (?:higher|lower) than max", q3.text)
+    assert words == ([f"{abs(c.verdict.delta):.2f}"] if c.verdict else []), q3.text
+    one = pairs[pairs.repeats >= 2].iloc[:1]
+    assert "family-wise" not in " ".join(clipping_grid(one).formulas)  # one comparison is no family
+
+
 def test_ta4_8_the_paired_differences_q3_quotes_stand_in_a_printed_column_with_their_threshold(tmp_path):
     """TA4 8: Q3's "N points higher (the mean of the seeds' paired differences, lo to hi)" is a cell of the paired
     table printed beneath it (each method against max |x| of the same seed), and the threshold that decides the

@@ -3,7 +3,9 @@ executor packs cells side by side; jobs.core.beside records it): --compare's env
 an answer's note where its cited runs mix packed and alone."""
 from __future__ import annotations
 
-from collect.report import collect
+import json
+
+from collect.report import collect, write_report
 from jobs.core.beside import Beside
 from tests.collect.dirs import SINGLE, hw5_results, repeats
 from tests.factories import write_results
@@ -57,3 +59,43 @@ def test_rows_that_ran_beside_other_cells_are_marked_and_q1_says_so(tmp_path):
     assert one[0] == "1 GPU" and one[1].endswith(" †") and not any("†" in x for row in others for x in row)
     assert not any("†" in row[0] for row in grids["table2"].rows + grids["table3"].rows)  # the multi-GPU runs: alone
     assert any(x.startswith("† = a run of the row ran beside other cells") for x in grids["table1"].formulas)
+
+
+def _local(results):
+    """The results dir as the local executor's: its registry records a `local` submission."""
+    line = {"array": "n1-g1-t1", "cell_id": "0" * 12, "executor": "local", "job_id": None, "log_err": None,
+            "log_out": None, "queue_pid": 1, "submitted_at": "2026-11-28T08:21:24+00:00", "time_min": None, "token": None}
+    (results / "registry.jsonl").write_text(json.dumps(line) + "\n")
+    return results
+
+
+def test_a_set_whose_every_cell_ran_alone_on_several_gpus_says_so_and_how_it_was_submitted(tmp_path):
+    """TA8 14: run 13 ran every cell alone on a 4-GPU machine (submit --exclusive); its hand-in said so nowhere (no
+    dagger read as alone only by absence) and printed a submit without --exclusive, which would pack them."""
+    results = hw5_results(1)
+    for run in results:
+        run.env.update(ALONE)
+    c = collect(_local(write_results(tmp_path / "hw5", results, study="hw5")))
+    write_report(c)
+    said = f"All {len(results)} cells ran alone on their machine (4 GPUs): no timing ran beside another cell (submit --exclusive)"
+    answers, report = (c.results_dir / "answers.md").read_text(), (c.results_dir / "report.md").read_text()
+    assert answers.count(said) == 1 and report.count(said) == 1
+    for text in (answers, report):
+        assert f"submit --results {c.results_dir} --executor local --exclusive\n" in text
+        assert "run by the local executor (no SLURM), one cell at a time (--exclusive)" in text
+
+
+def test_a_set_with_a_packed_cell_or_one_gpu_or_no_record_prints_no_exclusive(tmp_path):
+    """Where one cell ran beside another, the machine had one GPU, or the runs recorded nothing (SLURM's), the set
+    is not said to have run alone and its submit takes no --exclusive."""
+    packed = hw5_results(1)
+    for i, run in enumerate(packed):
+        run.env.update(PACKED if i == 0 else ALONE)
+    one_gpu = [run for run in hw5_results(1) if run.cell["gpus_per_node"] == 1]
+    for run in one_gpu:
+        run.env.update(ALONE)
+    for name, results in (("packed", packed), ("one-gpu", one_gpu), ("unrecorded", hw5_results(1))):
+        c = collect(_local(write_results(tmp_path / name, results, study="hw5")))
+        text = (c.results_dir / "answers.md").read_text()
+        assert "cells ran alone on their machine (" not in text and "--executor local --exclusive" not in text, name
+        assert f"submit --results {c.results_dir} --executor local\n" in text, name
