@@ -657,7 +657,10 @@ def ta4_q3_claims(a: Any, tables: Tables) -> list[str]:
         if top and not u.settled and "not firm" not in top.group(1):
             out.append(f"top rate {said}) on an unsettled TN - T1/N, not said")
     printed = {busbw_text(u.busbw_gbps) for u in r.utilizations if u.busbw_gbps == u.busbw_gbps}
-    out += [f"busbw {x} GB/s in no printed row" for x in re.findall(r"up to ([\d.,]+) GB/s\)", a.text) if x not in printed]
+    out += [f"busbw {x} GB/s in no printed row" for x in re.findall(r"(?:up to|its busbw) ([\d.,]+) GB/s\)", a.text) if x not in printed]
+    buses = [u for u in r.ranged if u.busbw_gbps == u.busbw_gbps]
+    if len(buses) == 1 and re.search(r"up to [\d.,]+ GB/s\)", a.text):  # TA8 11
+        out.append("'up to' over a single busbw")
     shares = {busbw_share_text(u.share) for u in r.utilizations if u.share == u.share}
     span = re.search(r"That is ([\d.]+%)(?:-([\d.]+%))?", a.text)
     out += [f"share {x} in no printed row" for x in (span.groups() if span else ()) if x and x not in shares]

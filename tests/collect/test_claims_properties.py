@@ -949,9 +949,29 @@ def test_ta4_10_23_q32s_figures_are_table_3s_as_printed(run8):
     """Run 8's busbw 238.77 GB/s and share 2.0%: Table 3's formatting (collect.train.grids), one helper for both."""
     a, t = run8
     q32 = a["A.Q3.2"]
-    assert "up to 238.77 GB/s" in q32.text and "That is 2.0% of" in q32.text
-    _fails(claims.ta4_q3_claims, _bad(q32, q32.text.replace("up to 238.77 GB/s", "up to 238.8 GB/s")), t)
+    assert "its busbw 238.77 GB/s" in q32.text and "That is 2.0% of" in q32.text
+    _fails(claims.ta4_q3_claims, _bad(q32, q32.text.replace("its busbw 238.77 GB/s", "its busbw 238.8 GB/s")), t)
     _fails(claims.ta4_q3_claims, _bad(q32, q32.text.replace("That is 2.0% of", "That is 2% of")), t)
+
+
+def test_ta8_11_table3_says_which_rates_q32s_range_keeps_and_why_not_the_others(run8):
+    """TA8 11: run 8's Table 3 marks each util. est. by Q3.2's own record: its 1 DDP rate kept (2 GPUs, DDP, batch 128),
+    19.47/10.97/14.62 GB/s "over", 6.83 GB/s "2x", the 4 where T1/N breaks "T1/N"; the codes are in its footnote; and
+    the busbw of that one rate is "its busbw", not "up to"."""
+    a, t = run8
+    from collect.train.grids import table3_grid
+
+    q32 = a["A.Q3.2"].record
+    grid = table3_grid(t["table3"], None)
+    col = grid.header.index("Q3.2 range")
+    code = {(r[0], r[1]): r[col] for r in grid.rows}
+    assert code["2 GPUs, DDP", "128"] == "kept" and code["2 GPUs, DataParallel", "32"] == "kept"
+    assert [code["2 GPUs, DDP", "32"], code["4 GPUs, DDP", "32"], code["4 GPUs, DDP", "128"]] == ["over", "over", "T1/N"]
+    assert sum(c == "2x" for c in code.values()) == len(q32.unlinked) == 1
+    assert sum(c == "kept" for c in code.values()) == len(q32.ranged) == 7
+    assert sum(c == "T1/N" for c in code.values()) == len(q32.broken) == 4
+    assert any(line.startswith("Q3.2 range: kept = in Q3.2's range; over = ") for line in grid.formulas)
+    _fails(claims.ta4_q3_claims, _bad(a["A.Q3.2"], a["A.Q3.2"].text.replace("its busbw 238.77", "up to 238.77")), t)
 
 
 # --- issue 44, the fourth TA (ta-defects4): the hand-in as a whole ----------------------------------------
