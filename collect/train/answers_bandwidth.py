@@ -188,7 +188,9 @@ def range_codes(tables: Tables) -> list[str]:
     """Table 3's "Q3.2 range" cell of each row, in order: its rate's range_code ("" where Q3.2 gives it none)."""
     t3 = tables["table3"].reset_index(drop=True)
     a = q32_answer(tables)
-    rates = {(u.setup, u.batch): range_code(a, u) for u in (a.utilizations if a else ()) if u.basis == a.basis}
+    if a is None:
+        return [""] * len(t3)
+    rates = {(u.setup, u.batch): range_code(a, u) for u in a.utilizations if u.basis == a.basis}
     namer = Namer(t3, "table3")
     return [rates.get((namer.name(r, batch=False), int(r.batch_per_gpu)), "") for _, r in rows_of(t3)]
 

@@ -58,8 +58,8 @@ def _near_text(a: Q31Answer) -> str:
     if not near:
         return ""
     runs = listing([f"{s.setup}, batch {s.batch} ({comm_share_text(s.share)})" for s in near], len(near))
-    return (f" Near {BOUND:.0%}, so in no list (single runs, TN within {a.margin:.0%} of {1 / (1 - BOUND):g} x T1/N, what "
-            f"single runs of one setting can differ by: they cannot tell): {runs}.")
+    return (f" Near {BOUND:.0%}, so in no list (TN within {a.margin:.0%} of {1 / (1 - BOUND):g} x T1/N: single runs cannot "
+            f"tell): {runs}.")
 
 
 def _bound_lists(a: Q31Answer) -> list[tuple[str, list[tuple[str, int]]]]:

@@ -1240,8 +1240,7 @@ def test_ta8_5_a_single_run_counts_at_50_percent_only_past_the_single_run_band(t
     q31 = next(x for x in answers if x.id == "A.Q3.1")
     name = "2 GPUs, DataParallel at batch 32"
     assert (name in q31.record.bound) == listed and (name in q31.record.near) != listed
-    near = ("Near 50%, so in no list (single runs, TN within 25% of 2 x T1/N, what single runs of one setting can differ "
-            f"by: they cannot tell): 2 GPUs, DataParallel, batch 32 ({share}%).")
+    near = f"Near 50%, so in no list (TN within 25% of 2 x T1/N: single runs cannot tell): 2 GPUs, DataParallel, batch 32 ({share}%)."
     assert (near in q31.text) != listed
     assert not claims.threshold_list(q31, tables)
     if not listed:
