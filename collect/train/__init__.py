@@ -10,7 +10,7 @@ from collect.kinds import KindTables
 from collect.cells import Loaded
 from collect.render import Grid
 from collect.view import DEFAULT_VIEW, View, shown
-from collect.train import answers_lab, compare, grids, lab_epoch, overhead, gpu_hours, sweep, tables
+from collect.train import answers_bandwidth, answers_lab, compare, grids, lab_epoch, overhead, gpu_hours, sweep, tables
 from collect.train.frame import backend, frames, keep
 from collect.train.labels import config_label
 from collect.train.questions import QUESTIONS
@@ -30,7 +30,7 @@ def build_tables(loaded: Loaded, view: View = DEFAULT_VIEW) -> dict[str, pd.Data
     frame, epochs = built.frame, built.epochs
     scaling = tables.scaling_table(frame)  # shared by four tables
     test = tables.accuracy_table(frame, epochs)  # and the sweep's
-    return {
+    out = {
         "train_cells": frame,
         "q1": tables.q1_table(frame), "table1": tables.table1(frame, scaling),
         "strong": tables.strong_scaling(frame, scaling), "table2": tables.table2(frame, scaling),
@@ -42,6 +42,9 @@ def build_tables(loaded: Loaded, view: View = DEFAULT_VIEW) -> dict[str, pd.Data
         "sweep": sweep.sweep_table(test, view.sort),
         "lab_epoch": lab_epoch.lab_epoch_table(test, frame),
     }
+    # which rates Q3.2's range keeps, from its own record (TA8 11): Table 3's column and its CSV's
+    out["table3"] = out["table3"].assign(q32_range=answers_bandwidth.range_codes(out))
+    return out
 
 
 def build_grids(built: dict[str, pd.DataFrame], view: View = DEFAULT_VIEW) -> tuple[Grid, ...]:

@@ -13,7 +13,7 @@ from collect.questions import Record, Tables
 from collect.render import gbps, seconds
 from collect.train.answers_comm import Cause, cause, cited_first, q31_answer
 from collect.train.answers_common import at_batches, caveats, cited, part_a, rows_of, setting_notes, where
-from collect.train.grids import busbw_share_text, busbw_text, over_busbw
+from collect.train.grids import BREAKS, KEPT, OVER, TWICE, UNSETTLED, busbw_share_text, busbw_text, over_busbw
 from collect.train.labels import Namer, missing_reason, on_cpu, present
 from collect.verdict import Verdict, leaning
 
@@ -174,6 +174,27 @@ def q32_answer(tables: Tables) -> Optional[Q32Answer]:
                      broken, unlinked, tuple(noisy))
 
 
+def range_code(a: Q32Answer, u: Utilization) -> str:
+    """The code of one rate of the range's column, from the very fields Q3.2's words use (Q32Answer.ranged, overstated,
+    broken, unlinked, noisy); "" for a rate of the other column."""
+    for code, rows in ((KEPT, a.ranged), (OVER, a.overstated), (BREAKS, a.broken), (TWICE, a.unlinked),
+                       (UNSETTLED, a.noisy)):
+        if u in rows:
+            return code
+    return ""
+
+
+def range_codes(tables: Tables) -> list[str]:
+    """Table 3's "Q3.2 range" cell of each row, in order: its rate's range_code ("" where Q3.2 gives it none)."""
+    t3 = tables["table3"].reset_index(drop=True)
+    a = q32_answer(tables)
+    if a is None:
+        return [""] * len(t3)
+    rates = {(u.setup, u.batch): range_code(a, u) for u in a.utilizations if u.basis == a.basis}
+    namer = Namer(t3, "table3")
+    return [rates.get((namer.name(r, batch=False), int(r.batch_per_gpu)), "") for _, r in rows_of(t3)]
+
+
 def _rates(bytes_per_gpu: float, comm_span: tuple[float, float]) -> tuple[float, float]:
     """The rate over TN - T1/N's span: bytes / its longest to bytes / its shortest (inf where that reaches 0).
     Example: 26.21 GB over 0.17-1.26 s -> 20.8-154 GB/s."""
@@ -249,7 +270,8 @@ def _shares_text(a: Q32Answer) -> str:
         return " No run measured an all-reduce's busbw, so there is nothing to hold these against."
     if not shares:
         return _over_text(over, every=True)
-    bus = max(u.busbw_gbps for u in ranged if present(u.busbw_gbps))
+    buses = [u.busbw_gbps for u in ranged if present(u.busbw_gbps)]
+    bus = f"{'its busbw' if len(buses) == 1 else 'up to'} {busbw_text(max(buses))} GB/s"  # TA8 11: no "up to" over one
     span = f"{_share(min(shares))}-{_share(max(shares))}" if len(shares) > 1 else _share(shares[0])
     top = max(within, key=lambda u: u.share)
     span += " (the top one on a rate that is not firm)" if len(shares) > 1 and _spread(top) else ""
@@ -257,7 +279,7 @@ def _shares_text(a: Q32Answer) -> str:
     some += f" for DDP's rate{'s' * (len(shares) > 1)}" if len(shares) + len(over) < len(ranged) else ""
     some += " within it" if over else ""
     text = (f" That is {span} of the busbw{some} (bus bandwidth: those bytes over an all-reduce each DDP job timed "
-            f"alone; up to {busbw_text(bus)} GB/s)")
+            f"alone; {bus})")
     if over or a.cpu:
         return text + "." + (_over_text(over, every=False) if over else "")
     return text + {BusbwBecause.BELOW: ", far below it.",

@@ -13,7 +13,7 @@ from collect.render import seconds
 from collect.train.formulas import GB, t1n_breaks
 from collect.train.answers_common import cited, figure, part_a, rows_of, setting_notes, where
 from collect.train.labels import Namer, base_key, missing_reason, present
-from collect.verdict import Verdict, leaning
+from collect.verdict import SINGLE_RUN_NOISE, Verdict, leaning
 
 BOUND = 0.5  # communication-bound: communication is at least this share of the train time
 OVERHEAD = 10  # an all-reduce measured over this multiple of the time its bytes take at the job's busbw holds more than
@@ -76,6 +76,31 @@ class Split:
         """DDP's TN - T1/N over twice the all-reduce the run measured (its cause not the all-reduce): mostly not the
         all-reduce, so Q3.2 leaves its rate out (TA7 4, 7). Example: 0.039 s against 0.010 s -> True."""
         return self.engine == "ddp" and present(self.measured_s) and self.cause in (Cause.LOADER, Cause.OTHER)
+
+    @property
+    def under_measured(self) -> bool:
+        """DDP's TN - T1/N under the all-reduce the run itself measured: the estimate understates it, as Q3.2 leaves
+        such a rate out (TA8 12). Example: 2.39 s against 2.59 s -> True."""
+        return self.engine == "ddp" and present(self.measured_s) and 0 < self.comm_s < self.measured_s
+
+    @property
+    def apart_fold(self) -> float:
+        """How many times the larger of DDP's estimate TN - T1/N and its measured all-reduce is the smaller (NaN where
+        either is missing or not above 0). Example: 3.71 s against 1.87 s -> 1.98."""
+        if self.engine != "ddp" or not present(self.measured_s) or not (self.comm_s > 0 and self.measured_s > 0):
+            return float("nan")
+        return max(self.comm_s, self.measured_s) / min(self.comm_s, self.measured_s)
+
+    @property
+    def splits_disagree(self) -> bool:
+        """The estimate and the all-reduce measured differ by more than single runs of one setting can
+        (SINGLE_RUN_NOISE), either way: the two splits of TN disagree (TA8 6). Example: 3.71 s, 1.87 s -> True."""
+        return self.apart_fold > 1 + SINGLE_RUN_NOISE
+
+    @property
+    def splits_agree(self) -> bool:
+        """The estimate and the all-reduce measured within SINGLE_RUN_NOISE of each other: a headline to prefer."""
+        return self.apart_fold <= 1 + SINGLE_RUN_NOISE
 
     @property
     def matches_t1n(self) -> bool:
@@ -146,7 +171,8 @@ class Q31Answer(Record):
     # (Split.host_overhead)
     near: tuple[str, ...] = ()  # at or past BOUND on a single run a side, but not clearly (clearly_bound): in no list
     # above, said "near" with its share (TA7 9)
-    margin: float = 0.0  # the verdicts' threshold that "clearly" is judged by (clearly_bound)
+    headline: tuple[str, ...] = ()  # the rows the paragraph opens with (headline_rows), "<setup> at batch <b>"
+    margin: float = SINGLE_RUN_NOISE  # the single-run band that "clearly" is judged by (clearly_bound)
 
     @property
     def valid(self) -> tuple[Split, ...]:
@@ -206,7 +232,21 @@ def q31_answer(tables: Tables) -> Optional[Q31Answer]:
                      tuple(g[0].setup for g in groups if direction(g) == UNSTEADY), no_traffic, broken, apart_,
                      tuple(s.name for s in splits if s.name in bound and (s.verdict is None or s.verdict.one_run)),
                      tuple(s.name for s in ordered(splits) if s.host_overhead), near,
-                     next((s.verdict.threshold for s in splits if s.verdict is not None), 0.0))
+                     tuple(s.name for s in headline_rows(valid)), SINGLE_RUN_NOISE)
+
+
+def headline_rows(valid: tuple[Split, ...]) -> list[Split]:
+    """The rows Q3.1 opens with: the first setup's (by_setup: the homework's plain DDP first) smallest and largest batch
+    where T1/N holds; where neither's estimate agrees with its measured all-reduce (Split.splits_agree) and a plain
+    one-node DDP row's does, that row alone (TA8 6). One over twice its measured all-reduce (Split.unlinked) is quoted
+    by its measured all-reduce only (TA8 12). Example: shared 4 GPUs, DDP at 32 (0.558 s against 1.03 s) and 512
+    (0.039 s against 0.010 s) -> 4 GPUs, DDP at 128 (0.428 s against 0.345 s)."""
+    first = next(iter(by_setup(valid).values()), [])
+    ends = first[:1] + first[1:][-1:]
+    if any(s.splits_agree for s in ends):
+        return ends
+    agree = [s for s in ordered(list(valid)) if s.engine == "ddp" and s.nodes == 1 and s.splits_agree]
+    return agree[:1] or ends
 
 
 FALLS, RISES, UNSTEADY = "falls", "rises", "not monotonic"
@@ -257,14 +297,14 @@ def at_least_bound(s: Split) -> bool:
 
 
 def clearly_bound(s: Split) -> bool:
-    """A run a side of one counts at or past BOUND only where TN is past T1/N / (1 - BOUND) (2 x T1/N) by the very band
-    the verdict uses for single runs (collect.verdict.leaning): at its 5% threshold, a share over 52.4%, not 50.4%
-    (TA7 9). With 2+ runs a side the verdict has already settled TN above T1/N.
-    Example: T1/N 1.00 s, TN 2.22 s (55%) -> True; TN 2.05 s (51%) -> False."""
+    """A run a side of one counts at or past BOUND only where TN is past T1/N / (1 - BOUND) (2 x T1/N) by more than
+    single runs of one setting can differ (SINGLE_RUN_NOISE, as Q1 and Q2 judge single runs: TA8 5), a share over 60%.
+    With 2+ runs a side the verdict has already settled TN above T1/N.
+    Example: T1/N 1.00 s, TN 2.60 s (62%) -> True; TN 2.40 s (58%) -> False."""
     v = s.verdict
     if v is None or not v.one_run:
         return True
-    return leaning(dataclasses.replace(v, ratio=v.ratio * (1 - BOUND))) > 0
+    return leaning(dataclasses.replace(v, ratio=v.ratio * (1 - BOUND)), SINGLE_RUN_NOISE) > 0
 
 
 def communication_bound(splits: list[Split]) -> tuple[str, ...]:

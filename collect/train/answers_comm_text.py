@@ -15,18 +15,18 @@ from collect.train.labels import present
 
 def q31_text(a: Q31Answer) -> str:
     text = "Compute = T1/N, communication = TN - T1/N (Table 2)"
-    first = next(iter(by_setup(a.valid).values()), [])  # the homework's plain DDP rows first, where T1/N holds (TA7 7)
-    ends = [first[0]] if len(first) == 1 else first[:1] + first[-1:]
-    if first:
-        text += f". On {a.device}, {first[0].setup}: " + ", ".join(
-            (f"compute {_compute(s)} s and communication " if s is ends[0] else f"{_compute(s)} s and ")
-            + _comm(s) + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
+    byname = {s.name: s for s in a.splits}
+    ends = [byname[x] for x in a.headline]  # the homework's plain DDP rows first, where T1/N holds (TA7 7, TA8 6)
+    if ends:
+        text += f". On {a.device}, {ends[0].setup}: " + ", ".join(
+            (f"compute {_compute(s)} s and " if s is ends[0] else f"{_compute(s)} s and ") + _comm(s)
+            + f" at {'batch ' * (s is ends[0])}{s.batch}" for s in ends) + "."
     elif a.broken:
         text += ". The homework's T1/N model holds in no multi-GPU run (below), so no share is given."
     else:
         text += ". No multi-GPU run has both figures yet."
     text += _scaled_text(ends + ordered(list(a.splits)))
-    text += _trend_text(a, first)
+    text += _trend_text(a, ends)
     text += _broken_text(a)
     if a.bound:
         broken = " (not where T1/N breaks)" * any(at_least_bound(s) and s.breaks_model for s in a.splits)
@@ -48,7 +48,7 @@ def q31_text(a: Q31Answer) -> str:
         text += (f" The {a.no_traffic} DataParallel rows are left out: on a CPU DataParallel runs one process, so "
                  "nothing is communicated.")
     if a.cpu:
-        text += _cpu_text(first)
+        text += _cpu_text(next(iter(by_setup(a.valid).values()), []))
     return text + caveats(a.cpu, a.missing, list(a.notes) + one_run_note(*(s.verdict for s in a.splits)))
 
 
@@ -58,8 +58,8 @@ def _near_text(a: Q31Answer) -> str:
     if not near:
         return ""
     runs = listing([f"{s.setup}, batch {s.batch} ({comm_share_text(s.share)})" for s in near], len(near))
-    return (f" Near {BOUND:.0%} (single runs, TN within {a.margin:.0%} of {1 / (1 - BOUND):g} x T1/N), so in no list: "
-            f"{runs}.")
+    return (f" Near {BOUND:.0%}, so in no list (TN within {a.margin:.0%} of {1 / (1 - BOUND):g} x T1/N: single runs cannot "
+            f"tell): {runs}.")
 
 
 def _bound_lists(a: Q31Answer) -> list[tuple[str, list[tuple[str, int]]]]:
@@ -94,12 +94,16 @@ def _compute(s: Split) -> str:
 
 
 def _comm(s: Split) -> str:
-    """The estimate with its share and what the runs say of it; a negative one is no measurement."""
+    """The estimate as communication, with its share and what the runs say of it; a negative one is no measurement.
+    One over twice its measured all-reduce is no communication: only the measured all-reduce is given (TA8 12)."""
+    if s.unlinked:
+        return (f"all-reduce measured {seconds(s.measured_s)} s ({comm_share_text(s.measured_share)} of TN; TN - T1/N "
+                f"is over twice it, so mostly not the all-reduce)")
     if s.comm_s <= 0:
-        return f"{seconds(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
+        return f"communication {seconds(s.comm_s)} s (below zero: TN under T1/N, within the runs' noise)"
     lo, hi = s.comm_span  # T1's or TN's runs spread: the point, as Table 2 prints it, is not firm
     firm = "; runs spread: not firm" if number(lo) != number(hi) else ""
-    return f"{seconds(s.comm_s)} s ({comm_share_text(s.share)}{_cost(s)}{firm}{_measured(s)})"
+    return f"communication {seconds(s.comm_s)} s ({comm_share_text(s.share)}{_cost(s)}{firm}{_measured(s)})"
 
 
 def _measured(s: Split) -> str:
@@ -107,8 +111,14 @@ def _measured(s: Split) -> str:
     set); DataParallel times none."""
     if not present(s.measured_s):
         return ""
-    over = ": the estimate is over twice it, so mostly not the all-reduce" if s.unlinked else ""  # Q3.2 drops it
-    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN{over}"
+    under = ": under the all-reduce measured, TN - T1/N understates it" if s.under_measured else ""  # TA8 12
+    apart = ""
+    if s.splits_disagree:  # past SINGLE_RUN_NOISE either way: the two splits of TN disagree (TA8 6)
+        single = ", single runs" if s.verdict is None or s.verdict.one_run else ""
+        gpu = f", compute measured {seconds(s.gpu_s)} s" if present(s.gpu_s) else ""
+        apart = (f"; estimate {seconds(s.comm_s)} s against {seconds(s.measured_s)} s measured{gpu}: the two splits "
+                 f"disagree {s.apart_fold:.1f}-fold{single}")
+    return f"; all-reduce measured {seconds(s.measured_s)} s, {comm_share_text(s.measured_share)} of TN{under}{apart}"
 
 
 def _scaled_text(cited: list[Split]) -> str:

@@ -288,24 +288,33 @@ def busbw_share_text(value: float) -> str:  # Table 3's share of busbw: a tenth 
     return percent(value)
 
 
+# Table 3's "Q3.2 range" column (the table's q32_range, from collect.train.answers_bandwidth.range_codes): which rates
+# Q3.2's range keeps and why the others are left out (TA8 11)
+KEPT, OVER, BREAKS, TWICE, UNSETTLED = "kept", "over", "T1/N", "2x", "noise"
+RANGE_CODES = (f"Q3.2 range: {KEPT} = in Q3.2's range; {OVER} = TN - T1/N under the all-reduce the run measured (may "
+               f"overstate); {BREAKS} = T1/N breaks (Table 2); {TWICE} = TN - T1/N over twice the all-reduce measured "
+               f"(mostly not link time); {UNSETTLED} = TN - T1/N not settled by the runs")
+
+
 def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
     header = ["setup", "batch per GPU", "steps", "P", "GB per GPU", "comm est. (s)", "util. est. (GB/s)",
-              "comm measured (s)", "util. measured (GB/s)", "busbw measured (GB/s)", "share est.", "share measured"]
+              "comm measured (s)", "util. measured (GB/s)", "busbw measured (GB/s)", "share est.", "share measured",
+              "Q3.2 range"]
     fields = varying(t3, SHOWN)
     rows = []
     for r in t3.itertuples(index=False):
         line = [row_name(r, fields) + beside_mark(r), str(r.batch_per_gpu), str(r.steps), f"{r.gradients:,}",
                 number(r.bytes_per_gpu / f.GB)]
         if r.status != "ok":
-            rows.append(line + [status_text(r.status)] + [""] * 6)
+            rows.append(line + [status_text(r.status)] + [""] * 7)
             continue
         if r.engine == "dp" and on_cpu(r.gpu_model):  # one process on the global batch: nothing is communicated
-            rows.append(line + [NO_TRAFFIC] + [""] * 6)
+            rows.append(line + [NO_TRAFFIC] + [""] * 7)
             continue
         est = seconds(r.comm_est_s) if r.t1_train_s_status == "ok" else f"no T1 ({status_text(r.t1_train_s_status)})"
         line += [est, _gbps(r.util_est_gbps, r.comm_est_s), _or_not_measured(r.comm_measured_s, seconds),
                  _or_not_measured(r.util_measured_gbps, gbps), _or_not_measured(r.busbw_gbps, busbw_text),
-                 _share(r.share_est, r.busbw_gbps), _share(r.share_measured, r.busbw_gbps)]
+                 _share(r.share_est, r.busbw_gbps), _share(r.share_measured, r.busbw_gbps), getattr(r, "q32_range", "")]
         rows.append(line)
     formulas = [f.FORMULAS["steps"], f.FORMULAS["bytes"], f.FORMULAS["bandwidth"], f.FORMULAS["share"],
                 f"P = the job's all-reduced bytes / 4 (else another run's of the same model), else ResNet-18's "
@@ -314,7 +323,7 @@ def table3_grid(t3: pd.DataFrame, protocol) -> Grid:
                 "comm est. and comm measured are Table 2's; GB = 1e9 bytes",
                 "util. measured divides by the exposed all-reduce only (the part the backward pass did not hide): "
                 "not the link's bandwidth; a share over 100% means the time divided by is shorter than the transfer",
-                *beside_note(t3)]
+                RANGE_CODES, *beside_note(t3)]
     return Grid("table3", "Table 3: communication bandwidth utilization",
                 caption(t3, "GB/s (1e9 bytes per second) per GPU; GB per GPU per epoch", timed_text(protocol)),
                 header, rows, formulas, "" if rows else "No multi-GPU timing runs in this study.")

@@ -159,8 +159,10 @@ def test_every_part_a_answer_fits_a_short_paragraph(real):
     # TA5 10: Q2's range says whose rows it spans and the higher speedup Table 1 prints (about 285 words)
     # TA5 3, 4, 9, 19: Q3.1 gives the measured all-reduce beside each estimate and the runs whose all-reduce is host
     # overhead (287); Q3.2 says how many DDP rates its range keeps and which of them are mostly not link time (~360)
+    # TA8 5, 12: Q3.1 also names the single run near 50% with its share, and says its headline estimate understates
+    # the all-reduce measured (312 here)
     q32 = words.pop("A.Q3.2", 0)
-    assert len(words) == 8 and max(words.values()) <= 290 and q32 <= 370, (words, q32)
+    assert len(words) == 8 and max(words.values()) <= 315 and q32 <= 370, (words, q32)
 
 
 def test_q42_with_no_remedy_run_at_the_largest_batch_answers_from_the_batch_where_they_ran(tmp_path):

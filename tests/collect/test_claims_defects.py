@@ -59,9 +59,11 @@ def test_q31_names_every_run_at_50_percent_or_more(real):
     GPUs, 4 GPUs, DDP at 512); the list named four and said the loader's were left out. The second TA (item 15):
     4 GPUs, DDP at 512 is where T1/N breaks (compute measured 1.66 s against 0.644 s), so not in the list."""
     text = real["run8"]["A.Q3.1"].text
+    # TA8 5: 2 GPUs, DataParallel at 512 (55%, TN 1.10 x 2 T1/N) is within SINGLE_RUN_NOISE: near, with its share
     assert "Communication is at least 50% of the train time TN in the single run of each (TN over 2 x T1/N by more than " \
-        "5%): 2 GPUs, DataParallel at batch 32, 128 and 512; 4 GPUs, DataParallel at batch 32, 128 and 512 (not where " \
-        "T1/N breaks)." in text \
+        "25%): 2 GPUs, DataParallel at batch 32 and 128; 4 GPUs, DataParallel at batch 32, 128 and 512 (not where " \
+        "T1/N breaks). Near 50%, so in no list (TN within 25% of 2 x T1/N: single runs cannot tell): 2 GPUs, " \
+        "DataParallel, batch 512 (55%)." in text \
         and "left out" not in text
 
 
@@ -258,8 +260,8 @@ def test_q31_says_tn_above_t1_over_n_in_every_run_though_the_verdict_cannot_size
                + _runs(cell("ddp", 512, 2), (3.28, 1.23, 4.82), compute_s=1.2))  # T1/N holds (TA3 3): 1.60 s measured
     a = _answers(write_results(tmp_path, results))["A.Q3.1"]
     assert all(s.verdict.outcome == "inconclusive" and s.every_run_above for s in a.record.splits)
-    assert ("TN above T1/N in all 3 runs; runs spread: not firm; all-reduce measured 0.100 s, 4% of TN) at batch "
-            "128") in a.text and "not measurably above" not in a.text, a.text
+    assert ("TN above T1/N in all 3 runs; runs spread: not firm; all-reduce measured 0.100 s, 4% of TN; estimate 0.825 "
+            "s against 0.100 s measured, compute measured 1.60 s: the two splits disagree 8.3-fold) at batch 128") in a.text and "not measurably above" not in a.text, a.text
     # not in the 50% list: left out for its spread, or (TA2 item 5) where compute measured breaks T1/N
     assert "no trend with the batch is claimed" in a.text and "at least 50% of the train time TN in" not in a.text
     # TA item 4: what the run measured is said beside the 2.1 s it cannot explain (exposed all-reduce 0.1 s, rank 0's
