@@ -741,6 +741,25 @@ def upper_bounds_apart(a: Any, tables: Tables) -> list[str]:
     return out
 
 
+def t1n_breaks_apart(a: Any, tables: Tables) -> list[str]:
+    """TA8 9: Q2's headline range holds no speedup on a row Table 2 marks "T1/N breaks" (Speedup.t1n_breaks) where one
+    not so marked exists, and each such speedup set apart is named with that reason."""
+    r = a.record
+    if a.id != "A.Q2" or not r.speedups:
+        return []
+    head = re.split(r"\.\s", a.text, maxsplit=1)[0].split("; Table 1's higher ones")[0]
+    pool = [s for s in r.speedups if not s.loader_bound] or list(r.speedups)
+    out = []
+    if any(not s.t1n_breaks for s in pool):
+        out += [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}) on a T1/N break in the headline range"
+                for s in r.speedups if s.t1n_breaks and f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}" in head]
+    said = re.search(r"\(Table 2: T1/N breaks for (?:this row|these rows);[^)]*\): (.*?)\.(?:\s|$)", a.text)
+    listed = said.group(1) if said else ""
+    out += [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}) set apart without its reason" for s in r.doubtful
+            if f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" not in listed and "more (Table 1)" not in listed]
+    return out
+
+
 def per_step_reason(a: Any, tables: Tables) -> list[str]:
     """TA5 6: Q1 gives a per-step cost as the reason a larger batch would be faster only where one step's time grows
     slower than its images (the ratios the sentence cites); else it says there is none to amortise."""
@@ -776,4 +795,4 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
 
 ISSUE_44 = (one_run_claims, bound_shown, range_stands, measured_scaled, figures_in_tables, no_hidden_list, systems_facts,
             one_comparison_one_number, ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason,
-            single_run_steps, upper_bounds_apart)
+            single_run_steps, upper_bounds_apart, t1n_breaks_apart)
