@@ -160,6 +160,21 @@ class Q2Answer(Record):
         return any(s is low for s in self.level)
 
 
+UPPER_MARK, LOADER_MARK, BREAKS_MARK = ("upper bound: T1 beside other cells, TN alone (†)", "loader-bound T1",
+                                       "Table 2: T1/N breaks")
+
+
+def plot_marks(a: Optional[Q2Answer]) -> dict[int, str]:
+    """Table 1's row -> why the answer sets its speedup apart (the plot marks it so, TA8 16); clean rows are absent."""
+    if a is None:
+        return {}
+    loader = set(unbound_speedups(a.speedups)) != set(a.speedups)
+    marks = {s.row: BREAKS_MARK for s in a.doubtful}
+    marks.update({s.row: UPPER_MARK for s in a.upper_bounds})
+    marks.update({s.row: LOADER_MARK for s in a.speedups if s.loader_bound and loader})
+    return marks
+
+
 def unbound_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
     """The speedups over a 1-GPU run that is not loader-bound (TA4 6), or all of them where every one is."""
     return tuple(s for s in speedups if not s.loader_bound) or tuple(speedups)
