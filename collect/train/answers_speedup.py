@@ -14,10 +14,11 @@ import pandas as pd
 from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, against, one_run_note
 from collect.render import seconds
-from collect.train.grids import T1N_BREAKS
-from collect.train.answers_common import SINGLE_BAND, at_batches, caveats, cited, figure, part_a, rows_of, secs, setting_notes, where
+from collect.train.answers_common import (SINGLE_BAND, at_batches, caveats, cited, figure, part_a, rows_of, secs,
+                                          setting_notes, where)
 from collect.train.answers_strong import (CUTOFF, LOADER_BOUND, StrongClaim, StrongPoint, decided, strong_claim,
                                           strong_evidence, strong_points, strong_text)
+from collect.train.grids import T1N_BREAKS
 from collect.train.labels import Namer, base_key, missing_reason, present
 from collect.train.tables import BASE_KEYS, CONFIG
 from collect.verdict import SINGLE_RUN_NOISE, Verdict, leaning, verdict
