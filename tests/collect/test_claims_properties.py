@@ -1402,8 +1402,9 @@ def test_ta8_9_a_speedup_on_a_row_table2_marks_t1n_breaks_is_set_apart_from_the_
     so its 3.33x rests on a doubtful T1 or TN; the range ends on the clean 2-GPU row, and 3.33x is named apart
     with the reason, never as the range's end (the claims check fails the answer that ends on it)."""
     answers, tables = answered([train_result(cell("single", 32), epoch_s=10.0, train_s=8.0),
-                                train_result(cell("ddp", 32, 2), epoch_s=6.0, train_s=5.0, compute_s=3.5),
-                                train_result(cell("ddp", 32, 4), epoch_s=3.0, train_s=2.5)])
+                                train_result(cell("ddp", 32, 2), epoch_s=6.0, train_s=5.0, compute_s=3.5,
+                                             comm_exposed_s=0.0),
+                                train_result(cell("ddp", 32, 4), epoch_s=3.0, train_s=2.5, comm_exposed_s=0.0)])
     q2 = next(a for a in answers if a.id == "A.Q2")
     breaks = [s for s in q2.record.speedups if s.t1n_breaks]
     assert [(s.setup, s.speedup) for s in breaks] == [("4 GPUs, DDP", 10.0 / 3.0)]
