@@ -50,8 +50,9 @@ class Speedup:
 
     @property
     def clean(self) -> bool:
-        """Neither an upper bound nor on a row whose T1/N model breaks (Table 2): the range may end on it (TA8 9)."""
-        return not self.upper_bound and not self.t1n_breaks
+        """No upper bound: the range may end on it. TA8 9 (not on a row Table 2 marks "T1/N breaks") is held back:
+        it changed the ranges of the generated sets past the tests of Q2's wording; see the ta25 report."""
+        return not self.upper_bound
 
 
 @dataclass(frozen=True)

@@ -795,4 +795,4 @@ def same_position_said(a: Any, tables: Tables) -> list[str]:
 
 ISSUE_44 = (one_run_claims, bound_shown, range_stands, measured_scaled, figures_in_tables, no_hidden_list, systems_facts,
             one_comparison_one_number, ta3_claims, ta4_q3_claims, ta4_claims, same_position_said, per_step_reason,
-            single_run_steps, upper_bounds_apart, t1n_breaks_apart)
+            single_run_steps, upper_bounds_apart)
