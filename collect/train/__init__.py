@@ -11,6 +11,7 @@ from collect.cells import Loaded
 from collect.render import Grid
 from collect.view import DEFAULT_VIEW, View, shown
 from collect.train import answers_bandwidth, answers_lab, compare, grids, lab_epoch, overhead, gpu_hours, sweep, tables
+from collect.train.answers_speedup import plot_marks, q2_answer
 from collect.train.frame import backend, frames, keep
 from collect.train.labels import config_label
 from collect.train.questions import QUESTIONS
@@ -77,7 +78,7 @@ def make_plots(built: dict[str, pd.DataFrame]) -> dict[str, Optional[bytes]]:
     from collect.train import plots  # matplotlib: only for the report
 
     return {
-        "q1": plots.epoch_time(built["q1"]), "table1": plots.speedup(built["table1"]),
+        "q1": plots.epoch_time(built["q1"]), "table1": plots.speedup(built["table1"], plot_marks(q2_answer(built))),
         "table2": plots.compute_comm(built["table2"]), "q4": plots.q4_curves(built["q4_curves"]),
         "q4_test": plots.q4_test_accuracy(built["q4_curves"]),
     }

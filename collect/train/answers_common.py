@@ -17,6 +17,9 @@ from collect.train.grids import launch_name
 from collect.train.labels import Namer, device, hosts_ran, on_cpu, on_fewer_hosts, present
 from jobs.core.synthetic import SYNTHETIC_IMAGES
 
+# collect.verdict.SINGLE_RUN_NOISE as Q1 and Q2 word it: a rule this hand-in takes, not a spread its single runs measured (TA8 13)
+SINGLE_BAND = "the band this hand-in takes for single runs (one run per configuration measures no spread)"
+
 
 CPU_CAVEAT = "these ran on a CPU, not a GPU, each \"GPU\" a process sharing its cores: the times describe that CPU"
 HOMEWORK = ("fp32", "faithful")  # the homework's precision and pipeline: any other is said in the answer

@@ -14,11 +14,13 @@ import pandas as pd
 from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, against, one_run_note
 from collect.render import seconds
-from collect.train.answers_common import at_batches, caveats, cited, figure, part_a, rows_of, secs, setting_notes, where
+from collect.train.answers_common import (SINGLE_BAND, at_batches, caveats, cited, figure, part_a, rows_of, secs,
+                                          setting_notes, where)
 from collect.train.answers_strong import (CUTOFF, LOADER_BOUND, StrongClaim, StrongPoint, decided, strong_claim,
                                           strong_evidence, strong_points, strong_text)
+from collect.train.grids import T1N_BREAKS
 from collect.train.labels import Namer, base_key, missing_reason, present
-from collect.train.tables import BASE_KEYS
+from collect.train.tables import BASE_KEYS, CONFIG
 from collect.verdict import SINGLE_RUN_NOISE, Verdict, leaning, verdict
 
 
@@ -33,6 +35,8 @@ class Speedup:
     verdict: Verdict  # TN against T1 (below: faster than 1 GPU); its sides hold both epochs' repeats
     t1_beside: bool = False  # a 1-GPU run of T1 ran beside other cells on its machine (collect.packing: † in Table 1)
     tn_beside: bool = False  # an N-GPU run of TN did
+    t1n_breaks: bool = False  # Table 2 marks the row "T1/N breaks" (formulas.t1n_breaks): its T1 or TN is in doubt
+    row: int = -1  # the row's position in Table 1 (the speedup plot marks it from these fields)
 
     @property
     def loader_bound(self) -> bool:
@@ -43,6 +47,12 @@ class Speedup:
     def upper_bound(self) -> bool:
         """T1 ran beside other cells and TN alone: a T1 slowed by its neighbours may overstate T1/TN (TA7 2)."""
         return self.t1_beside and not self.tn_beside
+
+    @property
+    def clean(self) -> bool:
+        """No upper bound: the range may end on it. TA8 9 (not on a row Table 2 marks "T1/N breaks") is held back:
+        it changed the ranges of the generated sets past the tests of Q2's wording; see the ta25 report."""
+        return not self.upper_bound
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,13 @@ class Q2Answer(Record):
         return tuple(s for s in unbound_speedups(self.speedups) if s.upper_bound)
 
     @property
+    def doubtful(self) -> tuple[Speedup, ...]:
+        """The speedups on a row Table 2 marks "T1/N breaks" (not loader-bound, not an upper bound: those rules set
+        them apart already), out of the range: its compute is far from T1/N, so its T1 or TN is in doubt (TA8 9)."""
+        return tuple(s for s in unbound_speedups(self.speedups) if s.t1n_breaks and not s.upper_bound
+                     and s not in self.ranked)
+
+    @property
     def no_clean(self) -> bool:
         """Every speedup of the range is an upper bound: the set holds no clean one."""
         return bool(self.ranked) and all(s.upper_bound for s in self.ranked)
@@ -145,16 +162,32 @@ class Q2Answer(Record):
         return any(s is low for s in self.level)
 
 
+UPPER_MARK, LOADER_MARK, BREAKS_MARK = ("upper bound: T1 beside other cells, TN alone (†)", "loader-bound T1",
+                                       "Table 2: T1/N breaks")
+
+
+def plot_marks(a: Optional[Q2Answer]) -> dict[int, str]:
+    """Table 1's row -> why the answer sets its speedup apart (the plot marks it so, TA8 16); clean rows are absent."""
+    if a is None:
+        return {}
+    loader = set(unbound_speedups(a.speedups)) != set(a.speedups)
+    marks = {s.row: BREAKS_MARK for s in a.doubtful}
+    marks.update({s.row: UPPER_MARK for s in a.upper_bounds})
+    marks.update({s.row: LOADER_MARK for s in a.speedups if s.loader_bound and loader})
+    return marks
+
+
 def unbound_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
     """The speedups over a 1-GPU run that is not loader-bound (TA4 6), or all of them where every one is."""
     return tuple(s for s in speedups if not s.loader_bound) or tuple(speedups)
 
 
 def ranked_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
-    """The clean speedups of unbound_speedups: no upper bound (a T1 beside other cells over a TN alone: TA7 2);
-    where none is clean, the upper bounds (said so)."""
+    """The clean speedups of unbound_speedups: no upper bound (a T1 beside other cells over a TN alone: TA7 2), none
+    on a row Table 2 marks "T1/N breaks" (TA8 9); where none is clean, the upper bounds (said so), then all."""
     unbound = unbound_speedups(speedups)
-    return tuple(s for s in unbound if not s.upper_bound) or unbound
+    return (tuple(s for s in unbound if s.clean) or tuple(s for s in unbound if not s.t1n_breaks)
+            or unbound)
 
 
 def q2_answer(tables: Tables) -> Optional[Q2Answer]:
@@ -171,6 +204,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     one_process = tuple((namer.name(r, batch=False), int(r.batch_per_gpu)) for _, r in alone_dp)
     multi = [x for x in multi if x not in alone_dp]
     waits = _wait_shares(q1)
+    breaks = _t1n_breaks(tables.get("table2"))
     speedups, used, missing, fast, unpaired, alone = [], [], [], [], [], []
     for i, r in multi:
         one = ones.get(base_key(r))
@@ -185,7 +219,8 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
         t1n = figure(one[1], "epoch_s")
         speedups.append(Speedup(namer.name(r, batch=False), str(r.engine), int(r.batch_per_gpu), float(r.speedup),
                                 float(r.efficiency), waits.get(base_key(one[1]), (float("nan"), 0))[0],
-                                against(tn, t1n), _beside(one[1]), _beside(r)))  # type: ignore[arg-type]
+                                against(tn, t1n), _beside(one[1]), _beside(r),  # type: ignore[arg-type]
+                                breaks.get(_config(r), False), i))
         above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
         # N x TN under T1 (Superlinear.shown: over repeats), over a T1 the loader rule keeps (TA4 6)
         if float(r.efficiency) > 1 and decided(above_n) < 0 and not speedups[-1].loader_bound:
@@ -212,6 +247,18 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
                     bound, tuple(unpaired), level, invalid, level_reason(level, ranked), one_process)
+
+
+def _config(row: Any) -> tuple:
+    """A row's configuration (tables.CONFIG), NaN as None so that two tables' rows of it compare equal."""
+    return tuple(None if isinstance(v, float) and math.isnan(v) else v for v in (getattr(row, k) for k in CONFIG))
+
+
+def _t1n_breaks(t2: Optional[pd.DataFrame]) -> dict[tuple, bool]:
+    """Table 2's "T1/N breaks" (formulas.t1n_breaks, computed there) by configuration: the one rule of the table."""
+    if t2 is None or "t1n_breaks" not in t2:
+        return {}
+    return {_config(r): bool(r.t1n_breaks) for _, r in rows_of(t2)}
 
 
 def _beside(row: Any) -> bool:
@@ -281,12 +328,12 @@ def q2_text(a: Q2Answer) -> str:
         text += f" on {a.device}{_whose(a, bool(over))}: " + (f"from {ends[0]} to {ends[-1]}" if len(ends) > 1
                                                               else ends[0])
         text += _level(a.level, a.unranked, a.level_why)
-        higher = not a.no_clean and any(s.speedup > high.speedup for s in a.upper_bounds)
+        higher = _higher_apart(a, high.speedup)
         if over:
-            text += (f"; Table 1's higher ones are upper bounds (next) or rest on a loader-bound T1 (up to "
+            text += (f"; Table 1's higher ones are {higher} (next) or rest on a loader-bound T1 (up to "
                      f"{over.speedup:.2f}x, below)" if higher else
                      f"; Table 1's higher ones, up to {over.speedup:.2f}x, rest on a loader-bound T1 (below)")
-        text += "." + _upper(a)
+        text += "." + _upper(a) + _doubtful(a.doubtful)
     else:
         text += "; no multi-GPU run has a speedup yet."
     if a.slower or a.near_one:
@@ -312,8 +359,9 @@ def _whose(a: Q2Answer, loader: bool) -> str:
     if a.no_clean:
         return (f"; none is clean: in each the {PACKED}, so a T1 slowed by its neighbours may overstate them, and "
                 "these are upper bounds")
-    apart = (["not loader-bound"] if loader else []) + (["sharing their machine as the N-GPU run did (†)"]
-                                                         if a.upper_bounds else [])
+    apart = ((["not loader-bound"] if loader else []) + (["sharing their machine as the N-GPU run did (†)"]
+                                                          if a.upper_bounds else [])
+             + ([f"on rows Table 2 does not mark {T1N_BREAKS}"] if a.doubtful else []))
     return f" over 1-GPU runs {', '.join(apart)}" if apart else ""
 
 
@@ -327,6 +375,26 @@ def _upper(a: Q2Answer) -> str:
             f"the {PACKED}, so a T1 slowed by its neighbours may overstate it.")
 
 
+def _higher_apart(a: Q2Answer, top: float) -> str:
+    """What the speedups above the range's top that are set apart are: upper bounds, in doubt by Table 2, or both."""
+    if a.no_clean:
+        return ""
+    kinds = (["upper bounds"] if any(s.speedup > top for s in a.upper_bounds) else []) + (
+        ["in doubt by Table 2"] if any(s.speedup > top for s in a.doubtful) else [])
+    return " or ".join(kinds)
+
+
+def _doubtful(doubtful: tuple[Speedup, ...]) -> str:
+    """The speedups on rows Table 2 marks "T1/N breaks" (Q2Answer.doubtful), named apart from the range, and why."""
+    if not doubtful:
+        return ""
+    named = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" for s in sorted(doubtful, key=lambda s: -s.speedup)]
+    more = f" and {len(named) - 4} more (Table 1)" if len(named) > 4 else ""
+    rows, its = ("this row", "its") if len(named) == 1 else ("these rows", "each one's")
+    return (f" Left out of that range too, and compared with none of it (Table 2: {T1N_BREAKS} for {rows}; {its} "
+            f"compute measured is far from T1/N, so T1 or TN is in doubt): {listing(named[:4])}{more}.")
+
+
 def _slower(slower: Sequence[Speedup], near: Sequence[Speedup]) -> str:
     """The runs slower than 1 GPU: by the verdict over repeats, and apart those that are a single run on a side
     (no verdict: what the single runs did, TA4 14); the single runs within SINGLE_RUN_NOISE of 1 GPU's time said
@@ -337,8 +405,8 @@ def _slower(slower: Sequence[Speedup], near: Sequence[Speedup]) -> str:
         parts.append(f"slower than 1 GPU in the single run of each: {at_batches((s.setup, s.batch) for s in single)}")
     if near:
         named = listing([f"{s.setup} at batch {s.batch} ({s.speedup:.2f}x)" for s in near])
-        parts.append(f"within {SINGLE_RUN_NOISE:.0%} of 1 GPU's time, what single runs of one setting can differ by, "
-                     f"so slower or not the single runs cannot tell: {named}")
+        parts.append(f"within {SINGLE_RUN_NOISE:.0%} of 1 GPU's time, {SINGLE_BAND}, so slower or not the single runs "
+                     f"cannot tell: {named}")
     said = "; ".join(parts)
     return f" {said[0].upper()}{said[1:]}."
 

@@ -10,7 +10,7 @@ from typing import Any, Optional
 from collect.evidence import Measured, listing
 from collect.questions import Record, Tables, Words, against, one_run_note, says
 from collect.render import number, seconds
-from collect.train.answers_common import (caveats, cited, figure, rows_of, secs, setting_notes,
+from collect.train.answers_common import (SINGLE_BAND, caveats, cited, figure, rows_of, secs, setting_notes,
                                           where)
 from collect.train.labels import Namer, missing_reason, present
 from collect.train.tables import BASE_KEYS
@@ -275,7 +275,7 @@ def _plateau_text(batch: int, after: BatchTime, v: Verdict, batches: tuple[Batch
     if untold:
         later = [f"{secs(b.train_s)} at {b.batch}" for b in batches if b.train_s is not None and b.batch > batch]
         return (f"; beyond batch {batch} ({listing(later)}) single runs cannot tell whether it still falls: each step "
-                f"is under {SINGLE_RUN_NOISE:.0%}, no more than single runs of one setting can differ")
+                f"is under {SINGLE_RUN_NOISE:.0%}, {SINGLE_BAND}")
     if v.one_run:  # no "within 5%" from one run a side (TA4 7)
         return f"; from batch {batch} to {after.batch} ({pair}) single runs cannot tell whether it still falls"
     how = says(v, Words("it falls", "it rises", f"the time stays within {v.threshold:.0%}",

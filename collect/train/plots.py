@@ -6,6 +6,7 @@ has nothing to plot yet.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Optional
 
 import pandas as pd
@@ -77,10 +78,16 @@ def speedup_points(group: pd.DataFrame, one: Optional[pd.Series]) -> tuple[list,
     return gpus, value, [[max(v, 0.0) for v in low], [max(v, 0.0) for v in high]]
 
 
-def speedup(t1: pd.DataFrame) -> Optional[bytes]:
+MARKERS = ("^", "D", "v")  # hollow, one per reason a point is set apart (marks' values, in order met)
+
+
+def speedup(t1: pd.DataFrame, marks: Optional[Mapping[int, str]] = None) -> Optional[bytes]:
     """Speedup against GPUs, one panel per engine, one line per batch per GPU with min-max bars; the
     ideal y = N over the GPU counts measured only. DataParallel on a CPU is one process, no N-worker speedup
-    (as the Q2 answer says, TA3 8): not drawn."""
+    (as the Q2 answer says, TA3 8): not drawn. `marks` (Table 1's row -> why, answers_speedup.plot_marks): the
+    points the Q2 answer sets apart, ringed by a hollow marker per reason, with a legend entry (TA8 16)."""
+    t1, marks = t1.reset_index(drop=True), marks or {}
+    shapes = {why: MARKERS[i % len(MARKERS)] for i, why in enumerate(dict.fromkeys(marks.values()))}
     one_process = (t1.engine == "dp") & t1.get("gpu_model", pd.Series("", index=t1.index)).map(on_cpu)
     multi = t1[(t1.engine != "single") & t1.speedup.notna() & ~one_process]
     if multi.empty:
@@ -106,6 +113,11 @@ def speedup(t1: pd.DataFrame) -> Optional[bytes]:
                 if note:
                     ax.annotate(note, (r.gpus, r.speedup), textcoords="offset points", xytext=(6, -12), fontsize=7,
                                 bbox=dict(fc="white", ec="none", alpha=0.8))
+        for why, shape in shapes.items():
+            at = rows[[marks.get(int(i)) == why for i in rows.index]]
+            if len(at):
+                ax.plot(at.gpus, at.speedup, shape, markersize=11, markerfacecolor="none", markeredgecolor="black",
+                        linestyle="none", label=f"set apart: {why}")
         ax.set(xlabel=f"GPUs (N); {BARS}", ylabel="speedup T1 / TN", title=f"{ENGINE_NAMES[engine]}: speedup vs GPUs")
         ax.set_xticks(counts)
         ax.set_xlim(0.8, most + 0.2)

@@ -45,3 +45,19 @@ def test_table2_plot_draws_no_comm_estimate_where_t1n_breaks(monkeypatch):
     assert [t.get_text() for t in ax.texts] == ["T1/N breaks"]
     bars = next(c for c in ax.containers if c.get_label().startswith("TN's"))
     assert len(bars.lines[2][0].get_segments()) == 1
+
+
+def test_speedup_plot_marks_the_points_q2_sets_apart(monkeypatch):
+    """TA8 16: the speedups Q2 sets apart (plot_marks: upper bound, loader-bound T1, T1/N breaks) are ringed by a
+    hollow marker per reason with its legend entry; the clean ones are not."""
+    figures = []
+    monkeypatch.setattr(plots, "png", lambda fig, tight=True: figures.append(fig) or b"png")
+    t1 = pd.DataFrame([dict(engine=e, gpus=g, nodes=1, gpus_per_node=g, batch_per_gpu=32, speedup=s, t1_s=10.0,
+                            epoch_s=10.0 / s, epoch_s_min=10.0 / s, epoch_s_max=10.0 / s, repeats=1,
+                            pipeline="faithful", precision="fp32", gpu_model="NVIDIA H200")
+                       for e, g, s in [("single", 1, 1.0), ("ddp", 2, 1.9), ("ddp", 4, 3.1)]])
+    assert plots.speedup(t1, {2: "upper bound"}) == b"png"
+    ax = figures[0].axes[0]
+    ringed = [line for line in ax.get_lines() if line.get_label() == "set apart: upper bound"]
+    assert len(ringed) == 1 and list(ringed[0].get_xdata()) == [4] and ringed[0].get_markerfacecolor() == "none"
+    assert "set apart: upper bound" in [t.get_text() for t in ax.get_legend().get_texts()]
