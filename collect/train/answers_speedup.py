@@ -18,9 +18,8 @@ from collect.train.answers_common import (SINGLE_BAND, at_batches, caveats, cite
                                           setting_notes, where)
 from collect.train.answers_strong import (CUTOFF, LOADER_BOUND, StrongClaim, StrongPoint, decided, strong_claim,
                                           strong_evidence, strong_points, strong_text)
-from collect.train.grids import T1N_BREAKS
 from collect.train.labels import Namer, base_key, missing_reason, present
-from collect.train.tables import BASE_KEYS, CONFIG
+from collect.train.tables import BASE_KEYS
 from collect.verdict import SINGLE_RUN_NOISE, Verdict, leaning, verdict
 
 
@@ -35,7 +34,6 @@ class Speedup:
     verdict: Verdict  # TN against T1 (below: faster than 1 GPU); its sides hold both epochs' repeats
     t1_beside: bool = False  # a 1-GPU run of T1 ran beside other cells on its machine (collect.packing: † in Table 1)
     tn_beside: bool = False  # an N-GPU run of TN did
-    t1n_breaks: bool = False  # Table 2 marks the row "T1/N breaks" (formulas.t1n_breaks): its T1 or TN is in doubt
     row: int = -1  # the row's position in Table 1 (the speedup plot marks it from these fields)
 
     @property
@@ -50,8 +48,7 @@ class Speedup:
 
     @property
     def clean(self) -> bool:
-        """No upper bound: the range may end on it. TA8 9 (not on a row Table 2 marks "T1/N breaks") is held back:
-        it changed the ranges of the generated sets past the tests of Q2's wording; see the ta25 report."""
+        """No upper bound: the range may end on it."""
         return not self.upper_bound
 
 
@@ -122,13 +119,6 @@ class Q2Answer(Record):
         return tuple(s for s in unbound_speedups(self.speedups) if s.upper_bound)
 
     @property
-    def doubtful(self) -> tuple[Speedup, ...]:
-        """The speedups on a row Table 2 marks "T1/N breaks" (not loader-bound, not an upper bound: those rules set
-        them apart already), out of the range: its compute is far from T1/N, so its T1 or TN is in doubt (TA8 9)."""
-        return tuple(s for s in unbound_speedups(self.speedups) if s.t1n_breaks and not s.upper_bound
-                     and s not in self.ranked)
-
-    @property
     def no_clean(self) -> bool:
         """Every speedup of the range is an upper bound: the set holds no clean one."""
         return bool(self.ranked) and all(s.upper_bound for s in self.ranked)
@@ -162,8 +152,7 @@ class Q2Answer(Record):
         return any(s is low for s in self.level)
 
 
-UPPER_MARK, LOADER_MARK, BREAKS_MARK = ("upper bound: T1 beside other cells, TN alone (†)", "loader-bound T1",
-                                       "Table 2: T1/N breaks")
+UPPER_MARK, LOADER_MARK = "upper bound: T1 beside other cells, TN alone (†)", "loader-bound T1"
 
 
 def plot_marks(a: Optional[Q2Answer]) -> dict[int, str]:
@@ -171,8 +160,7 @@ def plot_marks(a: Optional[Q2Answer]) -> dict[int, str]:
     if a is None:
         return {}
     loader = set(unbound_speedups(a.speedups)) != set(a.speedups)
-    marks = {s.row: BREAKS_MARK for s in a.doubtful}
-    marks.update({s.row: UPPER_MARK for s in a.upper_bounds})
+    marks = {s.row: UPPER_MARK for s in a.upper_bounds}
     marks.update({s.row: LOADER_MARK for s in a.speedups if s.loader_bound and loader})
     return marks
 
@@ -183,11 +171,10 @@ def unbound_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
 
 
 def ranked_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
-    """The clean speedups of unbound_speedups: no upper bound (a T1 beside other cells over a TN alone: TA7 2), none
-    on a row Table 2 marks "T1/N breaks" (TA8 9); where none is clean, the upper bounds (said so), then all."""
+    """The clean speedups of unbound_speedups: no upper bound (a T1 beside other cells over a TN alone: TA7 2);
+    where none is clean, the upper bounds (said so)."""
     unbound = unbound_speedups(speedups)
-    return (tuple(s for s in unbound if s.clean) or tuple(s for s in unbound if not s.t1n_breaks)
-            or unbound)
+    return tuple(s for s in unbound if s.clean) or unbound
 
 
 def q2_answer(tables: Tables) -> Optional[Q2Answer]:
@@ -204,7 +191,6 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     one_process = tuple((namer.name(r, batch=False), int(r.batch_per_gpu)) for _, r in alone_dp)
     multi = [x for x in multi if x not in alone_dp]
     waits = _wait_shares(q1)
-    breaks = _t1n_breaks(tables.get("table2"))
     speedups, used, missing, fast, unpaired, alone = [], [], [], [], [], []
     for i, r in multi:
         one = ones.get(base_key(r))
@@ -219,8 +205,7 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
         t1n = figure(one[1], "epoch_s")
         speedups.append(Speedup(namer.name(r, batch=False), str(r.engine), int(r.batch_per_gpu), float(r.speedup),
                                 float(r.efficiency), waits.get(base_key(one[1]), (float("nan"), 0))[0],
-                                against(tn, t1n), _beside(one[1]), _beside(r),  # type: ignore[arg-type]
-                                breaks.get(_config(r), False), i))
+                                against(tn, t1n), _beside(one[1]), _beside(r), i))  # type: ignore[arg-type]
         above_n = against(tn.scaled(float(r.gpus)), t1n)  # type: ignore[arg-type]
         # N x TN under T1 (Superlinear.shown: over repeats), over a T1 the loader rule keeps (TA4 6)
         if float(r.efficiency) > 1 and decided(above_n) < 0 and not speedups[-1].loader_bound:
@@ -234,7 +219,8 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     ends = [s for s in (min(ranked, key=lambda s: s.speedup, default=None),
                         max(ranked, key=lambda s: s.speedup, default=None),
                         max((s for s in speedups if s.loader_bound), key=lambda s: s.speedup, default=None)) if s]
-    named = {(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0}
+    named = {(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0
+                                                   or s.upper_bound}  # the slower list; the upper bounds, named apart
     # the rows the text names (the range's ends, the top over a loader-bound T1, the slower list) first, then the rest
     cited_first = sorted(used, key=lambda u: (namer.name(u[0][1], batch=False), int(u[0][1].batch_per_gpu)) not in named)
     pairs = [x for u in cited_first[:max(6, len(named))] for x in u]
@@ -247,18 +233,6 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
                     bound, tuple(unpaired), level, invalid, level_reason(level, ranked), one_process)
-
-
-def _config(row: Any) -> tuple:
-    """A row's configuration (tables.CONFIG), NaN as None so that two tables' rows of it compare equal."""
-    return tuple(None if isinstance(v, float) and math.isnan(v) else v for v in (getattr(row, k) for k in CONFIG))
-
-
-def _t1n_breaks(t2: Optional[pd.DataFrame]) -> dict[tuple, bool]:
-    """Table 2's "T1/N breaks" (formulas.t1n_breaks, computed there) by configuration: the one rule of the table."""
-    if t2 is None or "t1n_breaks" not in t2:
-        return {}
-    return {_config(r): bool(r.t1n_breaks) for _, r in rows_of(t2)}
 
 
 def _beside(row: Any) -> bool:
@@ -328,12 +302,12 @@ def q2_text(a: Q2Answer) -> str:
         text += f" on {a.device}{_whose(a, bool(over))}: " + (f"from {ends[0]} to {ends[-1]}" if len(ends) > 1
                                                               else ends[0])
         text += _level(a.level, a.unranked, a.level_why)
-        higher = _higher_apart(a, high.speedup)
+        higher = not a.no_clean and any(s.speedup > high.speedup for s in a.upper_bounds)
         if over:
-            text += (f"; Table 1's higher ones are {higher} (next) or rest on a loader-bound T1 (up to "
+            text += (f"; Table 1's higher ones are upper bounds (next) or rest on a loader-bound T1 (up to "
                      f"{over.speedup:.2f}x, below)" if higher else
                      f"; Table 1's higher ones, up to {over.speedup:.2f}x, rest on a loader-bound T1 (below)")
-        text += "." + _upper(a) + _doubtful(a.doubtful)
+        text += "." + _upper(a)
     else:
         text += "; no multi-GPU run has a speedup yet."
     if a.slower or a.near_one:
@@ -359,9 +333,8 @@ def _whose(a: Q2Answer, loader: bool) -> str:
     if a.no_clean:
         return (f"; none is clean: in each the {PACKED}, so a T1 slowed by its neighbours may overstate them, and "
                 "these are upper bounds")
-    apart = ((["not loader-bound"] if loader else []) + (["sharing their machine as the N-GPU run did (†)"]
-                                                          if a.upper_bounds else [])
-             + ([f"on rows Table 2 does not mark {T1N_BREAKS}"] if a.doubtful else []))
+    apart = (["not loader-bound"] if loader else []) + (["sharing their machine as the N-GPU run did (†)"]
+                                                         if a.upper_bounds else [])
     return f" over 1-GPU runs {', '.join(apart)}" if apart else ""
 
 
@@ -373,26 +346,6 @@ def _upper(a: Q2Answer) -> str:
     more = f" and {len(named) - 4} more (Table 1)" if len(named) > 4 else ""
     return (f" Upper bounds, left out of that range and compared with none of it: {listing(named[:4])}{more}: in each "
             f"the {PACKED}, so a T1 slowed by its neighbours may overstate it.")
-
-
-def _higher_apart(a: Q2Answer, top: float) -> str:
-    """What the speedups above the range's top that are set apart are: upper bounds, in doubt by Table 2, or both."""
-    if a.no_clean:
-        return ""
-    kinds = (["upper bounds"] if any(s.speedup > top for s in a.upper_bounds) else []) + (
-        ["in doubt by Table 2"] if any(s.speedup > top for s in a.doubtful) else [])
-    return " or ".join(kinds)
-
-
-def _doubtful(doubtful: tuple[Speedup, ...]) -> str:
-    """The speedups on rows Table 2 marks "T1/N breaks" (Q2Answer.doubtful), named apart from the range, and why."""
-    if not doubtful:
-        return ""
-    named = [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" for s in sorted(doubtful, key=lambda s: -s.speedup)]
-    more = f" and {len(named) - 4} more (Table 1)" if len(named) > 4 else ""
-    rows, its = ("this row", "its") if len(named) == 1 else ("these rows", "each one's")
-    return (f" Left out of that range too, and compared with none of it (Table 2: {T1N_BREAKS} for {rows}; {its} "
-            f"compute measured is far from T1/N, so T1 or TN is in doubt): {listing(named[:4])}{more}.")
 
 
 def _slower(slower: Sequence[Speedup], near: Sequence[Speedup]) -> str:

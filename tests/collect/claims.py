@@ -774,31 +774,12 @@ def upper_bounds_apart(a: Any, tables: Tables) -> list[str]:
     head = re.split(r"\.\s", a.text, maxsplit=1)[0].split("; Table 1's higher ones")[0]  # the range, its words
     out = []
     pool = [s for s in r.speedups if not s.loader_bound] or list(r.speedups)  # the loader rule's (TA4 6)
-    if any(s.clean for s in pool):  # a row Table 2 marks "T1/N breaks" is no clean one either (TA8 9)
+    if any(s.clean for s in pool):
         out += [f"upper bound {s.speedup:.2f}x ({s.setup}, batch {s.batch}) ranked with clean ones"
                 for s in r.ranked if s.upper_bound]
     named = [s for s in r.speedups if s.upper_bound and f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}" in head]
     if named and "upper bound" not in head:
         out += [f"upper bound {s.speedup:.2f}x ({s.setup}, batch {s.batch}) in the headline unqualified" for s in named]
-    return out
-
-
-def t1n_breaks_apart(a: Any, tables: Tables) -> list[str]:
-    """TA8 9: Q2's headline range holds no speedup on a row Table 2 marks "T1/N breaks" (Speedup.t1n_breaks) where one
-    not so marked exists, and each such speedup set apart is named with that reason."""
-    r = a.record
-    if a.id != "A.Q2" or not r.speedups:
-        return []
-    head = re.split(r"\.\s", a.text, maxsplit=1)[0].split("; Table 1's higher ones")[0]
-    pool = [s for s in r.speedups if not s.loader_bound] or list(r.speedups)
-    out = []
-    if any(not s.t1n_breaks for s in pool):
-        out += [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}) on a T1/N break in the headline range"
-                for s in r.speedups if s.t1n_breaks and f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}" in head]
-    said = re.search(r"\(Table 2: T1/N breaks for (?:this row|these rows);[^)]*\): (.*?)\.(?:\s|$)", a.text)
-    listed = said.group(1) if said else ""
-    out += [f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}) set apart without its reason" for s in r.doubtful
-            if f"{s.speedup:.2f}x ({s.setup}, batch {s.batch})" not in listed and "more (Table 1)" not in listed]
     return out
 
 
