@@ -214,12 +214,7 @@ def test_a_cell_that_ended_with_no_answer_is_named_in_the_header_and_its_command
 
     results = write_mixed(tmp_path / "r")
     ended = cell("ddp", 128, 4)  # planned, not submitted: its job ends with no result file
-    with open(results / "registry.jsonl", "a") as f:
-        f.write(json.dumps({"cell_id": ended.cell_id, "executor": "local", "job_id": "17", "array": "a",
-                            "submitted_at": "2026-01-01T00:00:00+00:00"}) + "\n")
-    charge = {"cell_id": ended.cell_id, "job_id": "17", "gpus": 4, "elapsed_s": 360.0, "source": "limit",
-              "state": "ENDED", "live": False, "gpu_hours": 0.4}
-    (results / "spent.json").write_text(json.dumps({"charges": [charge], "measured_at": ""}))
+    _ended_with_no_result(results, ended.cell_id, gpus=4)
     write_report(collect(results))
     script = (results / "cells" / "run_all.sh").read_text()
     failed = [line for line in script.splitlines() if line.endswith("  # failed")]
@@ -268,15 +263,20 @@ def test_tables_md_marks_the_row_whose_run_ended_with_no_answer(tmp_path):
     lost = cell("single", 128, repeat=3)  # beside the three ok repeats of 1 GPU, batch 128
     results = write_results(tmp_path / "r", mixed_results(), planned=PENDING + MISSING + (lost,), submitted=PENDING,
                             study="mixed")
-    with open(results / "registry.jsonl", "a") as f:
-        f.write(json.dumps({"cell_id": lost.cell_id, "executor": "local", "job_id": "17", "array": "a",
-                            "submitted_at": "2026-01-01T00:00:00+00:00"}) + "\n")
-    charge = {"cell_id": lost.cell_id, "job_id": "17", "gpus": 1, "elapsed_s": 360.0, "source": "limit",
-              "state": "ENDED", "live": False, "gpu_hours": 0.1}
-    (results / "spent.json").write_text(json.dumps({"charges": [charge], "measured_at": ""}))
+    _ended_with_no_result(results, lost.cell_id, gpus=1)
     collect(results)
     q1 = (results / "tables.md").read_text().split("### ")[1]
     row = next(line for line in q1.splitlines() if line.startswith("| 128 |"))
     assert row.endswith("| 3 (+1 failed) |"), row
     assert "+N failed beside the repeats: runs of the configuration that ended with no answer" in q1
     assert not any(line.startswith("| 32 |") and "failed" in line for line in q1.splitlines())
+
+
+def _ended_with_no_result(results, cell_id: str, gpus: int) -> None:
+    """The cell submitted as job 17, whose job has ended (spent.json: ENDED) and left no result file."""
+    with open(results / "registry.jsonl", "a") as f:
+        f.write(json.dumps({"cell_id": cell_id, "executor": "local", "job_id": "17", "array": "a",
+                            "submitted_at": "2026-01-01T00:00:00+00:00"}) + "\n")
+    charge = {"cell_id": cell_id, "job_id": "17", "gpus": gpus, "elapsed_s": 360.0, "source": "limit",
+              "state": "ENDED", "live": False, "gpu_hours": 0.1 * gpus}
+    (results / "spent.json").write_text(json.dumps({"charges": [charge], "measured_at": ""}))
