@@ -380,10 +380,10 @@ def _exposed_text(a: Q32Answer) -> str:
                 "link's bandwidth.")
     measured = [u.gbps for u in rows if not over_busbw(u.share)]  # Table 3's rule: over its busbw, no rate (TA6 10)
     over = len(rows) - len(measured)
-    left = f"; {over} over its busbw left out, as Table 3 gives {'it' if over == 1 else 'them'} no rate" if over else ""
+    left = f"; {over} over its busbw left out (Table 3's share: over 100%, no rate)" if over else ""
     if not measured:
-        return (" Table 3's util. measured is over its busbw in every row, so it gives none a rate: it divides by only "
-                "the all-reduce left unhidden.")
+        return (" Table 3's util. measured is over its busbw in every row (its share: over 100%, no rate): it divides "
+                "by only the all-reduce left unhidden.")
     span = f"{gbps(min(measured))}-{gbps(max(measured))}" if len(measured) > 1 else gbps(measured[0])
     return (f" Table 3's util. measured ({span} GB/s{left}) divides by only the all-reduce left unhidden: not a link's "
             "bandwidth.")

@@ -414,4 +414,4 @@ def test_q32_util_measured_range_leaves_out_what_table3_gives_no_rate(run12):
     q32 = next(a for a in run12.answers if a.id == "A.Q3.2")
     aside = q32.text.split("Table 3's util. measured")[1]
     assert "315.44" not in q32.text
-    assert aside.startswith(" (7.37-") and "; 1 over its busbw left out, as Table 3 gives it no rate)" in aside
+    assert aside.startswith(" (7.37-") and "; 1 over its busbw left out (Table 3's share: over 100%, no rate))" in aside
