@@ -5,7 +5,7 @@ accuracy and the ranks' BatchNorm spread against the same configuration with the
 through the one verdict rule (collect.verdict: one run a side decides nothing). Yes or No comes from the
 reasoning (given identical initial weights and the same averaged gradient the weights stay equal; the
 buffers go from rank 0, so rank 0's running statistics follow the same path either way, and each evaluation
-gives every rank rank 0's: the test table's footnote) unless the verdict, over repeats, finds gradients only lower.
+gives all ranks rank 0's: the test table's footnote) unless the verdict, over repeats, finds gradients only lower.
 Of one run a side the answer gives no verdict: a gap inside the error the test images allow says so with that error
 (collect.verdict.count_error); another says what the runs' seeds make of it and how far repeats of one configuration
 stray, where the study has them (TA7 3: runs launched otherwise are not repeats). Where the study has no such cell,
@@ -200,7 +200,7 @@ def q7_text(a: Q7Answer) -> str:
                 f"not per step{wrap}) and the same averaged gradient on every rank: they stay identical on the "
                 f"{a.gpus} GPUs {case}. Without the buffers' per-step broadcast BatchNorm's running statistics "
                 "(buffers, not gradients) drift: each rank keeps its own, as Goyal et al. [4] do by design. Rank 0's, "
-                "the broadcast's source, follow the same path either way, and each evaluation gives every rank rank 0's "
+                "the broadcast's source, follow the same path either way, and each evaluation gives all ranks rank 0's "
                 "(test table): the others' drift is never evaluated. ")
     else:
         text = (f"No, because {case} the test accuracy with gradients only is lower over repeats, by the verdict "
@@ -252,7 +252,7 @@ def _word(a: Q7Answer) -> str:
 
 def _seeds_said(a: Q7Answer) -> str:
     """What the runs' seeds make of a gap of single runs (TA7 3) and what they leave unmeasured (TA8 1): from one seed
-    the broadcast cannot explain it (rank 0 computes the same either way, and each evaluation gives every rank rank
+    the broadcast cannot explain it (rank 0 computes the same either way, and each evaluation gives all ranks rank
     0's statistics), and what can, the arithmetic's run-to-run nondeterminism, one run each does not measure; from two
     seeds, the seeds' spread as well."""
     if len(a.seeds) == 1:

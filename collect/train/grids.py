@@ -446,7 +446,7 @@ def accuracy_grid(table: pd.DataFrame) -> Grid:
     formulas += [DDP_FORMULA] * traffic
     formulas += ["BN spread = the widest difference between ranks in one BatchNorm channel's running variance, as a "
                  "share of its layer's mean variance, after the last epoch and before its evaluation (a DDP run's; 0: the "
-                 "ranks agree); each evaluation gives every rank rank 0's statistics, so it is the drift of the last epoch "
+                 "ranks agree); each evaluation gives all ranks rank 0's statistics, so it is the drift of the last epoch "
                  "(of its last step where the buffers are broadcast each step)"] * spread
     return Grid("test", "Test accuracy and time to train",
                 caption(table, "test accuracy (%), time to train (seconds)", "every epoch, summed") + note,

@@ -526,7 +526,7 @@ def figures_in_tables(a: Any, tables: Tables) -> list[str]:
     # TA3 11: every share quoted (but the threshold) is Table 2's comm share column as printed
     shares = {percent(v, 0) for c in ("comm_share", "comm_measured_share") for v in t2.get(c, []) if v == v}
     # the verdict's threshold (TA7 9: "by more than 5%", "within 5% of") is no share
-    quoted = re.findall(r"(?<!more than )(?<!within )(?<![\d.])(\d+%)", a.text)
+    quoted = re.findall(r"(?<!more than )(?<!within )(?<![\d.])(-?\d+%)", a.text)  # a share may be negative
     unprinted = [x for x in quoted if x not in shares | {f"{BOUND:.0%}"}]
     if unprinted:
         return [f"shares {unprinted} in no printed row of Table 2"]
@@ -593,7 +593,7 @@ def _evaluation_said(a: Any, tables: Tables) -> list[str]:
     from collect.train.grids import accuracy_grid
 
     out = ["Q7's 'which the evaluation uses' of rank 0's alone"] * ("which the evaluation uses" in a.text)
-    said = "each evaluation gives every rank rank 0's (test table)"
+    said = "each evaluation gives all ranks rank 0's (test table)"
     if said in a.text and "test" in tables and len(tables["test"]):
         footnote = next(x for x in accuracy_grid(tables["test"]).formulas if x.startswith("test accuracy ="))
         if "rank 0's on every rank, broadcast to all before each evaluation" not in footnote:

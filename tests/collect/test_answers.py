@@ -304,7 +304,7 @@ def test_q7_reads_the_gradients_only_cell_and_its_verdict_chooses_the_answer(tmp
     assert once.text.startswith("Yes, it is okay") and "(lower)" not in once.text
     assert "with the buffers broadcast (one run each, so no verdict: 12.00 points apart" in once.text
     assert ("Rank 0's, the broadcast's source, follow the same path either way, and each "
-            "evaluation gives every rank rank 0's (test table)") in once.text
+            "evaluation gives all ranks rank 0's (test table)") in once.text
     same = _with_gradients_only(tmp_path / "same", only=0.42)
     assert same.text.startswith("Yes, it is okay") and "global batch of 2048" in same.text
 

@@ -348,7 +348,7 @@ def test_q7_one_run_a_side_is_no_verdict_and_rank_0s_statistics_are_evaluated(ru
     q7 = next(a for a in run12.answers if a.id == "A.Q7")
     assert q7.text.startswith("Yes, it is okay") and "(lower)" not in q7.text
     assert ("Rank 0's, the broadcast's source, follow the same path either way, and each "
-            "evaluation gives every rank rank 0's (test table)") in q7.text
+            "evaluation gives all ranks rank 0's (test table)") in q7.text
     # TA7 3, TA8 1: one seed rules the broadcast out and leaves the gap unexplained (nondeterminism unmeasured); the
     # 2 x 2 launch is no repeat; the BN spreads draw no comparison
     assert ("(one run each, so no verdict: 2.13 points apart; both trained from seed 0 (the same initial weights, data "

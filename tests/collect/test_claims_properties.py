@@ -1420,7 +1420,7 @@ def test_ta7_6_q7s_yes_leads_with_its_condition(tmp_path):
 
 def test_ta8_1_q7s_single_runs_from_one_seed_rule_the_broadcast_out_and_give_no_cause(tmp_path):
     """TA8 1: run 12's 81.57% against 83.70%, one run each from seed 0, was "run-to-run nondeterminism ..., not the
-    broadcast" right after "no verdict". What holds is said (each evaluation gives every rank rank 0's statistics and
+    broadcast" right after "no verdict". What holds is said (each evaluation gives all ranks rank 0's statistics and
     rank 0 computes the same either way, so the broadcast cannot explain the gap); what could, one run does not measure."""
     q7, tables = _q7_single_runs(tmp_path)
     assert q7.record.seeds == (0,) and not q7.record.inside_count, q7.record
@@ -1444,7 +1444,7 @@ def test_ta8_3_q7s_evaluation_with_rank_0s_statistics_is_the_test_tables_footnot
                for x in formulas), formulas
     assert any(x.startswith("BN spread =") and "after the last epoch and before its evaluation" in x
                and "so it is the drift of the last epoch" in x for x in formulas), formulas
-    assert "each evaluation gives every rank rank 0's (test table): the others' drift is never evaluated" in q7.text
+    assert "each evaluation gives all ranks rank 0's (test table): the others' drift is never evaluated" in q7.text
     assert not claims.systems_facts(q7, tables)
     _fails(claims.systems_facts, _bad(q7, q7.text.replace(
         "Rank 0's, the broadcast's source,", "Rank 0's, which the evaluation uses,")), tables)

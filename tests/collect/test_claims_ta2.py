@@ -214,7 +214,7 @@ def test_q7_says_what_the_yes_rests_on_and_that_bns_statistics_are_buffers(run8)
     assert ") and the same averaged gradient on every rank" in text
     assert ("Without the buffers' per-step broadcast BatchNorm's running statistics (buffers, not gradients) "
             "drift: each rank keeps its own, as Goyal et al. [4] do by design. Rank 0's, the broadcast's source, "
-            "follow the same path either way, and each evaluation gives every rank rank 0's (test table): the others' "
+            "follow the same path either way, and each evaluation gives all ranks rank 0's (test table): the others' "
             "drift is never evaluated.") in text
 
 
