@@ -219,8 +219,10 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     ends = [s for s in (min(ranked, key=lambda s: s.speedup, default=None),
                         max(ranked, key=lambda s: s.speedup, default=None),
                         max((s for s in speedups if s.loader_bound), key=lambda s: s.speedup, default=None)) if s]
-    named = {(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0
-                                                   or s.upper_bound}  # the slower list; the upper bounds, named apart
+    level = level_with(ranked)
+    # the slower list; the upper bounds, named apart; the first 3 the top is level with (_level)
+    named = ({(s.setup, s.batch) for s in ends} | {(s.setup, s.batch) for s in speedups if decided(s.verdict) > 0
+                                                    or s.upper_bound} | {(s.setup, s.batch) for s in level[:3]})
     # the rows the text names (the range's ends, the top over a loader-bound T1, the slower list) first, then the rest
     cited_first = sorted(used, key=lambda u: (namer.name(u[0][1], batch=False), int(u[0][1].batch_per_gpu)) not in named)
     pairs = [x for u in cited_first[:max(6, len(named))] for x in u]
@@ -228,7 +230,6 @@ def q2_answer(tables: Tables) -> Optional[Q2Answer]:
     invalid = tuple(p for p in strongs if p.no_evidence)
     claim, cite = strong_claim([p for p in strongs if p not in invalid])
     evidence = cited(namer, pairs + alone + alone_dp) + strong_evidence(tables, [cite] if cite else [])
-    level = level_with(ranked)
     return Q2Answer(evidence, tuple(missing), device, cpu, tuple(speedups), cite,
                     max((int(r.gpus) for _, r in multi), default=1), tuple(strongs), claim,
                     tuple(fast), setting_notes(tables.get("train_cells"), (r for _, r in pairs + alone), False, named=True),
