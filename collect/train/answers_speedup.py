@@ -46,11 +46,6 @@ class Speedup:
         """T1 ran beside other cells and TN alone: a T1 slowed by its neighbours may overstate T1/TN (TA7 2)."""
         return self.t1_beside and not self.tn_beside
 
-    @property
-    def clean(self) -> bool:
-        """No upper bound: the range may end on it."""
-        return not self.upper_bound
-
 
 @dataclass(frozen=True)
 class Superlinear:
@@ -124,12 +119,16 @@ class Q2Answer(Record):
         return bool(self.ranked) and all(s.upper_bound for s in self.ranked)
 
     @property
+    def loader_apart(self) -> bool:
+        """The loader rule sets some speedups apart (unbound_speedups keeps all where every T1 is loader-bound)."""
+        return len(unbound_speedups(self.speedups)) < len(self.speedups)
+
+    @property
     def above_range(self) -> Optional[Speedup]:
         """The highest speedup Table 1 prints above the range's top, over a loader-bound T1 the loader rule set apart
         (TA5 10), if any."""
         top = max((s.speedup for s in self.ranked), default=math.inf)
-        apart = len(unbound_speedups(self.speedups)) < len(self.speedups)
-        return max((s for s in self.speedups if s.speedup > top and s.loader_bound and apart),
+        return max((s for s in self.speedups if s.speedup > top and s.loader_bound and self.loader_apart),
                    key=lambda s: s.speedup, default=None)
 
     @property
@@ -159,9 +158,8 @@ def plot_marks(a: Optional[Q2Answer]) -> dict[int, str]:
     """Table 1's row -> why the answer sets its speedup apart (the plot marks it so, TA8 16); clean rows are absent."""
     if a is None:
         return {}
-    loader = set(unbound_speedups(a.speedups)) != set(a.speedups)
     marks = {s.row: UPPER_MARK for s in a.upper_bounds}
-    marks.update({s.row: LOADER_MARK for s in a.speedups if s.loader_bound and loader})
+    marks.update({s.row: LOADER_MARK for s in a.speedups if s.loader_bound and a.loader_apart})
     return marks
 
 
@@ -174,7 +172,7 @@ def ranked_speedups(speedups: Sequence[Speedup]) -> tuple[Speedup, ...]:
     """The clean speedups of unbound_speedups: no upper bound (a T1 beside other cells over a TN alone: TA7 2);
     where none is clean, the upper bounds (said so)."""
     unbound = unbound_speedups(speedups)
-    return tuple(s for s in unbound if s.clean) or unbound
+    return tuple(s for s in unbound if not s.upper_bound) or unbound
 
 
 def q2_answer(tables: Tables) -> Optional[Q2Answer]:

@@ -774,7 +774,7 @@ def upper_bounds_apart(a: Any, tables: Tables) -> list[str]:
     head = re.split(r"\.\s", a.text, maxsplit=1)[0].split("; Table 1's higher ones")[0]  # the range, its words
     out = []
     pool = [s for s in r.speedups if not s.loader_bound] or list(r.speedups)  # the loader rule's (TA4 6)
-    if any(s.clean for s in pool):
+    if any(not s.upper_bound for s in pool):
         out += [f"upper bound {s.speedup:.2f}x ({s.setup}, batch {s.batch}) ranked with clean ones"
                 for s in r.ranked if s.upper_bound]
     named = [s for s in r.speedups if s.upper_bound and f"{s.speedup:.2f}x ({s.setup}, batch {s.batch}" in head]
